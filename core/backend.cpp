@@ -1,0 +1,56 @@
+#include "core/backend.h"
+
+#include <array>
+
+#include "core/error.h"
+
+namespace axiom::core {
+
+// Defined by core/cpu and by core/cuda (the real backend, or the stub when built without CUDA).
+std::unique_ptr<Backend> make_cpu_backend();
+std::unique_ptr<Backend> make_cuda_backend();
+
+namespace {
+using Registry = std::array<std::unique_ptr<Backend>, kNumDeviceTypes>;
+
+Registry& registry() {
+  static Registry backends = [] {
+    Registry r;
+    r[static_cast<int>(DeviceType::cpu)] = make_cpu_backend();
+    r[static_cast<int>(DeviceType::cuda)] = make_cuda_backend();
+    return r;
+  }();
+  return backends;
+}
+}  // namespace
+
+Backend& backend(Device device) {
+  auto& slot = registry().at(static_cast<int>(device.type));
+  if (!slot) throw Error("backend", "no backend is registered for device ", device);
+  return *slot;
+}
+
+std::unique_ptr<Backend> register_backend(DeviceType type, std::unique_ptr<Backend> backend) {
+  auto& slot = registry().at(static_cast<int>(type));
+  std::swap(slot, backend);
+  return backend;
+}
+
+std::string_view op_name(UnaryOp op) {
+  constexpr std::string_view names[] = {"neg",  "abs",     "exp",  "log",  "sqrt",      "rsqrt",
+                                        "tanh", "sigmoid", "relu", "gelu", "gelu_tanh", "pow"};
+  return names[static_cast<int>(op)];
+}
+
+std::string_view op_name(BinaryOp op) {
+  constexpr std::string_view names[] = {"add",     "sub", "mul", "div", "pow", "maximum", "minimum",
+                                        "eq",      "ne",  "lt",  "le",  "gt",  "ge"};
+  return names[static_cast<int>(op)];
+}
+
+std::string_view op_name(ReduceOp op) {
+  constexpr std::string_view names[] = {"sum", "mean", "max", "var"};
+  return names[static_cast<int>(op)];
+}
+
+}  // namespace axiom::core

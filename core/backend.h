@@ -1,0 +1,81 @@
+// Backend: everything that differs between devices, behind one small interface.
+//
+// An op function (core/ops_*.cpp) validates its inputs, works out the output's shape and dtype,
+// allocates the output, and then calls one kernel here. A kernel may therefore assume valid input:
+// matching dtypes, broadcast shapes, in-range axes, and an `out` that is a fresh tensor of the right
+// shape (contiguous, unless the kernel's comment says otherwise). Inputs may have any strides.
+//
+// The CPU backend (core/cpu) implements everything. A CUDA backend registers itself for
+// DeviceType::cuda; without one, a stub answers every call with an Error. Callers never change.
+#pragma once
+
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "core/device.h"
+
+namespace axiom::core {
+
+class Tensor;
+
+enum class UnaryOp { neg, abs, exp, log, sqrt, rsqrt, tanh, sigmoid, relu, gelu, gelu_tanh, pow_scalar };
+enum class BinaryOp { add, sub, mul, div, pow, maximum, minimum, eq, ne, lt, le, gt, ge };
+enum class ReduceOp { sum, mean, max, var };
+
+std::string_view op_name(UnaryOp op);
+std::string_view op_name(BinaryOp op);
+std::string_view op_name(ReduceOp op);
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string_view name() const = 0;
+
+  // --- memory ---------------------------------------------------------------------------------
+  virtual void* allocate(size_t nbytes) = 0;
+  virtual void deallocate(void* data, size_t nbytes) = 0;
+  virtual void copy_from_host(void* dst, const void* host_src, size_t nbytes) = 0;
+  virtual void copy_to_host(void* host_dst, const void* src, size_t nbytes) = 0;
+
+  // --- kernels ----------------------------------------------------------------------------------
+  // out[...] = value. `out` may have any strides.
+  virtual void fill(const Tensor& out, double value) = 0;
+  // dst[...] = src[...], converting the dtype. Same shape; both may have any strides.
+  virtual void copy(const Tensor& src, const Tensor& dst) = 0;
+  // out = op(x); `scalar` is the exponent of pow_scalar.
+  virtual void unary(UnaryOp op, const Tensor& x, const Tensor& out, double scalar) = 0;
+  // out = a op b; a and b are already expanded (broadcast views) to out's shape.
+  virtual void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) = 0;
+  // out = cond ? a : b; all three expanded to out's shape; cond is uint8.
+  virtual void where(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out) = 0;
+  // out: x's shape with the reduced `axes` (sorted, distinct) set to size 1. For max, `argmax`
+  // (int64, out's shape, or undefined) receives the row-major index within the reduced axes.
+  // var divides by (count - correction).
+  virtual void reduce(ReduceOp op, const Tensor& x, const std::vector<int>& axes, const Tensor& out,
+                      const Tensor& argmax, int64_t correction) = 0;
+  // out = softmax or log_softmax of x along `axis`.
+  virtual void softmax(const Tensor& x, int axis, bool log, const Tensor& out) = 0;
+  // out[..., M, N] = a[..., M, K] @ b[..., K, N]; a and b expanded to out's batch shape.
+  virtual void matmul(const Tensor& a, const Tensor& b, const Tensor& out) = 0;
+  // Over the last axis: out = (x - mean) * rstd * weight + bias; weight and bias ([D], contiguous)
+  // may be undefined.
+  // mean and rstd have x's shape without its last axis.
+  virtual void layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps, const Tensor& out,
+                          const Tensor& mean, const Tensor& rstd) = 0;
+  // out = x with its `axis` indexed by `index` (int64, 1-D, in range). x contiguous.
+  virtual void index_select(const Tensor& x, int axis, const Tensor& index, const Tensor& out) = 0;
+  // out.narrow(axis, index[i], 1) += src.narrow(axis, i, 1). out and src contiguous.
+  virtual void index_add(const Tensor& out, int axis, const Tensor& index, const Tensor& src) = 0;
+  // out[.., j, ..] = x[.., index[.., j, ..], ..] along `axis`. x and index contiguous.
+  virtual void gather(const Tensor& x, int axis, const Tensor& index, const Tensor& out) = 0;
+  // out[.., index[.., j, ..], ..] += src[.., j, ..] along `axis`. out, index, src contiguous.
+  virtual void scatter_add(const Tensor& out, int axis, const Tensor& index, const Tensor& src) = 0;
+};
+
+// The backend that serves a device. Throws an Error for a device type with no backend.
+Backend& backend(Device device);
+// Installs `backend` for every device of `type`, returning the one it replaces.
+std::unique_ptr<Backend> register_backend(DeviceType type, std::unique_ptr<Backend> backend);
+
+}  // namespace axiom::core

@@ -1,0 +1,23 @@
+// Input checks shared by the op functions. Each throws an axiom::Error that names the op.
+#pragma once
+
+#include <string_view>
+
+#include "core/tensor.h"
+
+namespace axiom::core::checks {
+
+void defined(std::string_view op, const Tensor& x, std::string_view what = "input");
+// "[add] tensors are on different devices: cpu and cuda:0"
+void same_device(std::string_view op, const Tensor& a, const Tensor& b);
+// "[add] dtypes float32 and float64 differ; convert one with .to(dtype)"
+void same_dtype(std::string_view op, const Tensor& a, const Tensor& b);
+// "[exp] dtype int64 is not supported (float32 or float64 only)"
+void floating(std::string_view op, const Tensor& x);
+// "[embedding] indices must be int64, got float32"
+void dtype_is(std::string_view op, const Tensor& x, Dtype expected, std::string_view what);
+// Every element of `index` (int64) in [0, limit), else "[gather] index 7 at [1, 2] is out of range
+// for axis 1 of size 5".
+void indices_in_range(std::string_view op, const Tensor& index, int64_t limit, int axis);
+
+}  // namespace axiom::core::checks

@@ -1,0 +1,25 @@
+#include "core/cpu/cpu_backend.h"
+
+#include <cstring>
+#include <memory>
+
+#include "core/cpu/allocator.h"
+
+namespace axiom::core {
+
+std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<cpu::CpuBackend>(); }
+
+namespace cpu {
+
+void* CpuBackend::allocate(size_t nbytes) { return host_allocator().allocate(nbytes); }
+void CpuBackend::deallocate(void* data, size_t nbytes) { host_allocator().deallocate(data, nbytes); }
+
+void CpuBackend::copy_from_host(void* dst, const void* host_src, size_t nbytes) {
+  if (nbytes) std::memcpy(dst, host_src, nbytes);
+}
+void CpuBackend::copy_to_host(void* host_dst, const void* src, size_t nbytes) {
+  if (nbytes) std::memcpy(host_dst, src, nbytes);
+}
+
+}  // namespace cpu
+}  // namespace axiom::core

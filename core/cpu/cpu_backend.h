@@ -1,0 +1,36 @@
+// The CPU backend: OpenBLAS for matrix products, oneTBB-parallel loops for everything else.
+// Each group of kernels lives in its own file: copy.cpp (fill, copy), elementwise.cpp,
+// reduce.cpp, matmul.cpp, normalize.cpp (softmax, layer norm), index.cpp.
+#pragma once
+
+#include "core/backend.h"
+
+namespace axiom::core::cpu {
+
+class CpuBackend : public Backend {
+ public:
+  std::string_view name() const override { return "cpu"; }
+
+  void* allocate(size_t nbytes) override;
+  void deallocate(void* data, size_t nbytes) override;
+  void copy_from_host(void* dst, const void* host_src, size_t nbytes) override;
+  void copy_to_host(void* host_dst, const void* src, size_t nbytes) override;
+
+  void fill(const Tensor& out, double value) override;
+  void copy(const Tensor& src, const Tensor& dst) override;
+  void unary(UnaryOp op, const Tensor& x, const Tensor& out, double scalar) override;
+  void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) override;
+  void where(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out) override;
+  void reduce(ReduceOp op, const Tensor& x, const std::vector<int>& axes, const Tensor& out, const Tensor& argmax,
+              int64_t correction) override;
+  void softmax(const Tensor& x, int axis, bool log, const Tensor& out) override;
+  void matmul(const Tensor& a, const Tensor& b, const Tensor& out) override;
+  void layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps, const Tensor& out,
+                  const Tensor& mean, const Tensor& rstd) override;
+  void index_select(const Tensor& x, int axis, const Tensor& index, const Tensor& out) override;
+  void index_add(const Tensor& out, int axis, const Tensor& index, const Tensor& src) override;
+  void gather(const Tensor& x, int axis, const Tensor& index, const Tensor& out) override;
+  void scatter_add(const Tensor& out, int axis, const Tensor& index, const Tensor& src) override;
+};
+
+}  // namespace axiom::core::cpu

@@ -1,0 +1,167 @@
+// Elementwise kernels: unary maps, binary maps on broadcast operands, and where.
+#include <cmath>
+#include <type_traits>
+
+#include "core/cpu/cpu_backend.h"
+#include "core/cpu/loops.h"
+#include "core/error.h"
+#include "core/tensor.h"
+
+namespace axiom::core::cpu {
+
+namespace {
+
+template <typename T>
+bool is_nan(T value) {
+  if constexpr (std::is_floating_point_v<T>) return std::isnan(value);
+  return false;
+}
+
+// out = f(x), elementwise.
+template <typename Out, typename In, typename F>
+void map_unary(const Tensor& x, const Tensor& out, F f) {
+  StridedLoop<2> loop(out.shape(), {&out.strides(), &x.strides()});
+  Out* out_base = out.data<Out>();
+  const In* x_base = x.data<In>();
+  parallel_runs(loop, kGrain, [&](const auto& offset, int64_t n, const auto& step) {
+    Out* o = out_base + offset[0];
+    const In* a = x_base + offset[1];
+    if (step[0] == 1 && step[1] == 1) {
+      for (int64_t i = 0; i < n; ++i) o[i] = f(a[i]);
+    } else {
+      for (int64_t i = 0; i < n; ++i) o[i * step[0]] = f(a[i * step[1]]);
+    }
+  });
+}
+
+// out = f(a, b), elementwise; a broadcast operand shows up as a step of 0.
+template <typename Out, typename In, typename F>
+void map_binary(const Tensor& a, const Tensor& b, const Tensor& out, F f) {
+  StridedLoop<3> loop(out.shape(), {&out.strides(), &a.strides(), &b.strides()});
+  Out* out_base = out.data<Out>();
+  const In* a_base = a.data<In>();
+  const In* b_base = b.data<In>();
+  parallel_runs(loop, kGrain, [&](const auto& offset, int64_t n, const auto& step) {
+    Out* o = out_base + offset[0];
+    const In* x = a_base + offset[1];
+    const In* y = b_base + offset[2];
+    if (step[0] == 1 && step[1] == 1 && step[2] == 1) {
+      for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y[i]);
+    } else if (step[0] == 1 && step[1] == 1 && step[2] == 0) {
+      const In y0 = *y;
+      for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y0);
+    } else if (step[0] == 1 && step[1] == 0 && step[2] == 1) {
+      const In x0 = *x;
+      for (int64_t i = 0; i < n; ++i) o[i] = f(x0, y[i]);
+    } else {
+      for (int64_t i = 0; i < n; ++i) o[i * step[0]] = f(x[i * step[1]], y[i * step[2]]);
+    }
+  });
+}
+
+template <typename T>
+void unary_typed(UnaryOp op, const Tensor& x, const Tensor& out, double scalar) {
+  switch (op) {
+    case UnaryOp::neg: return map_unary<T, T>(x, out, [](T v) -> T { return -v; });
+    case UnaryOp::abs: return map_unary<T, T>(x, out, [](T v) -> T { return v < 0 ? -v : v; });
+    case UnaryOp::relu: return map_unary<T, T>(x, out, [](T v) -> T { return v < 0 ? T(0) : v; });
+    default: break;
+  }
+  if constexpr (std::is_floating_point_v<T>) {
+    switch (op) {
+      case UnaryOp::exp: return map_unary<T, T>(x, out, [](T v) { return std::exp(v); });
+      case UnaryOp::log: return map_unary<T, T>(x, out, [](T v) { return std::log(v); });
+      case UnaryOp::sqrt: return map_unary<T, T>(x, out, [](T v) { return std::sqrt(v); });
+      case UnaryOp::rsqrt: return map_unary<T, T>(x, out, [](T v) { return T(1) / std::sqrt(v); });
+      case UnaryOp::tanh: return map_unary<T, T>(x, out, [](T v) { return std::tanh(v); });
+      case UnaryOp::sigmoid:
+        // Written so that exp never overflows: for v < 0 use e^v / (1 + e^v).
+        return map_unary<T, T>(x, out, [](T v) {
+          const T e = std::exp(-std::abs(v));
+          return v >= 0 ? T(1) / (T(1) + e) : e / (T(1) + e);
+        });
+      case UnaryOp::gelu:
+        // x * Phi(x) = x/2 * (1 + erf(x / sqrt 2))
+        return map_unary<T, T>(x, out, [](T v) { return T(0.5) * v * (T(1) + std::erf(v * T(M_SQRT1_2))); });
+      case UnaryOp::gelu_tanh:
+        // x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))
+        return map_unary<T, T>(x, out, [](T v) {
+          const T inner = T(0.7978845608028654) * (v + T(0.044715) * v * v * v);
+          return T(0.5) * v * (T(1) + std::tanh(inner));
+        });
+      case UnaryOp::pow_scalar: {
+        const T p = static_cast<T>(scalar);
+        if (p == T(2)) return map_unary<T, T>(x, out, [](T v) { return v * v; });
+        return map_unary<T, T>(x, out, [p](T v) { return std::pow(v, p); });
+      }
+      default: break;
+    }
+  }
+  throw Error(op_name(op), "no CPU kernel for dtype ", dtype_of<T>);
+}
+
+template <typename T>
+T maximum_of(T x, T y) {
+  if (is_nan(x)) return x;  // NaN wins, as in NumPy and PyTorch
+  if (is_nan(y)) return y;
+  return x > y ? x : y;
+}
+
+template <typename T>
+T minimum_of(T x, T y) {
+  if (is_nan(x)) return x;
+  if (is_nan(y)) return y;
+  return x < y ? x : y;
+}
+
+template <typename T>
+void binary_typed(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
+  using Mask = uint8_t;
+  switch (op) {
+    case BinaryOp::add: return map_binary<T, T>(a, b, out, [](T x, T y) -> T { return x + y; });
+    case BinaryOp::sub: return map_binary<T, T>(a, b, out, [](T x, T y) -> T { return x - y; });
+    case BinaryOp::mul: return map_binary<T, T>(a, b, out, [](T x, T y) -> T { return x * y; });
+    case BinaryOp::maximum: return map_binary<T, T>(a, b, out, maximum_of<T>);
+    case BinaryOp::minimum: return map_binary<T, T>(a, b, out, minimum_of<T>);
+    case BinaryOp::eq: return map_binary<Mask, T>(a, b, out, [](T x, T y) -> Mask { return x == y; });
+    case BinaryOp::ne: return map_binary<Mask, T>(a, b, out, [](T x, T y) -> Mask { return x != y; });
+    case BinaryOp::lt: return map_binary<Mask, T>(a, b, out, [](T x, T y) -> Mask { return x < y; });
+    case BinaryOp::le: return map_binary<Mask, T>(a, b, out, [](T x, T y) -> Mask { return x <= y; });
+    case BinaryOp::gt: return map_binary<Mask, T>(a, b, out, [](T x, T y) -> Mask { return x > y; });
+    case BinaryOp::ge: return map_binary<Mask, T>(a, b, out, [](T x, T y) -> Mask { return x >= y; });
+    default: break;
+  }
+  if constexpr (std::is_floating_point_v<T>) {
+    if (op == BinaryOp::div) return map_binary<T, T>(a, b, out, [](T x, T y) { return x / y; });
+    if (op == BinaryOp::pow) return map_binary<T, T>(a, b, out, [](T x, T y) { return std::pow(x, y); });
+  }
+  throw Error(op_name(op), "no CPU kernel for dtype ", dtype_of<T>);
+}
+
+}  // namespace
+
+void CpuBackend::unary(UnaryOp op, const Tensor& x, const Tensor& out, double scalar) {
+  dispatch(x.dtype(), [&]<typename T>() { unary_typed<T>(op, x, out, scalar); });
+}
+
+void CpuBackend::binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
+  dispatch(a.dtype(), [&]<typename T>() { binary_typed<T>(op, a, b, out); });
+}
+
+void CpuBackend::where(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out) {
+  dispatch(a.dtype(), [&]<typename T>() {
+    StridedLoop<4> loop(out.shape(), {&out.strides(), &cond.strides(), &a.strides(), &b.strides()});
+    T* out_base = out.data<T>();
+    const uint8_t* c_base = cond.data<uint8_t>();
+    const T* a_base = a.data<T>();
+    const T* b_base = b.data<T>();
+    parallel_runs(loop, kGrain, [&](const auto& offset, int64_t n, const auto& step) {
+      for (int64_t i = 0; i < n; ++i) {
+        out_base[offset[0] + i * step[0]] =
+            c_base[offset[1] + i * step[1]] ? a_base[offset[2] + i * step[2]] : b_base[offset[3] + i * step[3]];
+      }
+    });
+  });
+}
+
+}  // namespace axiom::core::cpu

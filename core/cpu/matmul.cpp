@@ -1,0 +1,133 @@
+// Matrix products through OpenBLAS: out[b] = a[b] @ b[b] for every batch index b.
+//
+// BLAS takes a row-major matrix as (pointer, leading dimension, transposed or not), so a view
+// whose rows or columns are evenly spaced — a transpose, a slice, one matrix of a batch — goes to
+// BLAS as it is. Only a matrix with neither unit-stride rows nor unit-stride columns is copied.
+//
+// Two more shortcuts:
+// - x [B, T, D] @ w [D, E] is one GEMM of [B*T, D] @ [D, E] when x's batch rows are evenly spaced
+//   (fewer, larger calls are faster);
+// - many small GEMMs (m*n*k <= 64^3, which OpenBLAS runs on the calling thread) are spread over TBB
+//   threads; large ones run one after another, each threaded by OpenBLAS (see core/parallel.h).
+#include <cblas.h>
+
+#include <optional>
+
+#include "core/cpu/blas.h"
+#include "core/cpu/cpu_backend.h"
+#include "core/cpu/loops.h"
+#include "core/tensor.h"
+
+namespace axiom::core::cpu {
+
+namespace {
+
+constexpr int64_t kSmallGemm = 64 * 64 * 64;  // m*n*k at or below which OpenBLAS uses one thread
+
+// How BLAS should read a [rows, cols] matrix with the given strides, if it can.
+struct BlasMatrix {
+  CBLAS_TRANSPOSE transpose;
+  int64_t leading_dimension;
+};
+
+std::optional<BlasMatrix> blas_view(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride) {
+  // Row-major: columns adjacent, rows `row_stride` apart.
+  if ((col_stride == 1 || cols == 1) && (rows == 1 || row_stride >= std::max<int64_t>(cols, 1))) {
+    return BlasMatrix{CblasNoTrans, rows == 1 ? std::max<int64_t>(cols, 1) : row_stride};
+  }
+  // Column-major (a transposed row-major matrix): rows adjacent, columns `col_stride` apart.
+  if ((row_stride == 1 || rows == 1) && (cols == 1 || col_stride >= std::max<int64_t>(rows, 1))) {
+    return BlasMatrix{CblasTrans, cols == 1 ? std::max<int64_t>(rows, 1) : col_stride};
+  }
+  return std::nullopt;
+}
+
+// A copy of x whose matrices are contiguous; broadcast batch axes (stride 0) stay broadcast.
+Tensor compact_matrices(const Tensor& x) {
+  Tensor shared = x;
+  for (int64_t axis = 0; axis < x.dim() - 2; ++axis) {
+    if (x.stride(axis) == 0) shared = shared.narrow(axis, 0, 1);
+  }
+  return shared.contiguous().expand(x.shape());
+}
+
+// The element offset of every matrix of a batch: offsets[i] for batch index i in row-major order.
+std::vector<int64_t> batch_offsets(const Tensor& x) {
+  const Shape batch(x.shape().begin(), x.shape().end() - 2);
+  const Strides strides(x.strides().begin(), x.strides().end() - 2);
+  std::vector<int64_t> offsets;
+  offsets.reserve(static_cast<size_t>(numel(batch)));
+  StridedLoop<1>(batch, {&strides}).for_each_run(0, numel(batch), [&](const auto& offset, int64_t n, const auto& step) {
+    for (int64_t i = 0; i < n; ++i) offsets.push_back(offset[0] + i * step[0]);
+  });
+  return offsets;
+}
+
+// True when x's batch axes and its row axis together form one evenly spaced axis of rows, and
+// its columns are adjacent: then the whole batch is one tall [batch * rows, cols] matrix.
+bool rows_fold_into_one_matrix(const Tensor& x) {
+  if (x.size(-1) > 1 && x.stride(-1) != 1) return false;
+  int64_t expected = x.stride(-2);
+  for (int64_t axis = x.dim() - 2; axis-- > 0;) {
+    expected *= x.size(axis + 1);
+    if (x.size(axis) > 1 && x.stride(axis) != expected) return false;
+  }
+  return true;
+}
+
+bool is_shared_across_batch(const Tensor& x) {
+  for (int64_t axis = 0; axis < x.dim() - 2; ++axis) {
+    if (x.size(axis) > 1 && x.stride(axis) != 0) return false;
+  }
+  return true;
+}
+
+template <typename T>
+void gemm(const BlasMatrix& a, const BlasMatrix& b, int64_t m, int64_t n, int64_t k, const T* pa, const T* pb, T* pc) {
+  const auto M = static_cast<blasint>(m), N = static_cast<blasint>(n), K = static_cast<blasint>(k);
+  const auto lda = static_cast<blasint>(a.leading_dimension), ldb = static_cast<blasint>(b.leading_dimension);
+  if constexpr (std::is_same_v<T, float>) {
+    cblas_sgemm(CblasRowMajor, a.transpose, b.transpose, M, N, K, 1.0f, pa, lda, pb, ldb, 0.0f, pc, N);
+  } else {
+    cblas_dgemm(CblasRowMajor, a.transpose, b.transpose, M, N, K, 1.0, pa, lda, pb, ldb, 0.0, pc, N);
+  }
+}
+
+template <typename T>
+void matmul_typed(Tensor a, Tensor b, const Tensor& out) {
+  const int64_t m = a.size(-2), k = a.size(-1), n = b.size(-1);
+  if (m == 0 || n == 0) return;
+  if (k == 0) {  // an empty sum: zeros
+    std::fill(out.data<T>(), out.data<T>() + out.numel(), T(0));
+    return;
+  }
+  auto a_view = blas_view(m, k, a.stride(-2), a.stride(-1));
+  if (!a_view) a = compact_matrices(a), a_view = blas_view(m, k, a.stride(-2), a.stride(-1));
+  auto b_view = blas_view(k, n, b.stride(-2), b.stride(-1));
+  if (!b_view) b = compact_matrices(b), b_view = blas_view(k, n, b.stride(-2), b.stride(-1));
+
+  T* c = out.data<T>();
+  if (a.dim() > 2 && m > 1 && is_shared_across_batch(b) && a_view->transpose == CblasNoTrans && rows_fold_into_one_matrix(a)) {
+    return gemm<T>(*a_view, *b_view, out.numel() / n, n, k, a.data<T>(), b.data<T>(), c);
+  }
+  const std::vector<int64_t> a_at = batch_offsets(a), b_at = batch_offsets(b);
+  const int64_t batches = static_cast<int64_t>(a_at.size());
+  auto one_matrix = [&](int64_t i) { gemm<T>(*a_view, *b_view, m, n, k, a.data<T>() + a_at[i], b.data<T>() + b_at[i], c + i * m * n); };
+  if (batches > 1 && m * n * k <= kSmallGemm) {
+    parallel_for(batches, std::max<int64_t>(1, kSmallGemm / (m * n * k)), [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) one_matrix(i);
+    });
+  } else {
+    for (int64_t i = 0; i < batches; ++i) one_matrix(i);
+  }
+}
+
+}  // namespace
+
+void CpuBackend::matmul(const Tensor& a, const Tensor& b, const Tensor& out) {
+  ensure_fast_blas_kernels();
+  (void)num_threads();  // applies AXIOM_NUM_THREADS to OpenBLAS before its first call
+  dispatch_floating("matmul", a.dtype(), [&]<typename T>() { matmul_typed<T>(a, b, out); });
+}
+
+}  // namespace axiom::core::cpu

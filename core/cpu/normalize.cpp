@@ -1,0 +1,111 @@
+// Row-wise kernels: softmax / log_softmax along any axis, layer norm along the last axis.
+// A "row" is the line of elements along the normalised axis; rows are independent and run in
+// parallel. Sums are taken in double, whatever the dtype.
+#include <cmath>
+#include <limits>
+
+#include "core/cpu/cpu_backend.h"
+#include "core/cpu/loops.h"
+#include "core/tensor.h"
+
+namespace axiom::core::cpu {
+
+namespace {
+
+Shape without(const Shape& values, int axis) {
+  Shape result = values;
+  result.erase(result.begin() + axis);
+  return result;
+}
+
+// y = softmax(x) or log_softmax(x) of one row of `length` elements, x and y with their own steps.
+// Stable form: subtract the row's max first, so exp never overflows.
+template <typename T>
+void softmax_row(const T* x, int64_t x_step, T* y, int64_t y_step, int64_t length, bool log) {
+  T max = -std::numeric_limits<T>::infinity();
+  for (int64_t i = 0; i < length; ++i) {
+    const T v = x[i * x_step];
+    if (v > max || std::isnan(v)) max = v;
+    if (std::isnan(max)) break;
+  }
+  double total = 0;
+  for (int64_t i = 0; i < length; ++i) {
+    const T e = std::exp(x[i * x_step] - max);
+    total += e;
+    if (!log) y[i * y_step] = e;
+  }
+  if (log) {
+    const T log_total = static_cast<T>(max + std::log(total));
+    for (int64_t i = 0; i < length; ++i) y[i * y_step] = x[i * x_step] - log_total;
+  } else {
+    const T scale = static_cast<T>(1.0 / total);
+    for (int64_t i = 0; i < length; ++i) y[i * y_step] *= scale;
+  }
+}
+
+// Layer norm of one row: y = (x - mean) * rstd * w + b, with rstd = 1 / sqrt(var + eps).
+template <typename T>
+void layer_norm_row(const T* x, int64_t x_step, int64_t length, const T* w, const T* b, double eps, T* y, T* mean_out,
+                    T* rstd_out) {
+  double total = 0;
+  for (int64_t i = 0; i < length; ++i) total += x[i * x_step];
+  const double mean = total / length;
+  double squares = 0;
+  for (int64_t i = 0; i < length; ++i) squares += (x[i * x_step] - mean) * (x[i * x_step] - mean);
+  const double rstd = 1.0 / std::sqrt(squares / length + eps);
+  const T m = static_cast<T>(mean), r = static_cast<T>(rstd);
+  for (int64_t i = 0; i < length; ++i) {
+    T v = (x[i * x_step] - m) * r;
+    if (w) v *= w[i];
+    if (b) v += b[i];
+    y[i] = v;
+  }
+  *mean_out = m;
+  *rstd_out = r;
+}
+
+}  // namespace
+
+void CpuBackend::softmax(const Tensor& x, int axis, bool log, const Tensor& out) {
+  dispatch_floating("softmax", x.dtype(), [&]<typename T>() {
+    const Shape rows_shape = without(x.shape(), axis);
+    const Strides out_strides = without(out.strides(), axis), x_strides = without(x.strides(), axis);
+    const StridedLoop<2> rows(rows_shape, {&out_strides, &x_strides});
+    const int64_t length = x.size(axis), x_step = x.stride(axis), y_step = out.stride(axis);
+    T* out_base = out.data<T>();
+    const T* x_base = x.data<T>();
+    const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(length, 1) / 4);
+    parallel_runs(rows, grain, [&](const auto& offset, int64_t n, const auto& step) {
+      for (int64_t i = 0; i < n; ++i) {
+        softmax_row(x_base + offset[1] + i * step[1], x_step, out_base + offset[0] + i * step[0], y_step, length, log);
+      }
+    });
+  });
+}
+
+void CpuBackend::layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps, const Tensor& out,
+                            const Tensor& mean, const Tensor& rstd) {
+  dispatch_floating("layer_norm", x.dtype(), [&]<typename T>() {
+    const int last = static_cast<int>(x.dim()) - 1;
+    const Shape rows_shape = without(x.shape(), last);
+    const Strides x_strides = without(x.strides(), last);
+    const StridedLoop<1> rows(rows_shape, {&x_strides});
+    const int64_t length = x.size(last), x_step = x.stride(last);
+    const T* x_base = x.data<T>();
+    const T* w = weight.defined() ? weight.data<T>() : nullptr;
+    const T* b = bias.defined() ? bias.data<T>() : nullptr;
+    T *y = out.data<T>(), *mean_base = mean.data<T>(), *rstd_base = rstd.data<T>();
+    const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(length, 1) / 4);
+    parallel_for(rows.numel(), grain, [&](int64_t begin, int64_t end) {
+      int64_t row = begin;  // out, mean and rstd are contiguous: row r starts at r * length
+      rows.for_each_run(begin, end, [&](const auto& offset, int64_t n, const auto& step) {
+        for (int64_t i = 0; i < n; ++i, ++row) {
+          layer_norm_row(x_base + offset[0] + i * step[0], x_step, length, w, b, eps, y + row * length,
+                         mean_base + row, rstd_base + row);
+        }
+      });
+    });
+  });
+}
+
+}  // namespace axiom::core::cpu

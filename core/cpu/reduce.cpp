@@ -1,0 +1,146 @@
+// Reductions (sum, mean, var, max with argmax) over any set of axes.
+//
+// General path: view x with the kept axes first and the reduced axes last; each output element
+// then reduces one "block" (the reduced axes at a fixed position of the kept ones), walked with a
+// StridedLoop. Outputs are independent, so they run in parallel, and each is summed in a fixed
+// order: the result does not depend on the thread count.
+// Fast path: sum/mean over the leading axes of a contiguous tensor (a bias gradient, say) adds
+// whole rows into a vector of column sums instead of walking down each column.
+#include <cmath>
+#include <type_traits>
+
+#include "core/cpu/cpu_backend.h"
+#include "core/cpu/loops.h"
+#include "core/tensor.h"
+
+namespace axiom::core::cpu {
+
+namespace {
+
+template <typename T>
+using Accumulator = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
+
+template <typename T>
+bool is_nan(T value) {
+  if constexpr (std::is_floating_point_v<T>) return std::isnan(value);
+  return false;
+}
+
+// Calls fn(value) for every element of the block that starts at `base`, in row-major order.
+template <typename T, typename Fn>
+void for_each_in_block(const T* base, const StridedLoop<1>& block, Fn&& fn) {
+  block.for_each_run(0, block.numel(), [&](const auto& offset, int64_t n, const auto& step) {
+    const T* p = base + offset[0];
+    if (step[0] == 1) {
+      for (int64_t i = 0; i < n; ++i) fn(p[i]);
+    } else {
+      for (int64_t i = 0; i < n; ++i) fn(p[i * step[0]]);
+    }
+  });
+}
+
+template <typename T>
+Accumulator<T> block_sum(const T* base, const StridedLoop<1>& block) {
+  Accumulator<T> total = 0;
+  for_each_in_block(base, block, [&](T v) { total += v; });
+  return total;
+}
+
+// One output element: the reduction of one block. For max, *argmax gets the position in the block.
+template <typename T>
+T reduce_block(ReduceOp op, const T* base, const StridedLoop<1>& block, int64_t correction, int64_t* argmax) {
+  const int64_t count = block.numel();
+  switch (op) {
+    case ReduceOp::sum: return static_cast<T>(block_sum(base, block));
+    case ReduceOp::mean: return static_cast<T>(static_cast<double>(block_sum(base, block)) / count);
+    case ReduceOp::var: {
+      // Two passes (mean first, then squared deviations): no cancellation for large means.
+      const double mean = static_cast<double>(block_sum(base, block)) / count;
+      double squares = 0;
+      for_each_in_block(base, block, [&](T v) { squares += (v - mean) * (v - mean); });
+      return static_cast<T>(squares / static_cast<double>(count - correction));
+    }
+    case ReduceOp::max: {
+      T best = *base;
+      int64_t best_at = 0, position = 0;
+      for_each_in_block(base, block, [&](T v) {
+        if (!is_nan(best) && (v > best || is_nan(v))) best = v, best_at = position;  // first max; NaN wins
+        ++position;
+      });
+      if (argmax) *argmax = best_at;
+      return best;
+    }
+  }
+  return T(0);
+}
+
+// sum/mean over the leading `rows` of a contiguous [rows, cols] tensor: out[j] = sum_i x[i, j].
+template <typename T>
+void reduce_leading_rows(ReduceOp op, const T* x, int64_t rows, int64_t cols, T* out) {
+  constexpr int64_t kColumnsPerTask = 256;
+  const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(rows * kColumnsPerTask, 1));
+  const int64_t tasks = (cols + kColumnsPerTask - 1) / kColumnsPerTask;
+  parallel_for(tasks, grain, [&](int64_t first, int64_t last) {
+    Accumulator<T> totals[kColumnsPerTask];
+    for (int64_t task = first; task < last; ++task) {
+      const int64_t begin = task * kColumnsPerTask;
+      const int64_t width = std::min(kColumnsPerTask, cols - begin);
+      std::fill(totals, totals + width, Accumulator<T>(0));
+      for (int64_t i = 0; i < rows; ++i) {
+        const T* row = x + i * cols + begin;
+        for (int64_t j = 0; j < width; ++j) totals[j] += row[j];
+      }
+      for (int64_t j = 0; j < width; ++j) {
+        out[begin + j] = static_cast<T>(op == ReduceOp::mean ? static_cast<double>(totals[j]) / rows : totals[j]);
+      }
+    }
+  });
+}
+
+bool reduces_leading_axes(const Tensor& x, const std::vector<int>& axes) {
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (axes[i] != static_cast<int>(i)) return false;
+  }
+  return x.is_contiguous() && axes.size() < static_cast<size_t>(x.dim());
+}
+
+template <typename T>
+void reduce_typed(ReduceOp op, const Tensor& x, const std::vector<int>& axes, const Tensor& out,
+                  const Tensor& argmax, int64_t correction) {
+  if ((op == ReduceOp::sum || op == ReduceOp::mean) && reduces_leading_axes(x, axes)) {
+    int64_t rows = 1;
+    for (int axis : axes) rows *= x.size(axis);
+    return reduce_leading_rows<T>(op, x.data<T>(), rows, x.numel() / std::max<int64_t>(rows, 1), out.data<T>());
+  }
+  Shape kept_shape, block_shape;
+  Strides kept_strides, block_strides;
+  for (int axis = 0; axis < x.dim(); ++axis) {
+    const bool reduced = std::find(axes.begin(), axes.end(), axis) != axes.end();
+    (reduced ? block_shape : kept_shape).push_back(x.size(axis));
+    (reduced ? block_strides : kept_strides).push_back(x.stride(axis));
+  }
+  const StridedLoop<1> outputs(kept_shape, {&kept_strides});
+  const StridedLoop<1> block(block_shape, {&block_strides});
+  const T* x_base = x.data<T>();
+  T* out_base = out.data<T>();
+  int64_t* argmax_base = argmax.defined() ? argmax.data<int64_t>() : nullptr;
+  const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(block.numel(), 1));
+  parallel_for(outputs.numel(), grain, [&](int64_t begin, int64_t end) {
+    int64_t o = begin;  // outputs are numbered in row-major order of the kept axes, as out is laid out
+    outputs.for_each_run(begin, end, [&](const auto& offset, int64_t n, const auto& step) {
+      for (int64_t i = 0; i < n; ++i, ++o) {
+        out_base[o] = reduce_block(op, x_base + offset[0] + i * step[0], block, correction,
+                                   argmax_base ? argmax_base + o : nullptr);
+      }
+    });
+  });
+}
+
+}  // namespace
+
+void CpuBackend::reduce(ReduceOp op, const Tensor& x, const std::vector<int>& axes, const Tensor& out,
+                        const Tensor& argmax, int64_t correction) {
+  dispatch(x.dtype(), [&]<typename T>() { reduce_typed<T>(op, x, axes, out, argmax, correction); });
+}
+
+}  // namespace axiom::core::cpu

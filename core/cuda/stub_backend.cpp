@@ -1,0 +1,47 @@
+// The CUDA backend when axiom is built without CUDA: every call is a clear Error.
+// (A real backend in this folder replaces this file when AXIOM_CUDA=ON finds the toolkit.)
+#include <memory>
+
+#include "core/backend.h"
+#include "core/error.h"
+
+namespace axiom::core {
+
+namespace {
+
+[[noreturn]] void unavailable(std::string_view op) {
+  throw Error(op, "has no CUDA implementation (built without CUDA)");
+}
+
+class CudaStub : public Backend {
+ public:
+  std::string_view name() const override { return "cuda (not built)"; }
+  void* allocate(size_t) override { unavailable("allocate"); }
+  void deallocate(void*, size_t) override {}  // nothing was ever allocated
+  void copy_from_host(void*, const void*, size_t) override { unavailable("to"); }
+  void copy_to_host(void*, const void*, size_t) override { unavailable("to"); }
+  void fill(const Tensor&, double) override { unavailable("fill"); }
+  void copy(const Tensor&, const Tensor&) override { unavailable("copy"); }
+  void unary(UnaryOp op, const Tensor&, const Tensor&, double) override { unavailable(op_name(op)); }
+  void binary(BinaryOp op, const Tensor&, const Tensor&, const Tensor&) override { unavailable(op_name(op)); }
+  void where(const Tensor&, const Tensor&, const Tensor&, const Tensor&) override { unavailable("where"); }
+  void reduce(ReduceOp op, const Tensor&, const std::vector<int>&, const Tensor&, const Tensor&, int64_t) override {
+    unavailable(op_name(op));
+  }
+  void softmax(const Tensor&, int, bool, const Tensor&) override { unavailable("softmax"); }
+  void matmul(const Tensor&, const Tensor&, const Tensor&) override { unavailable("matmul"); }
+  void layer_norm(const Tensor&, const Tensor&, const Tensor&, double, const Tensor&, const Tensor&,
+                  const Tensor&) override {
+    unavailable("layer_norm");
+  }
+  void index_select(const Tensor&, int, const Tensor&, const Tensor&) override { unavailable("index_select"); }
+  void index_add(const Tensor&, int, const Tensor&, const Tensor&) override { unavailable("index_add"); }
+  void gather(const Tensor&, int, const Tensor&, const Tensor&) override { unavailable("gather"); }
+  void scatter_add(const Tensor&, int, const Tensor&, const Tensor&) override { unavailable("scatter_add"); }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cuda_backend() { return std::make_unique<CudaStub>(); }
+
+}  // namespace axiom::core

@@ -1,0 +1,113 @@
+// The tensor operations. Each one validates its inputs (shapes, dtypes, devices, axes) and throws
+// an axiom::Error naming the op and the offending values; then it allocates the output and calls
+// one backend kernel. Outputs are fresh contiguous tensors unless the comment says otherwise.
+//
+// Dtypes: both operands of a binary op must have the same dtype (convert with .to(dtype)).
+// Ops that only make sense on real numbers (exp, div, softmax, matmul, ...) take float32/float64.
+// Comparisons return uint8 tensors of 0 and 1, which where() and masked_fill() take as masks.
+#pragma once
+
+#include <utility>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace axiom::core {
+
+// --- unary (float32/float64, except neg, abs and relu, which also take integers) --------------
+Tensor neg(const Tensor& x);
+Tensor abs(const Tensor& x);
+Tensor exp(const Tensor& x);
+Tensor log(const Tensor& x);
+Tensor sqrt(const Tensor& x);
+Tensor rsqrt(const Tensor& x);  // 1 / sqrt(x)
+Tensor tanh(const Tensor& x);
+Tensor sigmoid(const Tensor& x);
+Tensor relu(const Tensor& x);
+Tensor gelu(const Tensor& x);       // x * Phi(x), with the exact erf
+Tensor gelu_tanh(const Tensor& x);  // the tanh approximation of GPT-2
+Tensor pow(const Tensor& x, double exponent);
+
+// --- binary, with NumPy broadcasting ----------------------------------------------------------
+Tensor add(const Tensor& a, const Tensor& b);
+Tensor sub(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);  // float only
+Tensor pow(const Tensor& a, const Tensor& b);  // float only
+Tensor maximum(const Tensor& a, const Tensor& b);
+Tensor minimum(const Tensor& a, const Tensor& b);
+Tensor eq(const Tensor& a, const Tensor& b);
+Tensor ne(const Tensor& a, const Tensor& b);
+Tensor lt(const Tensor& a, const Tensor& b);
+Tensor le(const Tensor& a, const Tensor& b);
+Tensor gt(const Tensor& a, const Tensor& b);
+Tensor ge(const Tensor& a, const Tensor& b);
+// The same with a scalar on the right, taken in the tensor's dtype.
+Tensor add(const Tensor& a, double b);
+Tensor sub(const Tensor& a, double b);
+Tensor mul(const Tensor& a, double b);
+Tensor div(const Tensor& a, double b);
+
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& x);
+
+// cond ? a : b, broadcast together; cond is uint8.
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+// x where mask is 0, value where mask is 1; mask (uint8) broadcasts to x's shape.
+Tensor masked_fill(const Tensor& x, const Tensor& mask, double value);
+
+// --- reductions over a set of axes (empty = all axes) -----------------------------------------
+Tensor sum(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdim = false);
+Tensor mean(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdim = false);
+// Divides by (count - correction): 1 is the unbiased sample variance, 0 the population one.
+Tensor var(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdim = false, int64_t correction = 1);
+Tensor max(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdim = false);
+// The maximum along one axis and where it is (int64; the first one on ties, NaN wins).
+std::pair<Tensor, Tensor> max_with_indices(const Tensor& x, int64_t axis, bool keepdim = false);
+Tensor argmax(const Tensor& x, int64_t axis, bool keepdim = false);
+
+// --- normalisation ----------------------------------------------------------------------------
+Tensor softmax(const Tensor& x, int64_t axis = -1);
+Tensor log_softmax(const Tensor& x, int64_t axis = -1);
+struct LayerNormResult {
+  Tensor output;  // x's shape
+  Tensor mean;    // x's shape without the last axis: saved for the backward pass
+  Tensor rstd;    // 1 / sqrt(var + eps), same shape as mean
+};
+// Over the last axis, with optional weight and bias of shape [D] (pass Tensor() to omit).
+LayerNormResult layer_norm(const Tensor& x, const Tensor& weight = {}, const Tensor& bias = {}, double eps = 1e-5);
+
+// --- matrix product ---------------------------------------------------------------------------
+// [..., M, K] @ [..., K, N] -> [..., M, N], batch axes broadcast. A 1-D operand is a vector
+// (as in NumPy): [K] @ [K, N] -> [N], [M, K] @ [K] -> [M].
+Tensor matmul(const Tensor& a, const Tensor& b);
+
+// --- indexing ---------------------------------------------------------------------------------
+// x with `axis` indexed by index (int64, 1-D): out.size(axis) == index.numel().
+Tensor index_select(const Tensor& x, int64_t axis, const Tensor& index);
+// x + src scattered along `axis`: out.narrow(axis, index[i], 1) += src.narrow(axis, i, 1).
+Tensor index_add(const Tensor& x, int64_t axis, const Tensor& index, const Tensor& src);
+// weight [V, D] looked up at indices [...] (int64) -> [..., D].
+Tensor embedding(const Tensor& weight, const Tensor& indices);
+// out[i][j][k] = x[i][index[i][j][k]][k] for axis 1 (any rank). index has x's shape except on `axis`.
+Tensor gather(const Tensor& x, int64_t axis, const Tensor& index);
+// x + src scattered by index: out[i][index[i][j][k]][k] += src[i][j][k] for axis 1. src has index's shape.
+Tensor scatter_add(const Tensor& x, int64_t axis, const Tensor& index, const Tensor& src);
+
+// --- joining and moving along an axis ----------------------------------------------------------
+Tensor concat(const std::vector<Tensor>& tensors, int64_t axis);
+Tensor stack(const std::vector<Tensor>& tensors, int64_t axis);
+// `before` and `after` elements of `value` added at the two ends of `axis`.
+Tensor pad(const Tensor& x, int64_t axis, int64_t before, int64_t after, double value = 0);
+// Moves every element `amount` places along `axis` (negative: backwards). Zeros come in at one
+// end, values fall out at the other; the shape stays.  shift([1, 2, 3], 0, 1) -> [0, 1, 2].
+Tensor shift(const Tensor& x, int64_t axis, int64_t amount);
+
+// --- conversions -----------------------------------------------------------------------------
+// dst[...] = src[...] (converting dtype) for same-shaped tensors on one device; dst may be a view.
+void copy_into(const Tensor& src, const Tensor& dst);
+
+}  // namespace axiom::core

@@ -1,0 +1,54 @@
+#include "core/parallel.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include <tbb/global_control.h>
+
+#include "core/cpu/blas.h"
+#include "core/error.h"
+
+namespace axiom::core {
+
+namespace {
+std::mutex settings_mutex;
+std::unique_ptr<tbb::global_control> tbb_limit;  // alive as long as the limit should hold
+std::atomic<int> thread_count{0};                // 0: not configured yet
+
+void apply(int count) {
+  tbb_limit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, count);
+  cpu::set_blas_threads(count);
+  thread_count = count;
+}
+
+int count_from_environment() {
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const char* text = std::getenv("AXIOM_NUM_THREADS");
+  if (!text || !*text) return cores;
+  char* end = nullptr;
+  const long value = std::strtol(text, &end, 10);
+  if (*end != '\0' || value < 1 || value > 4096) {
+    throw Error("AXIOM_NUM_THREADS", "expected a whole number from 1 to 4096, got '", text, "'");
+  }
+  return static_cast<int>(value);
+}
+}  // namespace
+
+void set_num_threads(int count) {
+  if (count < 1) throw Error("set_num_threads", "the thread count must be at least 1, got ", count);
+  std::lock_guard lock(settings_mutex);
+  apply(count);
+}
+
+int num_threads() {
+  if (const int count = thread_count.load()) return count;  // the common case: no lock
+  std::lock_guard lock(settings_mutex);
+  if (thread_count == 0) apply(count_from_environment());
+  return thread_count;
+}
+
+}  // namespace axiom::core

@@ -1,0 +1,36 @@
+// Threads: one setting for oneTBB (our kernels) and OpenBLAS (matmul).
+//
+// The count comes from the environment variable AXIOM_NUM_THREADS (default: every core), read
+// once when the first parallel loop runs, or from set_num_threads() at any time.
+//
+// How BLAS and TBB share the cores: a matmul makes one BLAS call per matrix of a batch. When each
+// matrix is large, the calls run one after another and OpenBLAS spreads each one over its own
+// threads. When each is small, the batch is split across TBB threads and every call runs on the
+// thread that makes it — OpenBLAS computes a GEMM of m*n*k <= 64^3 on the calling thread only
+// (core/cpu/matmul.cpp picks the path). So at no time do both pools run at once.
+#pragma once
+
+#include <cstdint>
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+namespace axiom::core {
+
+void set_num_threads(int count);  // oneTBB and OpenBLAS, for the whole process
+int num_threads();
+
+// Calls fn(begin, end) on chunks of [0, n) of at least `grain` elements, in parallel when there is
+// enough work for two chunks, else once on this thread.
+template <typename Fn>
+void parallel_for(int64_t n, int64_t grain, Fn&& fn) {
+  if (n <= 0) return;
+  if (n < 2 * grain || num_threads() == 1) {
+    fn(int64_t{0}, n);
+    return;
+  }
+  tbb::parallel_for(tbb::blocked_range<int64_t>(0, n, grain),
+                    [&](const tbb::blocked_range<int64_t>& r) { fn(r.begin(), r.end()); });
+}
+
+}  // namespace axiom::core

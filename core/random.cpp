@@ -1,0 +1,102 @@
+#include "core/random.h"
+
+#include <cmath>
+
+#include "core/error.h"
+#include "core/factory.h"
+#include "core/parallel.h"
+
+namespace axiom::core {
+
+std::array<uint32_t, 4> philox4x32(uint64_t seed, uint64_t counter) {
+  // Philox-4x32-10: ten rounds of two 32x32->64-bit multiplications, mixing the halves with the
+  // key, which is bumped by two Weyl constants between rounds.
+  constexpr uint32_t kMul0 = 0xD2511F53, kMul1 = 0xCD9E8D57;
+  constexpr uint32_t kWeyl0 = 0x9E3779B9, kWeyl1 = 0xBB67AE85;
+  uint32_t c0 = static_cast<uint32_t>(counter), c1 = static_cast<uint32_t>(counter >> 32), c2 = 0, c3 = 0;
+  uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
+  for (int round = 0; round < 10; ++round) {
+    const uint64_t p0 = uint64_t{kMul0} * c0, p1 = uint64_t{kMul1} * c2;
+    const uint32_t hi0 = static_cast<uint32_t>(p0 >> 32), lo0 = static_cast<uint32_t>(p0);
+    const uint32_t hi1 = static_cast<uint32_t>(p1 >> 32), lo1 = static_cast<uint32_t>(p1);
+    c0 = hi1 ^ c1 ^ k0, c1 = lo1, c2 = hi0 ^ c3 ^ k1, c3 = lo0;
+    k0 += kWeyl0, k1 += kWeyl1;
+  }
+  return {c0, c1, c2, c3};
+}
+
+Generator& default_generator() {
+  static Generator generator(0);
+  return generator;
+}
+
+void manual_seed(uint64_t seed) { default_generator().set_state(seed, 0); }
+
+namespace {
+
+// A uniform double in [0, 1) from 53 random bits.
+double unit(uint32_t high, uint32_t low) {
+  return static_cast<double>(((uint64_t{high} << 32) | low) >> 11) * 0x1p-53;
+}
+
+// Fills a new contiguous tensor: element i is value(philox(seed, first + i)), on any thread.
+template <typename ValueFn>
+Tensor generate(const Shape& shape, Generator& gen, Dtype dtype, ValueFn value) {
+  Tensor out = empty(shape, dtype);
+  const uint64_t seed = gen.seed(), first = gen.reserve(static_cast<uint64_t>(out.numel()));
+  dispatch(dtype, [&]<typename T>() {
+    T* data = out.data<T>();
+    parallel_for(out.numel(), 16384, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) data[i] = static_cast<T>(value(philox4x32(seed, first + i)));
+    });
+  });
+  return out;
+}
+
+void check_floating(const char* op, Dtype dtype) {
+  if (!is_floating(dtype)) throw Error(op, "dtype ", dtype, " is not supported (float32 or float64 only)");
+}
+
+}  // namespace
+
+Tensor uniform(const Shape& shape, double low, double high, Generator& gen, Dtype dtype) {
+  check_floating("uniform", dtype);
+  if (!(low < high) || !std::isfinite(high - low)) throw Error("uniform", "needs low < high, got ", low, " and ", high);
+  return generate(shape, gen, dtype, [&](const std::array<uint32_t, 4>& r) {
+    const double v = low + (high - low) * unit(r[0], r[1]);
+    // Rounding to float32 could land on `high` itself, which the half-open interval excludes.
+    const auto high32 = static_cast<float>(high);
+    if (dtype == Dtype::float32 && static_cast<float>(v) >= high32) return double{std::nextafter(high32, -INFINITY)};
+    return v;
+  });
+}
+
+Tensor normal(const Shape& shape, double mean, double std, Generator& gen, Dtype dtype) {
+  check_floating("normal", dtype);
+  if (!(std >= 0)) throw Error("normal", "the standard deviation must be 0 or more, got ", std);
+  return generate(shape, gen, dtype, [&](const std::array<uint32_t, 4>& r) {
+    // Box-Muller: two uniforms (the first in (0, 1], so the log is finite) -> one standard normal.
+    const double u1 = 1.0 - unit(r[0], r[1]), u2 = unit(r[2], r[3]);
+    return mean + std * std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+  });
+}
+
+Tensor bernoulli(const Shape& shape, double p, Generator& gen, Dtype dtype) {
+  if (!(p >= 0 && p <= 1)) throw Error("bernoulli", "p must be in [0, 1], got ", p);
+  return generate(shape, gen, dtype,
+                  [&](const std::array<uint32_t, 4>& r) { return unit(r[0], r[1]) < p ? 1.0 : 0.0; });
+}
+
+Tensor randint(const Shape& shape, int64_t low, int64_t high, Generator& gen, Dtype dtype) {
+  constexpr int64_t kLimit = int64_t{1} << 53;  // values pass through a double
+  if (low >= high || low < -kLimit || high > kLimit) {
+    throw Error("randint", "needs low < high within +-2^53, got ", low, " and ", high);
+  }
+  const auto range = static_cast<uint64_t>(high - low);
+  return generate(shape, gen, dtype, [&](const std::array<uint32_t, 4>& r) {
+    const uint64_t bits = (uint64_t{r[0]} << 32) | r[1];
+    return static_cast<double>(low + static_cast<int64_t>(bits % range));  // bias < range / 2^64
+  });
+}
+
+}  // namespace axiom::core

@@ -1,0 +1,29 @@
+// Shapes, strides and axes: the small arithmetic that every op needs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace axiom::core {
+
+using Shape = std::vector<int64_t>;    // sizes, outermost first
+using Strides = std::vector<int64_t>;  // in elements (not bytes), one per axis
+
+int64_t numel(const Shape& shape);
+std::string shape_str(const Shape& shape);  // "[2, 3]"
+
+// Row-major strides: the last axis moves fastest.  [2, 3, 4] -> [12, 4, 1]
+Strides contiguous_strides(const Shape& shape);
+
+// An axis in [-rank, rank) made non-negative; anything else is an Error naming `op`.
+int normalize_axis(std::string_view op, int64_t axis, int64_t rank);
+// A set of axes, normalized and sorted; repeats are an Error. An empty list means "every axis".
+std::vector<int> normalize_axes(std::string_view op, const std::vector<int64_t>& axes, int64_t rank);
+
+// NumPy broadcasting: align at the right; sizes must match or be 1.
+//   [4, 1, 3] and [5, 1] -> [4, 5, 3]
+Shape broadcast_shapes(std::string_view op, const Shape& a, const Shape& b);
+
+}  // namespace axiom::core

@@ -1,0 +1,38 @@
+// Storage: one buffer of bytes on one device, shared by every tensor that views it.
+// It allocates and frees through the device's backend, and counts what is alive so that
+// tests can prove that nothing leaks (allocation_stats).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/device.h"
+
+namespace axiom::core {
+
+class Storage {
+ public:
+  Storage(size_t nbytes, Device device);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  void* data() const { return data_; }
+  size_t nbytes() const { return nbytes_; }
+  Device device() const { return device_; }
+
+ private:
+  void* data_ = nullptr;
+  size_t nbytes_ = 0;
+  Device device_;
+};
+
+// Buffers alive right now on every device, and the most bytes ever alive at once.
+struct AllocationStats {
+  int64_t live_buffers = 0;
+  int64_t live_bytes = 0;
+  int64_t peak_bytes = 0;
+};
+AllocationStats allocation_stats();
+
+}  // namespace axiom::core
