@@ -7,11 +7,13 @@
 // to three times faster. The usual fix is the environment variable OPENBLAS_CORETYPE, but it is read
 // only while the library loads, before any code of ours runs.
 //
-// So axiom asks the CPU itself what it supports, and if OpenBLAS chose a weaker table, it re-runs
-// OpenBLAS's own selection (gotoblas_dynamic_quit / gotoblas_dynamic_init, the code that reads
+// So axiom asks the CPU itself what it supports, and if the table in use is weaker — whether
+// OpenBLAS picked it or an OPENBLAS_CORETYPE set for some other program did — it re-runs OpenBLAS's
+// own selection (gotoblas_dynamic_quit / gotoblas_dynamic_init, the code that reads
 // OPENBLAS_CORETYPE at load) with the better name. This happens once, before the first BLAS call.
-// A user who sets OPENBLAS_CORETYPE keeps their choice. blas_kernels_report() says what happened;
-// `axiom bench ops` prints it.
+// To force a table (to compare, or to avoid one), set AXIOM_BLAS_CORETYPE=NAME (an OpenBLAS core
+// name such as Haswell or SkylakeX). blas_kernels_report() says what happened; `axiom bench ops`
+// prints it.
 #include "core/cpu/blas.h"
 
 #include <cblas.h>
@@ -57,21 +59,36 @@ int tier(std::string_view core) {
   return 0;
 }
 
-std::string choose_kernels() {
-  const std::string loaded = openblas_get_corename();
-  if (const char* forced = std::getenv("OPENBLAS_CORETYPE")) {
-    return loaded + " (OPENBLAS_CORETYPE=" + forced + ")";
-  }
-  const std::string_view best = best_core_for_this_cpu();
-  if (best.empty() || tier(best) <= tier(loaded)) return loaded + " (chosen by OpenBLAS)";
-  if (!gotoblas_dynamic_init || !gotoblas_dynamic_quit) {
-    return loaded + " (this OpenBLAS cannot switch kernels; " + std::string(best) + " would be faster)";
-  }
-  setenv("OPENBLAS_CORETYPE", std::string(best).c_str(), 1);
+// Re-runs OpenBLAS's kernel selection as if OPENBLAS_CORETYPE had been `name` at load time.
+void switch_kernels(const std::string& name) {
+  const char* before = std::getenv("OPENBLAS_CORETYPE");
+  const std::string saved = before ? before : "";
+  setenv("OPENBLAS_CORETYPE", name.c_str(), 1);
   gotoblas_dynamic_quit();
   gotoblas_dynamic_init();
-  unsetenv("OPENBLAS_CORETYPE");  // leave the environment as we found it
-  return std::string(openblas_get_corename()) + " (OpenBLAS chose " + loaded + " for this CPU; axiom switched it)";
+  if (before) {
+    setenv("OPENBLAS_CORETYPE", saved.c_str(), 1);  // leave the environment as we found it
+  } else {
+    unsetenv("OPENBLAS_CORETYPE");
+  }
+}
+
+std::string choose_kernels() {
+  const std::string loaded = openblas_get_corename();
+  const char* env = std::getenv("OPENBLAS_CORETYPE");
+  const std::string origin = env ? std::string("OPENBLAS_CORETYPE=") + env + " chose " + loaded
+                                 : "OpenBLAS chose " + loaded + " for this CPU";
+  const bool can_switch = gotoblas_dynamic_init && gotoblas_dynamic_quit;
+  if (const char* wanted = std::getenv("AXIOM_BLAS_CORETYPE"); wanted && *wanted) {
+    if (!can_switch) return loaded + " (" + origin + "; this OpenBLAS cannot switch to AXIOM_BLAS_CORETYPE)";
+    switch_kernels(wanted);
+    return std::string(openblas_get_corename()) + " (AXIOM_BLAS_CORETYPE=" + wanted + ")";
+  }
+  const std::string best(best_core_for_this_cpu());
+  if (best.empty() || tier(best) <= tier(loaded)) return loaded + " (" + origin + ")";
+  if (!can_switch) return loaded + " (" + origin + "; this OpenBLAS cannot switch to the faster " + best + ")";
+  switch_kernels(best);
+  return std::string(openblas_get_corename()) + " (" + origin + "; axiom switched to the faster kernels)";
 }
 
 }  // namespace

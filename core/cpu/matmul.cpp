@@ -4,11 +4,11 @@
 // whose rows or columns are evenly spaced — a transpose, a slice, one matrix of a batch — goes to
 // BLAS as it is. Only a matrix with neither unit-stride rows nor unit-stride columns is copied.
 //
-// Two more shortcuts:
-// - x [B, T, D] @ w [D, E] is one GEMM of [B*T, D] @ [D, E] when x's batch rows are evenly spaced
-//   (fewer, larger calls are faster);
-// - many small GEMMs (m*n*k <= 64^3, which OpenBLAS runs on the calling thread) are spread over TBB
-//   threads; large ones run one after another, each threaded by OpenBLAS (see core/parallel.h).
+// How the work is spread over the cores (see also core/parallel.h):
+// - many small GEMMs (m*n*k <= 64^3, which OpenBLAS runs on the calling thread) are spread over
+//   TBB threads, one GEMM per task;
+// - large ones run one after another, each threaded by OpenBLAS; and x [B, T, D] @ w [D, E] with
+//   large matrices becomes one GEMM of [B*T, D] @ [D, E] when x's rows are evenly spaced.
 #include <cblas.h>
 
 #include <optional>
@@ -107,13 +107,15 @@ void matmul_typed(Tensor a, Tensor b, const Tensor& out) {
   if (!b_view) b = compact_matrices(b), b_view = blas_view(k, n, b.stride(-2), b.stride(-1));
 
   T* c = out.data<T>();
-  if (a.dim() > 2 && m > 1 && is_shared_across_batch(b) && a_view->transpose == CblasNoTrans && rows_fold_into_one_matrix(a)) {
+  if (a.dim() == 2) return gemm<T>(*a_view, *b_view, m, n, k, a.data<T>(), b.data<T>(), c);
+  const bool large = m * n * k > kSmallGemm;
+  if (large && m > 1 && is_shared_across_batch(b) && a_view->transpose == CblasNoTrans && rows_fold_into_one_matrix(a)) {
     return gemm<T>(*a_view, *b_view, out.numel() / n, n, k, a.data<T>(), b.data<T>(), c);
   }
   const std::vector<int64_t> a_at = batch_offsets(a), b_at = batch_offsets(b);
   const int64_t batches = static_cast<int64_t>(a_at.size());
   auto one_matrix = [&](int64_t i) { gemm<T>(*a_view, *b_view, m, n, k, a.data<T>() + a_at[i], b.data<T>() + b_at[i], c + i * m * n); };
-  if (batches > 1 && m * n * k <= kSmallGemm) {
+  if (!large && batches > 1) {
     parallel_for(batches, std::max<int64_t>(1, kSmallGemm / (m * n * k)), [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) one_matrix(i);
     });

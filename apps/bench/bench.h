@@ -1,0 +1,73 @@
+// Tools for `axiom bench`: timing a piece of work, and reporting figures as text or JSON lines.
+// Benchmarks are reports, never tests: they print what they measure and assert nothing.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace axiom::bench {
+
+// Seconds per call of fn: the median over `trials` timings, each repeating fn enough times to
+// last at least `min_seconds` (after one warm-up call).
+template <typename Fn>
+double seconds_per_call(Fn&& fn, int trials = 5, double min_seconds = 0.05) {
+  using Clock = std::chrono::steady_clock;
+  auto elapsed = [](Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); };
+  auto start = Clock::now();
+  fn();  // warm-up: caches, page faults, lazy initialisation
+  const double once = std::max(elapsed(start), 1e-9);
+  const int repeats = std::max(1, static_cast<int>(min_seconds / once));
+  std::vector<double> per_call;
+  for (int t = 0; t < trials; ++t) {
+    start = Clock::now();
+    for (int r = 0; r < repeats; ++r) fn();
+    per_call.push_back(elapsed(start) / repeats);
+  }
+  std::nth_element(per_call.begin(), per_call.begin() + trials / 2, per_call.end());
+  return per_call[trials / 2];
+}
+
+// One figure: a value in a unit, and optionally the same-run baseline it should be read against.
+struct Figure {
+  std::string bench, name, unit;
+  double value = 0;
+  std::optional<double> baseline;
+  std::string baseline_name;  // what the baseline is, for the text report
+};
+
+class Reporter {
+ public:
+  explicit Reporter(bool json) : json_(json) {}
+
+  void note(const std::string& line) const {
+    if (!json_) std::printf("%s\n", line.c_str());
+  }
+
+  void report(const Figure& f) const {
+    if (json_) {
+      nlohmann::ordered_json line = {{"bench", f.bench}, {"case", f.name}, {"value", f.value}, {"unit", f.unit}};
+      if (f.baseline) line["baseline"] = *f.baseline, line["ratio"] = f.value / *f.baseline;
+      std::printf("%s\n", line.dump().c_str());
+    } else if (f.baseline) {
+      std::printf("  %-28s %10.2f %-8s  %s %10.2f  ratio %.2f\n", f.name.c_str(), f.value, f.unit.c_str(),
+                  f.baseline_name.c_str(), *f.baseline, f.value / *f.baseline);
+    } else {
+      std::printf("  %-28s %10.2f %-8s\n", f.name.c_str(), f.value, f.unit.c_str());
+    }
+    std::fflush(stdout);
+  }
+
+ private:
+  bool json_;
+};
+
+// Each benchmark group: `axiom bench NAME`.
+void bench_ops(const Reporter& reporter);
+
+}  // namespace axiom::bench

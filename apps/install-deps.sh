@@ -1,0 +1,14 @@
+#!/bin/sh
+# Installs the Debian packages that axiom builds with, when any is missing (Debian 12 or newer).
+# Works as root, or as a user with sudo. Does nothing when everything is there.
+set -e
+packages="build-essential cmake git libopenblas-dev libtbb-dev doctest-dev nlohmann-json3-dev libcli11-dev"
+missing=""
+for package in $packages; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" || missing="$missing $package"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" -eq 0 ]; then as_root=""; else as_root="sudo"; fi
+echo "axiom: installing$missing"
+$as_root apt-get update -qq
+$as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing
