@@ -75,7 +75,8 @@ class Backend {
 
 // The backend that serves a device. Throws an Error for a device type with no backend.
 Backend& backend(Device device);
-// Installs `backend` for every device of `type`, returning the one it replaces.
+// Installs `backend` for every device of `type`, returning the one it replaces. Do it while no
+// tensor of that device type is alive: a Storage frees through the backend registered at the time.
 std::unique_ptr<Backend> register_backend(DeviceType type, std::unique_ptr<Backend> backend);
 
 }  // namespace axiom::core

@@ -20,8 +20,9 @@ namespace axiom::core {
 void set_num_threads(int count);  // oneTBB and OpenBLAS, for the whole process
 int num_threads();
 
-// Calls fn(begin, end) on chunks of [0, n) of at least `grain` elements, in parallel when there is
-// enough work for two chunks, else once on this thread.
+// Calls fn(begin, end) on chunks of [0, n) of about `grain` elements (oneTBB splits ranges down to
+// between grain/2 and grain), in parallel when there is enough work for two chunks, else once on
+// this thread.
 template <typename Fn>
 void parallel_for(int64_t n, int64_t grain, Fn&& fn) {
   if (n <= 0) return;

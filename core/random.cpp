@@ -92,6 +92,10 @@ Tensor randint(const Shape& shape, int64_t low, int64_t high, Generator& gen, Dt
   if (low >= high || low < -kLimit || high > kLimit) {
     throw Error("randint", "needs low < high within +-2^53, got ", low, " and ", high);
   }
+  // Every value must fit the dtype: converting an out-of-range double to uint8 is undefined.
+  if (dtype == Dtype::uint8 && (low < 0 || high > 256)) {
+    throw Error("randint", "values from ", low, " to ", high - 1, " do not fit dtype uint8 (0 to 255)");
+  }
   const auto range = static_cast<uint64_t>(high - low);
   return generate(shape, gen, dtype, [&](const std::array<uint32_t, 4>& r) {
     const uint64_t bits = (uint64_t{r[0]} << 32) | r[1];

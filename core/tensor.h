@@ -2,8 +2,9 @@
 //
 // Copying a Tensor copies the handle, not the data (like PyTorch): two handles, one buffer.
 // View methods (reshape when possible, permute, transpose, slice, narrow, expand, squeeze,
-// unsqueeze) return new tensors over the same storage; `contiguous()`, `clone()` and `to()`
-// copy. Element i of axis k lives at  offset + sum_k index[k] * strides[k]  (in elements).
+// unsqueeze) return new tensors over the same storage; `clone()` always copies, and
+// `contiguous()` and `to()` copy unless the tensor already is what was asked for (then they
+// return it, sharing its storage, as PyTorch does). Element i of axis k lives at  offset + sum_k index[k] * strides[k]  (in elements).
 #pragma once
 
 #include <memory>
@@ -71,6 +72,7 @@ class Tensor {
   // --- copies --------------------------------------------------------------------------------------
   Tensor contiguous() const;  // itself when already contiguous
   Tensor clone() const;       // always a fresh contiguous copy
+  // Float to integer truncates toward zero and saturates at the type's limits; NaN becomes 0.
   Tensor to(Dtype dtype) const;
   Tensor to(Device device) const;
 

@@ -58,7 +58,9 @@ T reduce_block(ReduceOp op, const T* base, const StridedLoop<1>& block, int64_t 
       const double mean = static_cast<double>(block_sum(base, block)) / count;
       double squares = 0;
       for_each_in_block(base, block, [&](T v) { squares += (v - mean) * (v - mean); });
-      return static_cast<T>(squares / static_cast<double>(count - correction));
+      // Fewer elements than the correction: no degrees of freedom left, as if dividing by 0 (the
+      // variance must not turn negative).
+      return static_cast<T>(squares / static_cast<double>(std::max<int64_t>(count - correction, 0)));
     }
     case ReduceOp::max: {
       T best = *base;
@@ -110,7 +112,8 @@ void reduce_typed(ReduceOp op, const Tensor& x, const std::vector<int>& axes, co
   if ((op == ReduceOp::sum || op == ReduceOp::mean) && reduces_leading_axes(x, axes)) {
     int64_t rows = 1;
     for (int axis : axes) rows *= x.size(axis);
-    return reduce_leading_rows<T>(op, x.data<T>(), rows, x.numel() / std::max<int64_t>(rows, 1), out.data<T>());
+    // The columns are the kept axes: out.numel(), not x.numel() / rows, which is 0 when rows is.
+    return reduce_leading_rows<T>(op, x.data<T>(), rows, out.numel(), out.data<T>());
   }
   Shape kept_shape, block_shape;
   Strides kept_strides, block_strides;

@@ -1,0 +1,377 @@
+// softmax / log_softmax, layer_norm and matmul against loops in double, in every layout.
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "tests/core/reference.h"
+
+namespace core = axiom::core;
+using namespace axiom::test;
+
+namespace {
+
+const double kInf = std::numeric_limits<double>::infinity();
+
+// softmax or log_softmax of x along `axis`, one row at a time.
+std::vector<double> softmax_reference(const Tensor& x, int64_t axis, bool log) {
+  const Shape& shape = x.shape();
+  const int64_t a = axis < 0 ? axis + x.dim() : axis;
+  const std::vector<double> v = values_of(x);
+  std::vector<double> out(v.size());
+  for (int64_t flat = 0; flat < x.numel(); ++flat) {
+    auto index = unravel(flat, shape);
+    if (index[a] != 0) continue;  // visit each row once, from its first element
+    std::vector<int64_t> row;
+    for (int64_t i = 0; i < shape[a]; ++i) {
+      index[a] = i;
+      row.push_back(ravel(index, shape));
+    }
+    double max = -kInf, total = 0;
+    for (int64_t p : row) max = std::max(max, v[p]);
+    for (int64_t p : row) total += std::exp(v[p] - max);
+    for (int64_t p : row) out[p] = log ? v[p] - max - std::log(total) : std::exp(v[p] - max) / total;
+  }
+  return out;
+}
+
+struct LayerNormExpected {
+  std::vector<double> output, mean, rstd;
+};
+
+LayerNormExpected layer_norm_reference(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
+  const int64_t d = x.size(-1), rows = x.numel() / d;
+  const std::vector<double> v = values_of(x);
+  const std::vector<double> w = weight.defined() ? values_of(weight) : std::vector<double>(d, 1.0);
+  const std::vector<double> b = bias.defined() ? values_of(bias) : std::vector<double>(d, 0.0);
+  LayerNormExpected e;
+  for (int64_t r = 0; r < rows; ++r) {
+    double mean = 0, var = 0;
+    for (int64_t i = 0; i < d; ++i) mean += v[r * d + i] / d;
+    for (int64_t i = 0; i < d; ++i) var += (v[r * d + i] - mean) * (v[r * d + i] - mean) / d;
+    const double rstd = 1 / std::sqrt(var + eps);
+    for (int64_t i = 0; i < d; ++i) e.output.push_back((v[r * d + i] - mean) * rstd * w[i] + b[i]);
+    e.mean.push_back(mean);
+    e.rstd.push_back(rstd);
+  }
+  return e;
+}
+
+// a @ b with NumPy's rules (1-D operands, broadcast batch axes), as a triple loop in double.
+std::vector<double> matmul_reference(const Tensor& a, const Tensor& b, Shape* out_shape) {
+  Shape as = a.shape(), bs = b.shape();
+  if (as.size() == 1) as.insert(as.begin(), 1);
+  if (bs.size() == 1) bs.push_back(1);
+  const int64_t m = as[as.size() - 2], k = as.back(), n = bs.back();
+  REQUIRE(bs[bs.size() - 2] == k);
+  const Shape a_batch(as.begin(), as.end() - 2), b_batch(bs.begin(), bs.end() - 2);
+  const Shape batch = broadcast_reference(a_batch, b_batch);
+  const std::vector<double> va = values_of(a), vb = values_of(b);
+  std::vector<double> out;
+  for (int64_t bi = 0; bi < core::numel(batch); ++bi) {
+    const auto index = unravel(bi, batch);
+    const int64_t pa = broadcast_source(index, a_batch) * m * k, pb = broadcast_source(index, b_batch) * k * n;
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        double total = 0;
+        for (int64_t p = 0; p < k; ++p) total += va[pa + i * k + p] * vb[pb + p * n + j];
+        out.push_back(total);
+      }
+    }
+  }
+  *out_shape = batch;
+  if (a.dim() > 1) out_shape->push_back(m);
+  if (b.dim() > 1) out_shape->push_back(n);
+  return out;
+}
+
+Tolerance matmul_tolerance(Dtype dtype, int64_t k) {
+  const double scale = static_cast<double>(std::max<int64_t>(k, 1));
+  return dtype == Dtype::float32 ? Tolerance{1e-4, 1e-5 * scale} : Tolerance{1e-12, 1e-13 * scale};
+}
+
+void check_matmul(const Tensor& a, const Tensor& b, std::source_location where = std::source_location::current()) {
+  CAPTURE(str(a.shape()));
+  CAPTURE(str(a.strides()));
+  CAPTURE(str(b.shape()));
+  CAPTURE(str(b.strides()));
+  Shape shape;
+  const std::vector<double> expected = matmul_reference(a, b, &shape);
+  const Tensor out = core::matmul(a, b);
+  if (str(out.shape()) != str(shape)) {
+    ADD_FAIL_CHECK_AT(where.file_name(), static_cast<int>(where.line()),
+                      ("shape " + str(out.shape()) + ", expected " + str(shape)));
+  }
+  CHECK(out.dtype() == a.dtype());
+  check_close(out, expected, matmul_tolerance(a.dtype(), a.size(-1)), "matmul", where);
+}
+
+}  // namespace
+
+// --- softmax -------------------------------------------------------------------------------------------
+
+TEST_CASE("softmax and log_softmax along every axis, in every layout") {
+  Generator gen(31);
+  for (Dtype dtype : {Dtype::float32, Dtype::float64}) {
+    for (Layout layout : kAllLayouts) {
+      const Tensor x = random_tensor({3, 4, 5}, dtype, gen, layout, -4, 4);
+      for (int64_t axis = -3; axis < 3; ++axis) {
+        for (bool log : {false, true}) {
+          CAPTURE(dtype);
+          CAPTURE(layout);
+          CAPTURE(axis);
+          CAPTURE(log);
+          const Tensor y = log ? core::log_softmax(x, axis) : core::softmax(x, axis);
+          CHECK(str(y.shape()) == "[3, 4, 5]");
+          CHECK(y.dtype() == dtype);
+          check_close(y, softmax_reference(x, axis, log), dtype == Dtype::float32 ? Tolerance{1e-5, 1e-6} : Tolerance{1e-13, 1e-14});
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("softmax with -inf entries gives them probability 0") {
+  for (Dtype dtype : {Dtype::float32, Dtype::float64}) {
+    CAPTURE(dtype);
+    Generator gen(32);
+    const Tensor x = random_tensor({4, 6}, dtype, gen);
+    x.set({0, 0}, -kInf);
+    x.set({0, 5}, -kInf);
+    x.set({2, 1}, -kInf);
+    for (int i = 0; i < 5; ++i) x.set({3, i}, -kInf);  // one finite entry left: probability 1
+    for (int64_t axis : {0, 1}) {
+      CAPTURE(axis);
+      const Tensor p = core::softmax(x, axis), lp = core::log_softmax(x, axis);
+      check_close(p, softmax_reference(x, axis, false), 1e-5, 1e-6);
+      check_close(lp, softmax_reference(x, axis, true), 1e-5, 1e-6);
+    }
+    CHECK(core::softmax(x, 1).at({0, 0}) == 0);
+    CHECK(core::softmax(x, 1).at({3, 5}) == 1);
+    CHECK(core::log_softmax(x, 1).at({2, 1}) == -kInf);
+  }
+}
+
+TEST_CASE("softmax is stable for large inputs") {
+  for (Dtype dtype : {Dtype::float32, Dtype::float64}) {
+    CAPTURE(dtype);
+    Generator gen(33);
+    const Tensor x = core::add(random_tensor({5, 7}, dtype, gen, Layout::contiguous, -1, 1), 1000);
+    const Tensor p = core::softmax(x, -1), lp = core::log_softmax(x, -1);
+    const auto pv = values_of(p), lpv = values_of(lp);
+    CHECK(std::all_of(pv.begin(), pv.end(), [](double v) { return std::isfinite(v); }));
+    CHECK(std::all_of(lpv.begin(), lpv.end(), [](double v) { return std::isfinite(v); }));
+    check_close(p, softmax_reference(x, -1, false), 1e-5, 1e-6);
+    // log_softmax subtracts the max before anything else, so the large offset costs no accuracy.
+    check_close(lp, softmax_reference(x, -1, true), 1e-5, 1e-6);
+    check_close(core::sum(p, {1}), std::vector<double>(5, 1.0), 1e-6, 0);
+    // Negative large inputs: every exp would underflow without the max subtracted.
+    const Tensor y = core::sub(x, 2000);
+    check_close(core::softmax(y, 0), softmax_reference(y, 0, false), 1e-5, 1e-6);
+  }
+}
+
+TEST_CASE("softmax of large rows split across threads, and errors") {
+  Generator gen(34);
+  const Tensor x = random_tensor({300, 50}, Dtype::float64, gen, Layout::permuted);
+  check_close(core::softmax(x, 0), softmax_reference(x, 0, false), 1e-12, 1e-15);
+  check_close(core::log_softmax(x, 1), softmax_reference(x, 1, true), 1e-12, 1e-13);
+  check_error([] { (void)core::softmax(core::zeros({2, 3}), 2); }, {"[softmax] axis 2 is out of range for a tensor of rank 2"});
+  check_error([] { (void)core::log_softmax(core::zeros({2}, Dtype::int64)); },
+              {"[log_softmax] dtype int64 is not supported (float32 or float64 only)"});
+}
+
+// --- layer norm ----------------------------------------------------------------------------------------
+
+TEST_CASE("layer_norm with and without weight and bias, in every layout") {
+  Generator gen(35);
+  for (Dtype dtype : {Dtype::float32, Dtype::float64}) {
+    for (Layout layout : kAllLayouts) {
+      for (const Shape& shape : std::vector<Shape>{{3, 4, 5}, {6, 8}, {7}, {2, 1, 16}}) {
+        for (int affine = 0; affine < 4; ++affine) {  // bit 0: weight, bit 1: bias
+          CAPTURE(dtype);
+          CAPTURE(layout);
+          CAPTURE(str(shape));
+          CAPTURE(affine);
+          const int64_t d = shape.back();
+          const Tensor x = random_tensor(shape, dtype, gen, layout, -3, 5);
+          const Tensor w = affine & 1 ? random_tensor({d}, dtype, gen, Layout::contiguous, 0.5, 2) : Tensor();
+          // The bias as a non-contiguous view: layer_norm must make it contiguous itself.
+          const Tensor b = affine & 2 ? random_tensor({d}, dtype, gen, Layout::sliced) : Tensor();
+          const double eps = 1e-5;
+          const auto result = core::layer_norm(x, w, b, eps);
+          const LayerNormExpected e = layer_norm_reference(x, w, b, eps);
+          const Shape rows(shape.begin(), shape.end() - 1);
+          CHECK(str(result.output.shape()) == str(shape));
+          CHECK(str(result.mean.shape()) == str(rows));
+          CHECK(str(result.rstd.shape()) == str(rows));
+          const Tolerance tol = dtype == Dtype::float32 ? Tolerance{1e-5, 1e-5} : Tolerance{1e-12, 1e-12};
+          check_close(result.output, e.output, tol, "output");
+          check_close(result.mean, e.mean, tol, "mean");
+          check_close(result.rstd, e.rstd, tol, "rstd");
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("layer_norm: eps, constant rows and many rows") {
+  // A constant row has variance 0: rstd is 1 / sqrt(eps) and the output 0 (then the bias).
+  const Tensor x = core::full({2, 4}, 3.0, Dtype::float64);
+  const auto r = core::layer_norm(x, {}, core::full({4}, 0.5, Dtype::float64), 0.25);
+  check_close(r.rstd, {2, 2}, 1e-15, 0);
+  check_close(r.output, std::vector<double>(8, 0.5), 1e-15, 0);
+  // Enough rows for several threads.
+  Generator gen(36);
+  const Tensor big = random_tensor({2000, 24}, Dtype::float32, gen, Layout::permuted);
+  const auto result = core::layer_norm(big);
+  const auto e = layer_norm_reference(big, {}, {}, 1e-5);
+  check_close(result.output, e.output, 1e-5, 1e-5);
+  check_close(result.rstd, e.rstd, 1e-5, 1e-5);
+}
+
+TEST_CASE("layer_norm errors") {
+  const Tensor x = core::zeros({2, 3});
+  check_error([&] { (void)core::layer_norm(x, core::ones({4})); },
+              {"[layer_norm] weight has shape [4]; expected [3] for input [2, 3]"});
+  check_error([&] { (void)core::layer_norm(x, {}, core::ones({1, 3})); },
+              {"[layer_norm] bias has shape [1, 3]; expected [3] for input [2, 3]"});
+  check_error([&] { (void)core::layer_norm(x, core::ones({3}, Dtype::float64)); },
+              {"[layer_norm] dtypes float32 and float64 differ"});
+  check_error([&] { (void)core::layer_norm(core::scalar(1)); }, {"[layer_norm] needs at least one axis, got a scalar"});
+  check_error([&] { (void)core::layer_norm(x, {}, {}, -1); }, {"[layer_norm] eps must be 0 or more, got -1"});
+  check_error([&] { (void)core::layer_norm(core::zeros({2, 3}, Dtype::int64)); }, {"[layer_norm] dtype int64 is not supported"});
+}
+
+// --- matmul --------------------------------------------------------------------------------------------
+
+TEST_CASE("matmul: shapes") {
+  Generator gen(37);
+  for (Dtype dtype : {Dtype::float32, Dtype::float64}) {
+    CAPTURE(dtype);
+    auto r = [&](const Shape& shape) { return random_tensor(shape, dtype, gen); };
+    SUBCASE("2-D") { check_matmul(r({3, 4}), r({4, 5})); }
+    SUBCASE("batched") { check_matmul(r({2, 3, 4}), r({2, 4, 5})); }
+    SUBCASE("broadcast batch axes") {
+      check_matmul(r({2, 1, 3, 4}), r({5, 4, 6}));
+      CHECK(str(core::matmul(r({2, 1, 3, 4}), r({5, 4, 6})).shape()) == "[2, 5, 3, 6]");
+      check_matmul(r({1, 3, 4}), r({3, 4, 2}));
+    }
+    SUBCASE("1-D operands") {
+      check_matmul(r({4}), r({4, 5}));
+      check_matmul(r({3, 4}), r({4}));
+      check_matmul(r({4}), r({4}));
+      check_matmul(r({2, 3, 4}), r({4}));
+      check_matmul(r({4}), r({2, 4, 5}));
+      CHECK(core::matmul(r({4}), r({4})).dim() == 0);
+    }
+    SUBCASE("vectors as matrices: M = 1, N = 1, K = 1") {
+      check_matmul(r({1, 4}), r({4, 5}));
+      check_matmul(r({3, 4}), r({4, 1}));
+      check_matmul(r({3, 1}), r({1, 5}));
+      check_matmul(r({2, 1, 4}), r({2, 4, 1}));
+    }
+    SUBCASE("a single large product, threaded by BLAS") { check_matmul(r({96, 80}), r({80, 72})); }
+  }
+}
+
+TEST_CASE("matmul: non-contiguous operands") {
+  Generator gen(38);
+  for (Dtype dtype : {Dtype::float32, Dtype::float64}) {
+    CAPTURE(dtype);
+    auto r = [&](const Shape& shape) { return random_tensor(shape, dtype, gen); };
+    SUBCASE("transposed operands") {
+      const Tensor at = r({2, 4, 3}).transpose(-1, -2), bt = r({2, 5, 4}).transpose(-1, -2);
+      check_matmul(at, r({2, 4, 5}));
+      check_matmul(r({2, 3, 4}), bt);
+      check_matmul(at, bt);
+      check_matmul(r({4, 1}).transpose(0, 1), r({5, 4}).transpose(0, 1));  // M = 1 transposed
+    }
+    SUBCASE("sliced operands with steps") {
+      check_matmul(r({7, 4}).slice(0, 0, 7, 2), r({4, 5}));      // rows 2 apart
+      check_matmul(r({4, 4}), r({4, 10}).slice(1, 1, 10, 2));    // columns 2 apart: copied
+      check_matmul(r({3, 9}).slice(1, 0, 9, 3), r({3, 2}));      // K = 3 columns 3 apart
+      check_matmul(r({5, 3, 4}).slice(0, 0, 5, 2), r({3, 4, 2})); // every other matrix of a batch
+      check_matmul(r({2, 6, 8}).slice(1, 1, 6, 2).slice(2, 0, 8, 2), r({2, 4, 3}));
+    }
+    SUBCASE("expanded operands: one matrix shared by the batch") {
+      check_matmul(r({1, 3, 4}).expand({5, 3, 4}), r({5, 4, 2}));
+      check_matmul(r({5, 3, 4}), r({4, 2}).expand({5, 4, 2}));
+      check_matmul(r({3, 1}).expand({3, 4}), r({4, 2}));             // stride-0 columns
+      check_matmul(r({2, 1, 4}).expand({2, 3, 4}), r({2, 4, 5}));   // stride-0 rows
+    }
+    SUBCASE("every pair of layouts") {
+      for (Layout la : kAllLayouts) {
+        for (Layout lb : kAllLayouts) {
+          CAPTURE(la);
+          CAPTURE(lb);
+          check_matmul(random_tensor({2, 3, 4}, dtype, gen, la), random_tensor({2, 4, 5}, dtype, gen, lb));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("matmul: the batch-fold and many-small-matrices paths") {
+  Generator gen(39);
+  for (Dtype dtype : {Dtype::float32, Dtype::float64}) {
+    CAPTURE(dtype);
+    auto r = [&](const Shape& shape) { return random_tensor(shape, dtype, gen); };
+    SUBCASE("x [B, T, D] @ w [D, E] with large matrices: one tall GEMM") {
+      // T * D * E = 70 * 64 * 64 is above the small-GEMM limit of 64^3, so these take the fold.
+      check_matmul(r({2, 70, 64}), r({64, 64}));
+      check_matmul(r({2, 70, 80}).narrow(2, 8, 64), r({64, 64}));         // rows 80 apart, K = 64
+      check_matmul(r({2, 70, 64}), r({64, 64}).transpose(0, 1));         // transposed weight
+      check_matmul(r({1, 70, 64}).expand({2, 70, 64}), r({64, 64}));     // an expanded batch: per matrix
+      check_matmul(r({4, 70, 64}).slice(0, 0, 4, 2), r({64, 64}));       // matrices not adjacent: per matrix
+      check_matmul(r({70, 2, 64}).transpose(0, 1), r({64, 64}));         // batch axis out of order
+      check_matmul(r({2, 64, 70}).transpose(1, 2), r({64, 64}));         // transposed x
+    }
+    SUBCASE("x [B, T, D] @ w [D, E] with small matrices") {
+      check_matmul(r({3, 5, 4}), r({4, 6}));
+      check_matmul(r({2, 3, 5, 4}), r({4, 6}));
+      check_matmul(r({3, 5, 8}).narrow(2, 2, 4), r({4, 6}));
+      check_matmul(r({3, 5, 8}).slice(2, 0, 8, 2), r({4, 6}));  // columns 2 apart: copied first
+      check_matmul(r({3, 1, 4}), r({4, 6}));                    // M = 1
+    }
+    SUBCASE("many small matrices, spread over threads") {
+      check_matmul(r({64, 32, 32}), r({32, 32}));
+      check_matmul(r({64, 32, 32}), r({64, 32, 32}));
+      check_matmul(r({64, 8, 16}).transpose(-1, -2), r({64, 8, 12}));
+    }
+  }
+}
+
+TEST_CASE("matmul: empty sizes") {
+  for (Dtype dtype : {Dtype::float32, Dtype::float64}) {
+    CAPTURE(dtype);
+    SUBCASE("K = 0 gives zeros") {
+      const Tensor out = core::matmul(core::ones({3, 0}, dtype), core::ones({0, 4}, dtype));
+      CHECK(str(out.shape()) == "[3, 4]");
+      check_equal(out, std::vector<double>(12, 0.0));
+      check_equal(core::matmul(core::ones({2, 3, 0}, dtype), core::ones({0, 2}, dtype)), std::vector<double>(12, 0.0));
+      check_equal(core::matmul(core::ones({0}, dtype), core::ones({0}, dtype)), {0});
+    }
+    SUBCASE("M = 0, N = 0, batch 0") {
+      CHECK(str(core::matmul(core::ones({0, 4}, dtype), core::ones({4, 5}, dtype)).shape()) == "[0, 5]");
+      CHECK(str(core::matmul(core::ones({3, 4}, dtype), core::ones({4, 0}, dtype)).shape()) == "[3, 0]");
+      CHECK(str(core::matmul(core::ones({0, 3, 4}, dtype), core::ones({4, 5}, dtype)).shape()) == "[0, 3, 5]");
+      CHECK(str(core::matmul(core::ones({0, 3, 4}, dtype), core::ones({0, 4, 5}, dtype)).shape()) == "[0, 3, 5]");
+      CHECK(str(core::matmul(core::ones({2, 0, 4}, dtype), core::ones({2, 4, 5}, dtype)).shape()) == "[2, 0, 5]");
+    }
+  }
+}
+
+TEST_CASE("matmul errors") {
+  check_error([] { (void)core::matmul(core::zeros({2, 3}), core::zeros({4, 5})); },
+              {"[matmul] shapes [2, 3] and [4, 5] cannot be multiplied (3 != 4)"});
+  check_error([] { (void)core::matmul(core::zeros({3}), core::zeros({4})); },
+              {"[matmul] shapes [3] and [4] cannot be multiplied (3 != 4)"});
+  check_error([] { (void)core::matmul(core::zeros({2, 2, 3}), core::zeros({3, 3, 4})); },
+              {"[matmul] batch shapes [2] and [3] of [2, 2, 3] and [3, 3, 4] cannot be broadcast"});
+  check_error([] { (void)core::matmul(core::scalar(1), core::zeros({2})); },
+              {"[matmul] needs operands with at least one axis, got shapes [] and [2]"});
+  check_error([] { (void)core::matmul(core::zeros({2, 2}, Dtype::int64), core::zeros({2, 2}, Dtype::int64)); },
+              {"[matmul] dtype int64 is not supported"});
+  check_error([] { (void)core::matmul(core::zeros({2, 2}), core::zeros({2, 2}, Dtype::float64)); },
+              {"[matmul] dtypes float32 and float64 differ"});
+}
