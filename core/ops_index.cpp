@@ -15,25 +15,26 @@ Shape with_size(Shape shape, int axis, int64_t size) {
   return shape;
 }
 
-// index_select and index_add: a 1-D int64 index into `axis` of x.
-int checked_axis_index(const char* op, const Tensor& x, int64_t axis, const Tensor& index) {
+// Both tensors defined, on one device, and the index int64; returns `axis` normalised for x.
+int checked_operands(const char* op, const Tensor& x, int64_t axis, const Tensor& index) {
   checks::defined(op, x);
   checks::defined(op, index, "index");
   checks::same_device(op, x, index);
   checks::dtype_is(op, index, Dtype::int64, "the index");
+  return normalize_axis(op, axis, x.dim());
+}
+
+// index_select and index_add: a 1-D int64 index into `axis` of x.
+int checked_axis_index(const char* op, const Tensor& x, int64_t axis, const Tensor& index) {
+  const int a = checked_operands(op, x, axis, index);
   if (index.dim() != 1) throw Error(op, "the index must be 1-D, got shape ", index.shape());
-  const int a = normalize_axis(op, axis, x.dim());
   checks::indices_in_range(op, index, x.size(a), a);
   return a;
 }
 
 // gather and scatter_add: an int64 index with x's shape except along `axis`.
 int checked_element_index(const char* op, const Tensor& x, int64_t axis, const Tensor& index) {
-  checks::defined(op, x);
-  checks::defined(op, index, "index");
-  checks::same_device(op, x, index);
-  checks::dtype_is(op, index, Dtype::int64, "the index");
-  const int a = normalize_axis(op, axis, x.dim());
+  const int a = checked_operands(op, x, axis, index);
   if (index.dim() != x.dim() || with_size(index.shape(), a, 0) != with_size(x.shape(), a, 0)) {
     throw Error(op, "index of shape ", index.shape(), " must match the input's shape ", x.shape(),
                 " on every axis but ", a);

@@ -5,6 +5,7 @@
 
 #include "core/cpu/cpu_backend.h"
 #include "core/cpu/loops.h"
+#include "core/cpu/maps.h"
 #include "core/tensor.h"
 
 namespace axiom::core::cpu {
@@ -25,22 +26,6 @@ To convert(From value) {
   return static_cast<To>(value);
 }
 
-template <typename To, typename From>
-void copy_typed(const Tensor& src, const Tensor& dst) {
-  StridedLoop<2> loop(dst.shape(), {&dst.strides(), &src.strides()});
-  To* out = dst.data<To>();
-  const From* in = src.data<From>();
-  parallel_runs(loop, kGrain, [&](const auto& offset, int64_t n, const auto& step) {
-    To* o = out + offset[0];
-    const From* x = in + offset[1];
-    if (step[0] == 1 && step[1] == 1) {
-      for (int64_t i = 0; i < n; ++i) o[i] = convert<To>(x[i]);
-    } else {
-      for (int64_t i = 0; i < n; ++i) o[i * step[0]] = convert<To>(x[i * step[1]]);
-    }
-  });
-}
-
 }  // namespace
 
 void CpuBackend::fill(const Tensor& out, double value) {
@@ -57,7 +42,7 @@ void CpuBackend::fill(const Tensor& out, double value) {
 
 void CpuBackend::copy(const Tensor& src, const Tensor& dst) {
   dispatch(dst.dtype(), [&]<typename To>() {
-    dispatch(src.dtype(), [&]<typename From>() { copy_typed<To, From>(src, dst); });
+    dispatch(src.dtype(), [&]<typename From>() { map_unary<To, From>(src, dst, convert<To, From>); });
   });
 }
 

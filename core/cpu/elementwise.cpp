@@ -4,6 +4,7 @@
 
 #include "core/cpu/cpu_backend.h"
 #include "core/cpu/loops.h"
+#include "core/cpu/maps.h"
 #include "core/error.h"
 #include "core/tensor.h"
 
@@ -15,48 +16,6 @@ template <typename T>
 bool is_nan(T value) {
   if constexpr (std::is_floating_point_v<T>) return std::isnan(value);
   return false;
-}
-
-// out = f(x), elementwise.
-template <typename Out, typename In, typename F>
-void map_unary(const Tensor& x, const Tensor& out, F f) {
-  StridedLoop<2> loop(out.shape(), {&out.strides(), &x.strides()});
-  Out* out_base = out.data<Out>();
-  const In* x_base = x.data<In>();
-  parallel_runs(loop, kGrain, [&](const auto& offset, int64_t n, const auto& step) {
-    Out* o = out_base + offset[0];
-    const In* a = x_base + offset[1];
-    if (step[0] == 1 && step[1] == 1) {
-      for (int64_t i = 0; i < n; ++i) o[i] = f(a[i]);
-    } else {
-      for (int64_t i = 0; i < n; ++i) o[i * step[0]] = f(a[i * step[1]]);
-    }
-  });
-}
-
-// out = f(a, b), elementwise; a broadcast operand shows up as a step of 0.
-template <typename Out, typename In, typename F>
-void map_binary(const Tensor& a, const Tensor& b, const Tensor& out, F f) {
-  StridedLoop<3> loop(out.shape(), {&out.strides(), &a.strides(), &b.strides()});
-  Out* out_base = out.data<Out>();
-  const In* a_base = a.data<In>();
-  const In* b_base = b.data<In>();
-  parallel_runs(loop, kGrain, [&](const auto& offset, int64_t n, const auto& step) {
-    Out* o = out_base + offset[0];
-    const In* x = a_base + offset[1];
-    const In* y = b_base + offset[2];
-    if (step[0] == 1 && step[1] == 1 && step[2] == 1) {
-      for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y[i]);
-    } else if (step[0] == 1 && step[1] == 1 && step[2] == 0) {
-      const In y0 = *y;
-      for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y0);
-    } else if (step[0] == 1 && step[1] == 0 && step[2] == 1) {
-      const In x0 = *x;
-      for (int64_t i = 0; i < n; ++i) o[i] = f(x0, y[i]);
-    } else {
-      for (int64_t i = 0; i < n; ++i) o[i * step[0]] = f(x[i * step[1]], y[i * step[2]]);
-    }
-  });
 }
 
 template <typename T>
