@@ -95,7 +95,7 @@ std::string choose_kernels() {
 
 void ensure_fast_blas_kernels() { (void)blas_kernels_report(); }
 
-std::string blas_kernels_report() {
+const std::string& blas_kernels_report() {
   static const std::string report = choose_kernels();  // thread-safe, runs once
   return report;
 }

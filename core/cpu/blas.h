@@ -9,7 +9,7 @@ namespace axiom::core::cpu {
 void ensure_fast_blas_kernels();
 
 // Which kernels OpenBLAS uses, and why: "SkylakeX (OpenBLAS chose Haswell; axiom switched ...)".
-std::string blas_kernels_report();
+const std::string& blas_kernels_report();
 // The name alone, as openblas_get_corename() gives it: "SkylakeX".
 std::string blas_core_name();
 
