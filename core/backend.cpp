@@ -38,7 +38,8 @@ std::unique_ptr<Backend> register_backend(DeviceType type, std::unique_ptr<Backe
 
 std::string_view op_name(UnaryOp op) {
   constexpr std::string_view names[] = {"neg",  "abs",     "exp",  "log",  "sqrt",      "rsqrt",
-                                        "tanh", "sigmoid", "relu", "gelu", "gelu_tanh", "pow"};
+                                        "tanh", "sigmoid", "relu", "gelu", "gelu_tanh", "pow",
+                                        "gelu_derivative", "gelu_tanh_derivative"};
   return names[static_cast<int>(op)];
 }
 

@@ -19,7 +19,10 @@ namespace axiom::core {
 
 class Tensor;
 
-enum class UnaryOp { neg, abs, exp, log, sqrt, rsqrt, tanh, sigmoid, relu, gelu, gelu_tanh, pow_scalar };
+enum class UnaryOp {
+  neg, abs, exp, log, sqrt, rsqrt, tanh, sigmoid, relu, gelu, gelu_tanh, pow_scalar,
+  gelu_derivative, gelu_tanh_derivative,  // d gelu / dx, for the backward pass
+};
 enum class BinaryOp { add, sub, mul, div, pow, maximum, minimum, eq, ne, lt, le, gt, ge };
 enum class ReduceOp { sum, mean, max, var };
 
@@ -63,6 +66,12 @@ class Backend {
   // mean and rstd have x's shape without its last axis.
   virtual void layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps, const Tensor& out,
                           const Tensor& mean, const Tensor& rstd) = 0;
+  // The gradient of layer_norm with respect to x, one row at a time, from the saved mean and rstd:
+  //   xhat = (x - mean) * rstd,  gw = grad_out * weight,
+  //   grad_x = rstd * (gw - mean(gw) - xhat * mean(gw * xhat))      (means over the last axis)
+  // weight ([D], contiguous) may be undefined; grad_x is contiguous with x's shape.
+  virtual void layer_norm_backward(const Tensor& x, const Tensor& weight, const Tensor& mean, const Tensor& rstd,
+                                   const Tensor& grad_out, const Tensor& grad_x) = 0;
   // out = x with its `axis` indexed by `index` (int64, 1-D, in range). x contiguous.
   virtual void index_select(const Tensor& x, int axis, const Tensor& index, const Tensor& out) = 0;
   // out.narrow(axis, index[i], 1) += src.narrow(axis, i, 1). out and src contiguous.

@@ -27,6 +27,9 @@ Tensor relu(const Tensor& x);
 Tensor gelu(const Tensor& x);       // x * Phi(x), with the exact erf
 Tensor gelu_tanh(const Tensor& x);  // the tanh approximation of GPT-2
 Tensor pow(const Tensor& x, double exponent);
+// The derivatives of gelu and gelu_tanh, elementwise (for backward passes).
+Tensor gelu_derivative(const Tensor& x);
+Tensor gelu_tanh_derivative(const Tensor& x);
 
 // --- binary, with NumPy broadcasting ----------------------------------------------------------
 Tensor add(const Tensor& a, const Tensor& b);
@@ -79,6 +82,10 @@ struct LayerNormResult {
 };
 // Over the last axis, with optional weight and bias of shape [D] (pass Tensor() to omit).
 LayerNormResult layer_norm(const Tensor& x, const Tensor& weight = {}, const Tensor& bias = {}, double eps = 1e-5);
+// d loss / d x of layer_norm, from the forward's x, weight (or Tensor()), mean and rstd, and
+// grad_out = d loss / d output (x's shape). (The weight and bias gradients are plain sums.)
+Tensor layer_norm_backward(const Tensor& x, const Tensor& weight, const Tensor& mean, const Tensor& rstd,
+                           const Tensor& grad_out);
 
 // --- matrix product ---------------------------------------------------------------------------
 // [..., M, K] @ [..., K, N] -> [..., M, N], batch axes broadcast. A 1-D operand is a vector

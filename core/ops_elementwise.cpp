@@ -53,6 +53,8 @@ Tensor relu(const Tensor& x) { return unary_op(UnaryOp::relu, x); }
 Tensor gelu(const Tensor& x) { return unary_op(UnaryOp::gelu, x); }
 Tensor gelu_tanh(const Tensor& x) { return unary_op(UnaryOp::gelu_tanh, x); }
 Tensor pow(const Tensor& x, double exponent) { return unary_op(UnaryOp::pow_scalar, x, exponent); }
+Tensor gelu_derivative(const Tensor& x) { return unary_op(UnaryOp::gelu_derivative, x); }
+Tensor gelu_tanh_derivative(const Tensor& x) { return unary_op(UnaryOp::gelu_tanh_derivative, x); }
 
 Tensor add(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::add, a, b); }
 Tensor sub(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::sub, a, b); }

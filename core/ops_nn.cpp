@@ -47,6 +47,28 @@ LayerNormResult layer_norm(const Tensor& x, const Tensor& weight, const Tensor& 
   return result;
 }
 
+Tensor layer_norm_backward(const Tensor& x, const Tensor& weight, const Tensor& mean, const Tensor& rstd,
+                           const Tensor& grad_out) {
+  checks::defined("layer_norm_backward", x);
+  checks::floating("layer_norm_backward", x);
+  if (x.dim() == 0) throw Error("layer_norm_backward", "needs at least one axis, got a scalar");
+  const Shape rows(x.shape().begin(), x.shape().end() - 1);
+  for (const Tensor* t : {&mean, &rstd, &grad_out}) {
+    checks::defined("layer_norm_backward", *t);
+    checks::same_device("layer_norm_backward", x, *t);
+    checks::same_dtype("layer_norm_backward", x, *t);
+  }
+  if (mean.shape() != rows || rstd.shape() != rows || grad_out.shape() != x.shape()) {
+    throw Error("layer_norm_backward", "for input ", x.shape(), " expected mean and rstd of shape ", rows,
+                " and grad_out of shape ", x.shape(), "; got ", mean.shape(), ", ", rstd.shape(), ", ",
+                grad_out.shape());
+  }
+  const Tensor w = checked_affine(weight, x, "weight");
+  Tensor grad_x = empty(x.shape(), x.dtype(), x.device());
+  backend(x.device()).layer_norm_backward(x, w, mean.contiguous(), rstd.contiguous(), grad_out, grad_x);
+  return grad_x;
+}
+
 Tensor matmul(const Tensor& a, const Tensor& b) {
   checks::defined("matmul", a, "first");
   checks::defined("matmul", b, "second");

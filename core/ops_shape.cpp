@@ -17,6 +17,7 @@ void copy_into(const Tensor& src, const Tensor& dst) {
                 dst.shape());
   }
   backend(dst.device()).copy(src.expand(dst.shape()), dst);
+  dst.storage()->mark_written();
 }
 
 Tensor concat(const std::vector<Tensor>& tensors, int64_t axis) {

@@ -3,6 +3,7 @@
 // tests can prove that nothing leaks (allocation_stats).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -21,10 +22,16 @@ class Storage {
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
 
+  // Counts writes into existing tensors (Tensor::set, copy_into). Autograd remembers the version
+  // of every tensor it saves for a backward pass and refuses to use one that changed since.
+  uint64_t version() const { return version_.load(); }
+  void mark_written() { ++version_; }
+
  private:
   void* data_ = nullptr;
   size_t nbytes_ = 0;
   Device device_;
+  std::atomic<uint64_t> version_{0};
 };
 
 // Buffers alive right now on every device, and the most bytes ever alive at once.

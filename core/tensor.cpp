@@ -69,7 +69,7 @@ double Tensor::at(const std::vector<int64_t>& index) const {
 
 void Tensor::set(const std::vector<int64_t>& index, double value) const {
   Tensor element(storage_, {}, {}, element_offset(index, "set"), dtype_);
-  copy_into(scalar(value, Dtype::float64, element.device()), element);
+  copy_into(scalar(value, Dtype::float64, element.device()), element);  // marks the storage written
 }
 
 double Tensor::item() const {

@@ -27,6 +27,8 @@ class CpuBackend : public Backend {
   void matmul(const Tensor& a, const Tensor& b, const Tensor& out) override;
   void layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps, const Tensor& out,
                   const Tensor& mean, const Tensor& rstd) override;
+  void layer_norm_backward(const Tensor& x, const Tensor& weight, const Tensor& mean, const Tensor& rstd,
+                           const Tensor& grad_out, const Tensor& grad_x) override;
   void index_select(const Tensor& x, int axis, const Tensor& index, const Tensor& out) override;
   void index_add(const Tensor& out, int axis, const Tensor& index, const Tensor& src) override;
   void gather(const Tensor& x, int axis, const Tensor& index, const Tensor& out) override;

@@ -48,6 +48,21 @@ void unary_typed(UnaryOp op, const Tensor& x, const Tensor& out, double scalar) 
           const T inner = T(0.7978845608028654) * (v + T(0.044715) * v * v * v);
           return T(0.5) * v * (T(1) + std::tanh(inner));
         });
+      case UnaryOp::gelu_derivative:
+        // d/dx x Phi(x) = Phi(x) + x phi(x)
+        return map_unary<T, T>(x, out, [](T v) {
+          const T cdf = T(0.5) * (T(1) + std::erf(v * T(M_SQRT1_2)));
+          const T pdf = T(0.3989422804014327) * std::exp(T(-0.5) * v * v);
+          return cdf + v * pdf;
+        });
+      case UnaryOp::gelu_tanh_derivative:
+        // with u = sqrt(2/pi) (x + 0.044715 x^3):  1/2 (1 + tanh u) + x/2 (1 - tanh^2 u) du/dx
+        return map_unary<T, T>(x, out, [](T v) {
+          const T k = T(0.7978845608028654);
+          const T t = std::tanh(k * (v + T(0.044715) * v * v * v));
+          const T du = k * (T(1) + T(3 * 0.044715) * v * v);
+          return T(0.5) * (T(1) + t) + T(0.5) * v * (T(1) - t * t) * du;
+        });
       case UnaryOp::pow_scalar: {
         const T p = static_cast<T>(scalar);
         if (p == T(2)) return map_unary<T, T>(x, out, [](T v) { return v * v; });

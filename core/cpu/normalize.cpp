@@ -66,7 +66,51 @@ void layer_norm_row(const T* x, int64_t x_step, int64_t length, const T* w, cons
   *rstd_out = r;
 }
 
+// dx of layer norm for one row (see Backend::layer_norm_backward). g and dx contiguous.
+template <typename T>
+void layer_norm_backward_row(const T* x, int64_t x_step, const T* g, int64_t g_step, int64_t length, const T* w,
+                             double mean, double rstd, T* dx) {
+  double mean_gw = 0, mean_gw_xhat = 0;
+  for (int64_t i = 0; i < length; ++i) {
+    const double gw = w ? double(g[i * g_step]) * w[i] : double(g[i * g_step]);
+    mean_gw += gw;
+    mean_gw_xhat += gw * (x[i * x_step] - mean) * rstd;
+  }
+  mean_gw /= length;
+  mean_gw_xhat /= length;
+  for (int64_t i = 0; i < length; ++i) {
+    const double gw = w ? double(g[i * g_step]) * w[i] : double(g[i * g_step]);
+    const double xhat = (x[i * x_step] - mean) * rstd;
+    dx[i] = static_cast<T>(rstd * (gw - mean_gw - xhat * mean_gw_xhat));
+  }
+}
+
 }  // namespace
+
+void CpuBackend::layer_norm_backward(const Tensor& x, const Tensor& weight, const Tensor& mean, const Tensor& rstd,
+                                     const Tensor& grad_out, const Tensor& grad_x) {
+  dispatch_floating("layer_norm_backward", x.dtype(), [&]<typename T>() {
+    const int last = static_cast<int>(x.dim()) - 1;
+    const Shape rows_shape = without(x.shape(), last);
+    const Strides x_strides = without(x.strides(), last), g_strides = without(grad_out.strides(), last);
+    const StridedLoop<2> rows(rows_shape, {&x_strides, &g_strides});
+    const int64_t length = x.size(last), x_step = x.stride(last), g_step = grad_out.stride(last);
+    const T *x_base = x.data<T>(), *g_base = grad_out.data<T>();
+    const T* w = weight.defined() ? weight.data<T>() : nullptr;
+    const T *mean_base = mean.data<T>(), *rstd_base = rstd.data<T>();
+    T* dx = grad_x.data<T>();
+    const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(length, 1) / 4);
+    parallel_for(rows.numel(), grain, [&](int64_t begin, int64_t end) {
+      int64_t row = begin;
+      rows.for_each_run(begin, end, [&](const auto& offset, int64_t n, const auto& step) {
+        for (int64_t i = 0; i < n; ++i, ++row) {
+          layer_norm_backward_row(x_base + offset[0] + i * step[0], x_step, g_base + offset[1] + i * step[1], g_step,
+                                  length, w, mean_base[row], rstd_base[row], dx + row * length);
+        }
+      });
+    });
+  });
+}
 
 void CpuBackend::softmax(const Tensor& x, int axis, bool log, const Tensor& out) {
   dispatch_floating("softmax", x.dtype(), [&]<typename T>() {

@@ -34,6 +34,10 @@ class CudaStub : public Backend {
                   const Tensor&) override {
     unavailable("layer_norm");
   }
+  void layer_norm_backward(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                           const Tensor&) override {
+    unavailable("layer_norm_backward");
+  }
   void index_select(const Tensor&, int, const Tensor&, const Tensor&) override { unavailable("index_select"); }
   void index_add(const Tensor&, int, const Tensor&, const Tensor&) override { unavailable("index_add"); }
   void gather(const Tensor&, int, const Tensor&, const Tensor&) override { unavailable("gather"); }
