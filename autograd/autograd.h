@@ -1,0 +1,6 @@
+// Everything in autograd, for users who want one include.
+#pragma once
+
+#include "autograd/gradcheck.h"
+#include "autograd/ops.h"
+#include "autograd/tensor.h"

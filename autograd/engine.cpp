@@ -1,0 +1,226 @@
+// The reverse-mode engine: recording ops into a graph, and walking it backwards.
+//
+//   forward:  every op computes its output with core, and record() attaches a Node that remembers
+//             the inputs and a backward rule (autograd/ops_*.cpp).
+//   backward: sort the Nodes reachable from the output so that each comes before the Nodes of its
+//             inputs, then visit them in that order: a Node's gradient is complete once every Node
+//             that used its output has been visited. Each rule turns the output's gradient into
+//             its inputs' gradients; the engine sums them back to the input's shape (undoing
+//             broadcasting, in one place) and adds them up where a value was used more than once.
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "autograd/tensor.h"
+#include "core/error.h"
+#include "core/factory.h"
+#include "core/ops.h"
+
+namespace axiom {
+
+// --- Tensor basics ---------------------------------------------------------------------------------
+
+Tensor::Tensor(core::Tensor data, bool requires_grad) : impl_(std::make_shared<TensorImpl>()) {
+  if (!data.defined()) throw Error("Tensor", "cannot wrap an undefined core tensor");
+  impl_->data = std::move(data);
+  set_requires_grad(requires_grad);
+}
+
+const core::Tensor& Tensor::data() const {
+  if (!impl_) throw Error("Tensor", "the tensor is undefined");
+  return impl_->data;
+}
+
+Tensor& Tensor::set_requires_grad(bool wanted) {
+  if (!is_leaf()) throw Error("set_requires_grad", "only a leaf can change requires_grad; use detach() first");
+  if (wanted && !core::is_floating(dtype())) {
+    throw Error("set_requires_grad", "only float32 and float64 tensors can require a gradient, not ", dtype());
+  }
+  impl_->requires_grad = wanted;
+  return *this;
+}
+
+const core::Tensor& Tensor::grad() const { return data(), impl_->grad; }
+void Tensor::zero_grad() const { data(), impl_->grad = core::Tensor(); }
+const std::shared_ptr<Node>& Tensor::grad_fn() const { return data(), impl_->grad_fn; }
+Tensor Tensor::detach() const { return Tensor(data()); }
+
+std::ostream& operator<<(std::ostream& out, const Tensor& tensor) { return out << tensor.to_string(); }
+
+// --- grad mode -------------------------------------------------------------------------------------
+
+namespace {
+thread_local bool grad_mode = true;
+}
+
+bool grad_enabled() { return grad_mode; }
+NoGrad::NoGrad() : previous_(grad_mode) { grad_mode = false; }
+NoGrad::~NoGrad() { grad_mode = previous_; }
+
+// --- recording -------------------------------------------------------------------------------------
+
+namespace {
+void remember_version(Node& node, const core::Tensor& t) {
+  if (t.defined()) node.versions.emplace_back(t.storage(), t.storage()->version());
+}
+}  // namespace
+
+Tensor record(const char* name, const std::vector<Tensor>& inputs, core::Tensor output, Node::Backward backward) {
+  const bool wanted = grad_mode && std::any_of(inputs.begin(), inputs.end(),
+                                               [](const Tensor& t) { return t.requires_grad(); });
+  if (!wanted) return Tensor(std::move(output));
+  auto node = std::make_shared<Node>();
+  node->name = name;
+  node->backward = std::move(backward);
+  for (const Tensor& input : inputs) {
+    node->inputs.push_back(input.requires_grad() ? input.impl() : nullptr);
+    node->input_shapes.push_back(input.defined() ? input.shape() : Shape{});
+    node->input_dtypes.push_back(input.defined() ? input.dtype() : Dtype::float32);
+    if (input.defined()) remember_version(*node, input.data());
+  }
+  remember_version(*node, output);
+  auto impl = std::make_shared<TensorImpl>();
+  impl->data = std::move(output);
+  impl->requires_grad = true;
+  impl->grad_fn = std::move(node);
+  return Tensor(std::move(impl));
+}
+
+// A Node owns its inputs, which own the Nodes that made them: destroying the last handle of a
+// long chain would recurse once per Node. Instead, each dying Node hands the Nodes only it kept
+// alive to a local list, and those die one at a time, their own inputs already taken away.
+Node::~Node() {
+  std::vector<std::shared_ptr<Node>> pending;
+  auto take_inputs = [&pending](Node& node) {
+    for (auto& input : node.inputs) {
+      if (input && input.use_count() == 1 && input->grad_fn) pending.push_back(std::move(input->grad_fn));
+    }
+    node.inputs.clear();
+  };
+  take_inputs(*this);
+  while (!pending.empty()) {
+    std::shared_ptr<Node> node = std::move(pending.back());
+    pending.pop_back();
+    if (node.use_count() == 1) take_inputs(*node);
+  }  // `node` dies here with no inputs left to recurse into
+}
+
+// --- backward --------------------------------------------------------------------------------------
+
+namespace {
+
+// Sums a gradient over the axes that broadcasting added or stretched, back to `shape`.
+//   [4, 5, 3] -> [5, 1]: sum over axis 0 (added) and axis 2 (stretched from 1)
+core::Tensor sum_to_shape(const core::Tensor& grad, const Shape& shape) {
+  if (grad.shape() == shape) return grad;
+  const int64_t extra = grad.dim() - static_cast<int64_t>(shape.size());
+  std::vector<int64_t> axes;
+  for (int64_t axis = 0; axis < grad.dim(); ++axis) {
+    if (axis < extra || (shape[axis - extra] == 1 && grad.size(axis) != 1)) axes.push_back(axis);
+  }
+  return core::sum(grad, axes, /*keepdim=*/true).reshape(shape);
+}
+
+void accumulate(core::Tensor& slot, const core::Tensor& grad) {
+  slot = slot.defined() ? core::add(slot, grad) : grad;
+}
+
+// Every Node reachable from `root`, each before the Nodes of its inputs (an iterative depth-first
+// search: reversed post-order). Deep graphs need no deep stack.
+std::vector<std::shared_ptr<Node>> topological_order(const std::shared_ptr<Node>& root) {
+  std::vector<std::shared_ptr<Node>> post_order;
+  std::unordered_set<Node*> seen{root.get()};
+  std::vector<std::pair<std::shared_ptr<Node>, size_t>> stack{{root, 0}};  // (node, next input to visit)
+  while (!stack.empty()) {
+    auto& [node, next] = stack.back();
+    if (next < node->inputs.size()) {
+      const auto& input = node->inputs[next++];
+      if (input && input->grad_fn && seen.insert(input->grad_fn.get()).second) stack.emplace_back(input->grad_fn, 0);
+    } else {
+      post_order.push_back(std::move(node));
+      stack.pop_back();
+    }
+  }
+  std::reverse(post_order.begin(), post_order.end());
+  return post_order;
+}
+
+void check_not_freed(const Node& node) {
+  if (!node.backward) {
+    throw Error("backward", "the graph through ", node.name,
+                " was freed by an earlier backward(); pass retain_graph = true to the first backward to go "
+                "through it twice");
+  }
+}
+
+void check_versions(const Node& node) {
+  for (const auto& [storage, version] : node.versions) {
+    const auto alive = storage.lock();
+    if (alive && alive->version() != version) {
+      throw Error("backward", "a tensor used by ", node.name, " was modified after the forward pass (version ",
+                  version, ", now ", alive->version(), "); its gradient would be wrong");
+    }
+  }
+}
+
+// Runs one Node's rule and hands each input its share, summed back to the input's shape.
+void run_node(Node& node, const core::Tensor& grad_out, std::unordered_map<Node*, core::Tensor>& grads) {
+  check_not_freed(node);
+  check_versions(node);
+  std::vector<bool> needs(node.inputs.size());
+  for (size_t i = 0; i < needs.size(); ++i) needs[i] = node.inputs[i] != nullptr;
+  const std::vector<core::Tensor> input_grads = node.backward(grad_out, needs);
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    if (!needs[i] || i >= input_grads.size() || !input_grads[i].defined()) continue;
+    core::Tensor grad = sum_to_shape(input_grads[i], node.input_shapes[i]);
+    if (grad.dtype() != node.input_dtypes[i]) {
+      throw Error("backward", node.name, " returned a ", grad.dtype(), " gradient for a ", node.input_dtypes[i],
+                  " input");
+    }
+    TensorImpl& input = *node.inputs[i];
+    if (input.grad_fn) {
+      accumulate(grads[input.grad_fn.get()], grad);
+    } else {
+      accumulate(input.grad, grad.contiguous());  // a leaf: this is the gradient users read
+    }
+  }
+}
+
+}  // namespace
+
+void Tensor::backward(const core::Tensor& grad, bool retain_graph) const {
+  if (!requires_grad()) {
+    throw Error("backward", "this tensor does not require a gradient (no input of the ops that made it did)");
+  }
+  core::Tensor seed = grad;
+  if (!seed.defined()) {
+    if (numel() != 1) {
+      throw Error("backward", "backward() needs a gradient argument for a tensor of shape ", shape(),
+                  "; without one it works on a single element (a loss)");
+    }
+    seed = core::ones(shape(), dtype(), device());
+  } else if (seed.shape() != shape() || seed.dtype() != dtype() || seed.device() != device()) {
+    throw Error("backward", "the gradient is ", seed.dtype(), " ", seed.shape(), " on ", seed.device(),
+                "; expected ", dtype(), " ", shape(), " on ", device());
+  }
+  if (is_leaf()) {
+    accumulate(impl_->grad, seed.contiguous());
+    return;
+  }
+  const std::vector<std::shared_ptr<Node>> order = topological_order(impl_->grad_fn);
+  std::unordered_map<Node*, core::Tensor> grads{{impl_->grad_fn.get(), seed}};
+  for (const auto& node : order) {
+    auto found = grads.find(node.get());
+    if (found == grads.end()) continue;  // nothing flowed here
+    const core::Tensor grad_out = std::move(found->second);
+    grads.erase(found);
+    run_node(*node, grad_out, grads);
+    if (!retain_graph) {  // free the graph: what the rule saved, and the inputs' values
+      node->backward = nullptr;
+      node->versions.clear();
+      node->inputs.clear();  // `order` keeps the Nodes themselves alive until the loop ends
+    }
+  }
+}
+
+}  // namespace axiom

@@ -1,0 +1,165 @@
+#include "autograd/gradcheck.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/factory.h"
+#include "core/ops.h"
+#include "core/random.h"
+
+namespace axiom {
+
+namespace {
+
+std::vector<int64_t> unravel(int64_t flat, const Shape& shape) {
+  std::vector<int64_t> index(shape.size());
+  for (size_t i = shape.size(); i-- > 0;) index[i] = flat % shape[i], flat /= shape[i];
+  return index;
+}
+
+std::vector<double> values(const Tensor& t) { return t.data().to_vector<double>(); }
+
+double dot(const std::vector<double>& a, const std::vector<double>& b) {
+  double total = 0;
+  for (size_t i = 0; i < a.size(); ++i) total += a[i] * b[i];
+  return total;
+}
+
+// Keeps the worst disagreement seen; fails when it exceeds the tolerance.
+struct Comparison {
+  const GradcheckOptions& options;
+  GradcheckResult result;
+  double worst_excess = 0;
+
+  void compare(double numerical, double analytical, const std::string& where) {
+    const double error = std::abs(numerical - analytical);
+    const double excess = error - (options.atol + options.rtol * std::abs(numerical));
+    result.worst_error = std::max(result.worst_error, error);
+    if (!(excess <= 0) && (result.ok || excess > worst_excess || std::isnan(excess))) {
+      worst_excess = excess;
+      result.ok = false;
+      std::ostringstream message;
+      message.precision(10);
+      message << "gradcheck: " << where << ": numerical " << numerical << ", analytical " << analytical
+              << " (difference " << error << " > atol " << options.atol << " + rtol " << options.rtol
+              << " * |numerical|)";
+      result.message = message.str();
+    }
+  }
+};
+
+std::vector<size_t> checked_inputs(const std::vector<Tensor>& inputs) {
+  std::vector<size_t> checked;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].requires_grad()) continue;
+    if (inputs[i].dtype() != Dtype::float64) {
+      throw Error("gradcheck", "input ", i, " is ", inputs[i].dtype(), "; gradcheck needs float64 inputs");
+    }
+    checked.push_back(i);
+  }
+  if (checked.empty()) throw Error("gradcheck", "no input requires a gradient: nothing to check");
+  return checked;
+}
+
+void zero_grads(const std::vector<Tensor>& inputs) {
+  for (const Tensor& t : inputs) {
+    if (t.defined()) t.zero_grad();
+  }
+}
+
+// The analytic gradient of input i after a backward pass, as numbers (zeros if none arrived).
+std::vector<double> analytic_grad(const Tensor& input) {
+  if (!input.grad().defined()) return std::vector<double>(static_cast<size_t>(input.numel()), 0.0);
+  return input.grad().to_vector<double>();
+}
+
+void check_full_jacobian(const std::function<Tensor(const std::vector<Tensor>&)>& fn, const std::vector<Tensor>& inputs,
+                         const std::vector<size_t>& checked, const Tensor& y, Comparison& comparison) {
+  const int64_t outputs = y.numel();
+  const double eps = comparison.options.eps;
+  // analytic[c][j * n + k] = d y_j / d x_k for checked input c: one backward per output element.
+  std::vector<std::vector<double>> analytic(checked.size());
+  for (int64_t j = 0; j < outputs; ++j) {
+    zero_grads(inputs);
+    core::Tensor seed = core::zeros({outputs}, Dtype::float64, y.device());
+    seed.set({j}, 1.0);
+    if (y.requires_grad()) y.backward(seed.reshape(y.shape()), /*retain_graph=*/true);
+    for (size_t c = 0; c < checked.size(); ++c) {
+      const std::vector<double> row = analytic_grad(inputs[checked[c]]);
+      analytic[c].insert(analytic[c].end(), row.begin(), row.end());
+    }
+  }
+  // numerical: two forward passes per input element.
+  NoGrad no_grad;
+  for (size_t c = 0; c < checked.size(); ++c) {
+    const core::Tensor& x = inputs[checked[c]].data();
+    for (int64_t k = 0; k < x.numel(); ++k) {
+      const std::vector<int64_t> at = unravel(k, x.shape());
+      const double original = x.at(at);
+      x.set(at, original + eps);
+      const std::vector<double> plus = values(fn(inputs));
+      x.set(at, original - eps);
+      const std::vector<double> minus = values(fn(inputs));
+      x.set(at, original);
+      for (int64_t j = 0; j < outputs; ++j) {
+        std::ostringstream where;
+        where << "Jacobian mismatch for output element " << core::shape_str(unravel(j, y.shape()))
+              << " with respect to input " << checked[c] << " element " << core::shape_str(at);
+        comparison.compare((plus[j] - minus[j]) / (2 * eps), analytic[c][j * x.numel() + k], where.str());
+      }
+    }
+  }
+}
+
+void check_projections(const std::function<Tensor(const std::vector<Tensor>&)>& fn, const std::vector<Tensor>& inputs,
+                       const std::vector<size_t>& checked, const Tensor& y, Comparison& comparison) {
+  const double eps = comparison.options.eps;
+  core::Generator gen(comparison.options.seed);
+  for (int r = 0; r < comparison.options.projections; ++r) {
+    const core::Tensor v = core::randn(y.shape(), gen, Dtype::float64).to(y.device());
+    std::vector<core::Tensor> directions;
+    for (size_t i : checked) directions.push_back(core::randn(inputs[i].shape(), gen, Dtype::float64).to(y.device()));
+    // analytical: v^T J u = sum over inputs of <grad_i(v), u_i>
+    zero_grads(inputs);
+    if (y.requires_grad()) y.backward(v, /*retain_graph=*/true);
+    double analytical = 0;
+    for (size_t c = 0; c < checked.size(); ++c) {
+      analytical += dot(analytic_grad(inputs[checked[c]]), directions[c].to_vector<double>());
+    }
+    // numerical: (<f(x + eps u), v> - <f(x - eps u), v>) / (2 eps), moving every input at once
+    NoGrad no_grad;
+    auto moved_by = [&](double step) {
+      std::vector<core::Tensor> originals;
+      for (size_t c = 0; c < checked.size(); ++c) {
+        const core::Tensor& x = inputs[checked[c]].data();
+        originals.push_back(x.clone());
+        core::copy_into(core::add(originals.back(), core::mul(directions[c], step)), x);
+      }
+      const double projected = dot(values(fn(inputs)), v.to_vector<double>());
+      for (size_t c = 0; c < checked.size(); ++c) core::copy_into(originals[c], inputs[checked[c]].data());
+      return projected;
+    };
+    const double numerical = (moved_by(eps) - moved_by(-eps)) / (2 * eps);
+    comparison.compare(numerical, analytical, "projection " + std::to_string(r) + " (v^T J u over every input)");
+  }
+}
+
+}  // namespace
+
+GradcheckResult gradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& fn, const std::vector<Tensor>& inputs,
+                          const GradcheckOptions& options) {
+  const std::vector<size_t> checked = checked_inputs(inputs);
+  const Tensor y = fn(inputs);
+  if (!y.defined() || y.dtype() != Dtype::float64) throw Error("gradcheck", "the function must return a float64 tensor");
+  Comparison comparison{options, {}};
+  if (options.full_jacobian) {
+    check_full_jacobian(fn, inputs, checked, y, comparison);
+  } else {
+    check_projections(fn, inputs, checked, y, comparison);
+  }
+  zero_grads(inputs);
+  return comparison.result;
+}
+
+}  // namespace axiom

@@ -1,0 +1,87 @@
+// The differentiable ops: the same names as core's (core/ops.h), on axiom::Tensor. Each one
+// computes its value with core and records how its gradient flows back (the rule sits beside the
+// forward call in ops_<family>.cpp, with the shape of every formula).
+#pragma once
+
+#include <vector>
+
+#include "autograd/tensor.h"
+#include "core/random.h"
+
+namespace axiom {
+
+// --- elementwise (ops_elementwise.cpp) --------------------------------------------------------
+Tensor add(const Tensor& a, const Tensor& b);
+Tensor sub(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor pow(const Tensor& a, const Tensor& b);
+Tensor maximum(const Tensor& a, const Tensor& b);  // ties split the gradient evenly
+Tensor minimum(const Tensor& a, const Tensor& b);
+Tensor add(const Tensor& a, double b);
+Tensor sub(const Tensor& a, double b);
+Tensor mul(const Tensor& a, double b);
+Tensor div(const Tensor& a, double b);
+Tensor pow(const Tensor& x, double exponent);
+Tensor neg(const Tensor& x);
+Tensor abs(const Tensor& x);
+Tensor exp(const Tensor& x);
+Tensor log(const Tensor& x);
+Tensor sqrt(const Tensor& x);
+Tensor rsqrt(const Tensor& x);
+Tensor tanh(const Tensor& x);
+Tensor sigmoid(const Tensor& x);
+Tensor relu(const Tensor& x);
+Tensor gelu(const Tensor& x);
+Tensor gelu_tanh(const Tensor& x);
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);  // cond: uint8, no gradient
+Tensor masked_fill(const Tensor& x, const Tensor& mask, double value);
+
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& x);
+
+// Comparisons give uint8 tensors and no gradient.
+Tensor eq(const Tensor& a, const Tensor& b);
+Tensor lt(const Tensor& a, const Tensor& b);
+Tensor gt(const Tensor& a, const Tensor& b);
+
+// --- reductions (ops_reduce.cpp); an empty axes list means every axis ---------------------------
+Tensor sum(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdim = false);
+Tensor mean(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdim = false);
+Tensor var(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdim = false, int64_t correction = 1);
+Tensor max(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdim = false);  // ties share
+
+// --- matrix product (ops_matmul.cpp) -----------------------------------------------------------
+Tensor matmul(const Tensor& a, const Tensor& b);
+
+// --- shape (ops_shape.cpp; the view methods are on Tensor) --------------------------------------
+Tensor concat(const std::vector<Tensor>& tensors, int64_t axis);
+Tensor stack(const std::vector<Tensor>& tensors, int64_t axis);
+Tensor pad(const Tensor& x, int64_t axis, int64_t before, int64_t after, double value = 0);
+Tensor shift(const Tensor& x, int64_t axis, int64_t amount);
+
+// --- neural-network ops (ops_nn.cpp) ---------------------------------------------------------
+Tensor softmax(const Tensor& x, int64_t axis = -1);
+Tensor log_softmax(const Tensor& x, int64_t axis = -1);
+// Over the last axis; weight and bias [D] may be undefined Tensors.
+Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps = 1e-5);
+// weight [V, D] at indices [...] (int64) -> [..., D]; the gradient goes to weight only.
+Tensor embedding(const Tensor& weight, const Tensor& indices);
+
+enum class Reduction { mean, sum, none };
+struct CrossEntropyOptions {
+  double label_smoothing = 0;  // mix the target with the uniform distribution: (1 - s) onehot + s / C
+  Reduction reduction = Reduction::mean;
+};
+// Softmax cross-entropy of logits [..., C] against integer targets [...] (int64 in [0, C)),
+// fused with log_softmax. Mean, sum or per-element (none) loss, in nats.
+Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEntropyOptions& options = {});
+
+// Zeroes each element with probability p and scales the rest by 1 / (1 - p), with a mask drawn from
+// `gen`; the identity when `training` is false or p is 0.
+Tensor dropout(const Tensor& x, double p, bool training, core::Generator& gen = core::default_generator());
+
+}  // namespace axiom

@@ -1,0 +1,37 @@
+// The matrix product and its backward rule.
+#include "autograd/ops.h"
+#include "core/ops.h"
+
+namespace axiom {
+
+namespace {
+using Grads = std::vector<core::Tensor>;
+using Needs = std::vector<bool>;
+
+core::Tensor transposed(const core::Tensor& m) { return m.transpose(-1, -2); }
+
+// dL/db when b is one [K, N] matrix shared by a batch of a [..., M, K]: the batch folds into the
+// rows, one GEMM instead of one per matrix followed by a sum.
+//   dB = A^T @ G : [K, B*M] x [B*M, N] -> [K, N]
+core::Tensor shared_weight_grad(const core::Tensor& a, const core::Tensor& g) {
+  const int64_t k = a.size(-1), n = g.size(-1);
+  return core::matmul(transposed(a.reshape({-1, k})), g.reshape({-1, n}));
+}
+}  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  // Vectors become matrices and back, through differentiable views: the rule below sees >= 2-D.
+  if (a.defined() && a.dim() == 1) return matmul(a.unsqueeze(0), b).squeeze(-2);
+  if (b.defined() && b.dim() == 1) return matmul(a, b.unsqueeze(-1)).squeeze(-1);
+  return record("matmul", {a, b}, core::matmul(a.data(), b.data()),
+                [a = a.data(), b = b.data()](const core::Tensor& g, const Needs& needs) {
+                  core::Tensor da, db;
+                  // dA = G @ B^T : [..., M, N] x [..., N, K] -> [..., M, K]
+                  if (needs[0]) da = core::matmul(g, transposed(b));
+                  // dB = A^T @ G : [..., K, M] x [..., M, N] -> [..., K, N]  (summed over broadcast batch axes)
+                  if (needs[1]) db = (b.dim() == 2 && a.dim() > 2) ? shared_weight_grad(a, g) : core::matmul(transposed(a), g);
+                  return Grads{da, db};
+                });
+}
+
+}  // namespace axiom

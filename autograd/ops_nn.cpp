@@ -1,0 +1,132 @@
+// Neural-network ops and their backward rules: softmax, layer norm, embedding, cross-entropy,
+// dropout. Rules that have a well-known closed form use it instead of composing smaller ops.
+#include "autograd/ops.h"
+#include "core/checks.h"
+#include "core/error.h"
+#include "core/factory.h"
+#include "core/ops.h"
+#include "core/random.h"
+
+namespace axiom {
+
+namespace {
+using Grads = std::vector<core::Tensor>;
+using Needs = std::vector<bool>;
+
+// All axes but the last: what layer norm's weight and bias gradients sum over.
+std::vector<int64_t> leading_axes(const core::Tensor& x) {
+  std::vector<int64_t> axes;
+  for (int64_t axis = 0; axis + 1 < x.dim(); ++axis) axes.push_back(axis);
+  return axes;
+}
+}  // namespace
+
+// dL/dx = y * (g - sum(g * y))             (sum along the softmax axis, kept for broadcasting)
+Tensor softmax(const Tensor& x, int64_t axis) {
+  core::Tensor y = core::softmax(x.data(), axis);
+  return record("softmax", {x}, y, [y, axis](const core::Tensor& g, const Needs&) {
+    const core::Tensor dot = core::sum(core::mul(g, y), {axis}, /*keepdim=*/true);
+    return Grads{core::mul(y, core::sub(g, dot))};
+  });
+}
+
+// dL/dx = g - exp(y) * sum(g)              (y = log_softmax(x), so exp(y) = softmax(x))
+Tensor log_softmax(const Tensor& x, int64_t axis) {
+  core::Tensor y = core::log_softmax(x.data(), axis);
+  return record("log_softmax", {x}, y, [y, axis](const core::Tensor& g, const Needs&) {
+    const core::Tensor total = core::sum(g, {axis}, /*keepdim=*/true);
+    return Grads{core::sub(g, core::mul(core::exp(y), total))};
+  });
+}
+
+// y = xhat * w + b with xhat = (x - mean) * rstd, over the last axis D.
+//   dL/dx: one fused kernel from the saved mean and rstd (core::layer_norm_backward)
+//   dL/dw = sum over rows of g * xhat      : [..., D] -> [D]
+//   dL/db = sum over rows of g             : [..., D] -> [D]
+Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
+  const core::Tensor w = weight.defined() ? weight.data() : core::Tensor();
+  const core::Tensor b = bias.defined() ? bias.data() : core::Tensor();
+  core::LayerNormResult r = core::layer_norm(x.data(), w, b, eps);
+  return record("layer_norm", {x, weight, bias}, r.output,
+                [x = x.data(), w, mean = r.mean, rstd = r.rstd](const core::Tensor& g, const Needs& needs) {
+                  Grads grads(3);
+                  if (needs[0]) grads[0] = core::layer_norm_backward(x, w, mean, rstd, g);
+                  if (needs[1]) {
+                    const core::Tensor xhat = core::mul(core::sub(x, mean.unsqueeze(-1)), rstd.unsqueeze(-1));
+                    grads[1] = core::sum(core::mul(g, xhat), leading_axes(x));
+                  }
+                  if (needs[2]) grads[2] = core::sum(g, leading_axes(x));
+                  return grads;
+                });
+}
+
+// dL/dweight[v] = sum of g over the positions whose index is v    : [..., D] -> [V, D]
+Tensor embedding(const Tensor& weight, const Tensor& indices) {
+  return record("embedding", {weight}, core::embedding(weight.data(), indices.data()),
+                [shape = weight.shape(), idx = indices.data()](const core::Tensor& g, const Needs&) {
+                  const core::Tensor zeros = core::zeros(shape, g.dtype(), g.device());
+                  return Grads{core::index_add(zeros, 0, idx.reshape({-1}), g.reshape({-1, shape[1]}))};
+                });
+}
+
+namespace {
+void check_targets(const core::Tensor& logits, const core::Tensor& targets) {
+  core::checks::defined("cross_entropy", logits, "logits");
+  core::checks::defined("cross_entropy", targets, "targets");
+  core::checks::floating("cross_entropy", logits);
+  core::checks::dtype_is("cross_entropy", targets, Dtype::int64, "targets");
+  core::checks::same_device("cross_entropy", logits, targets);
+  const Shape expected(logits.shape().begin(), logits.shape().end() - (logits.dim() > 0 ? 1 : 0));
+  if (logits.dim() == 0 || targets.shape() != expected) {
+    throw Error("cross_entropy", "logits ", logits.shape(), " need targets of shape ", expected, " (one class per row), got ",
+                targets.shape());
+  }
+  const int64_t classes = logits.size(-1);
+  const std::vector<int64_t> values = targets.to_vector<int64_t>();
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (values[i] < 0 || values[i] >= classes) {
+      throw Error("cross_entropy", "target ", values[i], " (element ", i, " of the targets) is not a class in [0, ",
+                  classes, ")");
+    }
+  }
+}
+}  // namespace
+
+// With p = softmax(logits), q = (1 - s) onehot(target) + s / C (s the label smoothing):
+//   loss_i = -sum_c q_c log p_c
+//   dL/dlogits = (p - q) * g_i             (g_i = g / rows for the mean)   : [..., C]
+Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEntropyOptions& options) {
+  check_targets(logits.data(), targets.data());
+  const double s = options.label_smoothing;
+  if (!(s >= 0 && s <= 1)) throw Error("cross_entropy", "label_smoothing must be in [0, 1], got ", s);
+  const core::Tensor log_p = core::log_softmax(logits.data(), -1);
+  const core::Tensor target_index = targets.data().unsqueeze(-1);
+  core::Tensor loss = core::neg(core::gather(log_p, -1, target_index).squeeze(-1));  // -log p_target
+  if (s > 0) loss = core::add(core::mul(loss, 1 - s), core::mul(core::mean(log_p, {-1}), -s));
+  const double rows = static_cast<double>(loss.numel());
+  if (options.reduction == Reduction::sum) loss = core::sum(loss);
+  if (options.reduction == Reduction::mean) loss = core::div(core::sum(loss), rows);
+  return record("cross_entropy", {logits}, loss,
+                [log_p, target_index, s, rows, reduction = options.reduction](const core::Tensor& g, const Needs&) {
+                  const int64_t classes = log_p.size(-1);
+                  core::Tensor q = core::full(log_p.shape(), s / classes, log_p.dtype(), log_p.device());
+                  q = core::scatter_add(q, -1, target_index,
+                                        core::full(target_index.shape(), 1 - s, log_p.dtype(), log_p.device()));
+                  core::Tensor per_row = reduction == Reduction::none ? g.unsqueeze(-1) : g;
+                  if (reduction == Reduction::mean) per_row = core::div(per_row, rows);
+                  return Grads{core::mul(core::sub(core::exp(log_p), q), per_row)};
+                });
+}
+
+// dL/dx = g * mask, with mask = [kept] / (1 - p)
+Tensor dropout(const Tensor& x, double p, bool training, core::Generator& gen) {
+  if (!(p >= 0 && p <= 1)) throw Error("dropout", "p must be in [0, 1], got ", p);
+  if (!training || p == 0) return x;
+  core::Tensor mask = core::bernoulli(x.shape(), 1 - p, gen, x.dtype()).to(x.device());
+  if (p < 1) mask = core::mul(mask, 1 / (1 - p));
+  return record("dropout", {x}, core::mul(x.data(), mask), [mask](const core::Tensor& g, const Needs&) {
+    return Grads{core::mul(g, mask)};
+  });
+}
+
+}  // namespace axiom

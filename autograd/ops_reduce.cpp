@@ -1,0 +1,64 @@
+// Reductions and their backward rules. The output gradient g has the reduced shape; each rule
+// first puts back the reduced axes as size 1 ("keepdim" shape), so that g broadcasts over x.
+#include "autograd/ops.h"
+#include "core/factory.h"
+#include "core/ops.h"
+#include "core/shape.h"
+
+namespace axiom {
+
+namespace {
+using Grads = std::vector<core::Tensor>;
+using Needs = std::vector<bool>;
+
+// x's shape with the reduced axes set to 1: the shape of the output with keepdim = true.
+Shape kept_shape(const core::Tensor& x, const std::vector<int64_t>& axes) {
+  Shape shape = x.shape();
+  for (int axis : core::normalize_axes("reduce", axes, x.dim())) shape[axis] = 1;
+  return shape;
+}
+
+int64_t reduced_count(const core::Tensor& x, const std::vector<int64_t>& axes) {
+  return x.numel() / std::max<int64_t>(core::numel(kept_shape(x, axes)), 1);
+}
+}  // namespace
+
+// dL/dx = g, copied along the reduced axes                : [kept] -> x's shape
+Tensor sum(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
+  return record("sum", {x}, core::sum(x.data(), axes, keepdim), [x = x.data(), axes](const core::Tensor& g, const Needs&) {
+    return Grads{g.reshape(kept_shape(x, axes)).expand(x.shape())};
+  });
+}
+
+// dL/dx = g / n, with n the number of elements averaged
+Tensor mean(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
+  return record("mean", {x}, core::mean(x.data(), axes, keepdim), [x = x.data(), axes](const core::Tensor& g, const Needs&) {
+    const double n = static_cast<double>(reduced_count(x, axes));
+    return Grads{core::div(g.reshape(kept_shape(x, axes)), n).expand(x.shape())};
+  });
+}
+
+// dL/dx = g * 2 (x - mean) / (n - correction)
+Tensor var(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim, int64_t correction) {
+  return record("var", {x}, core::var(x.data(), axes, keepdim, correction),
+                [x = x.data(), axes, correction](const core::Tensor& g, const Needs&) {
+                  const double n = static_cast<double>(reduced_count(x, axes));
+                  const core::Tensor centered = core::sub(x, core::mean(x, axes, /*keepdim=*/true));
+                  const core::Tensor scale = core::mul(g.reshape(kept_shape(x, axes)), 2.0 / (n - correction));
+                  return Grads{core::mul(centered, scale)};
+                });
+}
+
+// The gradient goes to the elements equal to the max, shared evenly among ties:
+// dL/dx = g * [x == max] / (number of elements equal to the max)
+Tensor max(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
+  core::Tensor y = core::max(x.data(), axes, keepdim);
+  return record("max", {x}, y, [x = x.data(), y, axes](const core::Tensor& g, const Needs&) {
+    const Shape kept = kept_shape(x, axes);
+    const core::Tensor is_max = core::eq(x, y.reshape(kept)).to(x.dtype());
+    const core::Tensor ties = core::sum(is_max, axes, /*keepdim=*/true);
+    return Grads{core::mul(is_max, core::div(g.reshape(kept), ties))};
+  });
+}
+
+}  // namespace axiom

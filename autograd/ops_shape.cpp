@@ -1,0 +1,121 @@
+// Views and shape ops, and their backward rules. A view's gradient is the output gradient put back
+// where the view's elements came from: reshaped back, permuted back, or written into zeros at
+// the sliced positions. (expand needs no rule of its own: the engine sums broadcast gradients.)
+#include "autograd/ops.h"
+#include "core/factory.h"
+#include "core/ops.h"
+
+namespace axiom {
+
+namespace {
+using Grads = std::vector<core::Tensor>;
+using Needs = std::vector<bool>;
+
+// dL/dx = g reshaped to x's shape (reshape, squeeze, unsqueeze, flatten).
+Tensor reshaped(const char* name, const Tensor& x, core::Tensor y) {
+  return record(name, {x}, y, [shape = x.shape()](const core::Tensor& g, const Needs&) { return Grads{g.reshape(shape)}; });
+}
+
+// dL/dx = zeros of x's shape with g written into the positions `view` picks.
+template <typename View>
+Tensor picked(const char* name, const Tensor& x, View view) {
+  return record(name, {x}, view(x.data()), [x = x.data(), view](const core::Tensor& g, const Needs&) {
+    core::Tensor grad = core::zeros(x.shape(), g.dtype(), g.device());
+    core::copy_into(g, view(grad));
+    return Grads{grad};
+  });
+}
+}  // namespace
+
+Tensor Tensor::reshape(Shape shape) const { return reshaped("reshape", *this, data().reshape(std::move(shape))); }
+Tensor Tensor::squeeze(int64_t axis) const { return reshaped("squeeze", *this, data().squeeze(axis)); }
+Tensor Tensor::unsqueeze(int64_t axis) const { return reshaped("unsqueeze", *this, data().unsqueeze(axis)); }
+
+// dL/dx = g permuted by the inverse order
+Tensor Tensor::permute(const std::vector<int64_t>& order) const {
+  core::Tensor y = data().permute(order);
+  std::vector<int64_t> inverse(order.size());
+  for (size_t i = 0; i < order.size(); ++i) inverse[(order[i] + dim()) % dim()] = static_cast<int64_t>(i);
+  return record("permute", {*this}, y, [inverse](const core::Tensor& g, const Needs&) { return Grads{g.permute(inverse)}; });
+}
+
+Tensor Tensor::transpose(int64_t axis0, int64_t axis1) const {
+  return record("transpose", {*this}, data().transpose(axis0, axis1),
+                [axis0, axis1](const core::Tensor& g, const Needs&) { return Grads{g.transpose(axis0, axis1)}; });
+}
+
+Tensor Tensor::movedim(int64_t from, int64_t to) const {
+  return record("movedim", {*this}, data().movedim(from, to),
+                [from, to](const core::Tensor& g, const Needs&) { return Grads{g.movedim(to, from)}; });
+}
+
+Tensor Tensor::slice(int64_t axis, int64_t start, int64_t stop, int64_t step) const {
+  return picked("slice", *this, [=](const core::Tensor& t) { return t.slice(axis, start, stop, step); });
+}
+Tensor Tensor::narrow(int64_t axis, int64_t start, int64_t length) const {
+  return picked("narrow", *this, [=](const core::Tensor& t) { return t.narrow(axis, start, length); });
+}
+Tensor Tensor::select(int64_t axis, int64_t index) const {
+  return picked("select", *this, [=](const core::Tensor& t) { return t.select(axis, index); });
+}
+
+// dL/dx = g summed over the broadcast axes (done by the engine)
+Tensor Tensor::expand(const Shape& shape) const {
+  return record("expand", {*this}, data().expand(shape), [](const core::Tensor& g, const Needs&) { return Grads{g}; });
+}
+
+Tensor Tensor::contiguous() const {
+  if (data().is_contiguous()) return *this;
+  return record("contiguous", {*this}, data().contiguous(), [](const core::Tensor& g, const Needs&) { return Grads{g}; });
+}
+
+// dL/dx = g converted back to x's dtype
+Tensor Tensor::to(Dtype dtype) const {
+  if (dtype == this->dtype()) return *this;
+  return record("to", {*this}, data().to(dtype), [from = this->dtype()](const core::Tensor& g, const Needs&) {
+    return Grads{g.to(from)};
+  });
+}
+
+// dL/dx_i = g narrowed to x_i's stretch of the axis
+Tensor concat(const std::vector<Tensor>& tensors, int64_t axis) {
+  std::vector<core::Tensor> values;
+  for (const Tensor& t : tensors) values.push_back(t.data());
+  core::Tensor y = core::concat(values, axis);
+  std::vector<int64_t> sizes;
+  const int a = core::normalize_axis("concat", axis, y.dim());
+  for (const core::Tensor& v : values) sizes.push_back(v.size(a));
+  return record("concat", tensors, y, [sizes, a](const core::Tensor& g, const Needs& needs) {
+    Grads grads(sizes.size());
+    int64_t offset = 0;
+    for (size_t i = 0; i < sizes.size(); offset += sizes[i], ++i) {
+      if (needs[i]) grads[i] = g.narrow(a, offset, sizes[i]);
+    }
+    return grads;
+  });
+}
+
+Tensor stack(const std::vector<Tensor>& tensors, int64_t axis) {
+  if (tensors.empty()) return Tensor(core::stack({}, axis));  // the error message
+  const int a = core::normalize_axis("stack", axis, tensors.front().dim() + 1);
+  std::vector<Tensor> expanded;
+  for (const Tensor& t : tensors) expanded.push_back(t.unsqueeze(a));
+  return concat(expanded, a);
+}
+
+// dL/dx = g without the padding
+Tensor pad(const Tensor& x, int64_t axis, int64_t before, int64_t after, double value) {
+  core::Tensor y = core::pad(x.data(), axis, before, after, value);
+  return record("pad", {x}, y, [axis, before, size = x.size(axis)](const core::Tensor& g, const Needs&) {
+    return Grads{g.narrow(axis, before, size)};
+  });
+}
+
+// dL/dx = g shifted back: what moved forward by `amount` sends its gradient back by `amount`
+Tensor shift(const Tensor& x, int64_t axis, int64_t amount) {
+  return record("shift", {x}, core::shift(x.data(), axis, amount), [axis, amount](const core::Tensor& g, const Needs&) {
+    return Grads{core::shift(g, axis, -amount)};
+  });
+}
+
+}  // namespace axiom

@@ -1,0 +1,133 @@
+// axiom::Tensor — the differentiable value that users hold.
+//
+// It wraps a core::Tensor (the numbers) and adds what reverse mode needs: whether a gradient is
+// wanted (`requires_grad`), the gradient once computed (`grad`), and the Node that produced it
+// (`grad_fn`, empty for a leaf: a tensor you made yourself, such as a parameter).
+//
+// Copying a Tensor copies a handle: both copies see the same value, gradient and history.
+// Every op on Tensors (autograd/ops.h) computes its result with core and, when an input requires
+// a gradient, records a Node holding the rule that sends the output's gradient to the inputs.
+// backward() walks those Nodes from the output back to the leaves (autograd/engine.cpp).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace axiom {
+
+using core::Device;
+using core::Dtype;
+using core::Shape;
+
+struct Node;
+
+// What a Tensor handle points to.
+struct TensorImpl {
+  core::Tensor data;
+  bool requires_grad = false;
+  core::Tensor grad;              // undefined until a backward pass reaches this tensor (leaves only)
+  std::shared_ptr<Node> grad_fn;  // the op that made this tensor; null for leaves
+};
+
+class Tensor {
+ public:
+  Tensor() = default;  // undefined
+  // A leaf holding `data`. Pass requires_grad = true for a value you want the gradient of.
+  Tensor(core::Tensor data, bool requires_grad = false);
+
+  bool defined() const { return impl_ != nullptr; }
+  const core::Tensor& data() const;  // the numbers (shares memory; autograd never sees changes made through it)
+  const Shape& shape() const { return data().shape(); }
+  int64_t dim() const { return data().dim(); }
+  int64_t size(int64_t axis) const { return data().size(axis); }
+  int64_t numel() const { return data().numel(); }
+  Dtype dtype() const { return data().dtype(); }
+  Device device() const { return data().device(); }
+  double item() const { return data().item(); }
+  std::string to_string() const { return data().to_string(); }
+
+  // --- gradients ------------------------------------------------------------------------------
+  bool requires_grad() const { return impl_ && impl_->requires_grad; }
+  bool is_leaf() const { return !impl_ || !impl_->grad_fn; }
+  Tensor& set_requires_grad(bool wanted);  // leaves only
+  // d(output)/d(this) summed over every backward() so far; undefined if none reached this tensor.
+  // Treat it as read-only: gradients may share memory with each other.
+  const core::Tensor& grad() const;
+  void zero_grad() const;                     // forgets the gradient (the next backward starts from 0)
+  const std::shared_ptr<Node>& grad_fn() const;
+  Tensor detach() const;                      // same numbers, no history, no gradient
+
+  // Computes the gradient of this tensor with respect to every leaf that requires one and adds it to
+  // the leaf's grad(). With no argument the tensor must hold one element (a loss); otherwise `grad`
+  // has this tensor's shape. The graph is freed afterwards unless retain_graph is true.
+  void backward(const core::Tensor& grad = {}, bool retain_graph = false) const;
+
+  // --- differentiable views --------------------------------------------------------------------
+  Tensor reshape(Shape shape) const;
+  Tensor permute(const std::vector<int64_t>& order) const;
+  Tensor transpose(int64_t axis0, int64_t axis1) const;
+  Tensor movedim(int64_t from, int64_t to) const;
+  Tensor slice(int64_t axis, int64_t start, int64_t stop, int64_t step = 1) const;
+  Tensor narrow(int64_t axis, int64_t start, int64_t length) const;
+  Tensor select(int64_t axis, int64_t index) const;
+  Tensor expand(const Shape& shape) const;
+  Tensor squeeze(int64_t axis) const;
+  Tensor unsqueeze(int64_t axis) const;
+  Tensor flatten() const { return reshape({-1}); }
+  Tensor contiguous() const;
+  Tensor to(Dtype dtype) const;
+
+  // For the engine and the op recorder.
+  const std::shared_ptr<TensorImpl>& impl() const { return impl_; }
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+ private:
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+std::ostream& operator<<(std::ostream& out, const Tensor& tensor);
+
+// One recorded op. `backward` gets the gradient of the op's output and which inputs need a
+// gradient, and returns one gradient per input (undefined where not needed), each either in the
+// input's shape or in the broadcast shape the op worked in: the engine sums it back to the input.
+struct Node {
+  using Backward = std::function<std::vector<core::Tensor>(const core::Tensor& grad_out, const std::vector<bool>& needs)>;
+
+  const char* name = "";
+  std::vector<std::shared_ptr<TensorImpl>> inputs;  // null where an input needs no gradient
+  std::vector<Shape> input_shapes;
+  std::vector<Dtype> input_dtypes;
+  Backward backward;  // emptied when the graph is freed
+  // Every input's and the output's storage with its write version when recorded: a backward
+  // rule must see the values the forward pass saw.
+  std::vector<std::pair<std::weak_ptr<core::Storage>, uint64_t>> versions;
+
+  Node() = default;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+  ~Node();  // iterative: a chain of 100,000 nodes must not overflow the stack
+};
+
+// --- grad mode --------------------------------------------------------------------------------------
+// While a NoGrad is alive (on this thread), ops record nothing: for evaluation and optimizer steps.
+class NoGrad {
+ public:
+  NoGrad();
+  ~NoGrad();
+  NoGrad(const NoGrad&) = delete;
+  NoGrad& operator=(const NoGrad&) = delete;
+
+ private:
+  bool previous_;
+};
+bool grad_enabled();
+
+// Records `output` as made by the op `name` from `inputs` (used by every op in autograd/ops_*.cpp).
+// Returns a plain tensor when no input requires a gradient or grad mode is off.
+Tensor record(const char* name, const std::vector<Tensor>& inputs, core::Tensor output, Node::Backward backward);
+
+}  // namespace axiom
