@@ -1,5 +1,5 @@
 // The `axiom` command. Each subcommand lives in its own file; this one only parses the command line.
-//   axiom bench ops [--json] [--threads N]
+//   axiom bench ops|autograd [--json] [--threads N]
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   bench->add_option("--threads", threads, "Threads for oneTBB and OpenBLAS (default: AXIOM_NUM_THREADS or all cores)")
       ->check(CLI::Range(1, 4096));
   auto* ops = bench->add_subcommand("ops", "Core kernels: matmul, elementwise, softmax");
+  auto* autograd = bench->add_subcommand("autograd", "Graph recording and backward overhead; matmul backward/forward");
 
   try {
     app.parse(argc, argv);
@@ -32,6 +33,7 @@ int main(int argc, char** argv) {
     if (threads > 0) axiom::core::set_num_threads(threads);
     const axiom::bench::Reporter reporter(json);
     if (ops->parsed()) axiom::bench::bench_ops(reporter);
+    if (autograd->parsed()) axiom::bench::bench_autograd(reporter);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "axiom: %s\n", e.what());
     return 1;

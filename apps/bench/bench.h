@@ -69,5 +69,6 @@ class Reporter {
 
 // Each benchmark group: `axiom bench NAME`.
 void bench_ops(const Reporter& reporter);
+void bench_autograd(const Reporter& reporter);
 
 }  // namespace axiom::bench
