@@ -93,7 +93,10 @@ Node::~Node() {
   std::vector<std::shared_ptr<Node>> pending;
   auto take_inputs = [&pending](Node& node) {
     for (auto& input : node.inputs) {
-      if (input && input.use_count() == 1 && input->grad_fn) pending.push_back(std::move(input->grad_fn));
+      // Only this Node keeps the input alive? (An input used twice, as in mul(y, y), is held twice.)
+      if (input && input->grad_fn && input.use_count() == std::count(node.inputs.begin(), node.inputs.end(), input)) {
+        pending.push_back(std::move(input->grad_fn));
+      }
     }
     node.inputs.clear();
   };
@@ -181,7 +184,9 @@ void run_node(Node& node, const core::Tensor& grad_out, std::unordered_map<Node*
     if (input.grad_fn) {
       accumulate(grads[input.grad_fn.get()], grad);
     } else {
-      accumulate(input.grad, grad.contiguous());  // a leaf: this is the gradient users read
+      // A leaf: this is the gradient users (and optimizers) read. Its own buffer, never one shared
+      // with another gradient (add hands the same g to both of its inputs).
+      input.grad = input.grad.defined() ? core::add(input.grad, grad) : grad.clone();
     }
   }
 }
@@ -204,7 +209,7 @@ void Tensor::backward(const core::Tensor& grad, bool retain_graph) const {
                 "; expected ", dtype(), " ", shape(), " on ", device());
   }
   if (is_leaf()) {
-    accumulate(impl_->grad, seed.contiguous());
+    impl_->grad = impl_->grad.defined() ? core::add(impl_->grad, seed) : seed.clone();
     return;
   }
   const std::vector<std::shared_ptr<Node>> order = topological_order(impl_->grad_fn);

@@ -116,32 +116,38 @@ void check_projections(const std::function<Tensor(const std::vector<Tensor>&)>& 
                        const std::vector<size_t>& checked, const Tensor& y, Comparison& comparison) {
   const double eps = comparison.options.eps;
   core::Generator gen(comparison.options.seed);
+  // analytical first, for every projection: v^T J u = sum over inputs of <grad_i(v), u_i>. (The
+  // numerical passes below write into the inputs, after which y's graph refuses a backward pass.)
+  std::vector<core::Tensor> vs;
+  std::vector<std::vector<core::Tensor>> directions;
+  std::vector<double> analytical;
   for (int r = 0; r < comparison.options.projections; ++r) {
-    const core::Tensor v = core::randn(y.shape(), gen, Dtype::float64).to(y.device());
-    std::vector<core::Tensor> directions;
-    for (size_t i : checked) directions.push_back(core::randn(inputs[i].shape(), gen, Dtype::float64).to(y.device()));
-    // analytical: v^T J u = sum over inputs of <grad_i(v), u_i>
+    vs.push_back(core::randn(y.shape(), gen, Dtype::float64).to(y.device()));
+    directions.emplace_back();
+    for (size_t i : checked) directions[r].push_back(core::randn(inputs[i].shape(), gen, Dtype::float64).to(y.device()));
     zero_grads(inputs);
-    if (y.requires_grad()) y.backward(v, /*retain_graph=*/true);
-    double analytical = 0;
+    if (y.requires_grad()) y.backward(vs[r], /*retain_graph=*/true);
+    analytical.push_back(0);
     for (size_t c = 0; c < checked.size(); ++c) {
-      analytical += dot(analytic_grad(inputs[checked[c]]), directions[c].to_vector<double>());
+      analytical[r] += dot(analytic_grad(inputs[checked[c]]), directions[r][c].to_vector<double>());
     }
-    // numerical: (<f(x + eps u), v> - <f(x - eps u), v>) / (2 eps), moving every input at once
-    NoGrad no_grad;
+  }
+  // numerical: (<f(x + eps u), v> - <f(x - eps u), v>) / (2 eps), moving every input at once
+  NoGrad no_grad;
+  for (int r = 0; r < comparison.options.projections; ++r) {
     auto moved_by = [&](double step) {
       std::vector<core::Tensor> originals;
       for (size_t c = 0; c < checked.size(); ++c) {
         const core::Tensor& x = inputs[checked[c]].data();
         originals.push_back(x.clone());
-        core::copy_into(core::add(originals.back(), core::mul(directions[c], step)), x);
+        core::copy_into(core::add(originals.back(), core::mul(directions[r][c], step)), x);
       }
-      const double projected = dot(values(fn(inputs)), v.to_vector<double>());
+      const double projected = dot(values(fn(inputs)), vs[r].to_vector<double>());
       for (size_t c = 0; c < checked.size(); ++c) core::copy_into(originals[c], inputs[checked[c]].data());
       return projected;
     };
     const double numerical = (moved_by(eps) - moved_by(-eps)) / (2 * eps);
-    comparison.compare(numerical, analytical, "projection " + std::to_string(r) + " (v^T J u over every input)");
+    comparison.compare(numerical, analytical[r], "projection " + std::to_string(r) + " (v^T J u over every input)");
   }
 }
 

@@ -67,25 +67,22 @@ Tensor pow(const Tensor& a, const Tensor& b) {
   });
 }
 
-// Where a and b tie, each gets half of g (the subgradient PyTorch uses too).
+// maximum and minimum: the input that wins gets g; where a and b tie, each gets half of g (the
+// subgradient PyTorch uses too).  For maximum:
 // dL/da = g * ([a > b] + [a == b] / 2), dL/db = g * ([a < b] + [a == b] / 2)
-Tensor maximum(const Tensor& a, const Tensor& b) {
-  return record("maximum", {a, b}, core::maximum(a.data(), b.data()),
-                [a = a.data(), b = b.data()](const core::Tensor& g, const Needs&) {
-                  const core::Tensor half_tie = core::mul(as_numbers(core::eq(a, b), g), 0.5);
-                  return Grads{core::mul(g, core::add(as_numbers(core::gt(a, b), g), half_tie)),
-                               core::mul(g, core::add(as_numbers(core::lt(a, b), g), half_tie))};
-                });
+namespace {
+Tensor pick(const char* name, const Tensor& a, const Tensor& b, core::Tensor y, bool larger) {
+  return record(name, {a, b}, y, [a = a.data(), b = b.data(), larger](const core::Tensor& g, const Needs&) {
+    const core::Tensor a_wins = as_numbers(larger ? core::gt(a, b) : core::lt(a, b), g);
+    const core::Tensor b_wins = as_numbers(larger ? core::lt(a, b) : core::gt(a, b), g);
+    const core::Tensor half_tie = core::mul(as_numbers(core::eq(a, b), g), 0.5);
+    return Grads{core::mul(g, core::add(a_wins, half_tie)), core::mul(g, core::add(b_wins, half_tie))};
+  });
 }
+}  // namespace
 
-Tensor minimum(const Tensor& a, const Tensor& b) {
-  return record("minimum", {a, b}, core::minimum(a.data(), b.data()),
-                [a = a.data(), b = b.data()](const core::Tensor& g, const Needs&) {
-                  const core::Tensor half_tie = core::mul(as_numbers(core::eq(a, b), g), 0.5);
-                  return Grads{core::mul(g, core::add(as_numbers(core::lt(a, b), g), half_tie)),
-                               core::mul(g, core::add(as_numbers(core::gt(a, b), g), half_tie))};
-                });
-}
+Tensor maximum(const Tensor& a, const Tensor& b) { return pick("maximum", a, b, core::maximum(a.data(), b.data()), true); }
+Tensor minimum(const Tensor& a, const Tensor& b) { return pick("minimum", a, b, core::minimum(a.data(), b.data()), false); }
 
 Tensor add(const Tensor& a, double b) {
   return record("add", {a}, core::add(a.data(), b), [](const core::Tensor& g, const Needs&) { return Grads{g}; });

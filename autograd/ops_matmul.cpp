@@ -21,8 +21,14 @@ core::Tensor shared_weight_grad(const core::Tensor& a, const core::Tensor& g) {
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
   // Vectors become matrices and back, through differentiable views: the rule below sees >= 2-D.
-  if (a.defined() && a.dim() == 1) return matmul(a.unsqueeze(0), b).squeeze(-2);
-  if (b.defined() && b.dim() == 1) return matmul(a, b.unsqueeze(-1)).squeeze(-1);
+  // (Both at once for [K] @ [K]: [1, K] @ [K, 1] -> [1, 1] -> [].)
+  const bool a_vector = a.defined() && a.dim() == 1, b_vector = b.defined() && b.dim() == 1;
+  if (a_vector || b_vector) {
+    Tensor out = matmul(a_vector ? a.unsqueeze(0) : a, b_vector ? b.unsqueeze(-1) : b);
+    if (a_vector) out = out.squeeze(-2);
+    if (b_vector) out = out.squeeze(-1);
+    return out;
+  }
   return record("matmul", {a, b}, core::matmul(a.data(), b.data()),
                 [a = a.data(), b = b.data()](const core::Tensor& g, const Needs& needs) {
                   core::Tensor da, db;

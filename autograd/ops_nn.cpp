@@ -12,13 +12,6 @@ namespace axiom {
 namespace {
 using Grads = std::vector<core::Tensor>;
 using Needs = std::vector<bool>;
-
-// All axes but the last: what layer norm's weight and bias gradients sum over.
-std::vector<int64_t> leading_axes(const core::Tensor& x) {
-  std::vector<int64_t> axes;
-  for (int64_t axis = 0; axis + 1 < x.dim(); ++axis) axes.push_back(axis);
-  return axes;
-}
 }  // namespace
 
 // dL/dx = y * (g - sum(g * y))             (sum along the softmax axis, kept for broadcasting)
@@ -41,8 +34,8 @@ Tensor log_softmax(const Tensor& x, int64_t axis) {
 
 // y = xhat * w + b with xhat = (x - mean) * rstd, over the last axis D.
 //   dL/dx: one fused kernel from the saved mean and rstd (core::layer_norm_backward)
-//   dL/dw = sum over rows of g * xhat      : [..., D] -> [D]
-//   dL/db = sum over rows of g             : [..., D] -> [D]
+//   dL/dw = sum over rows of g * xhat      : [..., D] -> [D]   (the engine sums the rows,
+//   dL/db = sum over rows of g             : [..., D] -> [D]    as for any broadcast input)
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
   const core::Tensor w = weight.defined() ? weight.data() : core::Tensor();
   const core::Tensor b = bias.defined() ? bias.data() : core::Tensor();
@@ -53,9 +46,9 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
                   if (needs[0]) grads[0] = core::layer_norm_backward(x, w, mean, rstd, g);
                   if (needs[1]) {
                     const core::Tensor xhat = core::mul(core::sub(x, mean.unsqueeze(-1)), rstd.unsqueeze(-1));
-                    grads[1] = core::sum(core::mul(g, xhat), leading_axes(x));
+                    grads[1] = core::mul(g, xhat);
                   }
-                  if (needs[2]) grads[2] = core::sum(g, leading_axes(x));
+                  if (needs[2]) grads[2] = g;
                   return grads;
                 });
 }

@@ -55,7 +55,7 @@ class Tensor {
   bool is_leaf() const { return !impl_ || !impl_->grad_fn; }
   Tensor& set_requires_grad(bool wanted);  // leaves only
   // d(output)/d(this) summed over every backward() so far; undefined if none reached this tensor.
-  // Treat it as read-only: gradients may share memory with each other.
+  // A buffer of its own: an optimizer may scale it in place.
   const core::Tensor& grad() const;
   void zero_grad() const;                     // forgets the gradient (the next backward starts from 0)
   const std::shared_ptr<Node>& grad_fn() const;
