@@ -114,7 +114,7 @@ namespace {
 
 // Sums a gradient over the axes that broadcasting added or stretched, back to `shape`.
 //   [4, 5, 3] -> [5, 1]: sum over axis 0 (added) and axis 2 (stretched from 1)
-core::Tensor sum_to_shape(const core::Tensor& grad, const Shape& shape) {
+core::Tensor sum_to_shape(core::Tensor grad, const Shape& shape) {
   if (grad.shape() == shape) return grad;
   const int64_t extra = grad.dim() - static_cast<int64_t>(shape.size());
   std::vector<int64_t> axes;
@@ -126,6 +126,18 @@ core::Tensor sum_to_shape(const core::Tensor& grad, const Shape& shape) {
 
 void accumulate(core::Tensor& slot, const core::Tensor& grad) {
   slot = slot.defined() ? core::add(slot, grad) : grad;
+}
+
+// A leaf's gradient is what users (and optimizers, which may scale it in place) read: it gets a
+// contiguous buffer of its own, never one shared with another gradient (add hands the same g to
+// both of its inputs). A fresh buffer that nothing else holds is kept as it is.
+void accumulate_leaf(core::Tensor& slot, core::Tensor grad) {
+  if (slot.defined()) {
+    slot = core::add(slot, grad);
+  } else {
+    const bool exclusive = grad.is_contiguous() && grad.storage().use_count() == 1;
+    slot = exclusive ? std::move(grad) : grad.clone();
+  }
 }
 
 // Every Node reachable from `root`, each before the Nodes of its inputs (an iterative depth-first
@@ -172,10 +184,10 @@ void run_node(Node& node, const core::Tensor& grad_out, std::unordered_map<Node*
   check_versions(node);
   std::vector<bool> needs(node.inputs.size());
   for (size_t i = 0; i < needs.size(); ++i) needs[i] = node.inputs[i] != nullptr;
-  const std::vector<core::Tensor> input_grads = node.backward(grad_out, needs);
+  std::vector<core::Tensor> input_grads = node.backward(grad_out, needs);
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     if (!needs[i] || i >= input_grads.size() || !input_grads[i].defined()) continue;
-    core::Tensor grad = sum_to_shape(input_grads[i], node.input_shapes[i]);
+    core::Tensor grad = sum_to_shape(std::move(input_grads[i]), node.input_shapes[i]);
     if (grad.dtype() != node.input_dtypes[i]) {
       throw Error("backward", node.name, " returned a ", grad.dtype(), " gradient for a ", node.input_dtypes[i],
                   " input");
@@ -184,9 +196,7 @@ void run_node(Node& node, const core::Tensor& grad_out, std::unordered_map<Node*
     if (input.grad_fn) {
       accumulate(grads[input.grad_fn.get()], grad);
     } else {
-      // A leaf: this is the gradient users (and optimizers) read. Its own buffer, never one shared
-      // with another gradient (add hands the same g to both of its inputs).
-      input.grad = input.grad.defined() ? core::add(input.grad, grad) : grad.clone();
+      accumulate_leaf(input.grad, std::move(grad));
     }
   }
 }
@@ -209,7 +219,7 @@ void Tensor::backward(const core::Tensor& grad, bool retain_graph) const {
                 "; expected ", dtype(), " ", shape(), " on ", device());
   }
   if (is_leaf()) {
-    impl_->grad = impl_->grad.defined() ? core::add(impl_->grad, seed) : seed.clone();
+    accumulate_leaf(impl_->grad, std::move(seed));
     return;
   }
   const std::vector<std::shared_ptr<Node>> order = topological_order(impl_->grad_fn);
