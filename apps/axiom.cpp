@@ -1,5 +1,5 @@
 // The `axiom` command. Each subcommand lives in its own file; this one only parses the command line.
-//   axiom bench ops|autograd [--json] [--threads N]
+//   axiom bench ops|autograd|layers [--json] [--threads N]
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 4096));
   auto* ops = bench->add_subcommand("ops", "Core kernels: matmul, elementwise, softmax");
   auto* autograd = bench->add_subcommand("autograd", "Graph recording and backward overhead; matmul backward/forward");
+  auto* layers = bench->add_subcommand("layers", "Axial attention along each axis next to Dense and raw sgemm");
 
   try {
     app.parse(argc, argv);
@@ -34,6 +35,7 @@ int main(int argc, char** argv) {
     const axiom::bench::Reporter reporter(json);
     if (ops->parsed()) axiom::bench::bench_ops(reporter);
     if (autograd->parsed()) axiom::bench::bench_autograd(reporter);
+    if (layers->parsed()) axiom::bench::bench_layers(reporter);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "axiom: %s\n", e.what());
     return 1;

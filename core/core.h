@@ -9,5 +9,6 @@
 #include "core/ops.h"
 #include "core/parallel.h"
 #include "core/random.h"
+#include "core/safetensors.h"
 #include "core/shape.h"
 #include "core/tensor.h"

@@ -55,10 +55,10 @@ class Reporter {
       if (f.baseline) line["baseline"] = *f.baseline, line["ratio"] = f.value / *f.baseline;
       std::printf("%s\n", line.dump().c_str());
     } else if (f.baseline) {
-      std::printf("  %-28s %10.2f %-8s  %s %10.2f  ratio %.2f\n", f.name.c_str(), f.value, f.unit.c_str(),
+      std::printf("  %-40s %10.2f %-8s  %s %10.2f  ratio %.2f\n", f.name.c_str(), f.value, f.unit.c_str(),
                   f.baseline_name.c_str(), *f.baseline, f.value / *f.baseline);
     } else {
-      std::printf("  %-28s %10.2f %-8s\n", f.name.c_str(), f.value, f.unit.c_str());
+      std::printf("  %-40s %10.2f %-8s\n", f.name.c_str(), f.value, f.unit.c_str());
     }
     std::fflush(stdout);
   }
@@ -70,5 +70,6 @@ class Reporter {
 // Each benchmark group: `axiom bench NAME`.
 void bench_ops(const Reporter& reporter);
 void bench_autograd(const Reporter& reporter);
+void bench_layers(const Reporter& reporter);
 
 }  // namespace axiom::bench

@@ -1,0 +1,73 @@
+// `axiom bench layers`: axial attention on [16, 28, 28, 128] (4 heads) along each axis, forward and
+// forward + backward, next to the Dense layers of the same block (its q/k/v and output
+// projections) and to raw cblas_sgemm. If the strided path copied, the column axis (1) would be
+// much slower than the row axis (2).
+//
+// FLOPs counted: projections 2 N D (3D + D), attention scores and mixing 2 * 2 N L D, with N the
+// number of positions (16 * 28 * 28) and L the attended axis' length (28); backward counts twice
+// the forward.
+#include <cblas.h>
+
+#include <string>
+
+#include "apps/bench/bench.h"
+#include "core/core.h"
+#include "nn/nn.h"
+
+namespace axiom::bench {
+
+namespace {
+constexpr int64_t kBatch = 16, kSide = 28, kFeatures = 128, kHeads = 4;
+
+void report(const Reporter& reporter, const std::string& name, double seconds, double flops, double sgemm_gflops) {
+  reporter.report({.bench = "layers", .name = name + "_ms", .unit = "ms", .value = seconds * 1e3, .baseline = {},
+                   .baseline_name = {}});
+  reporter.report({.bench = "layers", .name = name + "_gflops", .unit = "GFLOP/s", .value = flops / seconds / 1e9,
+                   .baseline = sgemm_gflops, .baseline_name = "sgemm"});
+}
+}  // namespace
+
+void bench_layers(const Reporter& reporter) {
+  reporter.note("axiom bench layers: " + std::to_string(core::num_threads()) + " threads; AxialAttention on [16, 28, 28, 128], 4 heads");
+  core::Generator gen(8);
+  const double n = kBatch * kSide * kSide;
+  const double projection_flops = 2 * n * kFeatures * 4 * kFeatures;
+  const double attention_flops = projection_flops + 4 * n * kSide * kFeatures;
+
+  // raw sgemm on the q/k/v projection's shape: [N, D] @ [D, 3D]
+  const core::Tensor a = core::randn({static_cast<int64_t>(n), kFeatures}, gen), w = core::randn({kFeatures, 3 * kFeatures}, gen);
+  core::Tensor c = core::empty({static_cast<int64_t>(n), 3 * kFeatures});
+  const double sgemm_s = seconds_per_call([&] {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n), 3 * kFeatures, kFeatures, 1.0f,
+                a.data<float>(), kFeatures, w.data<float>(), 3 * kFeatures, 0.0f, c.data<float>(), 3 * kFeatures);
+  });
+  const double sgemm_gflops = 2 * n * kFeatures * 3 * kFeatures / sgemm_s / 1e9;
+  reporter.report({.bench = "layers", .name = "sgemm_12544x128x384", .unit = "GFLOP/s", .value = sgemm_gflops,
+                   .baseline = {}, .baseline_name = {}});
+
+  const Tensor x(core::randn({kBatch, kSide, kSide, kFeatures}, gen), true);
+  const core::Tensor seed = core::ones(x.shape());
+  for (int64_t axis : {1, 2}) {
+    nn::AxialAttention attention(kFeatures, kHeads, axis, gen);
+    const std::string name = "attention_axis" + std::to_string(axis);
+    const double forward = seconds_per_call([&] {
+      NoGrad no_grad;
+      attention(x);
+    }, 5, 0.2);
+    const double both = seconds_per_call([&] {
+      attention.zero_grad();
+      x.zero_grad();
+      attention(x).backward(seed);
+    }, 5, 0.2);
+    report(reporter, name + "_forward", forward, attention_flops, sgemm_gflops);
+    report(reporter, name + "_forward_backward", both, 3 * attention_flops, sgemm_gflops);
+  }
+  nn::AxialAttention attention(kFeatures, kHeads, 1, gen);
+  const double dense = seconds_per_call([&] {
+    NoGrad no_grad;
+    attention.out->forward(attention.qkv->forward(x).narrow(-1, 0, kFeatures));
+  }, 5, 0.2);
+  report(reporter, "dense_qkv_and_out_forward", dense, projection_flops, sgemm_gflops);
+}
+
+}  // namespace axiom::bench

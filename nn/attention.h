@@ -1,0 +1,42 @@
+// Axial attention (Ho et al., 2019, section 3.1): multi-head scaled dot-product attention along one
+// axis of an N-dimensional tensor x [B, d1, ..., dn, D]. Every other axis is a batch axis: each
+// row (axis 2 of an image [B, H, W, D]) or column (axis 1) attends only within itself.
+//
+// It is done with views and batched matrix products: q, k and v are permuted (no copy) so that the
+// attended axis and the features are the last two axes of every "matrix", and the strided matmul
+// passes them to BLAS as they are. Masked attention is causal and inclusive: position i attends
+// to positions 0..i of its axis.
+#pragma once
+
+#include "nn/layers.h"
+
+namespace axiom::nn {
+
+struct AttentionOptions {
+  bool masked = false;             // causal along the axis
+  double output_init_scale = 1.0;  // 0 starts the output projection at zero
+};
+
+class AxialAttention : public Module {
+ public:
+  // `axis` is a spatial axis of the input: 1..n, or negative from the end (-2 is the last spatial axis).
+  AxialAttention(int64_t features, int64_t heads, int64_t axis, core::Generator& gen, AttentionOptions options = {});
+  Tensor forward(const Tensor& x) const;  // [B, d1, ..., dn, D] -> same shape
+  Tensor operator()(const Tensor& x) const { return forward(x); }
+
+  std::shared_ptr<Dense> qkv;  // D -> 3D: queries, keys and values at once
+  std::shared_ptr<Dense> out;  // D -> D
+  int64_t features, heads, axis;
+  bool masked;
+};
+
+// Ordinary multi-head self-attention over a sequence x [B, T, D]: axial attention along axis 1.
+inline std::shared_ptr<AxialAttention> multi_head_attention(int64_t features, int64_t heads, core::Generator& gen,
+                                                            AttentionOptions options = {}) {
+  return std::make_shared<AxialAttention>(features, heads, 1, gen, options);
+}
+
+// The causal mask of a length-L axis: uint8 [L, L], 1 where key j comes after query i (j > i).
+core::Tensor causal_mask(int64_t length, Device device = Device::cpu());
+
+}  // namespace axiom::nn

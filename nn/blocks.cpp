@@ -1,0 +1,31 @@
+#include "nn/blocks.h"
+
+#include "core/error.h"
+
+namespace axiom::nn {
+
+AttentionBlock::AttentionBlock(int64_t features, int64_t axis, core::Generator& gen, const BlockOptions& options)
+    : norm(register_module("norm", std::make_shared<LayerNorm>(features))),
+      attention(register_module("attention", std::make_shared<AxialAttention>(
+                                                 features, options.heads, axis, gen,
+                                                 AttentionOptions{.masked = options.masked,
+                                                                  .output_init_scale = options.output_init_scale}))) {}
+
+FeedforwardBlock::FeedforwardBlock(int64_t features, core::Generator& gen, const BlockOptions& options)
+    : nonlinearity(options.nonlinearity) {
+  if (options.ff_multiple <= 0) throw Error("FeedforwardBlock", "ff_multiple must be positive, got ", options.ff_multiple);
+  const int64_t hidden = options.ff_multiple * features;
+  norm = register_module("norm", std::make_shared<LayerNorm>(features));
+  up = register_module("up", std::make_shared<Dense>(features, hidden, gen));
+  down = register_module("down", std::make_shared<Dense>(hidden, features, gen, DenseOptions{.init_scale = options.output_init_scale}));
+}
+
+Tensor FeedforwardBlock::forward(const Tensor& x) const {
+  return add(x, down->forward(apply(nonlinearity, up->forward(norm->forward(x)))));
+}
+
+TransformerBlock::TransformerBlock(int64_t features, int64_t axis, core::Generator& gen, const BlockOptions& options)
+    : attention(register_module("attention", std::make_shared<AttentionBlock>(features, axis, gen, options))),
+      feedforward(register_module("feedforward", std::make_shared<FeedforwardBlock>(features, gen, options))) {}
+
+}  // namespace axiom::nn

@@ -1,0 +1,57 @@
+// The residual blocks of the Axial Transformer (section 3.1), pre-LayerNorm:
+//   FeedforwardBlock(x)   = x + Dense_D(Nonlinearity(Dense_D'(LayerNorm(x))))
+//   AttentionBlock_k(x)   = x + Dense_D(Attention_k(LayerNorm(x)))        (Dense_D: the attention's output projection)
+//   TransformerBlock_k(x) = FeedforwardBlock(AttentionBlock_k(x))
+// MaskedTransformerBlock_k is TransformerBlock_k with masked (causal) attention along axis k.
+// output_init_scale = 0 starts both residual branches at zero: the block starts as the identity.
+#pragma once
+
+#include "nn/attention.h"
+
+namespace axiom::nn {
+
+struct BlockOptions {
+  int64_t heads = 4;
+  int64_t ff_multiple = 4;  // D' = ff_multiple * D
+  bool masked = false;
+  Nonlinearity nonlinearity = Nonlinearity::gelu;
+  double output_init_scale = 1.0;
+};
+
+class AttentionBlock : public Module {
+ public:
+  AttentionBlock(int64_t features, int64_t axis, core::Generator& gen, const BlockOptions& options = {});
+  Tensor forward(const Tensor& x) const { return add(x, attention->forward(norm->forward(x))); }
+  Tensor operator()(const Tensor& x) const { return forward(x); }
+  std::shared_ptr<LayerNorm> norm;
+  std::shared_ptr<AxialAttention> attention;
+};
+
+class FeedforwardBlock : public Module {
+ public:
+  FeedforwardBlock(int64_t features, core::Generator& gen, const BlockOptions& options = {});
+  Tensor forward(const Tensor& x) const;
+  Tensor operator()(const Tensor& x) const { return forward(x); }
+  std::shared_ptr<LayerNorm> norm;
+  std::shared_ptr<Dense> up;    // D -> D'
+  std::shared_ptr<Dense> down;  // D' -> D
+  Nonlinearity nonlinearity;
+};
+
+class TransformerBlock : public Module {
+ public:
+  TransformerBlock(int64_t features, int64_t axis, core::Generator& gen, const BlockOptions& options = {});
+  Tensor forward(const Tensor& x) const { return feedforward->forward(attention->forward(x)); }
+  Tensor operator()(const Tensor& x) const { return forward(x); }
+  std::shared_ptr<AttentionBlock> attention;
+  std::shared_ptr<FeedforwardBlock> feedforward;
+};
+
+// TransformerBlock_k with causal attention along axis k.
+inline std::shared_ptr<TransformerBlock> masked_transformer_block(int64_t features, int64_t axis, core::Generator& gen,
+                                                                  BlockOptions options = {}) {
+  options.masked = true;
+  return std::make_shared<TransformerBlock>(features, axis, gen, options);
+}
+
+}  // namespace axiom::nn

@@ -1,0 +1,69 @@
+#include "nn/layers.h"
+
+#include <cmath>
+
+#include "core/error.h"
+#include "core/factory.h"
+#include "core/ops.h"
+#include "nn/init.h"
+
+namespace axiom::nn {
+
+namespace {
+void check_positive(const char* layer, const char* what, int64_t value) {
+  if (value <= 0) throw Error(layer, what, " must be positive, got ", value);
+}
+}  // namespace
+
+Dense::Dense(int64_t in, int64_t out, core::Generator& gen, DenseOptions options) {
+  check_positive("Dense", "in", in);
+  check_positive("Dense", "out", out);
+  const double bound = options.init_scale / std::sqrt(static_cast<double>(in));
+  auto draw = [&](const core::Shape& shape) {
+    return bound == 0 ? init::zeros(shape) : init::uniform(shape, -bound, bound, gen);
+  };
+  weight = register_parameter("weight", draw({in, out}));
+  if (options.bias) bias = register_parameter("bias", draw({out}));
+}
+
+// [..., in] @ [in, out] + [out] -> [..., out]
+Tensor Dense::forward(const Tensor& x) const {
+  if (x.dim() == 0 || x.size(-1) != in_features()) {
+    throw Error("Dense", "expected input [..., ", in_features(), "], got ", x.shape());
+  }
+  const Tensor y = matmul(x, weight);
+  return bias.defined() ? add(y, bias) : y;
+}
+
+LayerNorm::LayerNorm(int64_t features, double eps) : eps(eps) {
+  check_positive("LayerNorm", "features", features);
+  weight = register_parameter("weight", init::ones({features}));
+  bias = register_parameter("bias", init::zeros({features}));
+}
+
+Tensor LayerNorm::forward(const Tensor& x) const { return layer_norm(x, weight, bias, eps); }
+
+Embedding::Embedding(int64_t count, int64_t features, core::Generator& gen, double init_std) {
+  check_positive("Embedding", "count", count);
+  check_positive("Embedding", "features", features);
+  weight = register_parameter("weight", init::normal({count, features}, 0, init_std, gen));
+}
+
+Tensor Embedding::forward(const Tensor& indices) const { return embedding(weight, indices); }
+
+Dropout::Dropout(double p, core::Generator& gen) : p(p), gen_(&gen) {
+  if (!(p >= 0 && p <= 1)) throw Error("Dropout", "p must be in [0, 1], got ", p);
+}
+
+Tensor Dropout::forward(const Tensor& x) const { return dropout(x, p, is_training(), *gen_); }
+
+Tensor apply(Nonlinearity nonlinearity, const Tensor& x) {
+  switch (nonlinearity) {
+    case Nonlinearity::gelu: return gelu(x);
+    case Nonlinearity::gelu_tanh: return gelu_tanh(x);
+    case Nonlinearity::relu: return relu(x);
+  }
+  throw Error("nonlinearity", "unknown kind ", static_cast<int>(nonlinearity));
+}
+
+}  // namespace axiom::nn

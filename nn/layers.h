@@ -1,0 +1,78 @@
+// The basic layers. Each is a Module with a forward(x) (also callable as layer(x)).
+#pragma once
+
+#include "autograd/ops.h"
+#include "core/random.h"
+#include "nn/module.h"
+
+namespace axiom::nn {
+
+// y = x @ W + b over the last axis of x of any rank:  [..., in] -> [..., out].
+// W is [in, out]; both start uniform in +-1/sqrt(in) (as PyTorch's Linear), times init_scale:
+// init_scale = 0 starts the layer at exactly zero (the Axial Transformer's output projections).
+struct DenseOptions {
+  bool bias = true;
+  double init_scale = 1.0;
+};
+class Dense : public Module {
+ public:
+  Dense(int64_t in, int64_t out, core::Generator& gen, DenseOptions options = {});
+  Tensor forward(const Tensor& x) const;
+  Tensor operator()(const Tensor& x) const { return forward(x); }
+  int64_t in_features() const { return weight.size(0); }
+  int64_t out_features() const { return weight.size(1); }
+
+  Tensor weight;  // [in, out]
+  Tensor bias;    // [out], or undefined
+};
+
+// Normalises the last axis to zero mean and unit variance, then y = xhat * weight + bias.
+class LayerNorm : public Module {
+ public:
+  explicit LayerNorm(int64_t features, double eps = 1e-5);
+  Tensor forward(const Tensor& x) const;
+  Tensor operator()(const Tensor& x) const { return forward(x); }
+
+  Tensor weight;  // [features], starts at 1
+  Tensor bias;    // [features], starts at 0
+  double eps;
+};
+
+// A table of `count` vectors of size `features`: indices [...] (int64) -> [..., features].
+class Embedding : public Module {
+ public:
+  Embedding(int64_t count, int64_t features, core::Generator& gen, double init_std = 1.0);
+  Tensor forward(const Tensor& indices) const;
+  Tensor operator()(const Tensor& indices) const { return forward(indices); }
+
+  Tensor weight;  // [count, features], starts normal(0, init_std)
+};
+
+// Zeroes elements with probability p in training mode (scaling the rest by 1/(1-p)); identity in eval.
+class Dropout : public Module {
+ public:
+  explicit Dropout(double p, core::Generator& gen = core::default_generator());
+  Tensor forward(const Tensor& x) const;
+  Tensor operator()(const Tensor& x) const { return forward(x); }
+  double p;
+
+ private:
+  core::Generator* gen_;
+};
+
+enum class Nonlinearity { gelu, gelu_tanh, relu };
+Tensor apply(Nonlinearity nonlinearity, const Tensor& x);
+
+class GELU : public Module {
+ public:
+  Tensor forward(const Tensor& x) const { return gelu(x); }
+  Tensor operator()(const Tensor& x) const { return forward(x); }
+};
+
+class ReLU : public Module {
+ public:
+  Tensor forward(const Tensor& x) const { return relu(x); }
+  Tensor operator()(const Tensor& x) const { return forward(x); }
+};
+
+}  // namespace axiom::nn

@@ -1,0 +1,99 @@
+// Adam and AdamW (adam.h). One parameter's update at step t (1, 2, ...), with g its gradient,
+// lambda the weight decay, m and v the moving averages of g and g^2 (both 0 before step 1):
+//
+//   p = p - lr * lambda * p                  (AdamW: decoupled weight decay)
+//   g = g + lambda * p                       (Adam: L2 weight decay)
+//   m = beta1 * m + (1 - beta1) * g
+//   v = beta2 * v + (1 - beta2) * g^2
+//   m_hat = m / (1 - beta1^t),  v_hat = v / (1 - beta2^t)      (bias correction: m and v start at 0)
+//   p = p - lr * m_hat / (sqrt(v_hat) + eps)
+//
+// The last line is computed as PyTorch does, with the corrections on scalars rather than tensors:
+//   p = p - (lr / (1 - beta1^t)) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
+#include "optim/adam.h"
+
+#include <cmath>
+
+#include "core/factory.h"
+#include "core/ops.h"
+
+namespace axiom::optim {
+
+Adam::Adam(NamedParameters parameters, AdamOptions options) : Adam("Adam", std::move(parameters), options) {}
+
+Adam::Adam(const char* name, NamedParameters parameters, AdamOptions options)
+    : Optimizer(name, std::move(parameters), options.lr) {
+  check(options);
+  options_ = options;
+}
+
+AdamW::AdamW(NamedParameters parameters, AdamWOptions options)
+    : Adam("AdamW", std::move(parameters),
+           AdamOptions{.lr = options.lr,
+                       .betas = options.betas,
+                       .eps = options.eps,
+                       .weight_decay = options.weight_decay,
+                       .decoupled_weight_decay = true}) {}
+
+void Adam::check(const AdamOptions& o) const {
+  const auto [beta1, beta2] = o.betas;
+  if (!(beta1 >= 0 && beta1 < 1)) throw Error(name(), "beta1 must be in [0, 1), got ", beta1);
+  if (!(beta2 >= 0 && beta2 < 1)) throw Error(name(), "beta2 must be in [0, 1), got ", beta2);
+  if (!(o.eps > 0) || !std::isfinite(o.eps)) throw Error(name(), "eps must be finite and > 0, got ", o.eps);
+  check_non_negative("weight_decay", o.weight_decay);
+  if (name() == "AdamW" && !o.decoupled_weight_decay) throw Error(name(), "AdamW's weight decay is always decoupled");
+}
+
+AdamOptions Adam::options() const {
+  AdamOptions o = options_;
+  o.lr = lr();
+  return o;
+}
+
+void Adam::update(const core::Tensor& param, const core::Tensor& grad, ParamState& state) {
+  const AdamOptions& o = options_;
+  const auto [beta1, beta2] = o.betas;
+  const int64_t t = ++state.step;
+  core::Tensor p = param;  // the value to update; written back into `param` once, at the end
+  core::Tensor g = grad;
+  if (o.weight_decay != 0) {
+    if (o.decoupled_weight_decay) {
+      p = core::mul(p, 1 - lr() * o.weight_decay);  // p = p - lr * lambda * p
+    } else {
+      g = core::add(g, core::mul(p, o.weight_decay));  // g = g + lambda * p
+    }
+  }
+  core::Tensor& m = state.buffers["exp_avg"];
+  core::Tensor& v = state.buffers["exp_avg_sq"];
+  if (!m.defined()) m = core::zeros_like(param), v = core::zeros_like(param);
+  m = core::add(core::mul(m, beta1), core::mul(g, 1 - beta1));             // m = beta1 m + (1 - beta1) g
+  v = core::add(core::mul(v, beta2), core::mul(core::mul(g, g), 1 - beta2));  // v = beta2 v + (1 - beta2) g^2
+  const double bias_correction1 = 1 - std::pow(beta1, static_cast<double>(t));  // 1 - beta1^t
+  const double bias_correction2 = 1 - std::pow(beta2, static_cast<double>(t));  // 1 - beta2^t
+  // denominator = sqrt(v_hat) + eps = sqrt(v) / sqrt(1 - beta2^t) + eps
+  const core::Tensor denominator = core::add(core::div(core::sqrt(v), std::sqrt(bias_correction2)), o.eps);
+  // p = p - lr * m_hat / (sqrt(v_hat) + eps) = p - (lr / (1 - beta1^t)) * m / denominator
+  core::copy_into(core::sub(p, core::mul(core::div(m, denominator), lr() / bias_correction1)), param);
+}
+
+Hyperparameters Adam::hyperparameters() const {
+  return {{"beta1", options_.betas.first},
+          {"beta2", options_.betas.second},
+          {"eps", options_.eps},
+          {"weight_decay", options_.weight_decay},
+          {"decoupled_weight_decay", options_.decoupled_weight_decay ? 1.0 : 0.0}};
+}
+
+void Adam::set_hyperparameters(const Hyperparameters& values) {
+  AdamOptions o = options_;
+  o.betas = {hyperparameter(values, "beta1"), hyperparameter(values, "beta2")};
+  o.eps = hyperparameter(values, "eps");
+  o.weight_decay = hyperparameter(values, "weight_decay");
+  o.decoupled_weight_decay = hyperparameter(values, "decoupled_weight_decay") != 0;
+  check(o);
+  options_ = o;
+}
+
+std::vector<std::string> Adam::buffer_names(const Hyperparameters&) const { return {"exp_avg", "exp_avg_sq"}; }
+
+}  // namespace axiom::optim

@@ -1,0 +1,33 @@
+// clip_grad_norm (clip.h).
+#include "optim/clip.h"
+
+#include <cmath>
+
+#include "core/ops.h"
+
+namespace axiom::optim {
+
+double clip_grad_norm(const NamedParameters& parameters, double max_norm) {
+  if (!(max_norm > 0) || !std::isfinite(max_norm)) {
+    throw Error("clip_grad_norm", "max_norm must be finite and > 0, got ", max_norm);
+  }
+  // norm^2 = sum over every gradient of sum(g^2), in double whatever the gradients' dtype
+  double sum_of_squares = 0;
+  for (const auto& [name, p] : parameters) {
+    const core::Tensor& g = p.grad();
+    if (!g.defined()) continue;
+    const core::Tensor g64 = g.to(core::Dtype::float64);
+    sum_of_squares += core::sum(core::mul(g64, g64)).item();
+  }
+  const double norm = std::sqrt(sum_of_squares);
+  if (!std::isfinite(norm) || norm <= max_norm) return norm;
+  // g = g * max_norm / (norm + 1e-6), written into the gradient's own buffer
+  const double scale = max_norm / (norm + 1e-6);
+  for (const auto& [name, p] : parameters) {
+    const core::Tensor& g = p.grad();
+    if (g.defined()) core::copy_into(core::mul(g, scale), g);
+  }
+  return norm;
+}
+
+}  // namespace axiom::optim

@@ -1,0 +1,231 @@
+// Optimizer: parameter checks, the step loop, and the state's save and load (optimizer.h).
+#include "optim/optimizer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <unordered_map>
+
+#include "core/ops.h"
+
+namespace axiom::optim {
+
+using json = nlohmann::ordered_json;  // keeps the keys in the order written
+
+namespace {
+
+// "F32"-style names are the file's business; the JSON says "float32".
+core::Dtype dtype_from_name(const std::string& name, const std::string& op, const std::string& origin) {
+  for (core::Dtype d : {core::Dtype::float32, core::Dtype::float64, core::Dtype::int64, core::Dtype::uint8}) {
+    if (core::dtype_name(d) == name) return d;
+  }
+  throw Error(op, origin, ": unknown dtype \"", name, "\"");
+}
+
+}  // namespace
+
+Optimizer::Optimizer(std::string name, NamedParameters parameters, double lr)
+    : name_(std::move(name)), parameters_(std::move(parameters)), lr_(0) {
+  if (parameters_.empty()) throw Error(name_, "got no parameters to optimize");
+  std::unordered_map<std::string, size_t> names;
+  std::unordered_map<const TensorImpl*, std::string> tensors;
+  for (size_t i = 0; i < parameters_.size(); ++i) {
+    const auto& [key, p] = parameters_[i];
+    if (key.empty()) throw Error(name_, "parameter ", i, " has an empty name");
+    if (!names.emplace(key, i).second) throw Error(name_, "two parameters are called '", key, "'");
+    if (!p.defined()) throw Error(name_, "parameter '", key, "' is an undefined tensor");
+    if (!core::is_floating(p.dtype())) {
+      throw Error(name_, "parameter '", key, "' is ", p.dtype(), " (float32 or float64 only)");
+    }
+    if (!p.is_leaf()) throw Error(name_, "parameter '", key, "' is not a leaf (it was computed by ", p.grad_fn()->name, ")");
+    if (!p.requires_grad()) throw Error(name_, "parameter '", key, "' does not require a gradient");
+    const auto [seen, fresh] = tensors.emplace(p.impl().get(), key);
+    if (!fresh) throw Error(name_, "parameters '", seen->second, "' and '", key, "' are the same tensor");
+  }
+  states_.resize(parameters_.size());
+  set_lr(lr);
+}
+
+void Optimizer::check_non_negative(const char* what, double value) const {
+  if (!(value >= 0) || !std::isfinite(value)) throw Error(name_, what, " must be finite and >= 0, got ", value);
+}
+
+double Optimizer::hyperparameter(const Hyperparameters& values, const std::string& key) const {
+  const auto it = values.find(key);
+  if (it == values.end()) throw Error(name_, "hyperparameter '", key, "' is missing");
+  return it->second;
+}
+
+void Optimizer::set_lr(double lr) {
+  check_non_negative("lr", lr);
+  lr_ = lr;
+}
+
+const ParamState& Optimizer::state_of(const std::string& name) const {
+  for (size_t i = 0; i < parameters_.size(); ++i) {
+    if (parameters_[i].first == name) return states_[i];
+  }
+  throw Error(name_, "no parameter is called '", name, "'");
+}
+
+void Optimizer::step() {
+  // A gradient set by hand could be wrong: check them all before changing anything.
+  for (const auto& [key, p] : parameters_) {
+    const core::Tensor& grad = p.grad();
+    if (grad.defined() && (grad.shape() != p.shape() || grad.dtype() != p.dtype() || grad.device() != p.device())) {
+      throw Error(name_, "the gradient of '", key, "' is ", grad.dtype(), " ", grad.shape(), " on ", grad.device(),
+                  ", the parameter ", p.dtype(), " ", p.shape(), " on ", p.device());
+    }
+  }
+  NoGrad no_grad;  // an update is not part of any model's computation
+  for (size_t i = 0; i < parameters_.size(); ++i) {
+    const Tensor& p = parameters_[i].second;
+    if (!p.grad().defined()) continue;  // no backward pass reached it: leave it (and its state) alone
+    update(p.data(), p.grad(), states_[i]);
+  }
+}
+
+void Optimizer::zero_grad() {
+  for (const auto& [key, p] : parameters_) p.zero_grad();
+}
+
+// --- state -----------------------------------------------------------------------------------------
+
+OptimizerState Optimizer::state() const {
+  json hyper = json::object();
+  hyper["lr"] = lr_;
+  for (const auto& [key, value] : hyperparameters()) hyper[key] = value;
+  json params = json::array();
+  OptimizerState out;
+  for (size_t i = 0; i < parameters_.size(); ++i) {
+    const auto& [key, p] = parameters_[i];
+    params.push_back({{"name", key},
+                      {"shape", p.shape()},
+                      {"dtype", std::string(core::dtype_name(p.dtype()))},
+                      {"step", states_[i].step}});
+    for (const auto& [buffer, tensor] : states_[i].buffers) out.tensors.emplace_back(buffer + "." + key, tensor);
+  }
+  out.json = json{{"format", "axiom optimizer state"},
+                  {"version", 1},
+                  {"type", name_},
+                  {"hyperparameters", hyper},
+                  {"parameters", params}}
+                 .dump();
+  return out;
+}
+
+void Optimizer::load_state(const OptimizerState& state, const std::string& origin) {
+  // 1. The JSON: its type, hyperparameters and parameter list.
+  json doc;
+  try {
+    doc = json::parse(state.json);
+  } catch (const json::exception& e) {
+    throw Error(name_, origin, ": the optimizer state is not valid JSON (", e.what(), ")");
+  }
+  Hyperparameters values;
+  std::vector<std::pair<std::string, int64_t>> saved_steps;  // (parameter, step), in the file's order
+  std::map<std::string, core::Shape> saved_shapes;
+  try {
+    if (doc.value("format", "") != "axiom optimizer state" || doc.value("version", 0) != 1) {
+      throw Error(name_, origin, ": not an axiom optimizer state (version 1)");
+    }
+    const std::string type = doc.at("type").get<std::string>();
+    if (type != name_) throw Error(name_, origin, " holds ", type, " state, not ", name_, " state");
+    for (const auto& [key, value] : doc.at("hyperparameters").items()) values[key] = value.get<double>();
+    for (const json& p : doc.at("parameters")) {
+      const std::string key = p.at("name").get<std::string>();
+      saved_steps.emplace_back(key, p.at("step").get<int64_t>());
+      saved_shapes[key] = p.at("shape").get<core::Shape>();
+      (void)dtype_from_name(p.at("dtype").get<std::string>(), name_, origin);
+    }
+  } catch (const json::exception& e) {
+    throw Error(name_, origin, ": malformed optimizer state (", e.what(), ")");
+  }
+
+  // 2. The same hyperparameters as this optimizer has (their values are restored below).
+  Hyperparameters expected = hyperparameters();
+  expected["lr"] = lr_;
+  for (const auto& [key, value] : expected) {
+    if (!values.count(key)) throw Error(name_, origin, ": hyperparameter '", key, "' is missing");
+  }
+  for (const auto& [key, value] : values) {
+    if (!expected.count(key)) throw Error(name_, origin, ": unexpected hyperparameter '", key, "'");
+  }
+
+  // 3. The same parameters, with the same shapes.
+  std::map<std::string, size_t> index;  // parameter name -> position in parameters_
+  for (size_t i = 0; i < parameters_.size(); ++i) index[parameters_[i].first] = i;
+  for (const auto& [key, p] : parameters_) {
+    const auto it = saved_shapes.find(key);
+    if (it == saved_shapes.end()) throw Error(name_, origin, ": parameter '", key, "' is missing");
+    if (it->second != p.shape()) {
+      throw Error(name_, origin, ": parameter '", key, "' has shape ", it->second, " there but ", p.shape(), " here");
+    }
+  }
+  std::set<std::string> seen;
+  for (const auto& [key, step] : saved_steps) {
+    if (!index.count(key)) throw Error(name_, origin, ": unexpected parameter '", key, "'");
+    if (!seen.insert(key).second) throw Error(name_, origin, ": parameter '", key, "' is listed twice");
+    if (step < 0) throw Error(name_, origin, ": parameter '", key, "' has step ", step);
+  }
+
+  // 4. The tensors: each "<buffer>.<parameter>" of a known buffer and parameter, in the parameter's
+  //    shape, converted to its dtype and device; every updated parameter has all its buffers.
+  std::vector<ParamState> states(parameters_.size());
+  for (const auto& [key, step] : saved_steps) states[index.at(key)].step = step;
+  const std::vector<std::string> buffers = buffer_names(values);
+  for (const auto& [tensor_name, tensor] : state.tensors) {
+    const size_t dot = tensor_name.find('.');
+    const std::string buffer = tensor_name.substr(0, dot);
+    const std::string key = dot == std::string::npos ? "" : tensor_name.substr(dot + 1);
+    if (std::find(buffers.begin(), buffers.end(), buffer) == buffers.end() || !index.count(key)) {
+      throw Error(name_, origin, ": unexpected tensor '", tensor_name, "'");
+    }
+    const size_t i = index.at(key);
+    const Tensor& p = parameters_[i].second;
+    if (tensor.shape() != p.shape()) {
+      throw Error(name_, origin, ": tensor '", tensor_name, "' has shape ", tensor.shape(), ", the parameter ", p.shape());
+    }
+    if (!core::is_floating(tensor.dtype())) {
+      throw Error(name_, origin, ": tensor '", tensor_name, "' is ", tensor.dtype(), " (float32 or float64 only)");
+    }
+    if (states[i].step == 0) throw Error(name_, origin, ": unexpected tensor '", tensor_name, "' (parameter '", key, "' has step 0)");
+    if (!states[i].buffers.emplace(buffer, tensor.to(p.device()).to(p.dtype()).contiguous()).second) {
+      throw Error(name_, origin, ": tensor '", tensor_name, "' appears twice");
+    }
+  }
+  for (size_t i = 0; i < parameters_.size(); ++i) {
+    if (states[i].step == 0) continue;
+    for (const std::string& buffer : buffers) {
+      if (!states[i].buffers.count(buffer)) {
+        throw Error(name_, origin, ": tensor '", buffer, ".", parameters_[i].first, "' is missing");
+      }
+    }
+  }
+
+  // 5. Nothing has changed so far. The hyperparameters check themselves before they change
+  //    anything; after them nothing can fail.
+  const double lr = values.at("lr");
+  check_non_negative("lr", lr);
+  values.erase("lr");
+  set_hyperparameters(values);
+  lr_ = lr;
+  states_ = std::move(states);
+}
+
+void Optimizer::save(const std::string& path) const {
+  OptimizerState s = state();
+  core::save_safetensors(path, s.tensors, {{"optimizer", s.json}});
+}
+
+void Optimizer::load(const std::string& path) {
+  core::SafetensorsFile file = core::load_safetensors(path);
+  const auto it = file.metadata.find("optimizer");
+  if (it == file.metadata.end()) {
+    throw Error(name_, "'", path, "' holds no optimizer state (no \"optimizer\" key in its metadata)");
+  }
+  load_state({std::move(file.tensors), it->second}, "'" + path + "'");
+}
+
+}  // namespace axiom::optim
