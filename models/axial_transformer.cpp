@@ -1,0 +1,156 @@
+#include "models/axial_transformer.h"
+
+#include <cmath>
+
+#include "core/error.h"
+#include "core/factory.h"
+#include "core/ops.h"
+
+namespace axiom::models {
+
+namespace {
+constexpr int64_t kValues = 256;
+constexpr int64_t kRowAxis = 2, kColumnAxis = 1;  // on [B, H, W, D]: attend along W (rows) or H (columns)
+}  // namespace
+
+double Likelihood::bits_per_dim() const { return nats / static_cast<double>(count) / std::log(2.0); }
+
+AxialTransformer::AxialTransformer(const AxialTransformerConfig& config, core::Generator& gen) : config_(config) {
+  config_.validate();
+  const int64_t d = config_.features;
+  const Shape grid{config_.height, config_.width};
+  nn::BlockOptions block{.heads = config_.heads, .ff_multiple = config_.ff_multiple, .output_init_scale = 0};
+  nn::BlockOptions masked = block;
+  masked.masked = true;
+
+  embedding_ = register_module("embedding", std::make_shared<nn::Embedding>(kValues, d, gen, 1.0));
+  outer_position_ = register_module("outer_position", std::make_shared<nn::FactorizedPositionEmbedding>(grid, d, gen));
+  outer_ = register_module("outer", std::make_shared<nn::ModuleList<nn::TransformerBlock>>());
+  for (int64_t i = 0; i < config_.upper_layers / 2; ++i) {
+    outer_->push_back(std::make_shared<nn::TransformerBlock>(d, kRowAxis, gen, block));       // unmasked row
+    outer_->push_back(std::make_shared<nn::TransformerBlock>(d, kColumnAxis, gen, masked));   // masked column
+  }
+  inner_position_ = register_module("inner_position", std::make_shared<nn::FactorizedPositionEmbedding>(grid, d, gen));
+  if (config_.inner == "lstm") {
+    inner_lstm_ = register_module("inner_lstm", std::make_shared<nn::LSTM>(d, d, gen));
+  } else {
+    inner_ = register_module("inner", std::make_shared<nn::ModuleList<nn::TransformerBlock>>());
+    for (int64_t i = 0; i < config_.row_layers; ++i) inner_->push_back(std::make_shared<nn::TransformerBlock>(d, kRowAxis, gen, masked));
+  }
+  if (config_.channels > 1) {
+    channel_values_ = register_module("channel_values", std::make_shared<nn::Embedding>(config_.channels * kValues, d, gen, 1.0));
+    channel_marker_ = register_module("channel_marker", std::make_shared<nn::Embedding>(config_.channels, d, gen, 1.0));
+    encoder_position_ = register_module("encoder_position", std::make_shared<nn::FactorizedPositionEmbedding>(grid, d, gen));
+    encoder_ = register_module("encoder", std::make_shared<nn::ModuleList<nn::TransformerBlock>>());
+    for (int64_t i = 0; i < config_.encoder_layers; ++i) {
+      encoder_->push_back(std::make_shared<nn::TransformerBlock>(d, i % 2 == 0 ? kRowAxis : kColumnAxis, gen, block));
+    }
+  }
+  final_norm_ = register_module("final_norm", std::make_shared<nn::LayerNorm>(d));
+  logits_ = register_module("logits", std::make_shared<nn::Dense>(d, kValues, gen, nn::DenseOptions{.init_scale = 0}));
+  dropout_ = register_module("dropout", std::make_shared<nn::Dropout>(config_.dropout, gen));
+}
+
+core::Tensor AxialTransformer::as_channels(const core::Tensor& images) const {
+  const Shape& s = images.shape();
+  const bool single = images.dim() == 3 && config_.channels == 1;
+  const bool multi = images.dim() == 4 && s[1] == config_.channels;
+  if (!(single || multi) || s[images.dim() - 2] != config_.height || s[images.dim() - 1] != config_.width) {
+    throw Error("AxialTransformer", "images must be [B, ", config_.height, ", ", config_.width, "] or [B, ", config_.channels,
+                ", ", config_.height, ", ", config_.width, "], got ", s);
+  }
+  if (images.dtype() != Dtype::uint8 && images.dtype() != Dtype::int64) {
+    throw Error("AxialTransformer", "images must be uint8 or int64 values in [0, 255], got ", images.dtype());
+  }
+  const core::Tensor values = (single ? images.unsqueeze(1) : images).to(Dtype::int64);
+  if (images.dtype() == Dtype::int64 && values.numel() > 0) {
+    const double low = core::max(core::neg(values)).item(), high = core::max(values).item();
+    if (-low < 0 || high > 255) throw Error("AxialTransformer", "pixel values must be in [0, 255], got ", -low, " to ", high);
+  }
+  return values;
+}
+
+Tensor AxialTransformer::embed(const core::Tensor& values) const { return embedding_->forward(Tensor(values)); }
+
+// Context for generating `channel` (per example) from the channels before it:
+//   sum over k < c of ChannelValues_k(x_k) + ChannelMarker(c) + positions, then the encoder blocks.
+Tensor AxialTransformer::encode(const core::Tensor& images, const core::Tensor& channel) const {
+  if (config_.channels == 1) return {};
+  const int64_t b = images.size(0), c = config_.channels;
+  const core::Tensor which = core::arange(c).reshape({1, c, 1, 1});                  // [1, C, 1, 1]
+  const core::Tensor tagged = core::add(images, core::mul(which, core::scalar(kValues, Dtype::int64)));
+  const Tensor values = channel_values_->forward(Tensor(tagged));                     // [B, C, H, W, D]
+  const core::Tensor earlier = core::lt(which.reshape({1, c}), channel.reshape({b, 1}));  // [B, C]: k < c_b
+  const Tensor keep(earlier.to(values.dtype()).reshape({b, c, 1, 1, 1}));
+  Tensor context = sum(mul(values, keep), {1});                                       // [B, H, W, D]
+  context = add(context, channel_marker_->forward(Tensor(channel)).reshape({b, 1, 1, config_.features}));
+  context = encoder_position_->forward(context);
+  for (const auto& block : *encoder_) context = block->forward(context);
+  return context;
+}
+
+Tensor AxialTransformer::outer(const Tensor& h, const Tensor& context) const {
+  Tensor u = outer_position_->forward(h);
+  if (context.defined()) u = add(u, context);
+  u = dropout_->forward(u);
+  for (const auto& block : *outer_) u = block->forward(u);
+  return u;
+}
+
+Tensor AxialTransformer::inner_position(int64_t first_row, int64_t rows) const {
+  return inner_position_->embeddings().narrow(0, first_row, rows);
+}
+
+Tensor AxialTransformer::inner(const Tensor& z_in) const {
+  Tensor z = dropout_->forward(z_in);
+  if (inner_lstm_) {  // one LSTM along every row: [B, R, W, D] -> [B*R, W, D] -> back
+    const Shape shape = z.shape();
+    z = inner_lstm_->forward(z.reshape({shape[0] * shape[1], shape[2], shape[3]})).first.reshape(shape);
+  } else {
+    for (const auto& block : *inner_) z = block->forward(z);
+  }
+  return logits_->forward(final_norm_->forward(z));
+}
+
+Tensor AxialTransformer::logits(const core::Tensor& images, const core::Tensor& channel) const {
+  const core::Tensor all = as_channels(images);
+  const int64_t b = all.size(0);
+  if (channel.dtype() != Dtype::int64 || channel.shape() != Shape{b}) {
+    throw Error("AxialTransformer", "channel must be int64 [", b, "], got ", channel.dtype(), " ", channel.shape());
+  }
+  // x_c: each example's own channel, [B, H, W]
+  const core::Tensor pick = channel.reshape({b, 1, 1, 1}).expand({b, 1, config_.height, config_.width}).contiguous();
+  const core::Tensor current = core::gather(all, 1, pick).squeeze(1);
+  return decode(embed(current), encode(all, channel));
+}
+
+Tensor AxialTransformer::decode(const Tensor& h, const Tensor& context) const {
+  const Tensor u = outer(h, context);
+  const Tensor z = add(add(nn::shift_right(h), nn::shift_down(u)), inner_position(0, config_.height));
+  return inner(z);
+}
+
+Tensor AxialTransformer::loss(const core::Tensor& images, core::Generator& gen) const {
+  const core::Tensor all = as_channels(images);
+  const int64_t b = all.size(0);
+  const core::Tensor channel = config_.channels == 1 ? core::zeros({b}, Dtype::int64) : core::randint({b}, 0, config_.channels, gen);
+  const core::Tensor pick = channel.reshape({b, 1, 1, 1}).expand({b, 1, config_.height, config_.width}).contiguous();
+  const Tensor targets(core::gather(all, 1, pick).squeeze(1));
+  return div(cross_entropy(logits(all, channel), targets), std::log(2.0));  // nats -> bits
+}
+
+Likelihood AxialTransformer::evaluate(const core::Tensor& images) const {
+  NoGrad no_grad;
+  const core::Tensor all = as_channels(images);
+  const int64_t b = all.size(0);
+  Likelihood total;
+  for (int64_t c = 0; c < config_.channels; ++c) {
+    const core::Tensor channel = core::full({b}, static_cast<double>(c), Dtype::int64);
+    const Tensor targets(all.select(1, c).contiguous());
+    total.nats += cross_entropy(logits(all, channel), targets, {.reduction = Reduction::sum}).item();
+    total.count += targets.numel();
+  }
+  return total;
+}
+
+}  // namespace axiom::models

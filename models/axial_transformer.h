@@ -1,0 +1,67 @@
+// The Axial Transformer (Ho et al., 2019, section 3.2): an autoregressive model of images whose
+// pixels take 256 values, in raster order, channel after channel.
+//
+//   h = Embed(x)                                                   [B, H, W, D]
+//   u = h + PositionEmbeddings (+ the channel encoder's context)
+//   u = MaskedTransformerBlock_1(TransformerBlock_2(u))  x L_upper/2      (the outer decoder)
+//   z = ShiftRight(h) + ShiftDown(u) + PositionEmbeddings
+//   z = MaskedTransformerBlock_2(z)  x L_row                          (the inner decoder; or one LSTM)
+//   logits = Dense_256(LayerNorm(z))                               [B, H, W, 256]
+//
+// Masks are inclusive; the two shifts make the model strictly causal: the logits of pixel (i, j)
+// see rows above i through ShiftDown(u) and pixels left of j through ShiftRight(h).
+// For C > 1 channels (or frames), channel c is modelled given channels 0..c-1 through a channel
+// encoder of unmasked row and column blocks over their embedded values (section 3.2.2).
+// The residual branches and the logits start at zero: an untrained model predicts the uniform
+// distribution, 8 bits per dimension.
+#pragma once
+
+#include "models/config.h"
+#include "nn/nn.h"
+
+namespace axiom::models {
+
+struct Likelihood {
+  double nats = 0;    // -log p summed over every pixel and channel
+  int64_t count = 0;  // how many values that is
+  double bits_per_dim() const;
+};
+
+class AxialTransformer : public nn::Module {
+ public:
+  AxialTransformer(const AxialTransformerConfig& config, core::Generator& gen);
+  const AxialTransformerConfig& config() const { return config_; }
+
+  // images: uint8 or int64, [B, H, W] (one channel) or [B, C, H, W]; channel: int64 [B], the
+  // channel each example generates. Returns that channel's logits for every pixel, [B, H, W, 256].
+  Tensor logits(const core::Tensor& images, const core::Tensor& channel) const;
+  // The training loss in bits per dimension: one random channel per example (drawn from `gen`),
+  // an unbiased estimate of the full likelihood.
+  Tensor loss(const core::Tensor& images, core::Generator& gen) const;
+  // The exact likelihood of a batch: every channel of every pixel (no graph is recorded).
+  Likelihood evaluate(const core::Tensor& images) const;
+
+  // --- the pieces, for the samplers --------------------------------------------------------------
+  core::Tensor as_channels(const core::Tensor& images) const;  // int64 [B, C, H, W], checked
+  Tensor embed(const core::Tensor& values) const;              // int64 [B, H, W] -> [B, H, W, D]
+  Tensor encode(const core::Tensor& images, const core::Tensor& channel) const;  // [B, H, W, D], or undefined for C = 1
+  Tensor outer(const Tensor& h, const Tensor& context) const;  // u before its shift
+  // Everything after the embedding: h [B, H, W, D] (and the encoder's context) -> logits [B, H, W, 256].
+  Tensor decode(const Tensor& h, const Tensor& context) const;
+  // Inner decoder on rows [first, first + count) of z's grid: z [B, count, W, D] -> logits [B, count, W, 256].
+  Tensor inner(const Tensor& z) const;
+  Tensor inner_position(int64_t first_row, int64_t rows) const;  // [rows, W, D]
+
+ private:
+  AxialTransformerConfig config_;
+  std::shared_ptr<nn::Embedding> embedding_;
+  std::shared_ptr<nn::FactorizedPositionEmbedding> outer_position_, inner_position_, encoder_position_;
+  std::shared_ptr<nn::ModuleList<nn::TransformerBlock>> outer_, inner_, encoder_;
+  std::shared_ptr<nn::LSTM> inner_lstm_;
+  std::shared_ptr<nn::Embedding> channel_values_, channel_marker_;
+  std::shared_ptr<nn::LayerNorm> final_norm_;
+  std::shared_ptr<nn::Dense> logits_;
+  std::shared_ptr<nn::Dropout> dropout_;
+};
+
+}  // namespace axiom::models

@@ -1,0 +1,106 @@
+#include "models/config.h"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+
+namespace axiom::models {
+
+void AxialTransformerConfig::validate() const {
+  auto positive = [](const char* key, int64_t value) {
+    if (value <= 0) throw Error("config", key, " must be positive, got ", value);
+  };
+  positive("height", height);
+  positive("width", width);
+  positive("channels", channels);
+  positive("features", features);
+  positive("heads", heads);
+  positive("ff_multiple", ff_multiple);
+  if (features % heads != 0) throw Error("config", "features (", features, ") must be a multiple of heads (", heads, ")");
+  if (upper_layers < 0 || upper_layers % 2 != 0) {
+    throw Error("config", "upper_layers must be even and >= 0 (pairs of row and column blocks), got ", upper_layers);
+  }
+  if (row_layers < 0) throw Error("config", "row_layers must be >= 0, got ", row_layers);
+  if (encoder_layers < 0) throw Error("config", "encoder_layers must be >= 0, got ", encoder_layers);
+  if (inner != "transformer" && inner != "lstm") throw Error("config", "inner must be \"transformer\" or \"lstm\", got \"", inner, "\"");
+  if (!(dropout >= 0 && dropout < 1)) throw Error("config", "dropout must be in [0, 1), got ", dropout);
+}
+
+std::string AxialTransformerConfig::to_json() const {
+  nlohmann::ordered_json j = {{"height", height},         {"width", width},       {"channels", channels},
+                              {"features", features},     {"heads", heads},       {"upper_layers", upper_layers},
+                              {"row_layers", row_layers}, {"encoder_layers", encoder_layers},
+                              {"ff_multiple", ff_multiple}, {"inner", inner},     {"dropout", dropout}};
+  return j.dump(2);
+}
+
+AxialTransformerConfig preset(const std::string& name) {
+  AxialTransformerConfig c;
+  if (name == "tiny") {
+    c.features = 64, c.heads = 4, c.upper_layers = 2, c.row_layers = 2;
+  } else if (name == "small") {
+    c.features = 128, c.heads = 4, c.upper_layers = 4, c.row_layers = 4;
+  } else if (name == "medium") {
+    c.features = 256, c.heads = 8, c.upper_layers = 8, c.row_layers = 4;
+  } else {
+    throw Error("config", "unknown preset \"", name, "\" (tiny, small, medium, or a JSON file)");
+  }
+  return c;
+}
+
+AxialTransformerConfig config_from_json(const std::string& text, const std::string& origin) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error("config", origin, ": not valid JSON: ", e.what());
+  }
+  if (!j.is_object()) throw Error("config", origin, ": expected a JSON object");
+  AxialTransformerConfig c;
+  const std::set<std::string> integers = {"height", "width", "channels", "features", "heads",
+                                          "upper_layers", "row_layers", "encoder_layers", "ff_multiple"};
+  for (const auto& [key, value] : j.items()) {
+    if (integers.count(key)) {
+      if (!value.is_number_integer()) throw Error("config", origin, ": ", key, " must be an integer, got ", value.dump());
+      const int64_t v = value.get<int64_t>();
+      if (key == "height") c.height = v;
+      if (key == "width") c.width = v;
+      if (key == "channels") c.channels = v;
+      if (key == "features") c.features = v;
+      if (key == "heads") c.heads = v;
+      if (key == "upper_layers") c.upper_layers = v;
+      if (key == "row_layers") c.row_layers = v;
+      if (key == "encoder_layers") c.encoder_layers = v;
+      if (key == "ff_multiple") c.ff_multiple = v;
+    } else if (key == "inner") {
+      if (!value.is_string()) throw Error("config", origin, ": inner must be a string, got ", value.dump());
+      c.inner = value.get<std::string>();
+    } else if (key == "dropout") {
+      if (!value.is_number()) throw Error("config", origin, ": dropout must be a number, got ", value.dump());
+      c.dropout = value.get<double>();
+    } else {
+      throw Error("config", origin, ": unknown key \"", key, "\"");
+    }
+  }
+  try {
+    c.validate();
+  } catch (const Error& e) {
+    throw Error("config", origin, ": ", e.what());
+  }
+  return c;
+}
+
+AxialTransformerConfig load_config(const std::string& name_or_path) {
+  if (name_or_path == "tiny" || name_or_path == "small" || name_or_path == "medium") return preset(name_or_path);
+  std::ifstream file(name_or_path);
+  if (!file) throw Error("config", "\"", name_or_path, "\" is neither a preset (tiny, small, medium) nor a readable file");
+  std::ostringstream text;
+  text << file.rdbuf();
+  return config_from_json(text.str(), name_or_path);
+}
+
+}  // namespace axiom::models

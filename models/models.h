@@ -1,0 +1,6 @@
+// Everything in models, for users who want one include.
+#pragma once
+
+#include "models/axial_transformer.h"
+#include "models/config.h"
+#include "models/sampler.h"

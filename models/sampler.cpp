@@ -1,0 +1,92 @@
+#include "models/sampler.h"
+
+#include <cmath>
+
+#include "core/error.h"
+#include "core/factory.h"
+#include "core/ops.h"
+#include "core/random.h"
+
+namespace axiom::models {
+
+namespace {
+
+constexpr int64_t kValues = 256;
+
+// Standard Gumbel noise, -log(-log U), for every value of every pixel: [N, C, H, W, 256] (float64).
+core::Tensor gumbel_noise(const AxialTransformerConfig& c, const SampleOptions& options) {
+  core::Generator gen(options.seed);
+  const core::Tensor u = core::uniform({options.count, c.channels, c.height, c.width, kValues}, 0, 1, gen, Dtype::float64);
+  return core::neg(core::log(core::neg(core::log(u))));
+}
+
+// argmax_v (logits / T + noise) for a [N, 256] slice of logits and noise.
+core::Tensor pick(const core::Tensor& logits, const core::Tensor& noise, double temperature) {
+  return core::argmax(core::add(core::div(logits.to(Dtype::float64), temperature), noise), -1);
+}
+
+void check(const AxialTransformer& model, const SampleOptions& options) {
+  if (options.count <= 0) throw Error("sample", "count must be positive, got ", options.count);
+  if (!(options.temperature > 0)) throw Error("sample", "temperature must be > 0, got ", options.temperature);
+  (void)model;
+}
+
+core::Tensor finish(core::Tensor images, const AxialTransformerConfig& c) {
+  images = images.to(Dtype::uint8);
+  return c.channels == 1 ? images.squeeze(1) : images;
+}
+
+// Samples pixel (c, i, j) of every image from that pixel's logits [N, 256].
+void draw(core::Tensor& images, const core::Tensor& logits, const core::Tensor& noise, int64_t c, int64_t i, int64_t j,
+          double temperature) {
+  const core::Tensor value = pick(logits, noise.select(1, c).select(1, i).select(1, j), temperature);  // [N]
+  core::copy_into(value, images.select(1, c).select(1, i).select(1, j));
+}
+
+}  // namespace
+
+core::Tensor sample_naive(const AxialTransformer& model, const SampleOptions& options) {
+  check(model, options);
+  const AxialTransformerConfig& c = model.config();
+  NoGrad no_grad;
+  const core::Tensor noise = gumbel_noise(c, options);
+  core::Tensor images = core::zeros({options.count, c.channels, c.height, c.width}, Dtype::int64);
+  for (int64_t channel = 0; channel < c.channels; ++channel) {
+    const core::Tensor which = core::full({options.count}, static_cast<double>(channel), Dtype::int64);
+    for (int64_t i = 0; i < c.height; ++i) {
+      for (int64_t j = 0; j < c.width; ++j) {
+        const core::Tensor logits = model.logits(images, which).data();  // the whole model, every time
+        draw(images, logits.select(1, i).select(1, j), noise, channel, i, j, options.temperature);
+      }
+    }
+  }
+  return finish(images, c);
+}
+
+core::Tensor sample_fast(const AxialTransformer& model, const SampleOptions& options) {
+  check(model, options);
+  const AxialTransformerConfig& c = model.config();
+  NoGrad no_grad;
+  const core::Tensor noise = gumbel_noise(c, options);
+  core::Tensor images = core::zeros({options.count, c.channels, c.height, c.width}, Dtype::int64);
+  for (int64_t channel = 0; channel < c.channels; ++channel) {
+    const core::Tensor which = core::full({options.count}, static_cast<double>(channel), Dtype::int64);
+    const Tensor context = model.encode(images, which);  // once per channel: earlier channels are final
+    for (int64_t i = 0; i < c.height; ++i) {
+      // once per row: the context of all rows above i (rows >= i do not reach row i of ShiftDown(u))
+      const Tensor h = model.embed(images.select(1, channel).contiguous());
+      const Tensor above = nn::shift_down(model.outer(h, context)).narrow(1, i, 1);   // [N, 1, W, D]
+      const Tensor position = model.inner_position(i, 1);
+      for (int64_t j = 0; j < c.width; ++j) {
+        // once per pixel: the inner decoder on row i alone
+        const Tensor row = model.embed(images.select(1, channel).narrow(1, i, 1).contiguous());  // [N, 1, W, D]
+        const Tensor z = add(add(nn::shift_right(row), above), position);
+        const core::Tensor logits = model.inner(z).data();  // [N, 1, W, 256]
+        draw(images, logits.select(1, 0).select(1, j), noise, channel, i, j, options.temperature);
+      }
+    }
+  }
+  return finish(images, c);
+}
+
+}  // namespace axiom::models

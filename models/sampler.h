@@ -1,0 +1,26 @@
+// Drawing images from an AxialTransformer, in raster order, channel after channel.
+//
+// Both samplers use the Gumbel-max trick with noise drawn up front from the seed: the value of
+// pixel (c, i, j) of image n is argmax_v (logits_v / T + G[n, c, i, j, v]), G standard Gumbel.
+// Given the same seed they therefore make the same images, whatever order they compute in.
+//
+// naive:          the whole model once per pixel: O(C H W) full evaluations.
+// semi-parallel:  (section 3.2.1) the channel encoder once per channel, the outer decoder once
+//                 per row, and the inner decoder once per pixel on that row alone.
+#pragma once
+
+#include "models/axial_transformer.h"
+
+namespace axiom::models {
+
+struct SampleOptions {
+  int64_t count = 1;
+  double temperature = 1.0;
+  uint64_t seed = 0;
+};
+
+// uint8 [count, H, W] for one channel, [count, C, H, W] for more.
+core::Tensor sample_naive(const AxialTransformer& model, const SampleOptions& options);
+core::Tensor sample_fast(const AxialTransformer& model, const SampleOptions& options);
+
+}  // namespace axiom::models
