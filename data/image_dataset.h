@@ -1,0 +1,14 @@
+// ImageDataset: images and their labels, as the readers return them.
+#pragma once
+
+#include "core/tensor.h"
+
+namespace axiom::data {
+
+struct ImageDataset {
+  core::Tensor images;  // uint8 [N, H, W] (grey) or [N, C, H, W]
+  core::Tensor labels;  // int64 [N]
+  int64_t size() const { return labels.defined() ? labels.size(0) : 0; }
+};
+
+}  // namespace axiom::data
