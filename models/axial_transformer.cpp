@@ -11,6 +11,12 @@ namespace axiom::models {
 namespace {
 constexpr int64_t kValues = 256;
 constexpr int64_t kRowAxis = 2, kColumnAxis = 1;  // on [B, H, W, D]: attend along W (rows) or H (columns)
+// Each example's own channel: all [B, C, H, W], channel [B] -> [B, H, W].
+core::Tensor channel_of_each(const core::Tensor& all, const core::Tensor& channel) {
+  const int64_t b = all.size(0);
+  const core::Tensor pick = channel.reshape({b, 1, 1, 1}).expand({b, 1, all.size(2), all.size(3)}).contiguous();
+  return core::gather(all, 1, pick).squeeze(1);
+}
 }  // namespace
 
 double Likelihood::bits_per_dim() const { return nats / static_cast<double>(count) / std::log(2.0); }
@@ -118,10 +124,7 @@ Tensor AxialTransformer::logits(const core::Tensor& images, const core::Tensor& 
   if (channel.dtype() != Dtype::int64 || channel.shape() != Shape{b}) {
     throw Error("AxialTransformer", "channel must be int64 [", b, "], got ", channel.dtype(), " ", channel.shape());
   }
-  // x_c: each example's own channel, [B, H, W]
-  const core::Tensor pick = channel.reshape({b, 1, 1, 1}).expand({b, 1, config_.height, config_.width}).contiguous();
-  const core::Tensor current = core::gather(all, 1, pick).squeeze(1);
-  return decode(embed(current), encode(all, channel));
+  return decode(embed(channel_of_each(all, channel)), encode(all, channel));
 }
 
 Tensor AxialTransformer::decode(const Tensor& h, const Tensor& context) const {
@@ -134,8 +137,7 @@ Tensor AxialTransformer::loss(const core::Tensor& images, core::Generator& gen) 
   const core::Tensor all = as_channels(images);
   const int64_t b = all.size(0);
   const core::Tensor channel = config_.channels == 1 ? core::zeros({b}, Dtype::int64) : core::randint({b}, 0, config_.channels, gen);
-  const core::Tensor pick = channel.reshape({b, 1, 1, 1}).expand({b, 1, config_.height, config_.width}).contiguous();
-  const Tensor targets(core::gather(all, 1, pick).squeeze(1));
+  const Tensor targets(channel_of_each(all, channel));
   return div(cross_entropy(logits(all, channel), targets), std::log(2.0));  // nats -> bits
 }
 

@@ -25,52 +25,62 @@ core::Tensor pick(const core::Tensor& logits, const core::Tensor& noise, double 
   return core::argmax(core::add(core::div(logits.to(Dtype::float64), temperature), noise), -1);
 }
 
-void check(const AxialTransformer& model, const SampleOptions& options) {
-  if (options.count <= 0) throw Error("sample", "count must be positive, got ", options.count);
-  if (!(options.temperature > 0)) throw Error("sample", "temperature must be > 0, got ", options.temperature);
-  (void)model;
-}
+// What both samplers share: the options, the noise drawn up front, and the images being filled in
+// (int64 [N, C, H, W], zeros until drawn).
+struct Drawing {
+  Drawing(const AxialTransformerConfig& config, const SampleOptions& options) : config(config), options(options) {
+    if (options.count <= 0) throw Error("sample", "count must be positive, got ", options.count);
+    if (!(options.temperature > 0)) throw Error("sample", "temperature must be > 0, got ", options.temperature);
+    noise = gumbel_noise(config, options);
+    images = core::zeros({options.count, config.channels, config.height, config.width}, Dtype::int64);
+  }
 
-core::Tensor finish(core::Tensor images, const AxialTransformerConfig& c) {
-  images = images.to(Dtype::uint8);
-  return c.channels == 1 ? images.squeeze(1) : images;
-}
+  // int64 [N]: every image generates `channel`
+  core::Tensor channel_of_every_image(int64_t channel) const {
+    return core::full({options.count}, static_cast<double>(channel), Dtype::int64);
+  }
 
-// Samples pixel (c, i, j) of every image from that pixel's logits [N, 256].
-void draw(core::Tensor& images, const core::Tensor& logits, const core::Tensor& noise, int64_t c, int64_t i, int64_t j,
-          double temperature) {
-  const core::Tensor value = pick(logits, noise.select(1, c).select(1, i).select(1, j), temperature);  // [N]
-  core::copy_into(value, images.select(1, c).select(1, i).select(1, j));
-}
+  // Samples pixel (c, i, j) of every image from that pixel's logits [N, 256].
+  void draw(const core::Tensor& logits, int64_t c, int64_t i, int64_t j) {
+    const core::Tensor value = pick(logits, noise.select(1, c).select(1, i).select(1, j), options.temperature);  // [N]
+    core::copy_into(value, images.select(1, c).select(1, i).select(1, j));
+  }
+
+  core::Tensor result() const {
+    const core::Tensor pixels = images.to(Dtype::uint8);
+    return config.channels == 1 ? pixels.squeeze(1) : pixels;
+  }
+
+  const AxialTransformerConfig& config;
+  SampleOptions options;
+  core::Tensor noise, images;
+};
 
 }  // namespace
 
 core::Tensor sample_naive(const AxialTransformer& model, const SampleOptions& options) {
-  check(model, options);
   const AxialTransformerConfig& c = model.config();
   NoGrad no_grad;
-  const core::Tensor noise = gumbel_noise(c, options);
-  core::Tensor images = core::zeros({options.count, c.channels, c.height, c.width}, Dtype::int64);
+  Drawing drawing(c, options);
   for (int64_t channel = 0; channel < c.channels; ++channel) {
-    const core::Tensor which = core::full({options.count}, static_cast<double>(channel), Dtype::int64);
+    const core::Tensor which = drawing.channel_of_every_image(channel);
     for (int64_t i = 0; i < c.height; ++i) {
       for (int64_t j = 0; j < c.width; ++j) {
-        const core::Tensor logits = model.logits(images, which).data();  // the whole model, every time
-        draw(images, logits.select(1, i).select(1, j), noise, channel, i, j, options.temperature);
+        const core::Tensor logits = model.logits(drawing.images, which).data();  // the whole model, every time
+        drawing.draw(logits.select(1, i).select(1, j), channel, i, j);
       }
     }
   }
-  return finish(images, c);
+  return drawing.result();
 }
 
 core::Tensor sample_fast(const AxialTransformer& model, const SampleOptions& options) {
-  check(model, options);
   const AxialTransformerConfig& c = model.config();
   NoGrad no_grad;
-  const core::Tensor noise = gumbel_noise(c, options);
-  core::Tensor images = core::zeros({options.count, c.channels, c.height, c.width}, Dtype::int64);
+  Drawing drawing(c, options);
+  const core::Tensor& images = drawing.images;
   for (int64_t channel = 0; channel < c.channels; ++channel) {
-    const core::Tensor which = core::full({options.count}, static_cast<double>(channel), Dtype::int64);
+    const core::Tensor which = drawing.channel_of_every_image(channel);
     const Tensor context = model.encode(images, which);  // once per channel: earlier channels are final
     for (int64_t i = 0; i < c.height; ++i) {
       // once per row: the context of all rows above i (rows >= i do not reach row i of ShiftDown(u))
@@ -82,11 +92,11 @@ core::Tensor sample_fast(const AxialTransformer& model, const SampleOptions& opt
         const Tensor row = model.embed(images.select(1, channel).narrow(1, i, 1).contiguous());  // [N, 1, W, D]
         const Tensor z = add(add(nn::shift_right(row), above), position);
         const core::Tensor logits = model.inner(z).data();  // [N, 1, W, 256]
-        draw(images, logits.select(1, 0).select(1, j), noise, channel, i, j, options.temperature);
+        drawing.draw(logits.select(1, 0).select(1, j), channel, i, j);
       }
     }
   }
-  return finish(images, c);
+  return drawing.result();
 }
 
 }  // namespace axiom::models

@@ -100,11 +100,6 @@ const std::string& blas_kernels_report() {
   return report;
 }
 
-std::string blas_core_name() {
-  ensure_fast_blas_kernels();
-  return openblas_get_corename();
-}
-
 void set_blas_threads(int count) {
   ensure_fast_blas_kernels();
   openblas_set_num_threads(count);

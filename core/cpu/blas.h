@@ -10,8 +10,6 @@ void ensure_fast_blas_kernels();
 
 // Which kernels OpenBLAS uses, and why: "SkylakeX (OpenBLAS chose Haswell; axiom switched ...)".
 const std::string& blas_kernels_report();
-// The name alone, as openblas_get_corename() gives it: "SkylakeX".
-std::string blas_core_name();
 
 void set_blas_threads(int count);
 
