@@ -1,37 +1,134 @@
 // The `axiom` command. Each subcommand lives in its own file; this one only parses the command line.
-//   axiom bench ops|autograd|layers [--json] [--threads N]
+//   axiom train  --config small --data fashion-mnist --out runs/NAME [--steps N] [--minutes M] [--resume] ...
+//   axiom eval   --checkpoint runs/NAME [--data NAME] [--split test] [--limit N]
+//   axiom sample --checkpoint runs/NAME --n 16 --out grid.png [--method naive|fast] [--temperature T]
+//   axiom bench  ops|autograd|layers [--json]
+// Every subcommand takes --threads N. Bad flags and bad input end in one line on standard error
+// ("axiom: ...") and a non-zero exit code.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
 
 #include "apps/bench/bench.h"
+#include "apps/commands.h"
 #include "core/error.h"
 #include "core/parallel.h"
+#include "data/datasets.h"
+
+namespace {
+
+using axiom::apps::EvalCommand;
+using axiom::apps::SampleCommand;
+using axiom::apps::TrainCommand;
+
+void add_threads(CLI::App* command, int& threads) {
+  command->add_option("--threads", threads, "Threads for oneTBB and OpenBLAS (default: AXIOM_NUM_THREADS or all cores)")
+      ->check(CLI::Range(1, 4096));
+}
+
+// Options that decide the run itself; on --resume they must agree with the run's (see train.cpp).
+struct RunFlags {
+  CLI::Option *config, *data, *data_dir, *batch, *lr, *warmup, *clip, *seed;
+};
+
+RunFlags add_train(CLI::App* train, TrainCommand& c) {
+  static const std::string data_help = std::string("Dataset: ") + axiom::data::dataset_names();
+  train->add_option("--out", c.out, "The run's directory: checkpoints, metrics.jsonl, loss.png")->required();
+  RunFlags flags;
+  flags.config = train->add_option("--config", c.config, "A preset (tiny, small, medium) or a JSON file")->capture_default_str();
+  flags.data = train->add_option("--data", c.data, data_help)->capture_default_str();
+  flags.data_dir = train->add_option("--data-dir", c.data_dir, "Where the dataset's files are (default: its usual place)");
+  train->add_option("--steps", c.steps, "Train until the run has made this many steps")->capture_default_str();
+  train->add_option("--minutes", c.minutes, "Stop after this many minutes in this invocation (0: no limit)")->capture_default_str();
+  flags.batch = train->add_option("--batch", c.batch_size, "Images per step")->capture_default_str();
+  flags.lr = train->add_option("--lr", c.lr, "Adam's learning rate after the warmup (betas 0.9, 0.98)")->capture_default_str();
+  flags.warmup = train->add_option("--warmup", c.warmup_steps, "Steps of linear warmup from 0 to --lr")->capture_default_str();
+  flags.clip = train->add_option("--clip", c.clip, "Clip the gradients' global norm (0: off)")->capture_default_str();
+  flags.seed = train->add_option("--seed", c.seed, "Seed of the weights, the batch order and the channels")->capture_default_str();
+  train->add_option("--eval-every", c.eval_every, "Held-out evaluation and loss curve every N steps")->capture_default_str();
+  train->add_option("--eval-images", c.eval_images, "Test images in the held-out evaluation")->capture_default_str();
+  train->add_option("--checkpoint-every", c.checkpoint_every, "Write a checkpoint every N steps")->capture_default_str();
+  train->add_flag("--resume", c.resume, "Continue the run in --out where it stopped (start one if there is none)");
+  return flags;
+}
+
+void note_given(const RunFlags& f, TrainCommand& c) {
+  c.given_config = f.config->count() > 0, c.given_data = f.data->count() > 0, c.given_data_dir = f.data_dir->count() > 0;
+  c.given_batch_size = f.batch->count() > 0, c.given_lr = f.lr->count() > 0, c.given_warmup_steps = f.warmup->count() > 0;
+  c.given_clip = f.clip->count() > 0, c.given_seed = f.seed->count() > 0;
+}
+
+void add_eval(CLI::App* eval, EvalCommand& c) {
+  eval->add_option("--checkpoint", c.checkpoint, "A run's directory or a model-*.safetensors file")->required();
+  eval->add_option("--data", c.data, "Dataset (default: the run's own)");
+  eval->add_option("--data-dir", c.data_dir, "Where the dataset's files are");
+  eval->add_option("--split", c.split, "train or test")->capture_default_str()->check(CLI::IsMember({"train", "test"}));
+  eval->add_option("--batch", c.batch_size, "Images per forward pass")->capture_default_str();
+  eval->add_option("--limit", c.limit, "Evaluate the first N images only (0: all)")->capture_default_str();
+  eval->add_flag("--json", c.json, "Print one JSON object");
+}
+
+void add_sample(CLI::App* sample, SampleCommand& c) {
+  sample->add_option("--checkpoint", c.checkpoint, "A run's directory or a model-*.safetensors file")->required();
+  sample->add_option("--out", c.out, "The PNG grid (the values go beside it as .npy)")->capture_default_str();
+  sample->add_option("--n", c.count, "How many images")->capture_default_str();
+  sample->add_option("--method", c.method, "fast (semi-parallel) or naive (the whole model per pixel)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"fast", "naive"}));
+  sample->add_option("--temperature", c.temperature, "Divides the logits: < 1 sharper, > 1 more varied")->capture_default_str();
+  sample->add_option("--seed", c.seed, "Seed of the sampling noise")->capture_default_str();
+  sample->add_option("--columns", c.columns, "Images per row of the grid (0: about square)")->capture_default_str();
+  sample->add_option("--zoom", c.zoom, "Draw each pixel as a zoom x zoom square")->capture_default_str();
+}
+
+// CLI11's errors are printed as one line naming the subcommand's help; --help prints the help.
+int parse_error(const CLI::App& app, const CLI::ParseError& e) {
+  if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+  std::fprintf(stderr, "axiom: %s (see axiom --help)\n", e.what());
+  return e.get_exit_code();
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"axiom: a readable deep-learning framework — train, evaluate, sample and benchmark"};
   app.require_subcommand(1);
+  int threads = 0;
+
+  TrainCommand train_command;
+  auto* train = app.add_subcommand("train", "Train an Axial Transformer, with checkpoints and a loss curve");
+  const RunFlags run_flags = add_train(train, train_command);
+  EvalCommand eval_command;
+  auto* eval = app.add_subcommand("eval", "Exact bits/dim of a trained model on a test set");
+  add_eval(eval, eval_command);
+  SampleCommand sample_command;
+  auto* sample = app.add_subcommand("sample", "Draw images from a trained model: a PNG grid and an NPY file");
+  add_sample(sample, sample_command);
 
   auto* bench = app.add_subcommand("bench", "Print performance figures (a report, not a test)");
   bench->require_subcommand(1);
   bench->fallthrough();  // `axiom bench ops --json` as well as `axiom bench --json ops`
   bool json = false;
-  int threads = 0;
   bench->add_flag("--json", json, "One JSON object per line and figure");
-  bench->add_option("--threads", threads, "Threads for oneTBB and OpenBLAS (default: AXIOM_NUM_THREADS or all cores)")
-      ->check(CLI::Range(1, 4096));
   auto* ops = bench->add_subcommand("ops", "Core kernels: matmul, elementwise, softmax");
   auto* autograd = bench->add_subcommand("autograd", "Graph recording and backward overhead; matmul backward/forward");
   auto* layers = bench->add_subcommand("layers", "Axial attention along each axis next to Dense and raw sgemm");
+  for (CLI::App* command : {train, eval, sample, bench}) add_threads(command, threads);
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return parse_error(app, e);
   }
 
   try {
     if (threads > 0) axiom::core::set_num_threads(threads);
+    if (train->parsed()) {
+      note_given(run_flags, train_command);
+      return axiom::apps::train(train_command);
+    }
+    if (eval->parsed()) return axiom::apps::evaluate(eval_command);
+    if (sample->parsed()) return axiom::apps::sample(sample_command);
     const axiom::bench::Reporter reporter(json);
     if (ops->parsed()) axiom::bench::bench_ops(reporter);
     if (autograd->parsed()) axiom::bench::bench_autograd(reporter);

@@ -8,10 +8,8 @@
 // size is bounded by the bytes that are really there.
 #include "core/safetensors.h"
 
-#include <unistd.h>  // getpid, fsync
 
 #include <algorithm>
-#include <atomic>
 #include <bit>
 #include <cerrno>
 #include <cstdio>
@@ -25,6 +23,7 @@
 #include <system_error>
 #include <tuple>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/factory.h"
 
@@ -165,14 +164,6 @@ Encoded encode(const NamedTensors& tensors, const Metadata& metadata, const std:
 }
 
 std::string errno_text(int error) { return std::generic_category().message(error); }
-
-// fwrite all of it, or an Error naming the file and the reason (a full disk, say).
-void write_all(std::FILE* file, const void* data, size_t nbytes, const std::string& context, const std::string& temp) {
-  if (nbytes == 0) return;
-  if (std::fwrite(data, 1, nbytes, file) != nbytes) {
-    throw Error("safetensors", context, "writing the temporary file '", temp, "' failed: ", errno_text(errno));
-  }
-}
 
 // --- reading ------------------------------------------------------------------------------------------
 
@@ -416,42 +407,10 @@ std::string to_safetensors_bytes(const NamedTensors& tensors, const Metadata& me
 }
 
 void save_safetensors(const std::string& path, const NamedTensors& tensors, const Metadata& metadata) {
-  namespace fs = std::filesystem;
-  const std::string context = "cannot write '" + path + "': ";
-  const Encoded encoded = encode(tensors, metadata, context);  // every check before touching the disk
-
-  const fs::path directory = fs::path(path).parent_path();
-  std::error_code ec;
-  if (!directory.empty() && !fs::is_directory(directory, ec)) {
-    throw Error("safetensors", context, "the directory '", directory.string(), "' does not exist");
-  }
-
-  // Write beside the target under a name no one else uses, then rename over the target: readers
-  // see the old file or the new one, never half of one. Any failure removes the temporary file.
-  static std::atomic<uint64_t> counter{0};
-  const std::string temp = path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
-  std::FILE* file = std::fopen(temp.c_str(), "wbx");  // x: fail rather than reuse an existing file
-  if (file == nullptr) {
-    throw Error("safetensors", context, "cannot create the temporary file '", temp, "': ", errno_text(errno));
-  }
-  try {
-    write_all(file, encoded.head.data(), encoded.head.size(), context, temp);
-    for (const Tensor& tensor : encoded.data) write_all(file, tensor.raw_data(), nbytes_of(tensor), context, temp);
-    if (std::fflush(file) != 0 || ::fsync(::fileno(file)) != 0) {
-      throw Error("safetensors", context, "writing the temporary file '", temp, "' failed: ", errno_text(errno));
-    }
-    std::FILE* closing = file;
-    file = nullptr;
-    if (std::fclose(closing) != 0) {
-      throw Error("safetensors", context, "closing the temporary file '", temp, "' failed: ", errno_text(errno));
-    }
-    fs::rename(temp, path, ec);
-    if (ec) throw Error("safetensors", context, "renaming '", temp, "' over it failed: ", ec.message());
-  } catch (...) {
-    if (file != nullptr) std::fclose(file);
-    fs::remove(temp, ec);
-    throw;
-  }
+  const Encoded encoded = encode(tensors, metadata, "cannot write '" + path + "': ");  // every check first
+  std::vector<ByteRange> pieces{{encoded.head.data(), encoded.head.size()}};
+  for (const Tensor& tensor : encoded.data) pieces.push_back({tensor.raw_data(), nbytes_of(tensor)});
+  write_file_atomically(path, pieces, "safetensors");
 }
 
 SafetensorsFile from_safetensors_bytes(const std::string& bytes, const std::string& origin) {

@@ -30,14 +30,14 @@ const char* type_name(int code) {
 }
 
 // The first existing file of `names` in `dir`, or an Error listing what was looked for.
-std::string find_one(const std::filesystem::path& dir, const std::vector<std::string>& names) {
+std::string find_one(const std::filesystem::path& dir, const std::vector<std::string>& names, const char* op,
+                     const char* hint) {
   for (const auto& name : names) {
     if (std::filesystem::is_regular_file(dir / name)) return (dir / name).string();
   }
   std::string looked;
   for (const auto& name : names) looked += (looked.empty() ? "" : ", ") + name;
-  throw Error("fashion_mnist", "none of ", looked, " is in '", dir.string(),
-              "' (on Debian: apt-get install dataset-fashion-mnist)");
+  throw Error(op, "none of ", looked, " is in '", dir.string(), "' (", hint, ")");
 }
 
 }  // namespace
@@ -101,14 +101,23 @@ ImageDataset read_idx_dataset(const std::string& images_path, const std::string&
   return {images, labels.to(core::Dtype::int64)};
 }
 
-ImageDataset fashion_mnist(const std::string& split, const std::string& root) {
-  if (split != "train" && split != "test") throw Error("fashion_mnist", "split must be \"train\" or \"test\", got \"", split, "\"");
+// MNIST and Fashion-MNIST share their file names: {train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz].
+static ImageDataset mnist_format(const std::string& split, const std::string& root, const char* op, const char* package) {
+  if (split != "train" && split != "test") throw Error(op, "split must be \"train\" or \"test\", got \"", split, "\"");
   const std::string prefix = split == "train" ? "train" : "t10k";
   const std::string images = prefix + "-images-idx3-ubyte", labels = prefix + "-labels-idx1-ubyte";
   const std::filesystem::path dir(root);
-  const std::string images_path = find_one(dir, {images, images + ".gz"});
-  const std::string labels_path = find_one(dir, {labels, labels + ".gz"});
+  const std::string images_path = find_one(dir, {images, images + ".gz"}, op, package);
+  const std::string labels_path = find_one(dir, {labels, labels + ".gz"}, op, package);
   return read_idx_dataset(images_path, labels_path, 10);
+}
+
+ImageDataset fashion_mnist(const std::string& split, const std::string& root) {
+  return mnist_format(split, root, "fashion_mnist", "on Debian: apt-get install dataset-fashion-mnist");
+}
+
+ImageDataset mnist(const std::string& split, const std::string& root) {
+  return mnist_format(split, root, "mnist", "MNIST's four files from http://yann.lecun.com/exdb/mnist/");
 }
 
 }  // namespace axiom::data

@@ -34,5 +34,7 @@ ImageDataset read_idx_dataset(const std::string& images_path, const std::string&
 // both are there. A missing file is an Error naming the directory and the names it looked for.
 inline constexpr const char* kFashionMnistRoot = "/usr/share/datasets/fashion-mnist";
 ImageDataset fashion_mnist(const std::string& split, const std::string& root = kFashionMnistRoot);
+// MNIST (LeCun et al., 1998): the same four file names, in `root` (no Debian package ships it).
+ImageDataset mnist(const std::string& split, const std::string& root);
 
 }  // namespace axiom::data

@@ -3,9 +3,7 @@
 // member read as NPY through a ByteStream (stored or inflated).
 #include "data/npy.h"
 
-#include <unistd.h>  // getpid, fsync
 
-#include <atomic>
 #include <bit>
 #include <cerrno>
 #include <cstdio>
@@ -13,6 +11,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/factory.h"
 #include "data/byte_stream.h"
@@ -353,26 +352,9 @@ void write_npy(const std::string& path, const core::Tensor& tensor) {
   prefix += static_cast<char>(header.size() & 0xff);
   prefix += static_cast<char>(header.size() >> 8);
 
-  static std::atomic<int> counter{0};
-  const std::string temp = path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
-  std::FILE* file = std::fopen(temp.c_str(), "wb");
-  if (file == nullptr) throw Error("write_npy", "cannot write '", temp, "': ", errno_text());
   const uint64_t nbytes = static_cast<uint64_t>(host.numel()) * core::dtype_size(host.dtype());
-  const bool ok = std::fwrite(prefix.data(), 1, prefix.size(), file) == prefix.size() &&
-                  std::fwrite(header.data(), 1, header.size(), file) == header.size() &&
-                  (nbytes == 0 || std::fwrite(host.raw_data(), 1, nbytes, file) == nbytes) && std::fflush(file) == 0 &&
-                  ::fsync(::fileno(file)) == 0;
-  const std::string reason = errno_text();
-  if (std::fclose(file) != 0 || !ok) {
-    std::filesystem::remove(temp);
-    throw Error("write_npy", "writing '", temp, "' failed: ", reason);
-  }
-  std::error_code error;
-  std::filesystem::rename(temp, path, error);
-  if (error) {
-    std::filesystem::remove(temp);
-    throw Error("write_npy", "cannot rename '", temp, "' to '", path, "': ", error.message());
-  }
+  core::write_file_atomically(path, {{prefix.data(), prefix.size()}, {header.data(), header.size()}, {host.raw_data(), nbytes}},
+                              "write_npy");
 }
 
 }  // namespace axiom::data

@@ -118,6 +118,26 @@ Tensor AxialTransformer::inner(const Tensor& z_in) const {
   return logits_->forward(final_norm_->forward(z));
 }
 
+InnerRowState AxialTransformer::start_inner_row() const {
+  InnerRowState state;
+  if (inner_) state.caches.assign(inner_->size(), nn::AttentionCache(config_.width));
+  return state;
+}
+
+Tensor AxialTransformer::inner_step(const Tensor& z_j, InnerRowState& state) const {
+  if (z_j.dim() != 2 || z_j.size(1) != config_.features) {
+    throw Error("AxialTransformer", "inner_step takes one pixel of each image, z_j [B, ", config_.features, "], got ", z_j.shape());
+  }
+  Tensor z = dropout_->forward(z_j);  // [B, D]
+  if (inner_lstm_) {
+    state.lstm = inner_lstm_->step(z, state.lstm);  // one LSTM step along the row
+    z = state.lstm.h;
+  } else {
+    for (size_t k = 0; k < inner_->size(); ++k) z = (*inner_)[k].forward_step(z, state.caches[k]);
+  }
+  return logits_->forward(final_norm_->forward(z));  // [B, 256]
+}
+
 Tensor AxialTransformer::logits(const core::Tensor& images, const core::Tensor& channel) const {
   const core::Tensor all = as_channels(images);
   const int64_t b = all.size(0);

@@ -27,6 +27,13 @@ struct Likelihood {
   double bits_per_dim() const;
 };
 
+// What the inner decoder remembers, while sampling, of the pixels already drawn on the current row:
+// a key/value cache for each masked row block, or the LSTM's state.
+struct InnerRowState {
+  std::vector<nn::AttentionCache> caches;  // one per inner block, room for W positions each
+  nn::LSTMState lstm;                      // undefined before the first pixel (zeros)
+};
+
 class AxialTransformer : public nn::Module {
  public:
   AxialTransformer(const AxialTransformerConfig& config, core::Generator& gen);
@@ -51,6 +58,12 @@ class AxialTransformer : public nn::Module {
   // Inner decoder on rows [first, first + count) of z's grid: z [B, count, W, D] -> logits [B, count, W, 256].
   Tensor inner(const Tensor& z) const;
   Tensor inner_position(int64_t first_row, int64_t rows) const;  // [rows, W, D]
+  // The inner decoder one pixel at a time along a row, for sampling (under NoGrad): take a fresh
+  // state for each row, then step j = 0, 1, ..., W-1 with z_j [B, D], pixel j's inner decoder input
+  // (ShiftRight(h) + ShiftDown(u) + positions). Returns pixel j's logits [B, 256], those that
+  // inner() gives for pixel j of the whole row, at O(j) cost instead of O(W^2).
+  InnerRowState start_inner_row() const;
+  Tensor inner_step(const Tensor& z_j, InnerRowState& state) const;
 
  private:
   AxialTransformerConfig config_;

@@ -4,3 +4,4 @@
 #include "models/axial_transformer.h"
 #include "models/config.h"
 #include "models/sampler.h"
+#include "models/training.h"

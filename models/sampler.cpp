@@ -56,6 +56,17 @@ struct Drawing {
   core::Tensor noise, images;
 };
 
+// The inner decoder's input at pixel (i, j) of every image, [N, D]:
+//   z = ShiftRight(h) + ShiftDown(u) + positions, where ShiftRight(h) at (i, j) is the embedding of
+//   pixel (i, j-1) (zeros at j = 0). above: ShiftDown(u) on row i, [N, W, D]; position: [W, D];
+//   values: int64 [N, H, W], the channel being drawn.
+Tensor inner_input(const AxialTransformer& model, const core::Tensor& values, const Tensor& above, const Tensor& position,
+                   int64_t i, int64_t j) {
+  Tensor z = above.select(1, j);
+  if (j > 0) z = add(model.embed(values.select(1, i).select(1, j - 1).contiguous()), z);
+  return add(z, position.select(0, j));
+}
+
 }  // namespace
 
 core::Tensor sample_naive(const AxialTransformer& model, const SampleOptions& options) {
@@ -78,21 +89,20 @@ core::Tensor sample_fast(const AxialTransformer& model, const SampleOptions& opt
   const AxialTransformerConfig& c = model.config();
   NoGrad no_grad;
   Drawing drawing(c, options);
-  const core::Tensor& images = drawing.images;
   for (int64_t channel = 0; channel < c.channels; ++channel) {
     const core::Tensor which = drawing.channel_of_every_image(channel);
-    const Tensor context = model.encode(images, which);  // once per channel: earlier channels are final
+    const Tensor context = model.encode(drawing.images, which);  // once per channel: earlier channels are final
+    const core::Tensor values = drawing.images.select(1, channel);  // [N, H, W], a view: fills in as we draw
     for (int64_t i = 0; i < c.height; ++i) {
       // once per row: the context of all rows above i (rows >= i do not reach row i of ShiftDown(u))
-      const Tensor h = model.embed(images.select(1, channel).contiguous());
-      const Tensor above = nn::shift_down(model.outer(h, context)).narrow(1, i, 1);   // [N, 1, W, D]
-      const Tensor position = model.inner_position(i, 1);
+      const Tensor h = model.embed(values.contiguous());
+      const Tensor above = nn::shift_down(model.outer(h, context)).select(1, i);  // [N, W, D]
+      const Tensor position = model.inner_position(i, 1).select(0, 0);          // [W, D]
+      InnerRowState row = model.start_inner_row();  // empty key/value caches (or LSTM state)
       for (int64_t j = 0; j < c.width; ++j) {
-        // once per pixel: the inner decoder on row i alone
-        const Tensor row = model.embed(images.select(1, channel).narrow(1, i, 1).contiguous());  // [N, 1, W, D]
-        const Tensor z = add(add(nn::shift_right(row), above), position);
-        const core::Tensor logits = model.inner(z).data();  // [N, 1, W, 256]
-        drawing.draw(logits.select(1, 0).select(1, j), channel, i, j);
+        // once per pixel: the inner decoder on pixel j alone, attending over what it cached of 0..j-1
+        const Tensor logits = model.inner_step(inner_input(model, values, above, position, i, j), row);  // [N, 256]
+        drawing.draw(logits.data(), channel, i, j);
       }
     }
   }

@@ -61,4 +61,56 @@ Tensor AxialAttention::forward(const Tensor& x) const {
   return out->forward(mixed.permute(inverse).reshape(x.shape()));
 }
 
+// --- one position at a time ---------------------------------------------------------------------
+
+namespace {
+
+// Everything forward_step needs before it may write into the cache.
+void check_step(const AxialAttention& a, const Tensor& x_t, const AttentionCache& cache) {
+  if (grad_enabled()) throw Error("AxialAttention", "forward_step is for inference: call it under NoGrad");
+  if (!a.masked) throw Error("AxialAttention", "forward_step needs masked attention (unmasked attention sees the whole line)");
+  if (x_t.dim() != 2 || x_t.size(1) != a.features) {
+    throw Error("AxialAttention", "a step takes x_t [B, ", a.features, "], got ", x_t.shape());
+  }
+  if (cache.length >= cache.capacity) {
+    throw Error("AxialAttention", "the cache is full: it holds ", cache.capacity, " positions");
+  }
+  if (cache.length > 0 && (cache.keys.size(0) != x_t.size(0) || cache.keys.dtype() != x_t.dtype())) {
+    throw Error("AxialAttention", "x_t ", x_t.dtype(), " ", x_t.shape(), " does not match the cache's batch of ",
+                cache.keys.size(0), " ", cache.keys.dtype(), " lines");
+  }
+}
+
+// At the first step: room for every position of the line, [B, H, L, Dh] in x_t's dtype.
+void allocate(AttentionCache& cache, const Tensor& x_t, int64_t heads, int64_t head_features) {
+  const Shape shape{x_t.size(0), heads, cache.capacity, head_features};
+  cache.keys = core::empty(shape, x_t.dtype(), x_t.device());
+  cache.values = core::empty(shape, x_t.dtype(), x_t.device());
+}
+
+}  // namespace
+
+Tensor AxialAttention::forward_step(const Tensor& x_t, AttentionCache& cache) const {
+  check_step(*this, x_t, cache);
+  const int64_t batch = x_t.size(0), head_features = features / heads, t = cache.length;
+  if (t == 0) allocate(cache, x_t, heads, head_features);
+
+  // q, k, v of position t alone: [B, 3D] -> three [B, H, Dh]   (views)
+  const Tensor qkv_t = qkv->forward(x_t);
+  auto part = [&](int64_t i) { return qkv_t.narrow(-1, i * features, features).reshape({batch, heads, head_features}); };
+  // append its key and value: cache[:, :, t, :] = k, v
+  core::copy_into(part(1).data(), cache.keys.select(2, t));
+  core::copy_into(part(2).data(), cache.values.select(2, t));
+  cache.length = t + 1;
+  const Tensor keys(cache.keys.narrow(2, 0, t + 1)), values(cache.values.narrow(2, 0, t + 1));  // [B, H, t+1, Dh]
+
+  // scores = q k^T / sqrt(Dh) : [B, H, 1, Dh] x [B, H, Dh, t+1] -> [B, H, 1, t+1]
+  // (no mask needed: the cache holds positions 0..t only, exactly what the causal mask lets t see)
+  const Tensor q = part(0).unsqueeze(2);
+  const Tensor scores = mul(matmul(q, keys.transpose(-1, -2)), 1.0 / std::sqrt(static_cast<double>(head_features)));
+  // mixed = softmax(scores) v : [B, H, 1, t+1] x [B, H, t+1, Dh] -> [B, H, 1, Dh]
+  const Tensor mixed = matmul(softmax(scores, -1), values);
+  return out->forward(mixed.reshape({batch, features}));  // heads back together: [B, D]
+}
+
 }  // namespace axiom::nn

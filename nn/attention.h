@@ -6,11 +6,26 @@
 // attended axis and the features are the last two axes of every "matrix", and the strided matmul
 // passes them to BLAS as they are. Masked attention is causal and inclusive: position i attends
 // to positions 0..i of its axis.
+//
+// For sampling, masked attention can also run one position at a time (`forward_step`): each new
+// position's key and value go into an AttentionCache, and its query attends over the cache. Along
+// a line of length L that is O(L) work per position instead of O(L^2) for re-running `forward`.
 #pragma once
 
 #include "nn/layers.h"
 
 namespace axiom::nn {
+
+// The keys and values of the positions seen so far along a batch of lines, for `forward_step`.
+// Storage for `capacity` positions is allocated at the first step (when the batch size and dtype
+// are known) and filled one position per step; it is plain data, outside autograd.
+struct AttentionCache {
+  explicit AttentionCache(int64_t capacity = 0) : capacity(capacity) {}
+  core::Tensor keys;    // [B, heads, capacity, Dh]; positions 0..length-1 are filled
+  core::Tensor values;  // [B, heads, capacity, Dh]
+  int64_t capacity;     // the line's length L
+  int64_t length = 0;   // how many positions have been stepped
+};
 
 struct AttentionOptions {
   bool masked = false;             // causal along the axis
@@ -23,6 +38,10 @@ class AxialAttention : public Module {
   AxialAttention(int64_t features, int64_t heads, int64_t axis, core::Generator& gen, AttentionOptions options = {});
   Tensor forward(const Tensor& x) const;  // [B, d1, ..., dn, D] -> same shape
   Tensor operator()(const Tensor& x) const { return forward(x); }
+  // Masked attention for the next position t = cache.length of B lines at once, under NoGrad:
+  // x_t [B, D] is that position's input; its key and value are appended to the cache, and its
+  // query attends over positions 0..t. Stepping t = 0..L-1 gives what `forward` gives along the axis.
+  Tensor forward_step(const Tensor& x_t, AttentionCache& cache) const;  // [B, D] -> [B, D]
 
   std::shared_ptr<Dense> qkv;  // D -> 3D: queries, keys and values at once
   std::shared_ptr<Dense> out;  // D -> D

@@ -4,6 +4,9 @@
 //   TransformerBlock_k(x) = FeedforwardBlock(AttentionBlock_k(x))
 // MaskedTransformerBlock_k is TransformerBlock_k with masked (causal) attention along axis k.
 // output_init_scale = 0 starts both residual branches at zero: the block starts as the identity.
+//
+// A masked block can also run one position at a time along its axis (`forward_step`, for sampling):
+// LayerNorm and the feed-forward act on each position alone, so only the attention needs a cache.
 #pragma once
 
 #include "nn/attention.h"
@@ -23,6 +26,10 @@ class AttentionBlock : public Module {
   AttentionBlock(int64_t features, int64_t axis, core::Generator& gen, const BlockOptions& options = {});
   Tensor forward(const Tensor& x) const { return add(x, attention->forward(norm->forward(x))); }
   Tensor operator()(const Tensor& x) const { return forward(x); }
+  // x_t [B, D] at the next position of B lines -> [B, D]; see AxialAttention::forward_step.
+  Tensor forward_step(const Tensor& x_t, AttentionCache& cache) const {
+    return add(x_t, attention->forward_step(norm->forward(x_t), cache));
+  }
   std::shared_ptr<LayerNorm> norm;
   std::shared_ptr<AxialAttention> attention;
 };
@@ -43,6 +50,11 @@ class TransformerBlock : public Module {
   TransformerBlock(int64_t features, int64_t axis, core::Generator& gen, const BlockOptions& options = {});
   Tensor forward(const Tensor& x) const { return feedforward->forward(attention->forward(x)); }
   Tensor operator()(const Tensor& x) const { return forward(x); }
+  // x_t [B, D] at the next position of B lines -> [B, D]. Masked blocks only, under NoGrad; one
+  // cache per block, stepped t = 0, 1, ... along the block's axis.
+  Tensor forward_step(const Tensor& x_t, AttentionCache& cache) const {
+    return feedforward->forward(attention->forward_step(x_t, cache));
+  }
   std::shared_ptr<AttentionBlock> attention;
   std::shared_ptr<FeedforwardBlock> feedforward;
 };

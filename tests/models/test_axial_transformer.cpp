@@ -1,5 +1,5 @@
 // The Axial Transformer: the free sanity check at initialisation, causality in raster and channel
-// order, the two samplers agreeing, and gradients.
+// order, the inner decoder stepped pixel by pixel, the two samplers agreeing, and gradients.
 #include <cmath>
 
 #include "models/models.h"
@@ -100,6 +100,29 @@ TEST_CASE("channel c depends on channels before it and not on itself or later on
   }
 }
 
+// What sample_fast relies on: the inner decoder stepped pixel by pixel (key/value caches, or the
+// LSTM's state) gives, for every pixel of a row, the logits the whole-row inner() gives.
+TEST_CASE("the inner decoder stepped one pixel at a time equals the inner decoder on the whole row") {
+  for (const std::string inner : {"transformer", "lstm"}) {
+    CAPTURE(inner);
+    core::Generator gen(18);
+    models::AxialTransformer model(tiny_config(1, inner), gen);
+    model.to(Dtype::float64);
+    randomize(model, 19);
+    NoGrad no_grad;
+    const Tensor z(core::randn({3, 1, 5, 8}, gen, Dtype::float64));  // [B, 1 row, W, D]
+    const core::Tensor whole = model.inner(z).data().select(1, 0);    // [B, W, 256]
+    models::InnerRowState row = model.start_inner_row();
+    for (int64_t j = 0; j < 5; ++j) {
+      CAPTURE(j);
+      const core::Tensor step = model.inner_step(z.select(1, 0).select(1, j), row).data();  // [B, 256]
+      CHECK(core::max(core::abs(core::sub(step, whole.select(1, j)))).item() < 1e-10);
+    }
+  }
+}
+
+// sample_fast steps the inner decoder with its caches (or the LSTM's state); sample_naive runs the
+// whole model. Both inner decoders, one and two channels.
 TEST_CASE("the semi-parallel sampler makes exactly the naive sampler's images") {
   for (int64_t channels : {1, 2}) {
     for (const std::string inner : {"transformer", "lstm"}) {

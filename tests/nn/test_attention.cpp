@@ -1,4 +1,5 @@
-// Axial attention against a plain-loop reference along every axis, and its causality.
+// Axial attention against a plain-loop reference along every axis, its causality, and stepping it
+// one position at a time with a key/value cache.
 #include <cmath>
 #include <limits>
 
@@ -155,4 +156,67 @@ TEST_CASE("unmasked axial attention sees its whole line and nothing else") {
       }
     }
   }
+}
+
+// --- one position at a time, with a key/value cache ----------------------------------------------
+
+namespace {
+
+// Steps a masked module (AxialAttention or TransformerBlock) along `axis` of x [B, d1, ..., dn, D],
+// every other spatial axis folded into the batch of lines, one fresh cache for all lines; returns
+// the largest |stepped output - forward(x)| over every position.
+template <class Layer>
+double largest_step_error(const Layer& layer, const core::Tensor& x, int64_t axis) {
+  NoGrad no_grad;
+  const int64_t length = x.size(axis), features = x.size(-1), lines = x.numel() / (length * features);
+  const core::Tensor full = layer.forward(Tensor(x)).data().movedim(axis, 1);  // [B, L, ..., D]
+  const core::Tensor along = x.movedim(axis, 1);                                // [B, L, ..., D]
+  nn::AttentionCache cache(length);
+  double worst = 0;
+  for (int64_t t = 0; t < length; ++t) {
+    const core::Tensor x_t = along.select(1, t).contiguous().reshape({lines, features});  // [lines, D]
+    const core::Tensor y_t = layer.forward_step(Tensor(x_t), cache).data();               // [lines, D]
+    const core::Tensor expected = full.select(1, t).contiguous().reshape({lines, features});
+    worst = std::max(worst, core::max(core::abs(core::sub(y_t, expected))).item());
+  }
+  CHECK(cache.length == length);
+  return worst;
+}
+
+}  // namespace
+
+TEST_CASE("masked attention stepped one position at a time with a cache equals the full forward") {
+  for (const core::Shape& shape : {core::Shape{3, 6, 8}, core::Shape{2, 3, 5, 8}}) {
+    for (int64_t axis = 1; axis + 1 < static_cast<int64_t>(shape.size()); ++axis) {
+      CAPTURE(axiom::test::str(shape));
+      CAPTURE(axis);
+      core::Generator gen(31);
+      nn::AxialAttention attention(8, 2, axis, gen, {.masked = true});
+      attention.to(Dtype::float64);
+      CHECK(largest_step_error(attention, core::randn(shape, gen, Dtype::float64), axis) < 1e-10);
+    }
+  }
+}
+
+TEST_CASE("a masked transformer block stepped with a cache equals the full forward along a row") {
+  core::Generator gen(32);
+  const auto block = nn::masked_transformer_block(8, /*axis=*/2, gen, {.heads = 2, .ff_multiple = 2});
+  block->to(Dtype::float64);
+  const core::Tensor x = core::randn({2, 3, 7, 8}, gen, Dtype::float64);  // [B, H, W, D]: 6 rows of 7
+  CHECK(largest_step_error(*block, x, 2) < 1e-10);
+}
+
+TEST_CASE("forward_step refuses unmasked attention, recording a graph, a wrong input and a full cache") {
+  core::Generator gen(33);
+  nn::AxialAttention masked(8, 2, 1, gen, {.masked = true}), unmasked(8, 2, 1, gen);
+  nn::AttentionCache cache(2);
+  const Tensor x_t(core::randn({3, 8}, gen));
+  CHECK_THROWS_WITH_AS(masked.forward_step(x_t, cache), doctest::Contains("NoGrad"), Error);
+  NoGrad no_grad;
+  CHECK_THROWS_WITH_AS(unmasked.forward_step(x_t, cache), doctest::Contains("masked"), Error);
+  CHECK_THROWS_WITH_AS(masked.forward_step(Tensor(core::randn({3, 6}, gen)), cache), doctest::Contains("[AxialAttention]"), Error);
+  masked.forward_step(x_t, cache);
+  CHECK_THROWS_AS(masked.forward_step(Tensor(core::randn({4, 8}, gen)), cache), Error);  // another batch of lines
+  masked.forward_step(x_t, cache);
+  CHECK_THROWS_WITH_AS(masked.forward_step(x_t, cache), doctest::Contains("full"), Error);
 }

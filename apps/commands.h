@@ -1,0 +1,59 @@
+// The subcommands of `axiom` that work with models: train, eval and sample. axiom.cpp parses the
+// command line into these structs and calls the functions; each returns the process's exit code
+// and throws axiom::Error for bad input (axiom.cpp prints it on one line).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace axiom::apps {
+
+// axiom train --config small --data fashion-mnist --out runs/NAME [--steps N] [--minutes M] ...
+struct TrainCommand {
+  std::string out;                       // the run's directory: checkpoints, metrics, loss curve
+  std::string config = "small";          // a preset or a JSON file
+  std::string data = "fashion-mnist";    // a name from data/datasets.h
+  std::string data_dir;                  // "" = the dataset's default place
+  int64_t steps = 500;                   // train until the run has made this many steps in all
+  double minutes = 0;                    // and for at most this long in this invocation; 0 = no limit
+  int64_t batch_size = 32;
+  double lr = 1e-3;
+  int64_t warmup_steps = 200;
+  double clip = 0;                       // gradient norm clipping; 0 = off
+  uint64_t seed = 0;
+  int64_t eval_every = 100;              // held-out bits/dim and the loss curve every this many steps
+  int64_t eval_images = 500;             // how many test images the held-out figure uses
+  int64_t checkpoint_every = 100;
+  bool resume = false;                   // continue the run in `out` (a new one if there is none)
+  // Flags the user gave explicitly (on --resume they must agree with the run's own values).
+  bool given_config = false, given_data = false, given_data_dir = false, given_batch_size = false, given_lr = false,
+       given_warmup_steps = false, given_clip = false, given_seed = false;
+};
+int train(const TrainCommand& command);
+
+// axiom eval --checkpoint runs/NAME [--data NAME] [--split test] [--batch N] [--limit N]
+struct EvalCommand {
+  std::string checkpoint;
+  std::string data;        // "" = the run's training data (fashion-mnist for a bare weights file)
+  std::string data_dir;
+  std::string split = "test";
+  int64_t batch_size = 100;
+  int64_t limit = 0;       // evaluate the first `limit` images only; 0 = all
+  bool json = false;       // print one JSON object instead of a sentence
+};
+int evaluate(const EvalCommand& command);
+
+// axiom sample --checkpoint runs/NAME --n 16 --out grid.png [--method naive|fast] [--temperature T]
+struct SampleCommand {
+  std::string checkpoint;
+  std::string out = "samples.png";  // the grid; the raw values go beside it as .npy
+  int64_t count = 16;
+  std::string method = "fast";
+  double temperature = 1.0;
+  uint64_t seed = 0;
+  int64_t columns = 0;              // images per row of the grid; 0 = about a square
+  int64_t zoom = 3;                 // each pixel drawn as a zoom x zoom square in the PNG
+};
+int sample(const SampleCommand& command);
+
+}  // namespace axiom::apps

@@ -1,0 +1,256 @@
+// `axiom train`: trains an Axial Transformer, with a progress line, periodic held-out evaluation,
+// a metrics file, a loss curve and atomic checkpoints; Ctrl-C stops after the current step and
+// writes a checkpoint, and --resume continues exactly where a run stopped.
+//
+// The run's directory (--out):
+//   checkpoint.json, model-*.safetensors, optimizer-*.safetensors   the checkpoint (models/training.h)
+//   metrics.jsonl   one JSON object a line: {"step": 12, "train_bits_per_dim": 6.1, "lr": 6e-5, "seconds": 2.4}
+//                   after each step, {"step": 100, "held_out_bits_per_dim": 4.2} after each evaluation
+//   loss.png        the curves of both, redrawn after each evaluation
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "apps/commands.h"
+#include "apps/pictures.h"
+#include "apps/progress.h"
+#include "core/atomic_file.h"
+#include "core/error.h"
+#include "data/datasets.h"
+#include "models/models.h"
+
+namespace axiom::apps {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// --- Ctrl-C -----------------------------------------------------------------------------------------
+
+volatile std::sig_atomic_t interrupted = 0;
+
+// The first Ctrl-C asks the loop to stop after the step it is in; the handler then steps aside,
+// so that a second one ends the process at once (without a new checkpoint).
+extern "C" void on_interrupt(int) {
+  interrupted = 1;
+  std::signal(SIGINT, SIG_DFL);
+  static const char message[] = "\naxiom: stopping after this step to write a checkpoint (Ctrl-C again quits at once)\n";
+  [[maybe_unused]] const ssize_t ignored = ::write(STDERR_FILENO, message, sizeof message - 1);
+}
+
+// --- the metrics file and the loss curve ------------------------------------------------------------
+
+class RunLog {
+ public:
+  // Keeps the lines of metrics.jsonl up to `step` (a resumed run redoes what came after its
+  // checkpoint) and appends from there.
+  RunLog(const fs::path& dir, int64_t step) : path_(dir / "metrics.jsonl"), curve_(dir / "loss.png") {
+    std::string kept;
+    std::ifstream old(path_);
+    for (std::string line; std::getline(old, line);) {
+      const nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+      if (!j.is_object() || !j.contains("step") || !j["step"].is_number_integer() || j["step"].get<int64_t>() > step) continue;
+      remember(j);
+      kept += line + "\n";
+    }
+    core::write_file_atomically(path_.string(), kept, "train");
+    file_.open(path_, std::ios::app);
+    if (!file_) throw Error("train", "cannot append to '", path_.string(), "'");
+  }
+
+  void train_step(int64_t step, double bits, double lr, double seconds) {
+    write({{"step", step}, {"train_bits_per_dim", bits}, {"lr", lr}, {"seconds", seconds}});
+  }
+  void held_out(int64_t step, double bits) { write({{"step", step}, {"held_out_bits_per_dim", bits}}); }
+
+  // loss.png: bits/dim of each training batch and of the held-out images, against the step.
+  void plot(const std::string& title) const {
+    std::vector<Series> series;
+    if (!train_.x.empty()) series.push_back(train_);
+    if (!held_out_.x.empty()) series.push_back(held_out_);
+    if (!series.empty()) plot_curves(curve_.string(), series, title, "step", "bits/dim");
+  }
+  std::string curve_path() const { return curve_.string(); }
+
+ private:
+  void write(const nlohmann::ordered_json& j) {
+    remember(nlohmann::json::parse(j.dump()));
+    file_ << j.dump() << "\n" << std::flush;
+  }
+  void remember(const nlohmann::json& j) {
+    const double step = j["step"].get<double>();
+    if (j.contains("train_bits_per_dim")) train_.x.push_back(step), train_.y.push_back(j["train_bits_per_dim"].get<double>());
+    if (j.contains("held_out_bits_per_dim")) held_out_.x.push_back(step), held_out_.y.push_back(j["held_out_bits_per_dim"].get<double>());
+  }
+
+  fs::path path_, curve_;
+  std::ofstream file_;
+  Series train_{"training batch", {}, {}}, held_out_{"held-out test images", {}, {}};
+};
+
+// --- starting or resuming ---------------------------------------------------------------------------
+
+// On --resume, a flag the user gave must agree with the run's own value: a run is one experiment.
+void check_same(bool given, const char* flag, const std::string& asked, const std::string& run) {
+  if (given && asked != run) {
+    throw Error("train", flag, " ", asked, " differs from the run's ", run, "; a resumed run keeps its settings (or use a new --out)");
+  }
+}
+
+void check_resume_flags(const TrainCommand& c, const models::Checkpoint& run) {
+  const models::TrainingOptions& o = run.options;
+  check_same(c.given_config && models::load_config(c.config).to_json() != run.config.to_json(), "--config", c.config, "config");
+  check_same(c.given_data, "--data", c.data, o.data);
+  check_same(c.given_data_dir, "--data-dir", c.data_dir, o.data_dir);
+  check_same(c.given_batch_size, "--batch", std::to_string(c.batch_size), std::to_string(o.batch_size));
+  check_same(c.given_lr, "--lr", std::to_string(c.lr), std::to_string(o.lr));
+  check_same(c.given_warmup_steps, "--warmup", std::to_string(c.warmup_steps), std::to_string(o.warmup_steps));
+  check_same(c.given_clip, "--clip", std::to_string(c.clip), std::to_string(o.max_grad_norm));
+  check_same(c.given_seed, "--seed", std::to_string(c.seed), std::to_string(o.seed));
+}
+
+models::TrainingOptions options_of(const TrainCommand& c) {
+  models::TrainingOptions o;
+  o.data = c.data, o.data_dir = c.data_dir, o.batch_size = c.batch_size, o.lr = c.lr;
+  o.warmup_steps = c.warmup_steps, o.max_grad_norm = c.clip, o.seed = c.seed;
+  return o;
+}
+
+core::Tensor images_of(const models::TrainingOptions& o, const models::AxialTransformerConfig& config, const std::string& split) {
+  return data::load_images(o.data, split, {.root = o.data_dir, .frames = config.channels, .canvas = config.height});
+}
+
+bool has_checkpoint(const std::string& dir) { return fs::is_regular_file(fs::path(dir) / "checkpoint.json"); }
+
+std::unique_ptr<models::Trainer> start_or_resume(const TrainCommand& c) {
+  if (has_checkpoint(c.out) && !c.resume) {
+    throw Error("train", "'", c.out, "' already holds a run (step ", models::read_checkpoint(c.out).step,
+                "); continue it with --resume, or choose another --out");
+  }
+  if (c.resume && has_checkpoint(c.out)) {
+    const models::Checkpoint run = models::read_checkpoint(c.out);
+    check_resume_flags(c, run);
+    std::fprintf(stderr, "axiom: resuming '%s' at step %lld\n", c.out.c_str(), static_cast<long long>(run.step));
+    return std::make_unique<models::Trainer>(run, images_of(run.options, run.config, "train"));
+  }
+  const models::AxialTransformerConfig config = models::load_config(c.config);
+  const models::TrainingOptions options = options_of(c);
+  options.validate();
+  return std::make_unique<models::Trainer>(config, options, images_of(options, config, "train"));
+}
+
+void check_command(const TrainCommand& c) {
+  if (c.out.empty()) throw Error("train", "--out must name the run's directory");
+  if (c.steps <= 0) throw Error("train", "--steps must be positive, got ", c.steps);
+  if (!(c.minutes >= 0)) throw Error("train", "--minutes must be >= 0, got ", c.minutes);
+  if (c.eval_every <= 0) throw Error("train", "--eval-every must be positive, got ", c.eval_every);
+  if (c.eval_images <= 0) throw Error("train", "--eval-images must be positive, got ", c.eval_images);
+  if (c.checkpoint_every <= 0) throw Error("train", "--checkpoint-every must be positive, got ", c.checkpoint_every);
+}
+
+// --- the loop -----------------------------------------------------------------------------------------
+
+// "step 120/500 [####....] 4.123 bits/dim  13.0 img/s  ETA 15m42s"
+std::string status(const models::Trainer& t, int64_t target, double bits, double seconds_per_step, double eta) {
+  char text[200];
+  std::snprintf(text, sizeof text, "step %lld/%lld %s %.3f bits/dim  %.1f img/s  ETA %s", static_cast<long long>(t.steps_done()),
+                static_cast<long long>(target), progress_bar(t.steps_done(), target).c_str(), bits,
+                static_cast<double>(t.options().batch_size) / seconds_per_step, format_duration(eta).c_str());
+  return text;
+}
+
+struct Loop {
+  models::Trainer& trainer;
+  const TrainCommand& command;
+  const core::Tensor held_out;  // uint8 [eval_images, ...]
+  RunLog log;
+  StatusLine line;
+  Stopwatch clock;
+  double average_step = 0;  // seconds, a moving average for the ETA
+
+  double held_out_bits() {
+    line.show("evaluating " + std::to_string(held_out.size(0)) + " held-out images...", false);
+    return models::evaluate_images(trainer.model(), held_out, 50).bits_per_dim();
+  }
+
+  void evaluate_and_plot() {
+    const double bits = held_out_bits();
+    log.held_out(trainer.steps_done(), bits);
+    log.plot(trainer.options().data + ", " + std::to_string(trainer.options().batch_size) + " images a batch");
+    char text[120];
+    std::snprintf(text, sizeof text, "step %lld: held-out %.4f bits/dim", static_cast<long long>(trainer.steps_done()), bits);
+    line.show(text, true);
+  }
+
+  double seconds_left(int64_t steps_left) const {
+    const double by_steps = static_cast<double>(steps_left) * average_step;
+    return command.minutes > 0 ? std::min(by_steps, command.minutes * 60 - clock.seconds()) : by_steps;
+  }
+
+  bool out_of_time() const { return command.minutes > 0 && clock.seconds() >= command.minutes * 60; }
+
+  void one_step() {
+    Stopwatch step_clock;
+    const double bits = trainer.step();
+    const double seconds = step_clock.seconds();
+    average_step = average_step == 0 ? seconds : 0.9 * average_step + 0.1 * seconds;
+    const int64_t step = trainer.steps_done();
+    log.train_step(step, bits, trainer.lr_at(step - 1), seconds);
+    line.show(status(trainer, command.steps, bits, average_step, seconds_left(command.steps - step)), step % 10 == 0);
+    if (step % command.checkpoint_every == 0) trainer.save(command.out);
+    if (step % command.eval_every == 0) evaluate_and_plot();
+  }
+
+  // Trains until the target step, the time budget or a Ctrl-C; returns how it stopped.
+  const char* run() {
+    while (trainer.steps_done() < command.steps) {
+      if (interrupted) return "interrupted";
+      if (out_of_time()) return "the time budget (--minutes) is spent";
+      one_step();
+    }
+    return "the target step (--steps) is reached";
+  }
+};
+
+}  // namespace
+
+int train(const TrainCommand& command) {
+  check_command(command);
+  const std::unique_ptr<models::Trainer> trainer = start_or_resume(command);
+  fs::create_directories(command.out);
+  if (trainer->steps_done() >= command.steps) {
+    std::fprintf(stderr, "axiom: '%s' is at step %lld already (--steps %lld): nothing to train\n", command.out.c_str(),
+                 static_cast<long long>(trainer->steps_done()), static_cast<long long>(command.steps));
+    return 0;
+  }
+  const core::Tensor test_images = images_of(trainer->options(), trainer->config(), "test");
+  Loop loop{*trainer, command, test_images.narrow(0, 0, std::min(command.eval_images, test_images.size(0))),
+            RunLog(command.out, trainer->steps_done()), {}, {}, 0};
+  if (trainer->steps_done() == 0) trainer->save(command.out);  // the run exists from the start
+
+  interrupted = 0;
+  std::signal(SIGINT, on_interrupt);
+  const char* why = loop.run();
+  std::signal(SIGINT, SIG_DFL);
+
+  loop.line.finish();
+  trainer->save(command.out);
+  if (trainer->steps_done() % command.eval_every != 0) loop.evaluate_and_plot();
+  std::fprintf(stderr, "axiom: stopped at step %lld after %s: %s\n  checkpoint: %s/checkpoint.json\n  loss curve: %s\n",
+               static_cast<long long>(trainer->steps_done()), format_duration(loop.clock.seconds()).c_str(), why,
+               command.out.c_str(), loop.log.curve_path().c_str());
+  if (interrupted) {
+    std::fprintf(stderr, "  continue with: axiom train --out %s --resume --steps %lld\n", command.out.c_str(),
+                 static_cast<long long>(command.steps));
+    return 130;  // the shell's code for a process ended by Ctrl-C
+  }
+  return 0;
+}
+
+}  // namespace axiom::apps

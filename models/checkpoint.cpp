@@ -1,0 +1,141 @@
+// Checkpoints: Trainer::save, read_checkpoint and load_model (the layout is in training.h).
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/atomic_file.h"
+#include "core/error.h"
+#include "core/safetensors.h"
+#include "models/training.h"
+
+namespace axiom::models {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kFormat = "axiom-checkpoint";
+constexpr int kVersion = 1;
+
+// "model-000500.safetensors": zero-padded so that a directory listing sorts by step.
+std::string file_name(const char* kind, int64_t step) {
+  char digits[32];
+  std::snprintf(digits, sizeof digits, "%06lld", static_cast<long long>(step));
+  return std::string(kind) + "-" + digits + ".safetensors";
+}
+
+// Removes model-*.safetensors and optimizer-*.safetensors of other steps (never anything else).
+void remove_older_files(const fs::path& dir, const std::string& model, const std::string& optimizer) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    const bool ours = (name.starts_with("model-") || name.starts_with("optimizer-")) && name.ends_with(".safetensors");
+    if (ours && name != model && name != optimizer) fs::remove(entry.path(), ec);
+  }
+}
+
+std::string read_text(const fs::path& path, const char* op) {
+  std::ifstream file(path);
+  if (!file) throw Error(op, "cannot read '", path.string(), "'");
+  std::ostringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+// j[key], which must exist and be of the kind `is` tests; an Error names the file and the key.
+const nlohmann::json& field(const nlohmann::json& j, const char* key, bool (nlohmann::json::*is)() const noexcept,
+                            const char* kind, const std::string& origin) {
+  if (!j.contains(key)) throw Error("checkpoint", origin, ": the key \"", key, "\" is missing");
+  const nlohmann::json& value = j.at(key);
+  if (!(value.*is)()) throw Error("checkpoint", origin, ": \"", key, "\" must be ", kind, ", got ", value.dump());
+  return value;
+}
+
+// A file named by checkpoint.json: a plain name inside the directory, which must exist.
+std::string member_file(const fs::path& dir, const nlohmann::json& j, const char* key, const std::string& origin) {
+  const std::string name = field(j, key, &nlohmann::json::is_string, "a file name", origin).get<std::string>();
+  if (name.empty() || name.find('/') != std::string::npos) {
+    throw Error("checkpoint", origin, ": \"", key, "\" must name a file in the checkpoint's directory, got \"", name, "\"");
+  }
+  const fs::path path = dir / name;
+  if (!fs::is_regular_file(path)) throw Error("checkpoint", origin, ": the ", key, " file '", path.string(), "' is missing");
+  return path.string();
+}
+
+}  // namespace
+
+void Trainer::save(const std::string& dir) const {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw Error("checkpoint", "cannot create the directory '", dir, "': ", ec.message());
+  const std::string model = file_name("model", step_), optimizer = file_name("optimizer", step_);
+  const std::string config = config_.to_json();
+
+  model_->save((fs::path(dir) / model).string(), {{"format", "axiom-model"}, {"config", config}, {"step", std::to_string(step_)}});
+  optimizer_->save((fs::path(dir) / optimizer).string());
+  const nlohmann::ordered_json j = {{"format", kFormat},
+                                    {"version", kVersion},
+                                    {"step", step_},
+                                    {"model", model},
+                                    {"optimizer", optimizer},
+                                    {"config", nlohmann::ordered_json::parse(config)},
+                                    {"training", nlohmann::ordered_json::parse(options_.to_json())},
+                                    {"rng", {{"seed", gen_.seed()}, {"offset", gen_.offset()}}}};
+  core::write_file_atomically((fs::path(dir) / "checkpoint.json").string(), j.dump(2) + "\n", "checkpoint");
+  remove_older_files(dir, model, optimizer);
+}
+
+Checkpoint read_checkpoint(const std::string& dir) {
+  const fs::path path = fs::path(dir) / "checkpoint.json";
+  if (!fs::is_regular_file(path)) throw Error("checkpoint", "'", dir, "' holds no checkpoint.json (is it a run's --out directory?)");
+  const std::string origin = path.string();
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(read_text(path, "checkpoint"));
+  } catch (const nlohmann::json::exception& e) {
+    throw Error("checkpoint", origin, ": not valid JSON: ", e.what());
+  }
+  if (!j.is_object() || j.value("format", "") != kFormat) throw Error("checkpoint", origin, ": not an axiom checkpoint (\"format\" must be \"", kFormat, "\")");
+  if (field(j, "version", &nlohmann::json::is_number_integer, "an integer", origin).get<int64_t>() != kVersion) {
+    throw Error("checkpoint", origin, ": version ", j.at("version").dump(), " is not supported (only ", kVersion, ")");
+  }
+  Checkpoint c;
+  c.dir = dir;
+  c.step = field(j, "step", &nlohmann::json::is_number_unsigned, "an integer >= 0", origin).get<int64_t>();
+  c.model_file = member_file(dir, j, "model", origin);
+  c.optimizer_file = member_file(dir, j, "optimizer", origin);
+  c.config = config_from_json(field(j, "config", &nlohmann::json::is_object, "an object", origin).dump(), origin + " \"config\"");
+  c.options = training_options_from_json(field(j, "training", &nlohmann::json::is_object, "an object", origin).dump(),
+                                         origin + " \"training\"");
+  const nlohmann::json& rng = field(j, "rng", &nlohmann::json::is_object, "an object", origin);
+  c.rng_seed = field(rng, "seed", &nlohmann::json::is_number_unsigned, "an integer >= 0", origin).get<uint64_t>();
+  c.rng_offset = field(rng, "offset", &nlohmann::json::is_number_unsigned, "an integer >= 0", origin).get<uint64_t>();
+  return c;
+}
+
+std::unique_ptr<AxialTransformer> load_model(const std::string& path) {
+  std::string weights;
+  AxialTransformerConfig config;
+  if (fs::is_directory(path)) {
+    const Checkpoint checkpoint = read_checkpoint(path);
+    weights = checkpoint.model_file;
+    config = checkpoint.config;
+  } else {
+    if (!fs::is_regular_file(path)) throw Error("checkpoint", "'", path, "' is neither a checkpoint directory nor a file");
+    const core::Metadata metadata = core::load_safetensors(path).metadata;  // its errors name the file
+    if (!metadata.count("config")) throw Error("checkpoint", "'", path, "' has no \"config\" in its metadata (not an axiom model file)");
+    config = config_from_json(metadata.at("config"), path + " \"config\"");
+    weights = path;
+  }
+  // The generator only fills the weights that load() replaces; the model keeps a pointer to it
+  // for dropout, which is off in eval mode. The process-wide generator outlives every model.
+  auto model = std::make_unique<AxialTransformer>(config, core::default_generator());
+  model->load(weights);
+  model->eval();
+  return model;
+}
+
+}  // namespace axiom::models

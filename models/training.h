@@ -1,0 +1,111 @@
+// Training an AxialTransformer on a set of images, and the checkpoints that let a run stop and
+// continue exactly where it stopped.
+//
+//   models::Trainer trainer(config, options, train_images);   // a new run
+//   while (trainer.steps_done() < 500) {
+//     const double bits = trainer.step();                     // one batch, one Adam update
+//   }
+//   trainer.save("runs/small");                               // a checkpoint, written atomically
+//   ...
+//   models::Trainer resumed(models::read_checkpoint("runs/small"), train_images);  // at step 500
+//
+// Why resuming is exact: everything that decides step s is either saved or a pure function of s.
+// - The batch: step s trains on batch s mod B of epoch s / B of a DataLoader shuffled from the seed.
+// - The learning rate: a linear warmup, then constant (optim::Schedule), a function of s.
+// - The model's random numbers (the channel each example trains on, dropout) come from one
+//   generator, whose counter is saved; Adam's moments and step counts are saved.
+// So N steps, a save, a load and N more steps give, bit for bit, the weights of 2N steps in one go
+// (with the same number of threads: a different split of a sum rounds differently).
+//
+// A checkpoint directory:
+//   checkpoint.json                   {"format": "axiom-checkpoint", "version": 1, "step": 500,
+//                                      "model": "model-000500.safetensors",
+//                                      "optimizer": "optimizer-000500.safetensors",
+//                                      "config": {...}, "training": {...}, "rng": {"seed": 0, "offset": 123}}
+//   model-000500.safetensors          the weights (metadata: "config" and "step": readable alone)
+//   optimizer-000500.safetensors      Adam's state (metadata: "optimizer")
+// Each file is written atomically (core/atomic_file.h), the tensors first and checkpoint.json
+// last: the JSON is the commit point. A crash at any moment leaves the previous checkpoint whole;
+// the files of older steps are removed only after the new JSON is in place.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "data/loader.h"
+#include "models/axial_transformer.h"
+#include "optim/optim.h"
+
+namespace axiom::models {
+
+struct TrainingOptions {
+  std::string data = "fashion-mnist";  // a name from data/datasets.h
+  std::string data_dir;                // "" = the dataset's default place
+  int64_t batch_size = 32;
+  double lr = 1e-3;                    // Adam's rate after the warmup
+  double beta1 = 0.9, beta2 = 0.98;
+  int64_t warmup_steps = 200;          // linear from 0 to lr over these steps, then constant
+  double max_grad_norm = 0;            // clip the gradients' global norm to this; 0 = no clipping
+  uint64_t seed = 0;                   // the initial weights, the batch order, channels and dropout
+
+  void validate() const;  // an Error names the bad field and value
+  std::string to_json() const;
+};
+TrainingOptions training_options_from_json(const std::string& text, const std::string& origin);
+
+// A checkpoint directory, read and checked (the tensors stay in their files until loaded).
+struct Checkpoint {
+  std::string dir;
+  int64_t step = 0;
+  AxialTransformerConfig config;
+  TrainingOptions options;
+  uint64_t rng_seed = 0, rng_offset = 0;
+  std::string model_file, optimizer_file;  // paths
+};
+Checkpoint read_checkpoint(const std::string& dir);
+
+// The model of a checkpoint directory, or of a model-*.safetensors file (its metadata holds the
+// config), ready for evaluation and sampling (eval mode).
+std::unique_ptr<AxialTransformer> load_model(const std::string& path);
+
+// The exact likelihood of every image (all pixels, all channels), `batch_size` images at a time,
+// without a graph, in eval mode (and back to the mode it was in). progress(done, total) is called
+// after each batch.
+Likelihood evaluate_images(AxialTransformer& model, const core::Tensor& images, int64_t batch_size,
+                           const std::function<void(int64_t, int64_t)>& progress = {});
+
+class Trainer {
+ public:
+  // A new run on `images`: uint8 [N, H, W] or [N, C, H, W], the shape the config describes.
+  Trainer(const AxialTransformerConfig& config, const TrainingOptions& options, core::Tensor images);
+  // The run saved in `checkpoint`, on the same images.
+  Trainer(const Checkpoint& checkpoint, core::Tensor images);
+  // The model points at the trainer's generator: a trainer stays where it was made.
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
+
+  // Trains on the next batch (one forward, backward and Adam update); returns its loss in
+  // bits/dim. A loss that is not finite is an Error (the last checkpoint is untouched).
+  double step();
+  void save(const std::string& dir) const;  // a checkpoint of the run as it is now
+
+  int64_t steps_done() const { return step_; }
+  double lr_at(int64_t step) const { return schedule_.lr(step); }
+  int64_t batches_per_epoch() const { return loader_.size(); }
+  const AxialTransformerConfig& config() const { return config_; }
+  const TrainingOptions& options() const { return options_; }
+  AxialTransformer& model() { return *model_; }
+
+ private:
+  AxialTransformerConfig config_;
+  TrainingOptions options_;
+  core::Generator gen_;  // declared before the model, which keeps a pointer to it (dropout)
+  std::unique_ptr<AxialTransformer> model_;
+  std::unique_ptr<optim::Adam> optimizer_;
+  optim::Schedule schedule_;
+  data::DataLoader loader_;
+  int64_t step_ = 0;
+};
+
+}  // namespace axiom::models

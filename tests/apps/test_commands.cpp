@@ -1,0 +1,139 @@
+// The train, eval and sample commands end to end, on a tiny model and a dataset the test writes:
+// a run's files, exact resumption through the command, the metrics kept consistent, the refusals
+// that protect a run, and samples written as PNG and NPY.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "apps/commands.h"
+#include "core/factory.h"
+#include "core/random.h"
+#include "data/npy.h"
+#include "tests/core/reference.h"
+
+using namespace axiom;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A directory with a tiny config (3 x 4 grey images) and 40 random images as a .npy dataset
+// (36 for training, the last 4 held out).
+struct Workspace {
+  fs::path root = fs::temp_directory_path() / ("axiom_commands_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+  static inline int counter = 0;
+
+  Workspace() {
+    fs::create_directories(root);
+    std::ofstream(config()) << R"({"height": 3, "width": 4, "features": 8, "heads": 2, "upper_layers": 2, "row_layers": 1,
+                                 "ff_multiple": 2})";
+    core::Generator gen(5);
+    data::write_npy(data(), core::randint({40, 3, 4}, 0, 256, gen, core::Dtype::uint8));
+  }
+  ~Workspace() {
+    std::error_code ignored;
+    fs::remove_all(root, ignored);
+  }
+  std::string config() const { return (root / "config.json").string(); }
+  std::string data() const { return (root / "images.npy").string(); }
+  std::string run(const std::string& name) const { return (root / name).string(); }
+
+  apps::TrainCommand train_command(const std::string& name, int64_t steps) const {
+    apps::TrainCommand c;
+    c.out = run(name), c.config = config(), c.data = data(), c.steps = steps, c.batch_size = 4, c.warmup_steps = 2;
+    c.eval_every = 3, c.eval_images = 4, c.checkpoint_every = 2;
+    return c;
+  }
+};
+
+std::string bytes_of(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << file.rdbuf();
+  return bytes.str();
+}
+
+// The steps of metrics.jsonl's training lines, in order.
+std::vector<int64_t> trained_steps(const std::string& run) {
+  std::vector<int64_t> steps;
+  std::ifstream file(run + "/metrics.jsonl");
+  for (std::string line; std::getline(file, line);) {
+    const auto j = nlohmann::json::parse(line);
+    if (j.contains("train_bits_per_dim")) steps.push_back(j["step"].get<int64_t>());
+  }
+  return steps;
+}
+
+}  // namespace
+
+TEST_CASE("train writes a checkpoint, metrics and a loss curve") {
+  Workspace w;
+  CHECK(apps::train(w.train_command("run", 6)) == 0);
+  for (const char* file : {"checkpoint.json", "model-000006.safetensors", "optimizer-000006.safetensors", "metrics.jsonl", "loss.png"}) {
+    CAPTURE(file);
+    CHECK(fs::is_regular_file(w.run("run") + "/" + file));
+  }
+  CHECK(trained_steps(w.run("run")) == std::vector<int64_t>{1, 2, 3, 4, 5, 6});
+}
+
+TEST_CASE("train --resume continues exactly: 3 + 3 steps give the files of 6 steps") {
+  Workspace w;
+  REQUIRE(apps::train(w.train_command("straight", 6)) == 0);
+  REQUIRE(apps::train(w.train_command("halves", 3)) == 0);
+  apps::TrainCommand resume = w.train_command("halves", 6);
+  resume.resume = true;
+  REQUIRE(apps::train(resume) == 0);
+  CHECK(bytes_of(w.run("halves") + "/model-000006.safetensors") == bytes_of(w.run("straight") + "/model-000006.safetensors"));
+  CHECK(bytes_of(w.run("halves") + "/optimizer-000006.safetensors") ==
+        bytes_of(w.run("straight") + "/optimizer-000006.safetensors"));
+  CHECK(trained_steps(w.run("halves")) == std::vector<int64_t>{1, 2, 3, 4, 5, 6});
+}
+
+TEST_CASE("train refuses to overwrite a run, and a resumed run keeps its settings") {
+  Workspace w;
+  REQUIRE(apps::train(w.train_command("run", 2)) == 0);
+  const std::string again = test::error_message([&] { apps::train(w.train_command("run", 4)); });
+  CHECK(again == "[train] '" + w.run("run") + "' already holds a run (step 2); continue it with --resume, or choose another --out");
+  apps::TrainCommand other_lr = w.train_command("run", 4);
+  other_lr.resume = true, other_lr.lr = 0.5, other_lr.given_lr = true;
+  CHECK(test::error_message([&] { apps::train(other_lr); }).find("--lr 0.500000 differs from the run's 0.001000") != std::string::npos);
+  apps::TrainCommand no_steps = w.train_command("other", 0);
+  CHECK(test::error_message([&] { apps::train(no_steps); }) == "[train] --steps must be positive, got 0");
+}
+
+TEST_CASE("sample writes a PNG grid and the values as NPY; fast and naive agree") {
+  Workspace w;
+  REQUIRE(apps::train(w.train_command("run", 2)) == 0);
+  apps::SampleCommand fast;
+  fast.checkpoint = w.run("run"), fast.count = 3, fast.out = w.run("fast.png"), fast.zoom = 2;
+  REQUIRE(apps::sample(fast) == 0);
+  apps::SampleCommand naive = fast;
+  naive.method = "naive", naive.out = w.run("naive.png");
+  REQUIRE(apps::sample(naive) == 0);
+  const core::Tensor values = data::read_npy(w.run("fast.npy"));
+  CHECK(values.shape() == core::Shape{3, 3, 4});
+  CHECK(values.dtype() == core::Dtype::uint8);
+  CHECK(test::values_of(values) == test::values_of(data::read_npy(w.run("naive.npy"))));
+  CHECK(bytes_of(w.run("fast.png")) == bytes_of(w.run("naive.png")));
+  CHECK(bytes_of(w.run("fast.png")).substr(1, 3) == "PNG");
+
+  apps::SampleCommand nowhere = fast;
+  nowhere.out = w.run("no/such/dir/grid.png");
+  CHECK(test::error_message([&] { apps::sample(nowhere); }).find("the directory '" + w.run("no/such/dir") + "' does not exist") !=
+        std::string::npos);
+}
+
+TEST_CASE("eval reads a run and its data; bad checkpoints are named") {
+  Workspace w;
+  REQUIRE(apps::train(w.train_command("run", 2)) == 0);
+  apps::EvalCommand eval;
+  eval.checkpoint = w.run("run");
+  CHECK(apps::evaluate(eval) == 0);
+  eval.checkpoint = w.run("missing");
+  CHECK(test::error_message([&] { apps::evaluate(eval); }) ==
+        "[checkpoint] '" + w.run("missing") + "' is neither a checkpoint directory nor a file");
+}

@@ -1,0 +1,51 @@
+// Datasets by name (data/datasets.h): the .npy split, the video set's shape, and the errors.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "core/factory.h"
+#include "core/ops.h"
+#include "core/random.h"
+#include "data/datasets.h"
+#include "data/idx.h"
+#include "data/npy.h"
+#include "helpers.h"
+
+using namespace axiom;
+
+TEST_CASE("load_images: a .npy file holds out its last tenth as the test split") {
+  data::testing::ScratchDir dir;
+  const std::string path = dir.file("images.npy");
+  core::Generator gen(1);
+  const core::Tensor all = core::randint({25, 2, 3, 4}, 0, 256, gen, core::Dtype::uint8);
+  data::write_npy(path, all);
+  const core::Tensor train = data::load_images(path, "train"), test = data::load_images(path, "test");
+  CHECK(train.shape() == core::Shape{23, 2, 3, 4});
+  CHECK(test.shape() == core::Shape{2, 2, 3, 4});
+  CHECK(core::concat({train, test}, 0).to_vector<int64_t>() == all.to_vector<int64_t>());
+
+  data::write_npy(path, core::zeros({25, 3}, core::Dtype::float32));
+  CHECK(data::testing::error_of([&] { data::load_images(path, "train"); }) ==
+        "[dataset] '" + path + "' must hold uint8 images [N, H, W] or [N, C, H, W], got float32 [25, 3]");
+}
+
+TEST_CASE("load_images: unknown names, splits and missing directories are named") {
+  CHECK(data::testing::error_of([] { data::load_images("imagenet", "train"); }) ==
+        "[dataset] unknown dataset \"imagenet\" (fashion-mnist, mnist, cifar10, moving-fashion-mnist, or a .npy file)");
+  CHECK(data::testing::error_of([] { data::load_images("mnist", "valid"); }) ==
+        "[dataset] split must be \"train\" or \"test\", got \"valid\"");
+  CHECK(data::testing::error_of([] { data::load_images("mnist", "train"); }) ==
+        "[dataset] mnist needs the directory of its files (--data-dir)");
+  const std::string missing = data::testing::error_of([] { data::load_images("cifar10", "test", {.root = "/nonexistent-dir"}); });
+  CHECK(missing.find("/nonexistent-dir/test_batch.bin") != std::string::npos);
+}
+
+TEST_CASE("load_images: moving-fashion-mnist makes videos of the asked frames and canvas") {
+  if (!std::filesystem::is_directory(data::kFashionMnistRoot)) {
+    MESSAGE("skipped: ", data::kFashionMnistRoot, " is absent (apt-get install dataset-fashion-mnist)");
+    return;
+  }
+  const core::Tensor videos = data::load_images("moving-fashion-mnist", "test", {.root = "", .frames = 3, .canvas = 30});
+  CHECK(videos.shape() == core::Shape{1000, 3, 30, 30});
+  CHECK(videos.dtype() == core::Dtype::uint8);
+}
