@@ -2,7 +2,7 @@
 //   axiom train  --config small --data fashion-mnist --out runs/NAME [--steps N] [--minutes M] [--resume] ...
 //   axiom eval   --checkpoint runs/NAME [--data NAME] [--split test] [--limit N]
 //   axiom sample --checkpoint runs/NAME --n 16 --out grid.png [--method naive|fast] [--temperature T]
-//   axiom bench  ops|autograd|layers [--json]
+//   axiom bench  ops|autograd|layers|train [--json]
 // Every subcommand takes --threads N. Bad flags and bad input end in one line on standard error
 // ("axiom: ...") and a non-zero exit code.
 #include <CLI/CLI.hpp>
@@ -113,6 +113,11 @@ int main(int argc, char** argv) {
   auto* ops = bench->add_subcommand("ops", "Core kernels: matmul, elementwise, softmax");
   auto* autograd = bench->add_subcommand("autograd", "Graph recording and backward overhead; matmul backward/forward");
   auto* layers = bench->add_subcommand("layers", "Axial attention along each axis next to Dense and raw sgemm");
+  axiom::bench::TrainBenchOptions train_bench;
+  auto* train_step = bench->add_subcommand("train", "One training step of the Axial Transformer: time, memory, GFLOP/s");
+  train_step->add_option("--config", train_bench.config, "A preset (tiny, small, medium) or a JSON file")->capture_default_str();
+  train_step->add_option("--batch", train_bench.batch, "Images per step (default: the preset's: tiny 16, small 32, medium 16)");
+  train_step->add_option("--steps", train_bench.steps, "Timed steps")->capture_default_str()->check(CLI::Range(1, 1000));
   for (CLI::App* command : {train, eval, sample, bench}) add_threads(command, threads);
 
   try {
@@ -133,6 +138,7 @@ int main(int argc, char** argv) {
     if (ops->parsed()) axiom::bench::bench_ops(reporter);
     if (autograd->parsed()) axiom::bench::bench_autograd(reporter);
     if (layers->parsed()) axiom::bench::bench_layers(reporter);
+    if (train_step->parsed()) axiom::bench::bench_train(reporter, train_bench);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "axiom: %s\n", e.what());
     return 1;

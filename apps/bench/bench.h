@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -71,5 +72,13 @@ class Reporter {
 void bench_ops(const Reporter& reporter);
 void bench_autograd(const Reporter& reporter);
 void bench_layers(const Reporter& reporter);
+
+// `axiom bench train --config NAME [--batch N] [--steps N]`
+struct TrainBenchOptions {
+  std::string config = "small";  // a preset or a JSON file
+  int64_t batch = 0;             // 0: the preset's (tiny 16, small 32, medium 16)
+  int steps = 5;                 // timed steps (the median is reported)
+};
+void bench_train(const Reporter& reporter, const TrainBenchOptions& options);
 
 }  // namespace axiom::bench
