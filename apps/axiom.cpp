@@ -2,7 +2,7 @@
 //   axiom train  --config small --data fashion-mnist --out runs/NAME [--steps N] [--minutes M] [--resume] ...
 //   axiom eval   --checkpoint runs/NAME [--data NAME] [--split test] [--limit N]
 //   axiom sample --checkpoint runs/NAME --n 16 --out grid.png [--method naive|fast] [--temperature T]
-//   axiom bench  ops|autograd|layers|train [--json]
+//   axiom bench  ops|autograd|layers|train|sample [--json]
 // Every subcommand takes --threads N. Bad flags and bad input end in one line on standard error
 // ("axiom: ...") and a non-zero exit code.
 #include <CLI/CLI.hpp>
@@ -118,6 +118,9 @@ int main(int argc, char** argv) {
   train_step->add_option("--config", train_bench.config, "A preset (tiny, small, medium) or a JSON file")->capture_default_str();
   train_step->add_option("--batch", train_bench.batch, "Images per step (default: the preset's: tiny 16, small 32, medium 16)");
   train_step->add_option("--steps", train_bench.steps, "Timed steps")->capture_default_str()->check(CLI::Range(1, 1000));
+  std::string sample_bench_config = "tiny";
+  auto* sampling = bench->add_subcommand("sample", "Milliseconds per image of the naive and the semi-parallel sampler");
+  sampling->add_option("--config", sample_bench_config, "A preset (tiny, small, medium) or a JSON file")->capture_default_str();
   for (CLI::App* command : {train, eval, sample, bench}) add_threads(command, threads);
 
   try {
@@ -139,6 +142,7 @@ int main(int argc, char** argv) {
     if (autograd->parsed()) axiom::bench::bench_autograd(reporter);
     if (layers->parsed()) axiom::bench::bench_layers(reporter);
     if (train_step->parsed()) axiom::bench::bench_train(reporter, train_bench);
+    if (sampling->parsed()) axiom::bench::bench_sample(reporter, sample_bench_config);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "axiom: %s\n", e.what());
     return 1;

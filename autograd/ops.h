@@ -56,6 +56,8 @@ Tensor max(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdim 
 
 // --- matrix product (ops_matmul.cpp) -----------------------------------------------------------
 Tensor matmul(const Tensor& a, const Tensor& b);
+// x [..., K] @ weight [K, N] + bias [N] -> [..., N], the bias added inside the product (Dense).
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
 
 // --- shape (ops_shape.cpp; the view methods are on Tensor) --------------------------------------
 Tensor concat(const std::vector<Tensor>& tensors, int64_t axis);
@@ -68,6 +70,9 @@ Tensor softmax(const Tensor& x, int64_t axis = -1);
 Tensor log_softmax(const Tensor& x, int64_t axis = -1);
 // Over the last axis; weight and bias [D] may be undefined Tensors.
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps = 1e-5);
+// Multi-head self-attention along `axis` from packed projections qkv [..., 3D] -> [..., D]
+// (core::attention: scores, softmax and mixing fused; causal = inclusive mask).
+Tensor attention(const Tensor& qkv, int64_t axis, int64_t heads, bool causal);
 // weight [V, D] at indices [...] (int64) -> [..., D]; the gradient goes to weight only.
 Tensor embedding(const Tensor& weight, const Tensor& indices);
 

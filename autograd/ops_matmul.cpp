@@ -40,4 +40,20 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
                 });
 }
 
+// out = x @ w + b (core::linear: the bias added inside the product)
+//   dx = g @ w^T : [..., N] x [N, K] -> [..., K]
+//   dw = x^T @ g : [K, ...] x [..., N] -> [K, N]   (the batch folded into one GEMM)
+//   db = g       : summed over every axis but the last by the engine, as for any broadcast input
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  return record("linear", {x, weight, bias}, core::linear(x.data(), weight.data(), bias.data()),
+                [x = x.data(), w = weight.data()](const core::Tensor& g, const Needs& needs) {
+                  core::Tensor dx, dw;
+                  if (needs[0]) dx = core::matmul(g, transposed(w));
+                  if (needs[1] && x.dim() == 1) dw = core::matmul(x.unsqueeze(1), g.unsqueeze(0));  // [K, 1] x [1, N]
+                  if (needs[1] && x.dim() == 2) dw = core::matmul(transposed(x), g);
+                  if (needs[1] && x.dim() > 2) dw = shared_weight_grad(x, g);
+                  return Grads{dx, dw, needs[2] ? g : core::Tensor()};
+                });
+}
+
 }  // namespace axiom

@@ -53,6 +53,17 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
                 });
 }
 
+// out = softmax(Q K^T / sqrt(Dh)) V per line and head, Q, K, V the three thirds of qkv [..., 3D].
+//   dL/dqkv [..., 3D]: one fused kernel from the saved softmax weights (core::attention_backward):
+//   dV = P^T dO, dS = P * (dO V^T - rowsum(P * dO V^T)) / sqrt(Dh), dQ = dS K, dK = dS^T Q
+Tensor attention(const Tensor& qkv, int64_t axis, int64_t heads, bool causal) {
+  core::AttentionResult r = core::attention(qkv.data(), axis, heads, causal);
+  return record("attention", {qkv}, r.output,
+                [qkv = qkv.data(), probs = r.probs, axis, heads](const core::Tensor& g, const Needs&) {
+                  return Grads{core::attention_backward(qkv, probs, g, axis, heads)};
+                });
+}
+
 // dL/dweight[v] = sum of g over the positions whose index is v    : [..., D] -> [V, D]
 Tensor embedding(const Tensor& weight, const Tensor& indices) {
   return record("embedding", {weight}, core::embedding(weight.data(), indices.data()),

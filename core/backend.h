@@ -59,8 +59,20 @@ class Backend {
                       const Tensor& argmax, int64_t correction) = 0;
   // out = softmax or log_softmax of x along `axis`.
   virtual void softmax(const Tensor& x, int axis, bool log, const Tensor& out) = 0;
-  // out[..., M, N] = a[..., M, K] @ b[..., K, N]; a and b expanded to out's batch shape.
-  virtual void matmul(const Tensor& a, const Tensor& b, const Tensor& out) = 0;
+  // Multi-head self-attention along `axis`, fused (scores, softmax and mixing in one kernel).
+  // qkv [..., 3D] holds every position's query, key and value side by side, each D = heads * Dh
+  // wide and split into heads of Dh; `axis` is not the last. Each position attends to the positions
+  // of its line along `axis` (causal: to those at or before it). out [..., D] and probs
+  // [lines, heads, L, L] (the softmax weights, saved for the backward pass) are written; all
+  // three are contiguous.
+  virtual void attention(const Tensor& qkv, int axis, int64_t heads, bool causal, const Tensor& out,
+                         const Tensor& probs) = 0;
+  // grad_qkv [..., 3D] (written whole) from grad_out [..., D] and the forward's qkv and probs; all contiguous.
+  virtual void attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int axis, int64_t heads,
+                                  const Tensor& grad_qkv) = 0;
+  // out[..., M, N] = a[..., M, K] @ b[..., K, N]; a and b expanded to out's batch shape. With
+  // `accumulate`, out += a @ b instead (out holds values already: a bias, say).
+  virtual void matmul(const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate) = 0;
   // Over the last axis: out = (x - mean) * rstd * weight + bias; weight and bias ([D], contiguous)
   // may be undefined.
   // mean and rstd have x's shape without its last axis.

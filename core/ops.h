@@ -87,10 +87,26 @@ LayerNormResult layer_norm(const Tensor& x, const Tensor& weight = {}, const Ten
 Tensor layer_norm_backward(const Tensor& x, const Tensor& weight, const Tensor& mean, const Tensor& rstd,
                            const Tensor& grad_out);
 
+// --- attention --------------------------------------------------------------------------------
+struct AttentionResult {
+  Tensor output;  // [..., D]
+  Tensor probs;   // [lines, heads, L, L]: the softmax weights, saved for the backward pass
+};
+// Multi-head scaled dot-product self-attention along `axis` (not the last), fused: qkv [..., 3D]
+// holds each position's query, key and value (each D = heads * Dh wide); every position attends to
+// the L positions of its line along `axis` (causal: to those at or before it, inclusive).
+//   out = softmax(Q K^T / sqrt(Dh)) V, per line and head   -> [..., D]
+AttentionResult attention(const Tensor& qkv, int64_t axis, int64_t heads, bool causal);
+// d loss / d qkv [..., 3D] from grad_out [..., D] and the forward's qkv and probs.
+Tensor attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int64_t axis, int64_t heads);
+
 // --- matrix product ---------------------------------------------------------------------------
 // [..., M, K] @ [..., K, N] -> [..., M, N], batch axes broadcast. A 1-D operand is a vector
 // (as in NumPy): [K] @ [K, N] -> [N], [M, K] @ [K] -> [M].
 Tensor matmul(const Tensor& a, const Tensor& b);
+// x [..., K] @ weight [K, N] + bias [N] -> [..., N] (a Dense layer), the bias added by the product
+// itself: out starts as the bias, and BLAS accumulates onto it (no separate pass over out).
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
 
 // --- indexing ---------------------------------------------------------------------------------
 // x with `axis` indexed by index (int64, 1-D): out.size(axis) == index.numel().

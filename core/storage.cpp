@@ -34,4 +34,6 @@ Storage::~Storage() {
 
 AllocationStats allocation_stats() { return {live_buffers.load(), live_bytes.load(), peak_bytes.load()}; }
 
+void reset_allocation_peak() { peak_bytes = live_bytes.load(); }
+
 }  // namespace axiom::core

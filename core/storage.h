@@ -41,5 +41,7 @@ struct AllocationStats {
   int64_t peak_bytes = 0;
 };
 AllocationStats allocation_stats();
+// Starts peak_bytes again from the bytes alive now (to measure the peak of one piece of work).
+void reset_allocation_peak();
 
 }  // namespace axiom::core

@@ -103,6 +103,34 @@ Tensor AxialTransformer::outer(const Tensor& h, const Tensor& context) const {
   return u;
 }
 
+OuterRowState AxialTransformer::start_outer_rows() const {
+  OuterRowState state;
+  state.caches.assign(outer_->size() / 2, nn::AttentionCache(config_.height));
+  return state;
+}
+
+Tensor AxialTransformer::outer_step(const Tensor& h_row, const Tensor& context_row, OuterRowState& state) const {
+  const int64_t i = state.rows, d = config_.features;
+  if (h_row.dim() != 3 || h_row.size(1) != config_.width || h_row.size(2) != d) {
+    throw Error("AxialTransformer", "outer_step takes one row of each image, h_row [B, ", config_.width, ", ", d, "], got ", h_row.shape());
+  }
+  if (i >= config_.height) throw Error("AxialTransformer", "outer_step: all ", config_.height, " rows have been stepped");
+  const int64_t b = h_row.size(0), w = config_.width;
+  Tensor u = add(h_row, outer_position_->embeddings().select(0, i));  // [B, W, D] + [W, D]
+  if (context_row.defined()) u = add(u, context_row);
+  u = dropout_->forward(u);
+  for (size_t k = 0; k < outer_->size(); ++k) {
+    const nn::TransformerBlock& block = (*outer_)[k];
+    if (k % 2 == 0) {  // unmasked row block: the row alone, as a batch of one-row images [B, 1, W, D]
+      u = block.forward(u.unsqueeze(1)).squeeze(1);
+    } else {           // masked column block: B * W columns, one step down each
+      u = block.forward_step(u.reshape({b * w, d}), state.caches[k / 2]).reshape({b, w, d});
+    }
+  }
+  state.rows = i + 1;
+  return u;
+}
+
 Tensor AxialTransformer::inner_position(int64_t first_row, int64_t rows) const {
   return inner_position_->embeddings().narrow(0, first_row, rows);
 }

@@ -34,6 +34,13 @@ struct InnerRowState {
   nn::LSTMState lstm;                      // undefined before the first pixel (zeros)
 };
 
+// What the outer decoder remembers, while sampling, of the rows already drawn: a key/value cache
+// for each masked column block, over the N * W columns of the batch.
+struct OuterRowState {
+  std::vector<nn::AttentionCache> caches;  // one per masked column block, room for H rows each
+  int64_t rows = 0;                        // rows stepped so far
+};
+
 class AxialTransformer : public nn::Module {
  public:
   AxialTransformer(const AxialTransformerConfig& config, core::Generator& gen);
@@ -64,6 +71,13 @@ class AxialTransformer : public nn::Module {
   // inner() gives for pixel j of the whole row, at O(j) cost instead of O(W^2).
   InnerRowState start_inner_row() const;
   Tensor inner_step(const Tensor& z_j, InnerRowState& state) const;
+  // The outer decoder one row at a time, for sampling (under NoGrad): take a fresh state for each
+  // image, then step i = 0, 1, ..., H-1 with row i of h [B, W, D] (and of the encoder's context,
+  // or undefined). Returns row i of u [B, W, D], what outer() gives for row i of the whole image:
+  // the row blocks see the row alone, the masked column blocks attend over the cached rows 0..i.
+  // Each row costs one row's work instead of re-running the outer decoder on the whole image.
+  OuterRowState start_outer_rows() const;
+  Tensor outer_step(const Tensor& h_row, const Tensor& context_row, OuterRowState& state) const;
 
  private:
   AxialTransformerConfig config_;

@@ -93,16 +93,22 @@ core::Tensor sample_fast(const AxialTransformer& model, const SampleOptions& opt
     const core::Tensor which = drawing.channel_of_every_image(channel);
     const Tensor context = model.encode(drawing.images, which);  // once per channel: earlier channels are final
     const core::Tensor values = drawing.images.select(1, channel);  // [N, H, W], a view: fills in as we draw
+    OuterRowState outer = model.start_outer_rows();                 // empty key/value caches of the column blocks
+    Tensor above;                                                   // ShiftDown(u) on the current row, [N, W, D]
     for (int64_t i = 0; i < c.height; ++i) {
-      // once per row: the context of all rows above i (rows >= i do not reach row i of ShiftDown(u))
-      const Tensor h = model.embed(values.contiguous());
-      const Tensor above = nn::shift_down(model.outer(h, context)).select(1, i);  // [N, W, D]
-      const Tensor position = model.inner_position(i, 1).select(0, 0);          // [W, D]
+      const Tensor position = model.inner_position(i, 1).select(0, 0);  // [W, D]
+      if (i == 0) above = Tensor(core::zeros({options.count, c.width, c.features}, position.dtype()));  // the zero row on top
       InnerRowState row = model.start_inner_row();  // empty key/value caches (or LSTM state)
       for (int64_t j = 0; j < c.width; ++j) {
         // once per pixel: the inner decoder on pixel j alone, attending over what it cached of 0..j-1
         const Tensor logits = model.inner_step(inner_input(model, values, above, position, i, j), row);  // [N, 256]
         drawing.draw(logits.data(), channel, i, j);
+      }
+      // once per row: row i is final, so the outer decoder steps down by it; ShiftDown(u) on row
+      // i + 1 is u on row i  [N, W, D]
+      if (i + 1 < c.height) {
+        const Tensor h_row = model.embed(values.select(1, i).contiguous());
+        above = model.outer_step(h_row, context.defined() ? context.select(1, i) : Tensor(), outer);
       }
     }
   }

@@ -6,8 +6,9 @@
 //
 // naive:          the whole model once per pixel: O(C H W) full evaluations.
 // semi-parallel:  (section 3.2.1) the channel encoder once per channel, the outer decoder once
-//                 per row, and the inner decoder once per pixel, on that pixel alone, with a
-//                 key/value cache of the pixels to its left (AxialTransformer::inner_step).
+//                 per row, on that row alone, with a key/value cache of the rows above it
+//                 (AxialTransformer::outer_step), and the inner decoder once per pixel, on that
+//                 pixel alone, with a key/value cache of the pixels to its left (inner_step).
 #pragma once
 
 #include "models/axial_transformer.h"

@@ -32,33 +32,10 @@ Tensor AxialAttention::forward(const Tensor& x) const {
     throw Error("AxialAttention", "input ", x.shape(), " must be [B, d1, ..., dn, ", features, "] with axis ", axis,
                 " one of its spatial axes");
   }
-  const int64_t head_features = features / heads, length = x.size(a);
-
-  // q, k, v: [..., D] -> [..., H, Dh] -> [batch axes..., H, L, Dh]   (views)
-  Shape split = x.shape();
-  split.back() = heads;
-  split.push_back(head_features);
-  std::vector<int64_t> order;
-  for (int64_t i = 0; i < rank - 1; ++i) {
-    if (i != a) order.push_back(i);
-  }
-  order.push_back(rank - 1);  // heads
-  order.push_back(a);         // the attended axis
-  order.push_back(rank);      // head features
-  const Tensor qkv_all = qkv->forward(x);  // [..., 3D]
-  auto part = [&](int64_t i) { return qkv_all.narrow(-1, i * features, features).reshape(split).permute(order); };
-  const Tensor q = part(0), k = part(1), v = part(2);
-
-  // scores = q k^T / sqrt(Dh) : [..., L, Dh] x [..., Dh, L] -> [..., L, L]
-  Tensor scores = mul(matmul(q, k.transpose(-1, -2)), 1.0 / std::sqrt(static_cast<double>(head_features)));
-  if (masked) scores = masked_fill(scores, Tensor(causal_mask(length, x.device())), -std::numeric_limits<double>::infinity());
-  // mixed = softmax(scores) v : [..., L, L] x [..., L, Dh] -> [..., L, Dh]
-  const Tensor mixed = matmul(softmax(scores, -1), v);
-
-  // back to [..., L at its axis, ..., H, Dh], then [..., D]
-  std::vector<int64_t> inverse(order.size());
-  for (size_t i = 0; i < order.size(); ++i) inverse[order[i]] = static_cast<int64_t>(i);
-  return out->forward(mixed.permute(inverse).reshape(x.shape()));
+  // softmax(q k^T / sqrt(Dh)) v for every line along the axis and every head, in one fused op
+  // (core/cpu/attention.cpp) that reads q, k and v in place from the packed projections [..., 3D]
+  // and writes the heads side by side: [..., D]
+  return out->forward(attention(qkv->forward(x), a, heads, masked));
 }
 
 // --- one position at a time ---------------------------------------------------------------------

@@ -2,10 +2,11 @@
 // axis of an N-dimensional tensor x [B, d1, ..., dn, D]. Every other axis is a batch axis: each
 // row (axis 2 of an image [B, H, W, D]) or column (axis 1) attends only within itself.
 //
-// It is done with views and batched matrix products: q, k and v are permuted (no copy) so that the
-// attended axis and the features are the last two axes of every "matrix", and the strided matmul
-// passes them to BLAS as they are. Masked attention is causal and inclusive: position i attends
-// to positions 0..i of its axis.
+// One Dense layer makes every position's query, key and value at once ([..., 3D]); the fused op
+// `attention` (autograd/ops.h, core/cpu/attention.cpp) then runs, for every line along the axis
+// and every head, softmax(q k^T / sqrt(Dh)) v with BLAS reading q, k and v in place (a row
+// stride, no copy), and writes the heads side by side; the output Dense mixes them. Masked
+// attention is causal and inclusive: position i attends to positions 0..i of its axis.
 //
 // For sampling, masked attention can also run one position at a time (`forward_step`): each new
 // position's key and value go into an AttentionCache, and its query attends over the cache. Along

@@ -31,8 +31,7 @@ Tensor Dense::forward(const Tensor& x) const {
   if (x.dim() == 0 || x.size(-1) != in_features()) {
     throw Error("Dense", "expected input [..., ", in_features(), "], got ", x.shape());
   }
-  const Tensor y = matmul(x, weight);
-  return bias.defined() ? add(y, bias) : y;
+  return bias.defined() ? linear(x, weight, bias) : matmul(x, weight);
 }
 
 LayerNorm::LayerNorm(int64_t features, double eps) : eps(eps) {

@@ -80,5 +80,7 @@ struct TrainBenchOptions {
   int steps = 5;                 // timed steps (the median is reported)
 };
 void bench_train(const Reporter& reporter, const TrainBenchOptions& options);
+// `axiom bench sample --config NAME`
+void bench_sample(const Reporter& reporter, const std::string& config);
 
 }  // namespace axiom::bench

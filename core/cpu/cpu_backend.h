@@ -1,6 +1,6 @@
 // The CPU backend: OpenBLAS for matrix products, oneTBB-parallel loops for everything else.
 // Each group of kernels lives in its own file: copy.cpp (fill, copy), elementwise.cpp,
-// reduce.cpp, matmul.cpp, normalize.cpp (softmax, layer norm), index.cpp.
+// reduce.cpp, matmul.cpp, attention.cpp, normalize.cpp (softmax, layer norm), index.cpp.
 #pragma once
 
 #include "core/backend.h"
@@ -24,7 +24,10 @@ class CpuBackend : public Backend {
   void reduce(ReduceOp op, const Tensor& x, const std::vector<int>& axes, const Tensor& out, const Tensor& argmax,
               int64_t correction) override;
   void softmax(const Tensor& x, int axis, bool log, const Tensor& out) override;
-  void matmul(const Tensor& a, const Tensor& b, const Tensor& out) override;
+  void matmul(const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate) override;
+  void attention(const Tensor& qkv, int axis, int64_t heads, bool causal, const Tensor& out, const Tensor& probs) override;
+  void attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int axis, int64_t heads,
+                          const Tensor& grad_qkv) override;
   void layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps, const Tensor& out,
                   const Tensor& mean, const Tensor& rstd) override;
   void layer_norm_backward(const Tensor& x, const Tensor& weight, const Tensor& mean, const Tensor& rstd,

@@ -3,6 +3,7 @@
 #include <type_traits>
 
 #include "core/cpu/cpu_backend.h"
+#include "core/cpu/fast_math.h"
 #include "core/cpu/loops.h"
 #include "core/cpu/maps.h"
 #include "core/error.h"
@@ -28,7 +29,7 @@ void unary_typed(UnaryOp op, const Tensor& x, const Tensor& out, double scalar) 
   }
   if constexpr (std::is_floating_point_v<T>) {
     switch (op) {
-      case UnaryOp::exp: return map_unary<T, T>(x, out, [](T v) { return std::exp(v); });
+      case UnaryOp::exp: return map_unary<T, T>(x, out, [](T v) { return exp_of(v); });
       case UnaryOp::log: return map_unary<T, T>(x, out, [](T v) { return std::log(v); });
       case UnaryOp::sqrt: return map_unary<T, T>(x, out, [](T v) { return std::sqrt(v); });
       case UnaryOp::rsqrt: return map_unary<T, T>(x, out, [](T v) { return T(1) / std::sqrt(v); });
@@ -36,12 +37,12 @@ void unary_typed(UnaryOp op, const Tensor& x, const Tensor& out, double scalar) 
       case UnaryOp::sigmoid:
         // Written so that exp never overflows: for v < 0 use e^v / (1 + e^v).
         return map_unary<T, T>(x, out, [](T v) {
-          const T e = std::exp(-std::abs(v));
+          const T e = exp_of(v < 0 ? v : -v);
           return v >= 0 ? T(1) / (T(1) + e) : e / (T(1) + e);
         });
       case UnaryOp::gelu:
         // x * Phi(x) = x/2 * (1 + erf(x / sqrt 2))
-        return map_unary<T, T>(x, out, [](T v) { return T(0.5) * v * (T(1) + std::erf(v * T(M_SQRT1_2))); });
+        return map_unary<T, T>(x, out, [](T v) { return T(0.5) * v * (T(1) + erf_of(v * T(M_SQRT1_2))); });
       case UnaryOp::gelu_tanh:
         // x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))
         return map_unary<T, T>(x, out, [](T v) {
@@ -51,8 +52,8 @@ void unary_typed(UnaryOp op, const Tensor& x, const Tensor& out, double scalar) 
       case UnaryOp::gelu_derivative:
         // d/dx x Phi(x) = Phi(x) + x phi(x)
         return map_unary<T, T>(x, out, [](T v) {
-          const T cdf = T(0.5) * (T(1) + std::erf(v * T(M_SQRT1_2)));
-          const T pdf = T(0.3989422804014327) * std::exp(T(-0.5) * v * v);
+          const T cdf = T(0.5) * (T(1) + erf_of(v * T(M_SQRT1_2)));
+          const T pdf = T(0.3989422804014327) * exp_of(T(-0.5) * v * v);
           return cdf + v * pdf;
         });
       case UnaryOp::gelu_tanh_derivative:

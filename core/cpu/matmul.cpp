@@ -82,39 +82,43 @@ bool is_shared_across_batch(const Tensor& x) {
   return true;
 }
 
+// c = a @ b (beta 0), or c += a @ b (beta 1)
 template <typename T>
-void gemm(const BlasMatrix& a, const BlasMatrix& b, int64_t m, int64_t n, int64_t k, const T* pa, const T* pb, T* pc) {
+void gemm(const BlasMatrix& a, const BlasMatrix& b, int64_t m, int64_t n, int64_t k, const T* pa, const T* pb, T* pc, T beta) {
   const auto M = static_cast<blasint>(m), N = static_cast<blasint>(n), K = static_cast<blasint>(k);
   const auto lda = static_cast<blasint>(a.leading_dimension), ldb = static_cast<blasint>(b.leading_dimension);
   if constexpr (std::is_same_v<T, float>) {
-    cblas_sgemm(CblasRowMajor, a.transpose, b.transpose, M, N, K, 1.0f, pa, lda, pb, ldb, 0.0f, pc, N);
+    cblas_sgemm(CblasRowMajor, a.transpose, b.transpose, M, N, K, 1.0f, pa, lda, pb, ldb, beta, pc, N);
   } else {
-    cblas_dgemm(CblasRowMajor, a.transpose, b.transpose, M, N, K, 1.0, pa, lda, pb, ldb, 0.0, pc, N);
+    cblas_dgemm(CblasRowMajor, a.transpose, b.transpose, M, N, K, 1.0, pa, lda, pb, ldb, beta, pc, N);
   }
 }
 
 template <typename T>
-void matmul_typed(Tensor a, Tensor b, const Tensor& out) {
+void matmul_typed(Tensor a, Tensor b, const Tensor& out, bool accumulate) {
   const int64_t m = a.size(-2), k = a.size(-1), n = b.size(-1);
   if (m == 0 || n == 0) return;
-  if (k == 0) {  // an empty sum: zeros
-    std::fill(out.data<T>(), out.data<T>() + out.numel(), T(0));
+  if (k == 0) {  // an empty sum: zeros (or nothing to add)
+    if (!accumulate) std::fill(out.data<T>(), out.data<T>() + out.numel(), T(0));
     return;
   }
+  const T beta = accumulate ? T(1) : T(0);
   auto a_view = blas_view(m, k, a.stride(-2), a.stride(-1));
   if (!a_view) a = compact_matrices(a), a_view = blas_view(m, k, a.stride(-2), a.stride(-1));
   auto b_view = blas_view(k, n, b.stride(-2), b.stride(-1));
   if (!b_view) b = compact_matrices(b), b_view = blas_view(k, n, b.stride(-2), b.stride(-1));
 
   T* c = out.data<T>();
-  if (a.dim() == 2) return gemm<T>(*a_view, *b_view, m, n, k, a.data<T>(), b.data<T>(), c);
+  if (a.dim() == 2) return gemm<T>(*a_view, *b_view, m, n, k, a.data<T>(), b.data<T>(), c, beta);
   const bool large = m * n * k > kSmallGemm;
   if (large && m > 1 && is_shared_across_batch(b) && a_view->transpose == CblasNoTrans && rows_fold_into_one_matrix(a)) {
-    return gemm<T>(*a_view, *b_view, out.numel() / n, n, k, a.data<T>(), b.data<T>(), c);
+    return gemm<T>(*a_view, *b_view, out.numel() / n, n, k, a.data<T>(), b.data<T>(), c, beta);
   }
   const std::vector<int64_t> a_at = batch_offsets(a), b_at = batch_offsets(b);
   const int64_t batches = static_cast<int64_t>(a_at.size());
-  auto one_matrix = [&](int64_t i) { gemm<T>(*a_view, *b_view, m, n, k, a.data<T>() + a_at[i], b.data<T>() + b_at[i], c + i * m * n); };
+  auto one_matrix = [&](int64_t i) {
+    gemm<T>(*a_view, *b_view, m, n, k, a.data<T>() + a_at[i], b.data<T>() + b_at[i], c + i * m * n, beta);
+  };
   if (!large && batches > 1) {
     parallel_for(batches, std::max<int64_t>(1, kSmallGemm / (m * n * k)), [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) one_matrix(i);
@@ -126,10 +130,10 @@ void matmul_typed(Tensor a, Tensor b, const Tensor& out) {
 
 }  // namespace
 
-void CpuBackend::matmul(const Tensor& a, const Tensor& b, const Tensor& out) {
+void CpuBackend::matmul(const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate) {
   ensure_fast_blas_kernels();
   (void)num_threads();  // applies AXIOM_NUM_THREADS to OpenBLAS before its first call
-  dispatch_floating("matmul", a.dtype(), [&]<typename T>() { matmul_typed<T>(a, b, out); });
+  dispatch_floating("matmul", a.dtype(), [&]<typename T>() { matmul_typed<T>(a, b, out, accumulate); });
 }
 
 }  // namespace axiom::core::cpu

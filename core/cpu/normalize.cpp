@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "core/cpu/cpu_backend.h"
+#include "core/cpu/fast_math.h"
 #include "core/cpu/loops.h"
 #include "core/tensor.h"
 
@@ -28,13 +29,15 @@ void softmax_row(const T* x, int64_t x_step, T* y, int64_t y_step, int64_t lengt
     if (v > max || std::isnan(v)) max = v;
     if (std::isnan(max)) break;
   }
-  double total = 0;
-  for (int64_t i = 0; i < length; ++i) {
-    const T e = std::exp(x[i * x_step] - max);
-    total += e;
-    if (!log) y[i * y_step] = e;
+  // y = exp(x - max) first (a loop of exps alone vectorises), then their sum, in double
+  if (x_step == 1 && y_step == 1) {
+    for (int64_t i = 0; i < length; ++i) y[i] = exp_of(x[i] - max);
+  } else {
+    for (int64_t i = 0; i < length; ++i) y[i * y_step] = exp_of(x[i * x_step] - max);
   }
-  if (log) {
+  double total = 0;
+  for (int64_t i = 0; i < length; ++i) total += y[i * y_step];
+  if (log) {  // y is overwritten
     // (x - max) - log(total), not x - (max + log(total)): rounding max + log(total) to T would
     // cost an ulp of max, which for float32 logits near 1000 is 6e-5.
     const T log_total = static_cast<T>(std::log(total));

@@ -248,6 +248,30 @@ TEST_CASE("softmax and log_softmax over each axis") {
   check_grad("log_softmax of a transposed leaf", [](const In& in) { return log_softmax(in[0], -1); }, {t});
 }
 
+TEST_CASE("linear: x @ w + b for 1-D, 2-D and batched x") {
+  const auto w = leaf(uniform64({3, 4}, 75)), b = leaf(uniform64({4}, 76));
+  for (const Shape& shape : {Shape{3}, Shape{5, 3}, Shape{2, 5, 3}}) {
+    CAPTURE(core::shape_str(shape));
+    check_grad("linear", [](const In& in) { return linear(in[0], in[1], in[2]); }, {leaf(uniform64(shape, 77)), w, b});
+  }
+  check_grad("a transposed x", [](const In& in) { return linear(in[0], in[1], in[2]); },
+             {leaf(uniform64({3, 5}, 78).transpose(0, 1)), w, b});
+}
+
+TEST_CASE("attention along each axis, causal or not") {
+  const auto qkv = leaf(uniform64({2, 3, 4, 12}, 86));
+  for (int64_t axis : {1, 2}) {
+    for (bool causal : {false, true}) {
+      CAPTURE(axis);
+      CAPTURE(causal);
+      check_grad("attention", [=](const In& in) { return attention(in[0], axis, 2, causal); }, {qkv});
+    }
+  }
+  check_grad("a sequence, one head", [](const In& in) { return attention(in[0], 1, 1, true); }, {leaf(uniform64({2, 5, 6}, 87))});
+  check_grad("a strided qkv", [](const In& in) { return attention(in[0], 0, 2, false); },
+             {leaf(uniform64({12, 4}, 88).transpose(0, 1))});
+}
+
 TEST_CASE("layer_norm with and without weight and bias") {
   const auto x = leaf(uniform64({3, 5}, 80));
   const auto w = leaf(uniform64({5}, 81, 0.5, 1.5)), b = leaf(uniform64({5}, 82));

@@ -105,7 +105,89 @@ void check_matmul(const Tensor& a, const Tensor& b, std::source_location where =
   check_close(out, expected, matmul_tolerance(a.dtype(), a.size(-1)), "matmul", where);
 }
 
+// Self-attention along `axis` of packed qkv [..., 3D] (queries, keys, values side by side, each
+// heads * Dh wide) as plain loops in double: out [..., D].
+std::vector<double> attention_reference(const Tensor& qkv, int64_t axis, int64_t heads, bool causal) {
+  const Shape positions(qkv.shape().begin(), qkv.shape().end() - 1);
+  const int64_t d = qkv.size(-1) / 3, dh = d / heads, length = positions[axis];
+  const std::vector<double> v = values_of(qkv);
+  std::vector<double> out(static_cast<size_t>(core::numel(positions) * d));
+  for (int64_t p = 0; p < core::numel(positions); ++p) {
+    auto index = unravel(p, positions);
+    const int64_t i = index[axis];
+    auto at = [&](int64_t j) {  // where position j of p's line starts in qkv
+      index[axis] = j;
+      return ravel(index, positions) * 3 * d;
+    };
+    for (int64_t h = 0; h < heads; ++h) {
+      const int64_t seen = causal ? i + 1 : length;
+      std::vector<double> w(static_cast<size_t>(seen));
+      double max = -kInf, total = 0;
+      for (int64_t j = 0; j < seen; ++j) {
+        double dot = 0;
+        for (int64_t c = 0; c < dh; ++c) dot += v[at(i) + h * dh + c] * v[at(j) + d + h * dh + c];
+        w[j] = dot / std::sqrt(static_cast<double>(dh));
+        max = std::max(max, w[j]);
+      }
+      for (double& x : w) total += (x = std::exp(x - max));
+      for (int64_t c = 0; c < dh; ++c) {
+        double mixed = 0;
+        for (int64_t j = 0; j < seen; ++j) mixed += w[j] / total * v[at(j) + 2 * d + h * dh + c];
+        out[p * d + h * dh + c] = mixed;
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace
+
+// --- attention -----------------------------------------------------------------------------------------
+
+TEST_CASE("attention along every axis, causal or not, against loops") {
+  struct Case {
+    Shape shape;  // of qkv
+    int64_t axis, heads;
+  };
+  const std::vector<Case> cases = {{{2, 3, 4, 12}, 1, 2}, {{2, 3, 4, 12}, 2, 2}, {{2, 3, 4, 12}, -2, 1},
+                                   {{3, 5, 6}, 1, 2},      {{4, 2, 6}, 0, 1},      {{2, 1, 3, 24}, 1, 4},
+                                   {{1, 7, 2, 5, 9}, 3, 3}};
+  for (const Dtype dtype : {Dtype::float32, Dtype::float64}) {
+    for (const Case& c : cases) {
+      for (const bool causal : {false, true}) {
+        CAPTURE(str(c.shape));
+        CAPTURE(c.axis);
+        CAPTURE(causal);
+        CAPTURE(dtype);
+        Generator gen(30);
+        const Tensor qkv = core::mul(core::randn(c.shape, gen, dtype), 2.0);
+        const core::AttentionResult r = core::attention(qkv, c.axis, c.heads, causal);
+        const int64_t a = c.axis < 0 ? c.axis + qkv.dim() : c.axis;
+        check_close(r.output, attention_reference(qkv, a, c.heads, causal), matmul_tolerance(dtype, c.shape[a]));
+        // the saved weights are distributions, zero after the diagonal when causal
+        const Tensor row_sums = core::sum(r.probs, {-1});
+        check_close(row_sums, std::vector<double>(static_cast<size_t>(row_sums.numel()), 1.0), matmul_tolerance(dtype, 1));
+        if (causal) {
+          const int64_t l = qkv.size(a);
+          const Tensor after = core::mul(r.probs, core::gt(core::arange(l).unsqueeze(0), core::arange(l).unsqueeze(1)).to(dtype));
+          CHECK(core::max(core::abs(after)).item() == 0);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("attention of a non-contiguous qkv, and errors") {
+  Generator gen(31);
+  const Tensor qkv = core::randn({12, 4, 3}, gen, Dtype::float64).permute({2, 1, 0});  // [3, 4, 12], strided
+  check_close(core::attention(qkv, 1, 2, true).output, attention_reference(qkv, 1, 2, true), matmul_tolerance(Dtype::float64, 4));
+  check_error([&] { core::attention(qkv, 2, 2, false); }, {"[attention] axis 2 is the feature axis"});
+  check_error([&] { core::attention(qkv, 1, 5, false); }, {"[attention] qkv's last axis (12) must be 3 * heads * Dh for heads = 5"});
+  check_error([&] { core::attention(core::zeros({3, 4, 12}, Dtype::int64), 1, 2, false); }, {"[attention]", "int64"});
+  const core::AttentionResult r = core::attention(qkv, 1, 2, false);
+  check_error([&] { core::attention_backward(qkv, r.probs, core::zeros({3, 4, 5}, Dtype::float64), 1, 2); },
+              {"[attention_backward] for qkv [3, 4, 12] expected grad_out [3, 4, 4]"});
+}
 
 // --- softmax -------------------------------------------------------------------------------------------
 
@@ -359,6 +441,37 @@ TEST_CASE("matmul: empty sizes") {
       CHECK(str(core::matmul(core::ones({2, 0, 4}, dtype), core::ones({2, 4, 5}, dtype)).shape()) == "[2, 0, 5]");
     }
   }
+}
+
+// linear = matmul + bias, with the bias put in first and the product accumulated onto it: every
+// path of the matmul kernel (one GEMM, the batch fold, many small matrices) must add, not overwrite.
+TEST_CASE("linear: x @ w + b on every matmul path, and errors") {
+  Generator gen(40);
+  for (Dtype dtype : {Dtype::float32, Dtype::float64}) {
+    CAPTURE(dtype);
+    auto r = [&](const Shape& shape) { return random_tensor(shape, dtype, gen); };
+    for (const auto& [x, w] : std::vector<std::pair<Tensor, Tensor>>{{r({5, 4}), r({4, 6})},
+                                                                     {r({2, 70, 64}), r({64, 64})},
+                                                                     {r({3, 5, 4}), r({4, 6})},
+                                                                     {r({70, 2, 64}).transpose(0, 1), r({64, 64})},
+                                                                     {r({4}), r({4, 6})}}) {
+      CAPTURE(str(x.shape()));
+      const Tensor b = r({w.size(1)});
+      Shape shape;
+      std::vector<double> expected = matmul_reference(x, w, &shape);
+      const std::vector<double> bias = values_of(b);
+      for (size_t i = 0; i < expected.size(); ++i) expected[i] += bias[i % bias.size()];
+      const Tensor out = core::linear(x, w, b);
+      CHECK(str(out.shape()) == str(shape));
+      check_close(out, expected, matmul_tolerance(dtype, x.size(-1)));
+    }
+    check_equal(core::linear(core::ones({2, 0}, dtype), core::ones({0, 3}, dtype), core::full({3}, 7, dtype)),
+                std::vector<double>(6, 7.0));  // K = 0: the bias alone
+  }
+  check_error([] { (void)core::linear(core::zeros({2, 3}), core::zeros({3, 4}), core::zeros({3})); },
+              {"[linear] needs weight [K, N] and bias [N], got [3, 4] and [3]"});
+  check_error([] { (void)core::linear(core::zeros({2, 3}), core::zeros({4, 4}), core::zeros({4})); },
+              {"[linear] shapes [2, 3] and [4, 4] cannot be multiplied (3 != 4)"});
 }
 
 TEST_CASE("matmul errors") {

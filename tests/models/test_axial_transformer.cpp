@@ -121,8 +121,35 @@ TEST_CASE("the inner decoder stepped one pixel at a time equals the inner decode
   }
 }
 
-// sample_fast steps the inner decoder with its caches (or the LSTM's state); sample_naive runs the
-// whole model. Both inner decoders, one and two channels.
+// The other half of sample_fast: the outer decoder stepped row by row (the column blocks' caches)
+// gives, for every row, what outer() gives on the whole image; with the channel encoder's context too.
+TEST_CASE("the outer decoder stepped one row at a time equals the outer decoder on the whole image") {
+  for (int64_t channels : {1, 2}) {
+    CAPTURE(channels);
+    core::Generator gen(20);
+    models::AxialTransformer model(tiny_config(channels), gen);
+    model.to(Dtype::float64);
+    randomize(model, 21);
+    NoGrad no_grad;
+    const core::Tensor images = random_images(channels == 1 ? Shape{3, 4, 5} : Shape{3, channels, 4, 5}, 22);
+    const core::Tensor all = model.as_channels(images);             // [B, C, H, W]
+    const core::Tensor channel = core::full({3}, static_cast<double>(channels - 1), Dtype::int64);
+    const Tensor h = model.embed(all.select(1, channels - 1).contiguous());  // [B, H, W, D]
+    const Tensor context = model.encode(all, channel);
+    const core::Tensor whole = model.outer(h, context).data();      // [B, H, W, D]
+    models::OuterRowState rows = model.start_outer_rows();
+    for (int64_t i = 0; i < 4; ++i) {
+      CAPTURE(i);
+      const Tensor context_row = context.defined() ? context.select(1, i) : Tensor();
+      const core::Tensor step = model.outer_step(h.select(1, i), context_row, rows).data();  // [B, W, D]
+      CHECK(core::max(core::abs(core::sub(step, whole.select(1, i)))).item() < 1e-10);
+    }
+    CHECK_THROWS_WITH_AS(model.outer_step(h.select(1, 0), Tensor(), rows), doctest::Contains("all 4 rows"), Error);
+  }
+}
+
+// sample_fast steps the outer and inner decoders with their caches (or the LSTM's state);
+// sample_naive runs the whole model. Both inner decoders, one and two channels.
 TEST_CASE("the semi-parallel sampler makes exactly the naive sampler's images") {
   for (int64_t channels : {1, 2}) {
     for (const std::string inner : {"transformer", "lstm"}) {

@@ -1,0 +1,49 @@
+// `axiom bench sample --config tiny|small`: milliseconds per 28 x 28 image for the two samplers of
+// models/sampler.h, at batch 1 and batch 16, on a model with random weights (the cost does not
+// depend on the weights).
+//
+// - naive: the whole model once per pixel. Timing whole images would take minutes, so one
+//   evaluation of the whole model on the batch is timed (median of trials) and multiplied by the
+//   number of pixels, H * W * C: that is all the naive sampler does, less the drawing itself.
+// - fast: the semi-parallel sampler (outer decoder once per row, inner decoder once per pixel with
+//   key/value caches), timed on whole images.
+// speedup = naive / fast: how many times faster the semi-parallel sampler is.
+#include <string>
+
+#include "apps/bench/bench.h"
+#include "core/core.h"
+#include "models/models.h"
+
+namespace axiom::bench {
+
+void bench_sample(const Reporter& reporter, const std::string& config_name) {
+  const models::AxialTransformerConfig config = models::load_config(config_name);
+  core::Generator gen(12);
+  const models::AxialTransformer model(config, gen);
+  reporter.note("axiom bench sample --config " + config_name + ": " + std::to_string(core::num_threads()) +
+                " threads; milliseconds per image (naive: one whole-model evaluation timed, times H*W*C pixels)");
+  const double pixels = static_cast<double>(config.height * config.width * config.channels);
+  for (const int64_t batch : {int64_t{1}, int64_t{16}}) {
+    const core::Shape shape = config.channels == 1 ? core::Shape{batch, config.height, config.width}
+                                                   : core::Shape{batch, config.channels, config.height, config.width};
+    const core::Tensor images = core::randint(shape, 0, 256, gen, core::Dtype::uint8);
+    const core::Tensor channel = core::zeros({batch}, core::Dtype::int64);
+    const double evaluation = seconds_per_call([&] {
+      NoGrad no_grad;
+      model.logits(images, channel);
+    }, 5, 0.2);
+    const double naive_ms = evaluation * pixels / static_cast<double>(batch) * 1e3;
+    const double fast_ms = seconds_per_call([&] { models::sample_fast(model, {.count = batch, .temperature = 1, .seed = 1}); }, 3, 0) /
+                           static_cast<double>(batch) * 1e3;
+    const std::string b = "_batch" + std::to_string(batch);
+    auto figure = [&](const std::string& name, const std::string& unit, double value) {
+      reporter.report({.bench = "sample", .name = config_name + "_" + name + b, .unit = unit, .value = value, .baseline = {},
+                       .baseline_name = {}});
+    };
+    figure("naive", "ms/image", naive_ms);
+    figure("fast", "ms/image", fast_ms);
+    figure("speedup", "x", naive_ms / fast_ms);
+  }
+}
+
+}  // namespace axiom::bench

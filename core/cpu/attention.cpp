@@ -1,0 +1,163 @@
+// Fused multi-head self-attention along one axis (see Backend::attention), forward and backward.
+//
+// The work is split into tasks, one per (line, head): a line is the L positions along the
+// attended axis at one setting of every other axis. Each task is four small matrix products on
+// views of the packed projections (BLAS reads a row stride, so nothing is copied) and one pass of
+// softmax over an L x L block that stays in cache:
+//
+//   forward   S = scale * Q K^T          [L, Dh] x [Dh, L] -> [L, L]
+//             P = softmax(S) by rows     (causal: row i over columns 0..i, zeros after)
+//             O = P V                    [L, L] x [L, Dh] -> [L, Dh], written into out's columns of this head
+//   backward  dV = P^T dO                [L, L] x [L, Dh] -> [L, Dh]
+//             dP = dO V^T                [L, Dh] x [Dh, L] -> [L, L]
+//             dS = P * (dP - rowsum(dP * P)) * scale      (the softmax's backward, elementwise)
+//             dQ = dS K                  [L, L] x [L, Dh] -> [L, Dh]
+//             dK = dS^T Q                [L, L] x [L, Dh] -> [L, Dh]
+//
+// Tasks run in parallel on TBB threads, each product on its thread: for L^2 * Dh <= 64^3 OpenBLAS
+// computes a product on the calling thread (core/parallel.h). Longer lines run one task at a time,
+// each product threaded by OpenBLAS.
+#include <cblas.h>
+
+#include <cmath>
+#include <vector>
+
+#include "core/cpu/blas.h"
+#include "core/cpu/cpu_backend.h"
+#include "core/cpu/fast_math.h"
+#include "core/parallel.h"
+#include "core/tensor.h"
+
+namespace axiom::core::cpu {
+
+namespace {
+
+// c [m, n] (row stride ldc) = alpha * op(a) op(b) + beta * c, row-major, op = transposed or not.
+template <typename T>
+void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, const T* b,
+          int64_t ldb, T beta, T* c, int64_t ldc) {
+  const CBLAS_TRANSPOSE ta = trans_a ? CblasTrans : CblasNoTrans, tb = trans_b ? CblasTrans : CblasNoTrans;
+  const auto M = static_cast<blasint>(m), N = static_cast<blasint>(n), K = static_cast<blasint>(k);
+  if constexpr (std::is_same_v<T, float>) {
+    cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, alpha, a, static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c,
+                static_cast<blasint>(ldc));
+  } else {
+    cblas_dgemm(CblasRowMajor, ta, tb, M, N, K, alpha, a, static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c,
+                static_cast<blasint>(ldc));
+  }
+}
+
+// Where the lines are. qkv [..., L at `axis`, ..., 3D] and out [..., D] are contiguous, so line n
+// (counting the axes before `axis` as `outer` and those after it, less the last, as `inner`)
+// starts at outer * L * inner_count * width + inner * width, and its positions are
+// inner_count * width apart (width = 3D for qkv, D for out).
+struct Lines {
+  Lines(const Shape& shape, int axis) : length(shape[axis]) {
+    for (int i = 0; i < axis; ++i) outer_count *= shape[i];
+    for (size_t i = axis + 1; i + 1 < shape.size(); ++i) inner_count *= shape[i];
+  }
+  int64_t count() const { return outer_count * inner_count; }
+  int64_t start(int64_t line, int64_t width) const {
+    return (line / inner_count) * length * inner_count * width + (line % inner_count) * width;
+  }
+  int64_t step(int64_t width) const { return inner_count * width; }  // between positions of a line
+  int64_t length, outer_count = 1, inner_count = 1;
+};
+
+// Runs task(t, scratch) for t in [0, tasks), with an L x L scratch block per thread.
+template <typename T, typename Task>
+void for_each_task(int64_t tasks, int64_t length, int64_t head_features, Task task) {
+  const bool small = length * length * head_features <= 64 * 64 * 64;
+  auto run = [&](int64_t begin, int64_t end) {
+    std::vector<T> scratch(static_cast<size_t>(length * length));
+    for (int64_t t = begin; t < end; ++t) task(t, scratch.data());
+  };
+  if (small) {
+    parallel_for(tasks, std::max<int64_t>(1, 64 * 64 * 64 / (length * length * head_features)), run);
+  } else {
+    run(0, tasks);
+  }
+}
+
+// Row i of P = softmax of row i of S, over columns 0..i if causal (zeros after), else 0..L-1.
+template <typename T>
+void softmax_rows(T* s, int64_t length, bool causal) {
+  for (int64_t i = 0; i < length; ++i) {
+    T* row = s + i * length;
+    const int64_t seen = causal ? i + 1 : length;
+    T max = row[0];
+    for (int64_t j = 1; j < seen; ++j) max = row[j] > max ? row[j] : max;
+    for (int64_t j = 0; j < seen; ++j) row[j] = exp_of(row[j] - max);
+    double total = 0;
+    for (int64_t j = 0; j < seen; ++j) total += row[j];
+    const T scale = static_cast<T>(1.0 / total);
+    for (int64_t j = 0; j < seen; ++j) row[j] *= scale;
+    for (int64_t j = seen; j < length; ++j) row[j] = T(0);
+  }
+}
+
+// dS = P * (dP - rowsum(dP * P)) * scale, in place of dP.
+template <typename T>
+void softmax_backward_rows(const T* p, T* dp, int64_t length, T scale) {
+  for (int64_t i = 0; i < length; ++i) {
+    const T* p_row = p + i * length;
+    T* d_row = dp + i * length;
+    double dot = 0;
+    for (int64_t j = 0; j < length; ++j) dot += double(d_row[j]) * p_row[j];
+    const T d = static_cast<T>(dot);
+    for (int64_t j = 0; j < length; ++j) d_row[j] = p_row[j] * (d_row[j] - d) * scale;
+  }
+}
+
+}  // namespace
+
+void CpuBackend::attention(const Tensor& qkv, int axis, int64_t heads, bool causal, const Tensor& out, const Tensor& probs) {
+  ensure_fast_blas_kernels();
+  dispatch_floating("attention", qkv.dtype(), [&]<typename T>() {
+    const Lines lines(qkv.shape(), axis);
+    const int64_t d = out.size(-1), dh = d / heads, l = lines.length;
+    const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(dh)));
+    const T* qkv_base = qkv.data<T>();
+    T* out_base = out.data<T>();
+    T* probs_base = probs.data<T>();
+    for_each_task<T>(lines.count() * heads, l, dh, [&](int64_t t, T*) {
+      const int64_t line = t / heads, head = t % heads;
+      const T* q = qkv_base + lines.start(line, 3 * d) + head * dh;  // [L, Dh], rows 3D * inner apart
+      const T *k = q + d, *v = q + 2 * d;
+      const int64_t ld = lines.step(3 * d);
+      T* p = probs_base + t * l * l;                                   // [L, L]
+      gemm<T>(false, true, l, l, dh, scale, q, ld, k, ld, T(0), p, l);  // S = scale * Q K^T
+      softmax_rows(p, l, causal);
+      T* o = out_base + lines.start(line, d) + head * dh;
+      gemm<T>(false, false, l, dh, l, T(1), p, l, v, ld, T(0), o, lines.step(d));  // O = P V
+    });
+  });
+}
+
+void CpuBackend::attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int axis, int64_t heads,
+                                    const Tensor& grad_qkv) {
+  ensure_fast_blas_kernels();
+  dispatch_floating("attention_backward", qkv.dtype(), [&]<typename T>() {
+    const Lines lines(qkv.shape(), axis);
+    const int64_t d = grad_out.size(-1), dh = d / heads, l = lines.length;
+    const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(dh)));
+    const T *qkv_base = qkv.data<T>(), *probs_base = probs.data<T>(), *grad_out_base = grad_out.data<T>();
+    T* grad_base = grad_qkv.data<T>();
+    for_each_task<T>(lines.count() * heads, l, dh, [&](int64_t t, T* ds) {
+      const int64_t line = t / heads, head = t % heads, ld = lines.step(3 * d), ld_out = lines.step(d);
+      const T* q = qkv_base + lines.start(line, 3 * d) + head * dh;
+      const T *k = q + d, *v = q + 2 * d;
+      T* dq = grad_base + lines.start(line, 3 * d) + head * dh;
+      T *dk = dq + d, *dv = dq + 2 * d;
+      const T* p = probs_base + t * l * l;
+      const T* dout = grad_out_base + lines.start(line, d) + head * dh;
+      gemm<T>(true, false, l, dh, l, T(1), p, l, dout, ld_out, T(0), dv, ld);     // dV = P^T dO
+      gemm<T>(false, true, l, l, dh, T(1), dout, ld_out, v, ld, T(0), ds, l);     // dP = dO V^T
+      softmax_backward_rows(p, ds, l, scale);                                      // dS
+      gemm<T>(false, false, l, dh, l, T(1), ds, l, k, ld, T(0), dq, ld);          // dQ = dS K
+      gemm<T>(true, false, l, dh, l, T(1), ds, l, q, ld, T(0), dk, ld);           // dK = dS^T Q
+    });
+  });
+}
+
+}  // namespace axiom::core::cpu
