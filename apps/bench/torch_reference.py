@@ -21,6 +21,10 @@ Options: train [--batch N] [--steps 5]; sample [--naive-rows 2] [--check [--chec
 Peak memory is the whole process's resident peak (VmHWM), as axiom's; with PyTorch that includes
 its libraries, a few hundred MiB before any tensor.
 
+PyTorch runs with glibc's malloc told to keep freed memory (see KEEP_MEMORY at the end): by default
+every large tensor goes back to the system when freed and costs page faults again, which more than
+doubles PyTorch's step time here. --system-malloc measures the defaults instead.
+
 Both programs do their matrix products through a BLAS library; Debian's PyTorch calls the system
 BLAS (`BLAS_INFO=generic` in torch.__config__.show()), which is OpenBLAS where libopenblas0 provides
 libblas.so.3. The header line says which BLAS is loaded, and for OpenBLAS its kernel table and thread
@@ -538,5 +542,23 @@ def main():
         bench_sample(args, reporter)
 
 
+# glibc's malloc returns every large tensor's memory to the system when it is freed (mmap/munmap),
+# so each training step pays a page fault per 4 KiB again: 5.8 s instead of 2.3 s for `small` on
+# the machine of the README. These settings make it keep and reuse that memory, as axiom's own
+# allocator does; they must be in the environment before the process starts, so the script
+# starts itself again with them (--system-malloc keeps glibc's defaults).
+KEEP_MEMORY = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20), "MALLOC_TRIM_THRESHOLD_": str(16 << 30), "MALLOC_TOP_PAD_": str(1 << 30)}
+
+
+def with_memory_kept():
+    import sys
+
+    if "--system-malloc" in sys.argv:
+        sys.argv.remove("--system-malloc")
+    elif any(os.environ.get(k) != v for k, v in KEEP_MEMORY.items()):
+        os.execve(sys.executable, [sys.executable] + sys.argv, {**os.environ, **KEEP_MEMORY})
+
+
 if __name__ == "__main__":
+    with_memory_kept()
     main()
