@@ -116,7 +116,8 @@ int main(int argc, char** argv) {
   axiom::bench::TrainBenchOptions train_bench;
   auto* train_step = bench->add_subcommand("train", "One training step of the Axial Transformer: time, memory, GFLOP/s");
   train_step->add_option("--config", train_bench.config, "A preset (tiny, small, medium) or a JSON file")->capture_default_str();
-  train_step->add_option("--batch", train_bench.batch, "Images per step (default: the preset's: tiny 16, small 32, medium 16)");
+  train_step->add_option("--batch", train_bench.batch, "Images per step (default: the preset's: tiny 16, small 32, medium 16)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   train_step->add_option("--steps", train_bench.steps, "Timed steps")->capture_default_str()->check(CLI::Range(1, 1000));
   std::string sample_bench_config = "tiny";
   auto* sampling = bench->add_subcommand("sample", "Milliseconds per image of the naive and the semi-parallel sampler");
