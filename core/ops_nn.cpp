@@ -31,8 +31,13 @@ Tensor checked_affine(const Tensor& param, const Tensor& x, const char* what) {
   return param.contiguous();
 }
 
-// qkv [..., 3D] for attention along `axis` with `heads` heads; returns the axis, normalised.
-int checked_attention(const char* name, const Tensor& qkv, int64_t axis, int64_t heads) {
+// qkv [..., 3D] for attention along `axis` with `heads` heads, checked; the shapes that follow.
+struct AttentionShapes {
+  int axis;         // normalised
+  Shape out;        // [..., D]
+  Shape probs;      // [lines, heads, L, L]
+};
+AttentionShapes checked_attention(const char* name, const Tensor& qkv, int64_t axis, int64_t heads) {
   checks::defined(name, qkv, "qkv");
   checks::floating(name, qkv);
   if (qkv.dim() < 2) throw Error(name, "qkv must be [..., L, ..., 3D], got ", qkv.shape());
@@ -41,39 +46,36 @@ int checked_attention(const char* name, const Tensor& qkv, int64_t axis, int64_t
   if (heads <= 0 || qkv.size(-1) % (3 * heads) != 0) {
     throw Error(name, "qkv's last axis (", qkv.size(-1), ") must be 3 * heads * Dh for heads = ", heads);
   }
-  return a;
+  Shape out = qkv.shape();
+  out.back() /= 3;
+  const int64_t length = qkv.size(a), lines = qkv.numel() / qkv.size(-1) / std::max<int64_t>(length, 1);
+  return {a, out, {lines, heads, length, length}};
 }
 
 }  // namespace
 
 AttentionResult attention(const Tensor& qkv, int64_t axis, int64_t heads, bool causal) {
-  const int a = checked_attention("attention", qkv, axis, heads);
-  const Tensor packed = qkv.contiguous();
-  Shape out_shape = qkv.shape();
-  out_shape.back() /= 3;
-  const int64_t length = qkv.size(a), lines = qkv.numel() / qkv.size(-1) / std::max<int64_t>(length, 1);
-  AttentionResult result{empty(out_shape, qkv.dtype(), qkv.device()), empty({lines, heads, length, length}, qkv.dtype(), qkv.device())};
-  if (qkv.numel() > 0) backend(qkv.device()).attention(packed, a, heads, causal, result.output, result.probs);
+  const AttentionShapes shapes = checked_attention("attention", qkv, axis, heads);
+  AttentionResult result{empty(shapes.out, qkv.dtype(), qkv.device()), empty(shapes.probs, qkv.dtype(), qkv.device())};
+  if (qkv.numel() > 0) backend(qkv.device()).attention(qkv.contiguous(), shapes.axis, heads, causal, result.output, result.probs);
   return result;
 }
 
 Tensor attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int64_t axis, int64_t heads) {
-  const int a = checked_attention("attention_backward", qkv, axis, heads);
-  Shape out_shape = qkv.shape();
-  out_shape.back() /= 3;
-  const int64_t length = qkv.size(a), lines = qkv.numel() / qkv.size(-1) / std::max<int64_t>(length, 1);
+  const AttentionShapes shapes = checked_attention("attention_backward", qkv, axis, heads);
   for (const Tensor* t : {&probs, &grad_out}) {
     checks::defined("attention_backward", *t);
     checks::same_device("attention_backward", qkv, *t);
     checks::same_dtype("attention_backward", qkv, *t);
   }
-  if (grad_out.shape() != out_shape || probs.shape() != Shape{lines, heads, length, length}) {
-    throw Error("attention_backward", "for qkv ", qkv.shape(), " expected grad_out ", out_shape, " and probs ",
-                Shape{lines, heads, length, length}, "; got ", grad_out.shape(), " and ", probs.shape());
+  if (grad_out.shape() != shapes.out || probs.shape() != shapes.probs) {
+    throw Error("attention_backward", "for qkv ", qkv.shape(), " expected grad_out ", shapes.out, " and probs ", shapes.probs,
+                "; got ", grad_out.shape(), " and ", probs.shape());
   }
   Tensor grad_qkv = empty(qkv.shape(), qkv.dtype(), qkv.device());
   if (qkv.numel() > 0) {
-    backend(qkv.device()).attention_backward(qkv.contiguous(), probs.contiguous(), grad_out.contiguous(), a, heads, grad_qkv);
+    backend(qkv.device()).attention_backward(qkv.contiguous(), probs.contiguous(), grad_out.contiguous(), shapes.axis, heads,
+                                             grad_qkv);
   }
   return grad_qkv;
 }

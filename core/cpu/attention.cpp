@@ -17,8 +17,6 @@
 // Tasks run in parallel on TBB threads, each product on its thread: for L^2 * Dh <= 64^3 OpenBLAS
 // computes a product on the calling thread (core/parallel.h). Longer lines run one task at a time,
 // each product threaded by OpenBLAS.
-#include <cblas.h>
-
 #include <cmath>
 #include <vector>
 
@@ -31,21 +29,6 @@
 namespace axiom::core::cpu {
 
 namespace {
-
-// c [m, n] (row stride ldc) = alpha * op(a) op(b) + beta * c, row-major, op = transposed or not.
-template <typename T>
-void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, const T* b,
-          int64_t ldb, T beta, T* c, int64_t ldc) {
-  const CBLAS_TRANSPOSE ta = trans_a ? CblasTrans : CblasNoTrans, tb = trans_b ? CblasTrans : CblasNoTrans;
-  const auto M = static_cast<blasint>(m), N = static_cast<blasint>(n), K = static_cast<blasint>(k);
-  if constexpr (std::is_same_v<T, float>) {
-    cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, alpha, a, static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c,
-                static_cast<blasint>(ldc));
-  } else {
-    cblas_dgemm(CblasRowMajor, ta, tb, M, N, K, alpha, a, static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c,
-                static_cast<blasint>(ldc));
-  }
-}
 
 // Where the lines are. qkv [..., L at `axis`, ..., 3D] and out [..., D] are contiguous, so line n
 // (counting the axes before `axis` as `outer` and those after it, less the last, as `inner`)

@@ -82,16 +82,11 @@ bool is_shared_across_batch(const Tensor& x) {
   return true;
 }
 
-// c = a @ b (beta 0), or c += a @ b (beta 1)
+// c = a @ b (beta 0), or c += a @ b (beta 1), with a and b as BLAS reads them
 template <typename T>
 void gemm(const BlasMatrix& a, const BlasMatrix& b, int64_t m, int64_t n, int64_t k, const T* pa, const T* pb, T* pc, T beta) {
-  const auto M = static_cast<blasint>(m), N = static_cast<blasint>(n), K = static_cast<blasint>(k);
-  const auto lda = static_cast<blasint>(a.leading_dimension), ldb = static_cast<blasint>(b.leading_dimension);
-  if constexpr (std::is_same_v<T, float>) {
-    cblas_sgemm(CblasRowMajor, a.transpose, b.transpose, M, N, K, 1.0f, pa, lda, pb, ldb, beta, pc, N);
-  } else {
-    cblas_dgemm(CblasRowMajor, a.transpose, b.transpose, M, N, K, 1.0, pa, lda, pb, ldb, beta, pc, N);
-  }
+  cpu::gemm<T>(a.transpose == CblasTrans, b.transpose == CblasTrans, m, n, k, T(1), pa, a.leading_dimension, pb,
+               b.leading_dimension, beta, pc, n);
 }
 
 template <typename T>
