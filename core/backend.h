@@ -34,6 +34,11 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string_view name() const = 0;
+  // Whether this backend can run here (a CUDA backend on a machine without a GPU cannot: its
+  // calls throw an Error saying why). Tests that need a device skip when it is not available.
+  virtual bool available() const { return true; }
+  // Returns once every kernel launched so far has finished (devices that run asynchronously).
+  virtual void synchronize() {}
 
   // --- memory ---------------------------------------------------------------------------------
   virtual void* allocate(size_t nbytes) = 0;

@@ -20,6 +20,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/attention_lines.h"
 #include "core/cpu/blas.h"
 #include "core/cpu/cpu_backend.h"
 #include "core/cpu/fast_math.h"
@@ -29,23 +30,6 @@
 namespace axiom::core::cpu {
 
 namespace {
-
-// Where the lines are. qkv [..., L at `axis`, ..., 3D] and out [..., D] are contiguous, so line n
-// (counting the axes before `axis` as `outer` and those after it, less the last, as `inner`)
-// starts at outer * L * inner_count * width + inner * width, and its positions are
-// inner_count * width apart (width = 3D for qkv, D for out).
-struct Lines {
-  Lines(const Shape& shape, int axis) : length(shape[axis]) {
-    for (int i = 0; i < axis; ++i) outer_count *= shape[i];
-    for (size_t i = axis + 1; i + 1 < shape.size(); ++i) inner_count *= shape[i];
-  }
-  int64_t count() const { return outer_count * inner_count; }
-  int64_t start(int64_t line, int64_t width) const {
-    return (line / inner_count) * length * inner_count * width + (line % inner_count) * width;
-  }
-  int64_t step(int64_t width) const { return inner_count * width; }  // between positions of a line
-  int64_t length, outer_count = 1, inner_count = 1;
-};
 
 // Runs task(t, scratch) for t in [0, tasks), with an L x L scratch block per thread.
 template <typename T, typename Task>
@@ -97,7 +81,7 @@ void softmax_backward_rows(const T* p, T* dp, int64_t length, T scale) {
 void CpuBackend::attention(const Tensor& qkv, int axis, int64_t heads, bool causal, const Tensor& out, const Tensor& probs) {
   ensure_fast_blas_kernels();
   dispatch_floating("attention", qkv.dtype(), [&]<typename T>() {
-    const Lines lines(qkv.shape(), axis);
+    const AttentionLines lines(qkv.shape(), axis);
     const int64_t d = out.size(-1), dh = d / heads, l = lines.length;
     const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(dh)));
     const T* qkv_base = qkv.data<T>();
@@ -121,7 +105,7 @@ void CpuBackend::attention_backward(const Tensor& qkv, const Tensor& probs, cons
                                     const Tensor& grad_qkv) {
   ensure_fast_blas_kernels();
   dispatch_floating("attention_backward", qkv.dtype(), [&]<typename T>() {
-    const Lines lines(qkv.shape(), axis);
+    const AttentionLines lines(qkv.shape(), axis);
     const int64_t d = grad_out.size(-1), dh = d / heads, l = lines.length;
     const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(dh)));
     const T *qkv_base = qkv.data<T>(), *probs_base = probs.data<T>(), *grad_out_base = grad_out.data<T>();

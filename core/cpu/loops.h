@@ -1,7 +1,7 @@
 // Walking strided tensors: the one loop every CPU kernel is built on.
 //
 // A kernel sees N operands of one shape, each with its own strides (a transposed view, a slice
-// with a step, a broadcast operand with stride 0). StridedLoop first merges axes that are
+// with a step, a broadcast operand with stride 0). StridedLoop first merges axes (merge_axes, core/shape.h) that are
 // contiguous for every operand — a contiguous tensor becomes one long run — and then hands the
 // kernel "runs": stretches of elements along the innermost axis, given as a start offset and a
 // step per operand. The kernel's inner loop over a run is plain and vectorisable, with a fast
@@ -28,26 +28,9 @@ class StridedLoop {
   using Offsets = std::array<int64_t, N>;
 
   StridedLoop(const Shape& shape, const std::array<const Strides*, N>& strides) : numel_(core::numel(shape)) {
-    // Walk from the innermost axis outwards, skipping size-1 axes and merging an axis into the
-    // one inside it when, for every operand, stepping it once equals stepping the inner one fully.
-    for (size_t i = shape.size(); i-- > 0;) {
-      if (shape[i] == 1) continue;
-      bool merges = !shape_.empty();
-      for (size_t k = 0; k < N && merges; ++k) merges = (*strides[k])[i] == strides_[k].back() * shape_.back();
-      if (merges) {
-        shape_.back() *= shape[i];  // the merged axis keeps the inner axis's stride
-      } else {
-        shape_.push_back(shape[i]);
-        for (size_t k = 0; k < N; ++k) strides_[k].push_back((*strides[k])[i]);
-      }
-    }
-    if (shape_.empty()) {  // a scalar, or only size-1 axes: one element
-      shape_.push_back(1);
-      for (auto& s : strides_) s.push_back(0);
-    }
-    // The walk collected the axes innermost first; put them back in row-major order.
-    std::reverse(shape_.begin(), shape_.end());
-    for (auto& s : strides_) std::reverse(s.begin(), s.end());
+    MergedAxes merged = merge_axes(shape, std::vector<const Strides*>(strides.begin(), strides.end()));
+    shape_ = std::move(merged.shape);
+    for (size_t k = 0; k < N; ++k) strides_[k] = std::move(merged.strides[k]);
   }
 
   int64_t numel() const { return numel_; }

@@ -1,8 +1,5 @@
-// Matrix products through OpenBLAS: out[b] = a[b] @ b[b] for every batch index b.
-//
-// BLAS takes a row-major matrix as (pointer, leading dimension, transposed or not), so a view
-// whose rows or columns are evenly spaced — a transpose, a slice, one matrix of a batch — goes to
-// BLAS as it is. Only a matrix with neither unit-stride rows nor unit-stride columns is copied.
+// Matrix products through OpenBLAS: out[b] = a[b] @ b[b] for every batch index b. Views are
+// read in place where BLAS can (core/matrix_layout.h).
 //
 // How the work is spread over the cores (see also core/parallel.h):
 // - many small GEMMs (m*n*k <= 64^3, which OpenBLAS runs on the calling thread) are spread over
@@ -11,11 +8,11 @@
 //   large matrices becomes one GEMM of [B*T, D] @ [D, E] when x's rows are evenly spaced.
 #include <cblas.h>
 
-#include <optional>
 
 #include "core/cpu/blas.h"
 #include "core/cpu/cpu_backend.h"
 #include "core/cpu/loops.h"
+#include "core/matrix_layout.h"
 #include "core/tensor.h"
 
 namespace axiom::core::cpu {
@@ -23,45 +20,6 @@ namespace axiom::core::cpu {
 namespace {
 
 constexpr int64_t kSmallGemm = 64 * 64 * 64;  // m*n*k at or below which OpenBLAS uses one thread
-
-// How BLAS should read a [rows, cols] matrix with the given strides, if it can.
-struct BlasMatrix {
-  CBLAS_TRANSPOSE transpose;
-  int64_t leading_dimension;
-};
-
-std::optional<BlasMatrix> blas_view(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride) {
-  // Row-major: columns adjacent, rows `row_stride` apart.
-  if ((col_stride == 1 || cols == 1) && (rows == 1 || row_stride >= std::max<int64_t>(cols, 1))) {
-    return BlasMatrix{CblasNoTrans, rows == 1 ? std::max<int64_t>(cols, 1) : row_stride};
-  }
-  // Column-major (a transposed row-major matrix): rows adjacent, columns `col_stride` apart.
-  if ((row_stride == 1 || rows == 1) && (cols == 1 || col_stride >= std::max<int64_t>(rows, 1))) {
-    return BlasMatrix{CblasTrans, cols == 1 ? std::max<int64_t>(rows, 1) : col_stride};
-  }
-  return std::nullopt;
-}
-
-// A copy of x whose matrices are contiguous; broadcast batch axes (stride 0) stay broadcast.
-Tensor compact_matrices(const Tensor& x) {
-  Tensor shared = x;
-  for (int64_t axis = 0; axis < x.dim() - 2; ++axis) {
-    if (x.stride(axis) == 0) shared = shared.narrow(axis, 0, 1);
-  }
-  return shared.contiguous().expand(x.shape());
-}
-
-// The element offset of every matrix of a batch: offsets[i] for batch index i in row-major order.
-std::vector<int64_t> batch_offsets(const Tensor& x) {
-  const Shape batch(x.shape().begin(), x.shape().end() - 2);
-  const Strides strides(x.strides().begin(), x.strides().end() - 2);
-  std::vector<int64_t> offsets;
-  offsets.reserve(static_cast<size_t>(numel(batch)));
-  StridedLoop<1>(batch, {&strides}).for_each_run(0, numel(batch), [&](const auto& offset, int64_t n, const auto& step) {
-    for (int64_t i = 0; i < n; ++i) offsets.push_back(offset[0] + i * step[0]);
-  });
-  return offsets;
-}
 
 // True when x's batch axes and its row axis together form one evenly spaced axis of rows, and
 // its columns are adjacent: then the whole batch is one tall [batch * rows, cols] matrix.
@@ -84,9 +42,8 @@ bool is_shared_across_batch(const Tensor& x) {
 
 // c = a @ b (beta 0), or c += a @ b (beta 1), with a and b as BLAS reads them
 template <typename T>
-void gemm(const BlasMatrix& a, const BlasMatrix& b, int64_t m, int64_t n, int64_t k, const T* pa, const T* pb, T* pc, T beta) {
-  cpu::gemm<T>(a.transpose == CblasTrans, b.transpose == CblasTrans, m, n, k, T(1), pa, a.leading_dimension, pb,
-               b.leading_dimension, beta, pc, n);
+void gemm(const MatrixLayout& a, const MatrixLayout& b, int64_t m, int64_t n, int64_t k, const T* pa, const T* pb, T* pc, T beta) {
+  cpu::gemm<T>(a.transposed, b.transposed, m, n, k, T(1), pa, a.ld, pb, b.ld, beta, pc, n);
 }
 
 template <typename T>
@@ -98,15 +55,15 @@ void matmul_typed(Tensor a, Tensor b, const Tensor& out, bool accumulate) {
     return;
   }
   const T beta = accumulate ? T(1) : T(0);
-  auto a_view = blas_view(m, k, a.stride(-2), a.stride(-1));
-  if (!a_view) a = compact_matrices(a), a_view = blas_view(m, k, a.stride(-2), a.stride(-1));
-  auto b_view = blas_view(k, n, b.stride(-2), b.stride(-1));
-  if (!b_view) b = compact_matrices(b), b_view = blas_view(k, n, b.stride(-2), b.stride(-1));
+  auto a_view = matrix_layout(m, k, a.stride(-2), a.stride(-1));
+  if (!a_view) a = compact_matrices(a), a_view = matrix_layout(m, k, a.stride(-2), a.stride(-1));
+  auto b_view = matrix_layout(k, n, b.stride(-2), b.stride(-1));
+  if (!b_view) b = compact_matrices(b), b_view = matrix_layout(k, n, b.stride(-2), b.stride(-1));
 
   T* c = out.data<T>();
   if (a.dim() == 2) return gemm<T>(*a_view, *b_view, m, n, k, a.data<T>(), b.data<T>(), c, beta);
   const bool large = m * n * k > kSmallGemm;
-  if (large && m > 1 && is_shared_across_batch(b) && a_view->transpose == CblasNoTrans && rows_fold_into_one_matrix(a)) {
+  if (large && m > 1 && is_shared_across_batch(b) && !a_view->transposed && rows_fold_into_one_matrix(a)) {
     return gemm<T>(*a_view, *b_view, out.numel() / n, n, k, a.data<T>(), b.data<T>(), c, beta);
   }
   const std::vector<int64_t> a_at = batch_offsets(a), b_at = batch_offsets(b);

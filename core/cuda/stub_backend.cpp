@@ -16,6 +16,7 @@ namespace {
 class CudaStub : public Backend {
  public:
   std::string_view name() const override { return "cuda (not built)"; }
+  bool available() const override { return false; }
   void* allocate(size_t) override { unavailable("allocate"); }
   void deallocate(void*, size_t) override {}  // nothing was ever allocated
   void copy_from_host(void*, const void*, size_t) override { unavailable("to"); }

@@ -1,0 +1,77 @@
+#include "core/cuda/allocator.h"
+
+#include <bit>
+
+#include "core/cuda/runtime.h"
+#include "core/error.h"
+
+namespace axiom::core::cuda {
+
+size_t rounded_block_size(size_t nbytes) {
+  constexpr size_t kSmall = 1 << 20, kSmallStep = 512;
+  if (nbytes <= kSmall) return (nbytes + kSmallStep - 1) / kSmallStep * kSmallStep;
+  const size_t step = std::bit_ceil(nbytes) / 8;
+  return (nbytes + step - 1) / step * step;
+}
+
+void* DeviceAllocator::allocate(size_t nbytes) {
+  if (nbytes == 0) return nullptr;
+  const size_t size = rounded_block_size(nbytes);
+  {
+    std::lock_guard lock(mutex_);
+    auto found = free_blocks_.find(size);
+    if (found != free_blocks_.end() && !found->second.empty()) {
+      void* block = found->second.back();
+      found->second.pop_back();
+      cached_bytes_ -= size;
+      return block;
+    }
+  }
+  require_device("allocate");
+  void* block = nullptr;
+  cudaError_t status = cudaMalloc(&block, size);
+  if (status == cudaErrorMemoryAllocation) {
+    (void)cudaGetLastError();
+    release_cached();
+    status = cudaMalloc(&block, size);
+  }
+  if (status == cudaErrorMemoryAllocation) {
+    (void)cudaGetLastError();
+    size_t free_bytes = 0, total_bytes = 0;
+    cudaMemGetInfo(&free_bytes, &total_bytes);
+    throw Error("allocate", "out of GPU memory: asked for ", nbytes, " bytes with ", free_bytes, " of ", total_bytes,
+                " bytes free");
+  }
+  check(status, "allocate");
+  return block;
+}
+
+void DeviceAllocator::deallocate(void* data, size_t nbytes) {
+  if (!data) return;
+  const size_t size = rounded_block_size(nbytes);
+  std::lock_guard lock(mutex_);
+  free_blocks_[size].push_back(data);
+  cached_bytes_ += size;
+}
+
+void DeviceAllocator::release_cached() {
+  std::lock_guard lock(mutex_);
+  for (auto& [size, blocks] : free_blocks_) {
+    for (void* block : blocks) cudaFree(block);
+  }
+  free_blocks_.clear();
+  cached_bytes_ = 0;
+}
+
+size_t DeviceAllocator::cached_bytes() {
+  std::lock_guard lock(mutex_);
+  return cached_bytes_;
+}
+
+DeviceAllocator& device_allocator() {
+  // Never destroyed: tensors in static storage may be freed after main returns.
+  static auto* allocator = new DeviceAllocator;
+  return *allocator;
+}
+
+}  // namespace axiom::core::cuda

@@ -1,0 +1,33 @@
+// The CUDA backend's memory and copies; its kernels live in the other files of this folder.
+#include "core/cuda/cuda_backend.h"
+
+#include <memory>
+
+#include "core/cuda/allocator.h"
+#include "core/cuda/runtime.h"
+
+namespace axiom::core {
+
+std::unique_ptr<Backend> make_cuda_backend() { return std::make_unique<cuda::CudaBackend>(); }
+
+namespace cuda {
+
+bool CudaBackend::available() const { return device_present(); }
+
+void CudaBackend::synchronize() {
+  if (device_present()) check(cudaDeviceSynchronize(), "synchronize");
+}
+
+void* CudaBackend::allocate(size_t nbytes) { return device_allocator().allocate(nbytes); }
+void CudaBackend::deallocate(void* data, size_t nbytes) { device_allocator().deallocate(data, nbytes); }
+
+// cudaMemcpy runs on the default stream: a copy to the host waits for the kernels before it.
+void CudaBackend::copy_from_host(void* dst, const void* host_src, size_t nbytes) {
+  if (nbytes) check(cudaMemcpy(dst, host_src, nbytes, cudaMemcpyHostToDevice), "to");
+}
+void CudaBackend::copy_to_host(void* host_dst, const void* src, size_t nbytes) {
+  if (nbytes) check(cudaMemcpy(host_dst, src, nbytes, cudaMemcpyDeviceToHost), "to");
+}
+
+}  // namespace cuda
+}  // namespace axiom::core

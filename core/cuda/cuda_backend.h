@@ -1,0 +1,47 @@
+// The CUDA backend: cuBLAS for matrix products, CUDA kernels for everything else.
+// Each group of kernels lives in its own file, as in core/cpu: elementwise.cu (fill, copy,
+// unary, binary, where), reduce.cu, normalize.cu (softmax, layer norm), index.cu, matmul.cpp,
+// attention.cu. Memory: allocator.h. The runtime, cuBLAS and error checks: runtime.h.
+//
+// Built when AXIOM_CUDA=ON finds the CUDA toolkit. On a machine without a GPU it still loads:
+// available() is false, and the first allocation throws "[allocate] no CUDA device: ...".
+#pragma once
+
+#include "core/backend.h"
+
+namespace axiom::core::cuda {
+
+class CudaBackend : public Backend {
+ public:
+  std::string_view name() const override { return "cuda"; }
+  bool available() const override;
+  void synchronize() override;
+
+  void* allocate(size_t nbytes) override;
+  void deallocate(void* data, size_t nbytes) override;
+  void copy_from_host(void* dst, const void* host_src, size_t nbytes) override;
+  void copy_to_host(void* host_dst, const void* src, size_t nbytes) override;
+
+  void fill(const Tensor& out, double value) override;
+  void copy(const Tensor& src, const Tensor& dst) override;
+  void unary(UnaryOp op, const Tensor& x, const Tensor& out, double scalar) override;
+  void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) override;
+  void where(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out) override;
+  void reduce(ReduceOp op, const Tensor& x, const std::vector<int>& axes, const Tensor& out, const Tensor& argmax,
+              int64_t correction) override;
+  void softmax(const Tensor& x, int axis, bool log, const Tensor& out) override;
+  void matmul(const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate) override;
+  void attention(const Tensor& qkv, int axis, int64_t heads, bool causal, const Tensor& out, const Tensor& probs) override;
+  void attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int axis, int64_t heads,
+                          const Tensor& grad_qkv) override;
+  void layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps, const Tensor& out,
+                  const Tensor& mean, const Tensor& rstd) override;
+  void layer_norm_backward(const Tensor& x, const Tensor& weight, const Tensor& mean, const Tensor& rstd,
+                           const Tensor& grad_out, const Tensor& grad_x) override;
+  void index_select(const Tensor& x, int axis, const Tensor& index, const Tensor& out) override;
+  void index_add(const Tensor& out, int axis, const Tensor& index, const Tensor& src) override;
+  void gather(const Tensor& x, int axis, const Tensor& index, const Tensor& out) override;
+  void scatter_add(const Tensor& out, int axis, const Tensor& index, const Tensor& src) override;
+};
+
+}  // namespace axiom::core::cuda

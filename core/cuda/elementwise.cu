@@ -1,0 +1,209 @@
+// Elementwise kernels on the GPU: fill, copy (with dtype conversion), unary and binary maps,
+// where. Each is one launch of for_each_element (kernels.cuh) with a small body struct; the op
+// is a switch inside the body (the same for every thread, so it costs next to nothing).
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "core/cuda/cuda_backend.h"
+#include "core/cuda/kernels.cuh"
+#include "core/factory.h"
+#include "core/tensor.h"
+
+namespace axiom::core::cuda {
+
+namespace {
+
+// Converts one value as the CPU does (core/cpu/copy.cpp): floating to integer truncates toward
+// zero and saturates at the target's limits; NaN becomes 0.
+template <typename To, typename From>
+__device__ To convert(From value) {
+  if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
+    if (value != value) return To(0);
+    constexpr auto lowest = static_cast<From>(std::numeric_limits<To>::lowest());
+    constexpr auto highest = static_cast<From>(std::numeric_limits<To>::max());
+    if (value <= lowest) return std::numeric_limits<To>::lowest();
+    if (value >= highest) return std::numeric_limits<To>::max();
+  }
+  return static_cast<To>(value);
+}
+
+template <typename T>
+struct FillBody {
+  T* out;
+  T value;
+  __device__ void operator()(const Offsets<1>& at) const { out[at.of[0]] = value; }
+};
+
+template <typename To, typename From>
+struct CopyBody {
+  const From* src;
+  To* dst;
+  __device__ void operator()(const Offsets<2>& at) const { dst[at.of[0]] = convert<To>(src[at.of[1]]); }
+};
+
+template <typename T>
+__device__ bool is_negative(T v) {
+  if constexpr (std::is_unsigned_v<T>) {
+    return false;
+  } else {
+    return v < T(0);
+  }
+}
+
+// The same formulas as core/cpu/elementwise.cpp, in the dtype of the tensor.
+template <typename T>
+__device__ T unary_value(UnaryOp op, T v, T p) {
+  switch (op) {
+    case UnaryOp::neg: return -v;
+    case UnaryOp::abs: return is_negative(v) ? -v : v;
+    case UnaryOp::relu: return is_negative(v) ? T(0) : v;
+    default: break;
+  }
+  if constexpr (std::is_floating_point_v<T>) {
+    const T inv_sqrt2 = T(0.7071067811865476), inv_sqrt_2pi = T(0.3989422804014327), k = T(0.7978845608028654);
+    switch (op) {
+      case UnaryOp::exp: return exp(v);
+      case UnaryOp::log: return log(v);
+      case UnaryOp::sqrt: return sqrt(v);
+      case UnaryOp::rsqrt: return T(1) / sqrt(v);
+      case UnaryOp::tanh: return tanh(v);
+      case UnaryOp::sigmoid: {  // exp of a non-positive number only: never overflows
+        const T e = exp(v < 0 ? v : -v);
+        return v >= 0 ? T(1) / (T(1) + e) : e / (T(1) + e);
+      }
+      case UnaryOp::gelu: return T(0.5) * v * (T(1) + erf(v * inv_sqrt2));
+      case UnaryOp::gelu_tanh: return T(0.5) * v * (T(1) + tanh(k * (v + T(0.044715) * v * v * v)));
+      case UnaryOp::gelu_derivative:  // Phi(x) + x phi(x)
+        return T(0.5) * (T(1) + erf(v * inv_sqrt2)) + v * inv_sqrt_2pi * exp(T(-0.5) * v * v);
+      case UnaryOp::gelu_tanh_derivative: {
+        const T t = tanh(k * (v + T(0.044715) * v * v * v));
+        const T du = k * (T(1) + T(3 * 0.044715) * v * v);
+        return T(0.5) * (T(1) + t) + T(0.5) * v * (T(1) - t * t) * du;
+      }
+      case UnaryOp::pow_scalar: return p == T(2) ? v * v : pow(v, p);
+      default: break;
+    }
+  }
+  return v;  // not reached: unary() refuses the other (op, dtype) pairs before launching
+}
+
+template <typename T>
+struct UnaryBody {
+  UnaryOp op;
+  const T* x;
+  T* out;
+  T scalar;
+  __device__ void operator()(const Offsets<2>& at) const { out[at.of[0]] = unary_value(op, x[at.of[1]], scalar); }
+};
+
+template <typename T>
+__device__ T arithmetic_value(BinaryOp op, T x, T y) {
+  const bool x_nan = x != x, y_nan = y != y;  // NaN wins maximum and minimum, as on the CPU
+  switch (op) {
+    case BinaryOp::add: return x + y;
+    case BinaryOp::sub: return x - y;
+    case BinaryOp::mul: return x * y;
+    case BinaryOp::maximum: return x_nan ? x : y_nan ? y : (x > y ? x : y);
+    case BinaryOp::minimum: return x_nan ? x : y_nan ? y : (x < y ? x : y);
+    default: break;
+  }
+  if constexpr (std::is_floating_point_v<T>) {
+    if (op == BinaryOp::div) return x / y;
+    if (op == BinaryOp::pow) return pow(x, y);
+  }
+  return x;  // not reached: binary() refuses the other (op, dtype) pairs
+}
+
+template <typename T>
+__device__ uint8_t comparison_value(BinaryOp op, T x, T y) {
+  switch (op) {
+    case BinaryOp::eq: return x == y;
+    case BinaryOp::ne: return x != y;
+    case BinaryOp::lt: return x < y;
+    case BinaryOp::le: return x <= y;
+    case BinaryOp::gt: return x > y;
+    default: return x >= y;  // ge
+  }
+}
+
+template <typename T>
+struct ArithmeticBody {
+  BinaryOp op;
+  const T *a, *b;
+  T* out;
+  __device__ void operator()(const Offsets<3>& at) const { out[at.of[0]] = arithmetic_value(op, a[at.of[1]], b[at.of[2]]); }
+};
+
+template <typename T>
+struct ComparisonBody {
+  BinaryOp op;
+  const T *a, *b;
+  uint8_t* out;
+  __device__ void operator()(const Offsets<3>& at) const { out[at.of[0]] = comparison_value(op, a[at.of[1]], b[at.of[2]]); }
+};
+
+template <typename T>
+struct WhereBody {
+  const uint8_t* cond;
+  const T *a, *b;
+  T* out;
+  __device__ void operator()(const Offsets<4>& at) const { out[at.of[0]] = cond[at.of[1]] ? a[at.of[2]] : b[at.of[3]]; }
+};
+
+bool is_comparison(BinaryOp op) { return op >= BinaryOp::eq; }
+
+bool integer_unary(UnaryOp op) { return op == UnaryOp::neg || op == UnaryOp::abs || op == UnaryOp::relu; }
+
+bool integer_binary(BinaryOp op) { return op != BinaryOp::div && op != BinaryOp::pow; }
+
+}  // namespace
+
+void CudaBackend::fill(const Tensor& out, double value) {
+  dispatch(out.dtype(), [&]<typename T>() {
+    const T v = *full({}, value, out.dtype(), Device::cpu()).data<T>();  // converted by the CPU's rules
+    const auto operands = strided_operands<1>("fill", out.shape(), {&out.strides()});
+    launch_elementwise("fill", out.numel(), operands, FillBody<T>{device_data<T>(out), v});
+  });
+}
+
+void CudaBackend::copy(const Tensor& src, const Tensor& dst) {
+  const auto operands = strided_operands<2>("copy", dst.shape(), {&dst.strides(), &src.strides()});
+  dispatch(dst.dtype(), [&]<typename To>() {
+    dispatch(src.dtype(), [&]<typename From>() {
+      launch_elementwise("copy", dst.numel(), operands, CopyBody<To, From>{device_data<From>(src), device_data<To>(dst)});
+    });
+  });
+}
+
+void CudaBackend::unary(UnaryOp op, const Tensor& x, const Tensor& out, double scalar) {
+  const auto operands = strided_operands<2>(op_name(op), out.shape(), {&out.strides(), &x.strides()});
+  dispatch(x.dtype(), [&]<typename T>() {
+    if (!std::is_floating_point_v<T> && !integer_unary(op)) throw Error(op_name(op), "no CUDA kernel for dtype ", x.dtype());
+    const UnaryBody<T> body{op, device_data<T>(x), device_data<T>(out), static_cast<T>(scalar)};
+    launch_elementwise(op_name(op), out.numel(), operands, body);
+  });
+}
+
+void CudaBackend::binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
+  const auto operands = strided_operands<3>(op_name(op), out.shape(), {&out.strides(), &a.strides(), &b.strides()});
+  dispatch(a.dtype(), [&]<typename T>() {
+    const T *pa = device_data<T>(a), *pb = device_data<T>(b);
+    if (is_comparison(op)) {
+      return launch_elementwise(op_name(op), out.numel(), operands, ComparisonBody<T>{op, pa, pb, device_data<uint8_t>(out)});
+    }
+    if (!std::is_floating_point_v<T> && !integer_binary(op)) throw Error(op_name(op), "no CUDA kernel for dtype ", a.dtype());
+    launch_elementwise(op_name(op), out.numel(), operands, ArithmeticBody<T>{op, pa, pb, device_data<T>(out)});
+  });
+}
+
+void CudaBackend::where(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out) {
+  const auto operands =
+      strided_operands<4>("where", out.shape(), {&out.strides(), &cond.strides(), &a.strides(), &b.strides()});
+  dispatch(a.dtype(), [&]<typename T>() {
+    const WhereBody<T> body{device_data<uint8_t>(cond), device_data<T>(a), device_data<T>(b), device_data<T>(out)};
+    launch_elementwise("where", out.numel(), operands, body);
+  });
+}
+
+}  // namespace axiom::core::cuda

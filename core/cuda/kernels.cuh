@@ -1,0 +1,134 @@
+// What every CUDA kernel here is built on: strided operands, launch sizes, block reductions.
+//
+// Elementwise kernels use one thread per element, in a grid-stride loop: thread t of the grid
+// handles elements t, t + grid size, ... Element i (row-major over the shape) lives at
+// offsets(i).of[k] in operand k, which the kernel works out from sizes and strides, so any view
+// (transposed, sliced, broadcast with stride 0) is read in place.
+//
+// Row kernels (softmax, layer norm, reductions) use one block of kThreads threads per row: the
+// threads stride along the row, and block_reduce combines their partial results in a fixed
+// order, so a result does not depend on timing.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+#include "core/cuda/runtime.h"
+#include "core/error.h"
+#include "core/shape.h"
+#include "core/tensor.h"
+
+namespace axiom::core::cuda {
+
+constexpr int kMaxAxes = 8;     // after merge_axes; more is an Error
+constexpr int kThreads = 256;   // per block; a power of two (block_reduce relies on it)
+constexpr int64_t kMostBlocks = 65536;  // grid-stride loops cover larger sizes
+
+// A tensor's first element, as a device pointer (Tensor::data<T>() is for CPU tensors only).
+template <typename T>
+T* device_data(const Tensor& t) {
+  return static_cast<T*>(t.raw_data());
+}
+
+template <int N>
+struct Offsets {
+  int64_t of[N];
+};
+
+// N operands of one shape, each with its own strides, by value in a kernel's arguments.
+template <int N>
+struct StridedOperands {
+  int rank = 0;
+  int64_t sizes[kMaxAxes] = {};
+  int64_t strides[N][kMaxAxes] = {};
+
+  // Where element i (row-major) of the shape is, in each operand.
+  __host__ __device__ Offsets<N> offsets(int64_t i) const {
+    Offsets<N> at{};
+    for (int a = rank - 1; a >= 0; --a) {
+      const int64_t index = i % sizes[a];
+      i /= sizes[a];
+      for (int k = 0; k < N; ++k) at.of[k] += index * strides[k][a];
+    }
+    return at;
+  }
+};
+
+// The operands' shape and strides with axes merged (core::merge_axes), ready for a kernel.
+template <int N>
+StridedOperands<N> strided_operands(std::string_view op, const Shape& shape, const std::array<const Strides*, N>& strides) {
+  const MergedAxes merged = merge_axes(shape, std::vector<const Strides*>(strides.begin(), strides.end()));
+  const int rank = static_cast<int>(merged.shape.size());
+  if (rank > kMaxAxes) {
+    throw Error(op, "the CUDA kernels take at most ", kMaxAxes, " axes that cannot be merged; shape ", shape);
+  }
+  StridedOperands<N> operands;
+  operands.rank = rank;
+  for (int a = 0; a < rank; ++a) {
+    operands.sizes[a] = merged.shape[a];
+    for (int k = 0; k < N; ++k) operands.strides[k][a] = merged.strides[k][a];
+  }
+  return operands;
+}
+
+// Blocks for n one-thread-per-element items, capped (the loops stride over the rest).
+inline unsigned grid_size(int64_t n) {
+  return static_cast<unsigned>(std::clamp<int64_t>((n + kThreads - 1) / kThreads, 1, kMostBlocks));
+}
+
+// for i in [0, n): body(offsets(i)), on the GPU. Body: a struct with
+//   __device__ void operator()(const Offsets<N>& at) const
+template <int N, typename Body>
+__global__ void for_each_element(int64_t n, StridedOperands<N> operands, Body body) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    body(operands.offsets(i));
+  }
+}
+
+template <int N, typename Body>
+void launch_elementwise(std::string_view op, int64_t n, const StridedOperands<N>& operands, const Body& body) {
+  if (n == 0) return;
+  require_device(op);
+  for_each_element<N, Body><<<grid_size(n), kThreads>>>(n, operands, body);
+  check_launch(op);
+}
+
+// --- block reductions -------------------------------------------------------------------------
+
+struct Sum {
+  template <typename T>
+  __device__ T operator()(T a, T b) const { return a + b; }
+};
+
+// The larger of two, NaN winning (as the CPU's max and softmax do).
+struct Max {
+  template <typename T>
+  __device__ T operator()(T a, T b) const {
+    if (a != a) return a;  // a is NaN
+    if (b != b) return b;
+    return a >= b ? a : b;
+  }
+};
+
+// Combines one value per thread of the block; every thread gets the result. blockDim.x must be
+// a power of two, at most kThreads. The tree is the same every time: results are reproducible.
+template <typename T, typename Combine>
+__device__ T block_reduce(T value, Combine combine) {
+  __shared__ T partial[kThreads];
+  partial[threadIdx.x] = value;
+  __syncthreads();
+  for (unsigned width = blockDim.x / 2; width > 0; width /= 2) {
+    if (threadIdx.x < width) partial[threadIdx.x] = combine(partial[threadIdx.x], partial[threadIdx.x + width]);
+    __syncthreads();
+  }
+  const T result = partial[0];
+  __syncthreads();  // before the next call writes `partial` again
+  return result;
+}
+
+// Blocks for a row kernel (one block per row), capped: each block loops over rows.
+inline unsigned row_blocks(int64_t rows) { return static_cast<unsigned>(std::clamp<int64_t>(rows, 1, kMostBlocks)); }
+
+}  // namespace axiom::core::cuda

@@ -1,0 +1,159 @@
+// Row kernels on the GPU: softmax / log_softmax along any axis, layer norm (and its backward)
+// along the last axis. One block per row (kernels.cuh); the formulas are core/cpu/normalize.cpp's,
+// with sums in double.
+#include <cmath>
+#include <limits>
+
+#include "core/cuda/cuda_backend.h"
+#include "core/cuda/kernels.cuh"
+#include "core/tensor.h"
+
+namespace axiom::core::cuda {
+
+namespace {
+
+template <typename T>
+T without(const T& values, int axis) {
+  T result = values;
+  result.erase(result.begin() + axis);
+  return result;
+}
+
+// A row of `length` elements, `step` apart, starting at row_offset.
+struct Rows {
+  StridedOperands<2> starts;  // where each row starts in the two operands
+  int64_t count, length, step0, step1;
+};
+
+Rows rows_along(std::string_view op, const Shape& shape, int axis, const Strides& s0, const Strides& s1) {
+  const Shape rows_shape = without(shape, axis);
+  const Strides r0 = without(s0, axis), r1 = without(s1, axis);
+  return {strided_operands<2>(op, rows_shape, {&r0, &r1}), numel(rows_shape), shape[axis], s0[axis], s1[axis]};
+}
+
+// y = softmax(x) (or log_softmax) of each row. Stable: the row's max is subtracted first.
+template <typename T>
+__global__ void softmax_kernel(Rows rows, T* out, const T* x, bool log) {
+  for (int64_t r = blockIdx.x; r < rows.count; r += gridDim.x) {
+    const Offsets<2> at = rows.starts.offsets(r);
+    T* y = out + at.of[0];
+    const T* xr = x + at.of[1];
+    T max = -std::numeric_limits<T>::infinity();
+    for (int64_t j = threadIdx.x; j < rows.length; j += blockDim.x) max = Max{}(max, xr[j * rows.step1]);
+    max = block_reduce(max, Max{});
+    double total = 0;
+    for (int64_t j = threadIdx.x; j < rows.length; j += blockDim.x) {
+      const T e = exp(xr[j * rows.step1] - max);
+      y[j * rows.step0] = e;
+      total += e;
+    }
+    total = block_reduce(total, Sum{});
+    // each thread rewrites the elements it wrote above: no other thread's writes are read
+    if (log) {
+      const T log_total = static_cast<T>(::log(total));
+      for (int64_t j = threadIdx.x; j < rows.length; j += blockDim.x) y[j * rows.step0] = (xr[j * rows.step1] - max) - log_total;
+    } else {
+      const T scale = static_cast<T>(1.0 / total);
+      for (int64_t j = threadIdx.x; j < rows.length; j += blockDim.x) y[j * rows.step0] *= scale;
+    }
+  }
+}
+
+// y = (x - mean) * rstd * w + b for each row, rstd = 1 / sqrt(var + eps); w, b may be null.
+// out, mean and rstd are contiguous: row r of out starts at r * length.
+template <typename T>
+__global__ void layer_norm_kernel(Rows rows, const T* x, const T* w, const T* b, double eps, T* out, T* mean_out,
+                                  T* rstd_out) {
+  for (int64_t r = blockIdx.x; r < rows.count; r += gridDim.x) {
+    const T* xr = x + rows.starts.offsets(r).of[0];
+    double total = 0;
+    for (int64_t j = threadIdx.x; j < rows.length; j += blockDim.x) total += xr[j * rows.step0];
+    const double mean = block_reduce(total, Sum{}) / rows.length;
+    double squares = 0;
+    for (int64_t j = threadIdx.x; j < rows.length; j += blockDim.x) {
+      const double d = xr[j * rows.step0] - mean;
+      squares += d * d;
+    }
+    const double rstd = 1.0 / ::sqrt(block_reduce(squares, Sum{}) / rows.length + eps);
+    const T m = static_cast<T>(mean), rs = static_cast<T>(rstd);
+    T* y = out + r * rows.length;
+    for (int64_t j = threadIdx.x; j < rows.length; j += blockDim.x) {
+      T v = (xr[j * rows.step0] - m) * rs;
+      if (w) v *= w[j];
+      if (b) v += b[j];
+      y[j] = v;
+    }
+    if (threadIdx.x == 0) mean_out[r] = m, rstd_out[r] = rs;
+  }
+}
+
+// grad_x = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)), gw = grad_out * w, per row.
+template <typename T>
+__global__ void layer_norm_backward_kernel(Rows rows, const T* x, const T* g, const T* w, const T* mean, const T* rstd,
+                                           T* dx) {
+  for (int64_t r = blockIdx.x; r < rows.count; r += gridDim.x) {
+    const Offsets<2> at = rows.starts.offsets(r);
+    const T *xr = x + at.of[0], *gr = g + at.of[1];
+    const double m = mean[r], rs = rstd[r];
+    double sum_gw = 0, sum_gw_xhat = 0;
+    for (int64_t j = threadIdx.x; j < rows.length; j += blockDim.x) {
+      const double gw = w ? double(gr[j * rows.step1]) * w[j] : double(gr[j * rows.step1]);
+      sum_gw += gw;
+      sum_gw_xhat += gw * (xr[j * rows.step0] - m) * rs;
+    }
+    const double mean_gw = block_reduce(sum_gw, Sum{}) / rows.length;
+    const double mean_gw_xhat = block_reduce(sum_gw_xhat, Sum{}) / rows.length;
+    for (int64_t j = threadIdx.x; j < rows.length; j += blockDim.x) {
+      const double gw = w ? double(gr[j * rows.step1]) * w[j] : double(gr[j * rows.step1]);
+      const double xhat = (xr[j * rows.step0] - m) * rs;
+      dx[r * rows.length + j] = static_cast<T>(rs * (gw - mean_gw - xhat * mean_gw_xhat));
+    }
+  }
+}
+
+template <typename T>
+const T* optional_data(const Tensor& t) {
+  return t.defined() ? device_data<T>(t) : nullptr;
+}
+
+}  // namespace
+
+void CudaBackend::softmax(const Tensor& x, int axis, bool log, const Tensor& out) {
+  const Rows rows = rows_along("softmax", x.shape(), axis, out.strides(), x.strides());
+  if (rows.count == 0 || rows.length == 0) return;
+  require_device("softmax");
+  dispatch_floating("softmax", x.dtype(), [&]<typename T>() {
+    softmax_kernel<T><<<row_blocks(rows.count), kThreads>>>(rows, device_data<T>(out), device_data<T>(x), log);
+    check_launch("softmax");
+  });
+}
+
+void CudaBackend::layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps, const Tensor& out,
+                             const Tensor& mean, const Tensor& rstd) {
+  const int last = static_cast<int>(x.dim()) - 1;
+  const Rows rows = rows_along("layer_norm", x.shape(), last, x.strides(), x.strides());
+  if (rows.count == 0) return;
+  require_device("layer_norm");
+  dispatch_floating("layer_norm", x.dtype(), [&]<typename T>() {
+    layer_norm_kernel<T><<<row_blocks(rows.count), kThreads>>>(rows, device_data<T>(x), optional_data<T>(weight),
+                                                              optional_data<T>(bias), eps, device_data<T>(out),
+                                                              device_data<T>(mean), device_data<T>(rstd));
+    check_launch("layer_norm");
+  });
+}
+
+void CudaBackend::layer_norm_backward(const Tensor& x, const Tensor& weight, const Tensor& mean, const Tensor& rstd,
+                                      const Tensor& grad_out, const Tensor& grad_x) {
+  const int last = static_cast<int>(x.dim()) - 1;
+  const Rows rows = rows_along("layer_norm_backward", x.shape(), last, x.strides(), grad_out.strides());
+  if (rows.count == 0) return;
+  require_device("layer_norm_backward");
+  dispatch_floating("layer_norm_backward", x.dtype(), [&]<typename T>() {
+    layer_norm_backward_kernel<T><<<row_blocks(rows.count), kThreads>>>(rows, device_data<T>(x), device_data<T>(grad_out),
+                                                                       optional_data<T>(weight), device_data<T>(mean),
+                                                                       device_data<T>(rstd), device_data<T>(grad_x));
+    check_launch("layer_norm_backward");
+  });
+}
+
+}  // namespace axiom::core::cuda

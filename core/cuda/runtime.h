@@ -1,0 +1,33 @@
+// The CUDA runtime and cuBLAS, set up once, with every failure turned into an axiom::Error.
+//
+// Everything runs on the legacy default stream: kernels, cuBLAS calls and copies run in the order
+// they were issued, and a copy to the host waits for the kernels before it. So a buffer freed by
+// one op and handed to the next (core/cuda/allocator.h) is never written while still being read.
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <string>
+#include <string_view>
+
+namespace axiom::core::cuda {
+
+// Throws Error(op, "CUDA error ...: <what the runtime says>") unless status is cudaSuccess.
+void check(cudaError_t status, std::string_view op);
+void check(cublasStatus_t status, std::string_view op);
+
+// Checks that the last kernel launch was accepted (bad launch configurations show up here).
+void check_launch(std::string_view op);
+
+// Whether a usable GPU is present; when not, why ("no CUDA-capable device is detected", ...).
+bool device_present();
+const std::string& why_no_device();
+
+// Throws Error(op, "no CUDA device: ...") when no GPU is present. Called before the first use.
+void require_device(std::string_view op);
+
+// The cuBLAS handle of this process, made on first use.
+cublasHandle_t cublas();
+
+}  // namespace axiom::core::cuda

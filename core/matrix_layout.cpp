@@ -1,0 +1,46 @@
+#include "core/matrix_layout.h"
+
+#include <algorithm>
+
+namespace axiom::core {
+
+std::optional<MatrixLayout> matrix_layout(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride) {
+  // Row-major: columns adjacent, rows `row_stride` apart.
+  if ((col_stride == 1 || cols == 1) && (rows == 1 || row_stride >= std::max<int64_t>(cols, 1))) {
+    return MatrixLayout{false, rows == 1 ? std::max<int64_t>(cols, 1) : row_stride};
+  }
+  // Column-major (a transposed row-major matrix): rows adjacent, columns `col_stride` apart.
+  if ((row_stride == 1 || rows == 1) && (cols == 1 || col_stride >= std::max<int64_t>(rows, 1))) {
+    return MatrixLayout{true, cols == 1 ? std::max<int64_t>(rows, 1) : col_stride};
+  }
+  return std::nullopt;
+}
+
+Tensor compact_matrices(const Tensor& x) {
+  Tensor shared = x;
+  for (int64_t axis = 0; axis < x.dim() - 2; ++axis) {
+    if (x.stride(axis) == 0) shared = shared.narrow(axis, 0, 1);
+  }
+  return shared.contiguous().expand(x.shape());
+}
+
+std::vector<int64_t> batch_offsets(const Tensor& x) {
+  const Shape batch(x.shape().begin(), x.shape().end() - 2);
+  const Strides strides(x.strides().begin(), x.strides().end() - 2);
+  std::vector<int64_t> offsets(static_cast<size_t>(numel(batch)), 0);
+  // the odometer: index[a] counts along batch axis a, the last one fastest
+  std::vector<int64_t> index(batch.size(), 0);
+  int64_t offset = 0;
+  for (size_t i = 0; i < offsets.size(); ++i) {
+    offsets[i] = offset;
+    for (size_t a = batch.size(); a-- > 0;) {
+      offset += strides[a];
+      if (++index[a] < batch[a]) break;
+      offset -= batch[a] * strides[a];
+      index[a] = 0;
+    }
+  }
+  return offsets;
+}
+
+}  // namespace axiom::core
