@@ -2,6 +2,7 @@
 //   axiom train  --config small --data fashion-mnist --out runs/NAME [--steps N] [--minutes M] [--resume] ...
 //   axiom eval   --checkpoint runs/NAME [--data NAME] [--split test] [--limit N]
 //   axiom sample --checkpoint runs/NAME --n 16 --out grid.png [--method naive|fast] [--temperature T]
+// train, eval and sample take --device cpu|cuda (cuda: when axiom was built with CUDA and a GPU is present).
 //   axiom bench  ops|autograd|layers|train|sample [--json]
 // Every subcommand takes --threads N. Bad flags and bad input end in one line on standard error
 // ("axiom: ...") and a non-zero exit code.
@@ -48,6 +49,7 @@ RunFlags add_train(CLI::App* train, TrainCommand& c) {
   train->add_option("--eval-every", c.eval_every, "Held-out evaluation and loss curve every N steps")->capture_default_str();
   train->add_option("--eval-images", c.eval_images, "Test images in the held-out evaluation")->capture_default_str();
   train->add_option("--checkpoint-every", c.checkpoint_every, "Write a checkpoint every N steps")->capture_default_str();
+  train->add_option("--device", c.device, "Where to train: cpu, cuda or cuda:N")->capture_default_str();
   train->add_flag("--resume", c.resume, "Continue the run in --out where it stopped (start one if there is none)");
   return flags;
 }
@@ -65,6 +67,7 @@ void add_eval(CLI::App* eval, EvalCommand& c) {
   eval->add_option("--split", c.split, "train or test")->capture_default_str()->check(CLI::IsMember({"train", "test"}));
   eval->add_option("--batch", c.batch_size, "Images per forward pass")->capture_default_str();
   eval->add_option("--limit", c.limit, "Evaluate the first N images only (0: all)")->capture_default_str();
+  eval->add_option("--device", c.device, "Where to run the model: cpu, cuda or cuda:N")->capture_default_str();
   eval->add_flag("--json", c.json, "Print one JSON object");
 }
 
@@ -79,6 +82,7 @@ void add_sample(CLI::App* sample, SampleCommand& c) {
   sample->add_option("--seed", c.seed, "Seed of the sampling noise")->capture_default_str();
   sample->add_option("--columns", c.columns, "Images per row of the grid (0: about square)")->capture_default_str();
   sample->add_option("--zoom", c.zoom, "Draw each pixel as a zoom x zoom square")->capture_default_str();
+  sample->add_option("--device", c.device, "Where to run the model: cpu, cuda or cuda:N")->capture_default_str();
 }
 
 // CLI11's errors are printed as one line naming the subcommand's help; --help prints the help.

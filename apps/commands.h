@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "core/device.h"
+
 namespace axiom::apps {
 
 // axiom train --config small --data fashion-mnist --out runs/NAME [--steps N] [--minutes M] ...
@@ -25,6 +27,7 @@ struct TrainCommand {
   int64_t eval_images = 500;             // how many test images the held-out figure uses
   int64_t checkpoint_every = 100;
   bool resume = false;                   // continue the run in `out` (a new one if there is none)
+  std::string device = "cpu";            // where the model trains: cpu or cuda
   // Flags the user gave explicitly (on --resume they must agree with the run's own values).
   bool given_config = false, given_data = false, given_data_dir = false, given_batch_size = false, given_lr = false,
        given_warmup_steps = false, given_clip = false, given_seed = false;
@@ -40,6 +43,7 @@ struct EvalCommand {
   int64_t batch_size = 100;
   int64_t limit = 0;       // evaluate the first `limit` images only; 0 = all
   bool json = false;       // print one JSON object instead of a sentence
+  std::string device = "cpu";
 };
 int evaluate(const EvalCommand& command);
 
@@ -53,7 +57,12 @@ struct SampleCommand {
   uint64_t seed = 0;
   int64_t columns = 0;              // images per row of the grid; 0 = about a square
   int64_t zoom = 3;                 // each pixel drawn as a zoom x zoom square in the PNG
+  std::string device = "cpu";
 };
 int sample(const SampleCommand& command);
+
+// The device a --device flag names, checked to be usable here (an Error naming `command` if not:
+// axiom built without CUDA, or no GPU).
+core::Device device_of(const char* command, const std::string& flag);
 
 }  // namespace axiom::apps

@@ -37,7 +37,9 @@ int sample(const SampleCommand& c) {
   }
   if (c.zoom < 1 || c.zoom > 16) throw Error("sample", "--zoom must be in 1..16, got ", c.zoom);
 
+  const core::Device device = device_of("sample", c.device);
   const std::unique_ptr<models::AxialTransformer> model = models::load_model(c.checkpoint);
+  model->to(device);
   std::fprintf(stderr, "axiom: sampling %lld images (%s sampler, temperature %g, seed %llu)...\n", static_cast<long long>(c.count),
                c.method.c_str(), c.temperature, static_cast<unsigned long long>(c.seed));
   Stopwatch clock;

@@ -137,12 +137,12 @@ std::unique_ptr<models::Trainer> start_or_resume(const TrainCommand& c) {
     const models::Checkpoint run = models::read_checkpoint(c.out);
     check_resume_flags(c, run);
     std::fprintf(stderr, "axiom: resuming '%s' at step %lld\n", c.out.c_str(), static_cast<long long>(run.step));
-    return std::make_unique<models::Trainer>(run, images_of(run.options, run.config, "train"));
+    return std::make_unique<models::Trainer>(run, images_of(run.options, run.config, "train"), device_of("train", c.device));
   }
   const models::AxialTransformerConfig config = models::load_config(c.config);
   const models::TrainingOptions options = options_of(c);
   options.validate();
-  return std::make_unique<models::Trainer>(config, options, images_of(options, config, "train"));
+  return std::make_unique<models::Trainer>(config, options, images_of(options, config, "train"), device_of("train", c.device));
 }
 
 void check_command(const TrainCommand& c) {

@@ -27,6 +27,7 @@ Registry& registry() {
 Backend& backend(Device device) {
   auto& slot = registry().at(static_cast<int>(device.type));
   if (!slot) throw Error("backend", "no backend is registered for device ", device);
+  if (device.index != 0) throw Error("backend", "device ", device, ": one device of each type is supported (index 0)");
   return *slot;
 }
 

@@ -1,8 +1,12 @@
 // Device: where a tensor's memory lives. "cpu", or "cuda:0", "cuda:1", ...
 #pragma once
 
+#include <charconv>
 #include <ostream>
 #include <string>
+#include <string_view>
+
+#include "core/error.h"
 
 namespace axiom::core {
 
@@ -15,6 +19,20 @@ struct Device {
 
   static Device cpu() { return {DeviceType::cpu, 0}; }
   static Device cuda(int index = 0) { return {DeviceType::cuda, index}; }
+
+  // "cpu", "cuda" (= "cuda:0") or "cuda:N"; anything else is an Error.
+  static Device parse(std::string_view text) {
+    if (text == "cpu") return cpu();
+    if (text == "cuda") return cuda(0);
+    int index = -1;
+    if (text.starts_with("cuda:")) {
+      const std::string_view digits = text.substr(5);
+      const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
+      if (error != std::errc() || end != digits.data() + digits.size()) index = -1;
+    }
+    if (index < 0) throw Error("device", "unknown device '", text, "' (cpu, cuda or cuda:N)");
+    return cuda(index);
+  }
 
   bool operator==(const Device&) const = default;
   std::string str() const { return type == DeviceType::cpu ? "cpu" : "cuda:" + std::to_string(index); }

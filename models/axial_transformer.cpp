@@ -68,13 +68,15 @@ core::Tensor AxialTransformer::as_channels(const core::Tensor& images) const {
   if (images.dtype() != Dtype::uint8 && images.dtype() != Dtype::int64) {
     throw Error("AxialTransformer", "images must be uint8 or int64 values in [0, 255], got ", images.dtype());
   }
-  const core::Tensor values = (single ? images.unsqueeze(1) : images).to(Dtype::int64);
+  const core::Tensor values = (single ? images.unsqueeze(1) : images).to(device()).to(Dtype::int64);
   if (images.dtype() == Dtype::int64 && values.numel() > 0) {
     const double low = core::max(core::neg(values)).item(), high = core::max(values).item();
     if (-low < 0 || high > 255) throw Error("AxialTransformer", "pixel values must be in [0, 255], got ", -low, " to ", high);
   }
   return values;
 }
+
+Device AxialTransformer::device() const { return logits_->weight.device(); }
 
 Tensor AxialTransformer::embed(const core::Tensor& values) const { return embedding_->forward(Tensor(values)); }
 
@@ -83,8 +85,8 @@ Tensor AxialTransformer::embed(const core::Tensor& values) const { return embedd
 Tensor AxialTransformer::encode(const core::Tensor& images, const core::Tensor& channel) const {
   if (config_.channels == 1) return {};
   const int64_t b = images.size(0), c = config_.channels;
-  const core::Tensor which = core::arange(c).reshape({1, c, 1, 1});                  // [1, C, 1, 1]
-  const core::Tensor tagged = core::add(images, core::mul(which, core::scalar(kValues, Dtype::int64)));
+  const core::Tensor which = core::arange(c).to(images.device()).reshape({1, c, 1, 1});  // [1, C, 1, 1]
+  const core::Tensor tagged = core::add(images, core::mul(which, core::scalar(kValues, Dtype::int64, images.device())));
   const Tensor values = channel_values_->forward(Tensor(tagged));                     // [B, C, H, W, D]
   const core::Tensor earlier = core::lt(which.reshape({1, c}), channel.reshape({b, 1}));  // [B, C]: k < c_b
   const Tensor keep(earlier.to(values.dtype()).reshape({b, c, 1, 1, 1}));
@@ -172,7 +174,8 @@ Tensor AxialTransformer::logits(const core::Tensor& images, const core::Tensor& 
   if (channel.dtype() != Dtype::int64 || channel.shape() != Shape{b}) {
     throw Error("AxialTransformer", "channel must be int64 [", b, "], got ", channel.dtype(), " ", channel.shape());
   }
-  return decode(embed(channel_of_each(all, channel)), encode(all, channel));
+  const core::Tensor on_device = channel.to(all.device());
+  return decode(embed(channel_of_each(all, on_device)), encode(all, on_device));
 }
 
 Tensor AxialTransformer::decode(const Tensor& h, const Tensor& context) const {
@@ -184,7 +187,8 @@ Tensor AxialTransformer::decode(const Tensor& h, const Tensor& context) const {
 Tensor AxialTransformer::loss(const core::Tensor& images, core::Generator& gen) const {
   const core::Tensor all = as_channels(images);
   const int64_t b = all.size(0);
-  const core::Tensor channel = config_.channels == 1 ? core::zeros({b}, Dtype::int64) : core::randint({b}, 0, config_.channels, gen);
+  const core::Tensor channel =
+      (config_.channels == 1 ? core::zeros({b}, Dtype::int64) : core::randint({b}, 0, config_.channels, gen)).to(all.device());
   const Tensor targets(channel_of_each(all, channel));
   return div(cross_entropy(logits(all, channel), targets), std::log(2.0));  // nats -> bits
 }
@@ -195,7 +199,7 @@ Likelihood AxialTransformer::evaluate(const core::Tensor& images) const {
   const int64_t b = all.size(0);
   Likelihood total;
   for (int64_t c = 0; c < config_.channels; ++c) {
-    const core::Tensor channel = core::full({b}, static_cast<double>(c), Dtype::int64);
+    const core::Tensor channel = core::full({b}, static_cast<double>(c), Dtype::int64, all.device());
     const Tensor targets(all.select(1, c).contiguous());
     total.nats += cross_entropy(logits(all, channel), targets, {.reduction = Reduction::sum}).item();
     total.count += targets.numel();

@@ -45,6 +45,9 @@ class AxialTransformer : public nn::Module {
  public:
   AxialTransformer(const AxialTransformerConfig& config, core::Generator& gen);
   const AxialTransformerConfig& config() const { return config_; }
+  // Where the parameters are (Module::to moves them). Images given to any method may be on the CPU
+  // or on this device: they are moved here; so are the tensors the model makes itself.
+  Device device() const;
 
   // images: uint8 or int64, [B, H, W] (one channel) or [B, C, H, W]; channel: int64 [B], the
   // channel each example generates. Returns that channel's logits for every pixel, [B, H, W, 256].
@@ -56,7 +59,7 @@ class AxialTransformer : public nn::Module {
   Likelihood evaluate(const core::Tensor& images) const;
 
   // --- the pieces, for the samplers --------------------------------------------------------------
-  core::Tensor as_channels(const core::Tensor& images) const;  // int64 [B, C, H, W], checked
+  core::Tensor as_channels(const core::Tensor& images) const;  // int64 [B, C, H, W] on device(), checked
   Tensor embed(const core::Tensor& values) const;              // int64 [B, H, W] -> [B, H, W, D]
   Tensor encode(const core::Tensor& images, const core::Tensor& channel) const;  // [B, H, W, D], or undefined for C = 1
   Tensor outer(const Tensor& h, const Tensor& context) const;  // u before its shift

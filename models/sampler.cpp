@@ -14,9 +14,11 @@ namespace {
 constexpr int64_t kValues = 256;
 
 // Standard Gumbel noise, -log(-log U), for every value of every pixel: [N, C, H, W, 256] (float64).
-core::Tensor gumbel_noise(const AxialTransformerConfig& c, const SampleOptions& options) {
+// Drawn on the CPU and moved: the same seed gives the same noise on every device.
+core::Tensor gumbel_noise(const AxialTransformerConfig& c, const SampleOptions& options, Device device) {
   core::Generator gen(options.seed);
-  const core::Tensor u = core::uniform({options.count, c.channels, c.height, c.width, kValues}, 0, 1, gen, Dtype::float64);
+  const core::Tensor u =
+      core::uniform({options.count, c.channels, c.height, c.width, kValues}, 0, 1, gen, Dtype::float64).to(device);
   return core::neg(core::log(core::neg(core::log(u))));
 }
 
@@ -26,18 +28,18 @@ core::Tensor pick(const core::Tensor& logits, const core::Tensor& noise, double 
 }
 
 // What both samplers share: the options, the noise drawn up front, and the images being filled in
-// (int64 [N, C, H, W], zeros until drawn).
+// (int64 [N, C, H, W], zeros until drawn), all on the model's device.
 struct Drawing {
-  Drawing(const AxialTransformerConfig& config, const SampleOptions& options) : config(config), options(options) {
+  Drawing(const AxialTransformer& model, const SampleOptions& options) : config(model.config()), options(options) {
     if (options.count <= 0) throw Error("sample", "count must be positive, got ", options.count);
     if (!(options.temperature > 0)) throw Error("sample", "temperature must be > 0, got ", options.temperature);
-    noise = gumbel_noise(config, options);
-    images = core::zeros({options.count, config.channels, config.height, config.width}, Dtype::int64);
+    noise = gumbel_noise(config, options, model.device());
+    images = core::zeros({options.count, config.channels, config.height, config.width}, Dtype::int64, model.device());
   }
 
   // int64 [N]: every image generates `channel`
   core::Tensor channel_of_every_image(int64_t channel) const {
-    return core::full({options.count}, static_cast<double>(channel), Dtype::int64);
+    return core::full({options.count}, static_cast<double>(channel), Dtype::int64, images.device());
   }
 
   // Samples pixel (c, i, j) of every image from that pixel's logits [N, 256].
@@ -47,7 +49,7 @@ struct Drawing {
   }
 
   core::Tensor result() const {
-    const core::Tensor pixels = images.to(Dtype::uint8);
+    const core::Tensor pixels = images.to(Dtype::uint8).to(Device::cpu());
     return config.channels == 1 ? pixels.squeeze(1) : pixels;
   }
 
@@ -72,7 +74,7 @@ Tensor inner_input(const AxialTransformer& model, const core::Tensor& values, co
 core::Tensor sample_naive(const AxialTransformer& model, const SampleOptions& options) {
   const AxialTransformerConfig& c = model.config();
   NoGrad no_grad;
-  Drawing drawing(c, options);
+  Drawing drawing(model, options);
   for (int64_t channel = 0; channel < c.channels; ++channel) {
     const core::Tensor which = drawing.channel_of_every_image(channel);
     for (int64_t i = 0; i < c.height; ++i) {
@@ -88,7 +90,7 @@ core::Tensor sample_naive(const AxialTransformer& model, const SampleOptions& op
 core::Tensor sample_fast(const AxialTransformer& model, const SampleOptions& options) {
   const AxialTransformerConfig& c = model.config();
   NoGrad no_grad;
-  Drawing drawing(c, options);
+  Drawing drawing(model, options);
   for (int64_t channel = 0; channel < c.channels; ++channel) {
     const core::Tensor which = drawing.channel_of_every_image(channel);
     const Tensor context = model.encode(drawing.images, which);  // once per channel: earlier channels are final
@@ -97,7 +99,7 @@ core::Tensor sample_fast(const AxialTransformer& model, const SampleOptions& opt
     Tensor above;                                                   // ShiftDown(u) on the current row, [N, W, D]
     for (int64_t i = 0; i < c.height; ++i) {
       const Tensor position = model.inner_position(i, 1).select(0, 0);  // [W, D]
-      if (i == 0) above = Tensor(core::zeros({options.count, c.width, c.features}, position.dtype()));  // the zero row on top
+      if (i == 0) above = Tensor(core::zeros({options.count, c.width, c.features}, position.dtype(), position.device()));  // the zero row on top
       InnerRowState row = model.start_inner_row();  // empty key/value caches (or LSTM state)
       for (int64_t j = 0; j < c.width; ++j) {
         // once per pixel: the inner decoder on pixel j alone, attending over what it cached of 0..j-1

@@ -97,7 +97,7 @@ TrainingOptions training_options_from_json(const std::string& text, const std::s
 
 // --- Trainer ----------------------------------------------------------------------------------------
 
-Trainer::Trainer(const AxialTransformerConfig& config, const TrainingOptions& options, core::Tensor images)
+Trainer::Trainer(const AxialTransformerConfig& config, const TrainingOptions& options, core::Tensor images, Device device)
     : config_(config),
       options_(validated(options)),
       gen_(options_.seed),
@@ -109,11 +109,13 @@ Trainer::Trainer(const AxialTransformerConfig& config, const TrainingOptions& op
     throw Error("train", "a batch of ", options_.batch_size, " needs at least that many images, got ", loader_.examples());
   }
   model_ = std::make_unique<AxialTransformer>(config_, gen_);
+  model_->to(device);
   optimizer_ = std::make_unique<optim::Adam>(
       model_->named_parameters(), optim::AdamOptions{.lr = options_.lr, .betas = {options_.beta1, options_.beta2}});
 }
 
-Trainer::Trainer(const Checkpoint& checkpoint, core::Tensor images) : Trainer(checkpoint.config, checkpoint.options, std::move(images)) {
+Trainer::Trainer(const Checkpoint& checkpoint, core::Tensor images, Device device)
+    : Trainer(checkpoint.config, checkpoint.options, std::move(images), device) {
   model_->load(checkpoint.model_file);
   optimizer_->load(checkpoint.optimizer_file);
   gen_.set_state(checkpoint.rng_seed, checkpoint.rng_offset);

@@ -77,10 +77,14 @@ Likelihood evaluate_images(AxialTransformer& model, const core::Tensor& images, 
 
 class Trainer {
  public:
-  // A new run on `images`: uint8 [N, H, W] or [N, C, H, W], the shape the config describes.
-  Trainer(const AxialTransformerConfig& config, const TrainingOptions& options, core::Tensor images);
-  // The run saved in `checkpoint`, on the same images.
-  Trainer(const Checkpoint& checkpoint, core::Tensor images);
+  // A new run on `images`: uint8 [N, H, W] or [N, C, H, W], the shape the config describes. The
+  // model and the optimizer's state live on `device`; the images stay where they are (the CPU),
+  // and each batch is moved. The initial weights and every random number are drawn on the CPU,
+  // so a run starts from the same weights and draws the same numbers on every device.
+  Trainer(const AxialTransformerConfig& config, const TrainingOptions& options, core::Tensor images,
+          Device device = Device::cpu());
+  // The run saved in `checkpoint`, on the same images; it may continue on another device.
+  Trainer(const Checkpoint& checkpoint, core::Tensor images, Device device = Device::cpu());
   // The model points at the trainer's generator: a trainer stays where it was made.
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;

@@ -10,7 +10,7 @@ namespace axiom::core::cuda {
 size_t rounded_block_size(size_t nbytes) {
   constexpr size_t kSmall = 1 << 20, kSmallStep = 512;
   if (nbytes <= kSmall) return (nbytes + kSmallStep - 1) / kSmallStep * kSmallStep;
-  const size_t step = std::bit_ceil(nbytes) / 8;
+  const size_t step = std::bit_floor(nbytes) / 8;
   return (nbytes + step - 1) / step * step;
 }
 
@@ -28,6 +28,7 @@ void* DeviceAllocator::allocate(size_t nbytes) {
     }
   }
   require_device("allocate");
+  (void)cublas();  // cuBLAS takes its workspace first, before the cache can hold all the memory
   void* block = nullptr;
   cudaError_t status = cudaMalloc(&block, size);
   if (status == cudaErrorMemoryAllocation) {

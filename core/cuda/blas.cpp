@@ -11,22 +11,28 @@ namespace axiom::core::cuda {
 
 namespace {
 
-// A host array of pointers, copied into device memory for one batched call (cuBLAS reads the
-// pointers on the GPU). The block goes back to the cache when the call has been queued: any
-// later use of it is queued after the call, on the same stream.
+// The a, b and c pointer arrays of one batched call, copied into one block of device memory
+// (cuBLAS reads the pointers on the GPU) with one asynchronous copy, queued on the same stream as
+// the call. The block goes back to the cache when the call has been queued: any later use of it
+// is queued after the call.
 class DevicePointers {
  public:
-  template <typename P>
-  DevicePointers(const P* host, size_t count) : nbytes_(count * sizeof(P)) {
+  DevicePointers(const std::vector<const void*>& host) : nbytes_(host.size() * sizeof(void*)) {
     data_ = device_allocator().allocate(nbytes_);
-    check(cudaMemcpy(data_, host, nbytes_, cudaMemcpyHostToDevice), "matmul");
+    try {
+      check(cudaMemcpyAsync(data_, host.data(), nbytes_, cudaMemcpyHostToDevice), "matmul");
+    } catch (...) {
+      device_allocator().deallocate(data_, nbytes_);
+      throw;
+    }
   }
   ~DevicePointers() { device_allocator().deallocate(data_, nbytes_); }
   DevicePointers(const DevicePointers&) = delete;
   DevicePointers& operator=(const DevicePointers&) = delete;
+  // The array that starts `first` pointers into the block.
   template <typename P>
-  P* as() const {
-    return static_cast<P*>(data_);
+  P* at(size_t first) const {
+    return static_cast<P*>(data_) + first;
   }
 
  private:
@@ -48,17 +54,23 @@ void gemm_batched(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T
   const cublasOperation_t op_a = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, op_b = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   const int M = as_int(m, "m"), N = as_int(n, "n"), K = as_int(k, "k");
   const int LDA = as_int(lda, "lda"), LDB = as_int(ldb, "ldb"), LDC = as_int(ldc, "ldc");
+  if (a.size() != c.size() || b.size() != c.size()) throw Error("matmul", "gemm_batched: ", a.size(), ", ", b.size(), " and ", c.size(), " matrices");
   for (size_t first = 0; first < c.size(); first += kMostPerCall) {
     const size_t count = std::min(kMostPerCall, c.size() - first);
-    const DevicePointers pa(a.data() + first, count), pb(b.data() + first, count), pc(c.data() + first, count);
+    std::vector<const void*> host(a.begin() + first, a.begin() + first + count);  // a, then b, then c
+    host.insert(host.end(), b.begin() + first, b.begin() + first + count);
+    host.insert(host.end(), c.begin() + first, c.begin() + first + count);
+    const DevicePointers pointers(host);
+    using P = T*;
+    using CP = const T*;
     // column-major C^T [n, m] = op(B)^T [n, k] op(A)^T [k, m]  (see blas.h)
     if constexpr (std::is_same_v<T, float>) {
-      check(cublasSgemmBatched(cublas(), op_b, op_a, N, M, K, &alpha, pb.as<const float*>(), LDB, pa.as<const float*>(), LDA,
-                               &beta, pc.as<float*>(), LDC, static_cast<int>(count)),
+      check(cublasSgemmBatched(cublas(), op_b, op_a, N, M, K, &alpha, pointers.at<CP>(count), LDB, pointers.at<CP>(0), LDA, &beta,
+                               pointers.at<P>(2 * count), LDC, static_cast<int>(count)),
             "matmul");
     } else {
-      check(cublasDgemmBatched(cublas(), op_b, op_a, N, M, K, &alpha, pb.as<const double*>(), LDB, pa.as<const double*>(), LDA,
-                               &beta, pc.as<double*>(), LDC, static_cast<int>(count)),
+      check(cublasDgemmBatched(cublas(), op_b, op_a, N, M, K, &alpha, pointers.at<CP>(count), LDB, pointers.at<CP>(0), LDA, &beta,
+                               pointers.at<P>(2 * count), LDC, static_cast<int>(count)),
             "matmul");
     }
   }
