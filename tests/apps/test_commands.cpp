@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/commands.h"
+#include "core/backend.h"
 #include "core/factory.h"
 #include "core/random.h"
 #include "data/npy.h"
@@ -103,6 +104,20 @@ TEST_CASE("train refuses to overwrite a run, and a resumed run keeps its setting
   CHECK(test::error_message([&] { apps::train(other_lr); }).find("--lr 0.500000 differs from the run's 0.001000") != std::string::npos);
   apps::TrainCommand no_steps = w.train_command("other", 0);
   CHECK(test::error_message([&] { apps::train(no_steps); }) == "[train] --steps must be positive, got 0");
+}
+
+TEST_CASE("--device names a usable device or is an error before anything runs") {
+  CHECK(apps::device_of("train", "cpu") == core::Device::cpu());
+  CHECK(test::error_message([] { apps::device_of("train", "gpu"); }) == "[device] unknown device 'gpu' (cpu, cuda or cuda:N)");
+  if (core::backend(core::Device::cuda()).available()) {
+    CHECK(apps::device_of("sample", "cuda") == core::Device::cuda());
+  } else {
+    test::check_error([] { apps::device_of("sample", "cuda"); }, {"[sample] --device cuda cannot run here: "});
+    Workspace w;
+    apps::TrainCommand on_gpu = w.train_command("gpu", 1);
+    on_gpu.device = "cuda";
+    test::check_error([&] { apps::train(on_gpu); }, {"[train] --device cuda cannot run here"});
+  }
 }
 
 TEST_CASE("sample writes a PNG grid and the values as NPY; fast and naive agree") {
