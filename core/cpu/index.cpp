@@ -3,32 +3,17 @@
 // `outer` counts the positions before the axis, `inner` the elements after it.
 #include <cstring>
 
+#include "core/axis_split.h"
 #include "core/cpu/cpu_backend.h"
 #include "core/cpu/loops.h"
 #include "core/tensor.h"
 
 namespace axiom::core::cpu {
 
-namespace {
-
-struct AxisSplit {
-  int64_t outer = 1, size = 1, inner = 1;
-};
-
-AxisSplit split_at(const Tensor& x, int axis) {
-  AxisSplit split;
-  for (int i = 0; i < axis; ++i) split.outer *= x.size(i);
-  split.size = x.size(axis);
-  for (int64_t i = axis + 1; i < x.dim(); ++i) split.inner *= x.size(i);
-  return split;
-}
-
-}  // namespace
-
 void CpuBackend::index_select(const Tensor& x, int axis, const Tensor& index, const Tensor& out) {
   dispatch(x.dtype(), [&]<typename T>() {
     // out[o, i, :] = x[o, index[i], :]
-    const AxisSplit from = split_at(x, axis);
+    const AxisSplit from = split_at(x.shape(), axis);
     const int64_t count = index.numel(), inner = from.inner;
     const int64_t* idx = index.data<int64_t>();
     const T* src = x.data<T>();
@@ -45,7 +30,7 @@ void CpuBackend::index_select(const Tensor& x, int axis, const Tensor& index, co
 void CpuBackend::index_add(const Tensor& out, int axis, const Tensor& index, const Tensor& src) {
   dispatch(out.dtype(), [&]<typename T>() {
     // out[o, index[i], :] += src[o, i, :]. Two i may share an index, so each `o` is one task.
-    const AxisSplit to = split_at(out, axis);
+    const AxisSplit to = split_at(out.shape(), axis);
     const int64_t count = index.numel(), inner = to.inner;
     const int64_t* idx = index.data<int64_t>();
     const T* from = src.data<T>();
@@ -65,8 +50,8 @@ void CpuBackend::index_add(const Tensor& out, int axis, const Tensor& index, con
 void CpuBackend::gather(const Tensor& x, int axis, const Tensor& index, const Tensor& out) {
   dispatch(x.dtype(), [&]<typename T>() {
     // out[o, j, k] = x[o, index[o, j, k], k]
-    const AxisSplit from = split_at(x, axis);
-    const AxisSplit shape = split_at(index, axis);
+    const AxisSplit from = split_at(x.shape(), axis);
+    const AxisSplit shape = split_at(index.shape(), axis);
     const int64_t* idx = index.data<int64_t>();
     const T* src = x.data<T>();
     T* dst = out.data<T>();
@@ -83,8 +68,8 @@ void CpuBackend::gather(const Tensor& x, int axis, const Tensor& index, const Te
 void CpuBackend::scatter_add(const Tensor& out, int axis, const Tensor& index, const Tensor& src) {
   dispatch(out.dtype(), [&]<typename T>() {
     // out[o, index[o, j, k], k] += src[o, j, k]. Each `o` is one task (two j may share an index).
-    const AxisSplit to = split_at(out, axis);
-    const AxisSplit shape = split_at(index, axis);
+    const AxisSplit to = split_at(out.shape(), axis);
+    const AxisSplit shape = split_at(index.shape(), axis);
     const int64_t* idx = index.data<int64_t>();
     const T* from = src.data<T>();
     T* dst = out.data<T>();

@@ -122,9 +122,8 @@ void CudaBackend::attention_backward(const Tensor& qkv, const Tensor& probs, con
     const Tensor ds = empty(probs.shape(), probs.dtype(), probs.device());  // dP, then dS
     const T* q_base = device_data<T>(qkv);
     const TaskMatrices<T> m = task_matrices<T>(lines, heads, d, q_base, device_data<T>(grad_out), device_data<T>(ds));
-    const std::vector<const T*> p = read_only(task_matrices<T>(lines, heads, d, q_base, device_data<T>(grad_out),
-                                                               device_data<T>(probs)).square);
     const std::vector<const T*> dout = read_only(m.out), ds_read = read_only(m.square);
+    const std::vector<const T*> p = read_only(shifted(ds_read, device_data<T>(ds), device_data<T>(probs)));  // P: ds's places in probs
     T* grad_base = device_data<T>(grad_qkv);
     const std::vector<T*> dq = shifted(m.q, q_base, grad_base), dk = shifted(m.k, q_base, grad_base),
                           dv = shifted(m.v, q_base, grad_base);

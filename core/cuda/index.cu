@@ -7,23 +7,13 @@
 // so their last bits may differ between runs (PyTorch's index_add_ on CUDA behaves the same).
 #include "core/cuda/cuda_backend.h"
 #include "core/cuda/kernels.cuh"
+#include "core/axis_split.h"
 #include "core/tensor.h"
 
 namespace axiom::core::cuda {
 
 namespace {
 
-struct AxisSplit {
-  int64_t outer = 1, size = 1, inner = 1;
-};
-
-AxisSplit split_at(const Tensor& x, int axis) {
-  AxisSplit split;
-  for (int i = 0; i < axis; ++i) split.outer *= x.size(i);
-  split.size = x.size(axis);
-  for (int64_t i = axis + 1; i < x.dim(); ++i) split.inner *= x.size(i);
-  return split;
-}
 
 // *address += value, atomically. CUDA has no 64-bit signed atomicAdd: two's complement addition
 // is the same on the unsigned bits.
@@ -102,7 +92,7 @@ void CudaBackend::index_select(const Tensor& x, int axis, const Tensor& index, c
   if (out.numel() == 0) return;
   require_device("index_select");
   dispatch(x.dtype(), [&]<typename T>() {
-    index_select_kernel<T><<<grid_size(out.numel()), kThreads>>>(device_data<T>(x), split_at(x, axis), device_data<int64_t>(index),
+    index_select_kernel<T><<<grid_size(out.numel()), kThreads>>>(device_data<T>(x), split_at(x.shape(), axis), device_data<int64_t>(index),
                                                                 index.numel(), device_data<T>(out));
     check_launch("index_select");
   });
@@ -112,7 +102,7 @@ void CudaBackend::index_add(const Tensor& out, int axis, const Tensor& index, co
   if (src.numel() == 0) return;
   require_device("index_add");
   dispatch_addable("index_add", out.dtype(), [&]<typename T>() {
-    index_add_kernel<T><<<grid_size(src.numel()), kThreads>>>(device_data<T>(out), split_at(out, axis), device_data<int64_t>(index),
+    index_add_kernel<T><<<grid_size(src.numel()), kThreads>>>(device_data<T>(out), split_at(out.shape(), axis), device_data<int64_t>(index),
                                                              index.numel(), device_data<T>(src));
     check_launch("index_add");
   });
@@ -122,7 +112,7 @@ void CudaBackend::gather(const Tensor& x, int axis, const Tensor& index, const T
   if (out.numel() == 0) return;
   require_device("gather");
   dispatch(x.dtype(), [&]<typename T>() {
-    gather_kernel<T><<<grid_size(out.numel()), kThreads>>>(device_data<T>(x), split_at(x, axis), device_data<int64_t>(index), index.size(axis),
+    gather_kernel<T><<<grid_size(out.numel()), kThreads>>>(device_data<T>(x), split_at(x.shape(), axis), device_data<int64_t>(index), index.size(axis),
                                                           device_data<T>(out));
     check_launch("gather");
   });
@@ -132,7 +122,7 @@ void CudaBackend::scatter_add(const Tensor& out, int axis, const Tensor& index, 
   if (src.numel() == 0) return;
   require_device("scatter_add");
   dispatch_addable("scatter_add", out.dtype(), [&]<typename T>() {
-    scatter_add_kernel<T><<<grid_size(src.numel()), kThreads>>>(device_data<T>(out), split_at(out, axis), device_data<int64_t>(index),
+    scatter_add_kernel<T><<<grid_size(src.numel()), kThreads>>>(device_data<T>(out), split_at(out.shape(), axis), device_data<int64_t>(index),
                                                                index.size(axis), device_data<T>(src));
     check_launch("scatter_add");
   });
