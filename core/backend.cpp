@@ -1,6 +1,7 @@
 #include "core/backend.h"
 
 #include <array>
+#include <iterator>
 
 #include "core/error.h"
 
@@ -41,17 +42,20 @@ std::string_view op_name(UnaryOp op) {
   constexpr std::string_view names[] = {"neg",  "abs",     "exp",  "log",  "sqrt",      "rsqrt",
                                         "tanh", "sigmoid", "relu", "gelu", "gelu_tanh", "pow",
                                         "gelu_derivative", "gelu_tanh_derivative"};
+  static_assert(std::size(names) == kNumUnaryOps);
   return names[static_cast<int>(op)];
 }
 
 std::string_view op_name(BinaryOp op) {
   constexpr std::string_view names[] = {"add",     "sub", "mul", "div", "pow", "maximum", "minimum",
                                         "eq",      "ne",  "lt",  "le",  "gt",  "ge"};
+  static_assert(std::size(names) == kNumBinaryOps);
   return names[static_cast<int>(op)];
 }
 
 std::string_view op_name(ReduceOp op) {
   constexpr std::string_view names[] = {"sum", "mean", "max", "var"};
+  static_assert(std::size(names) == kNumReduceOps);
   return names[static_cast<int>(op)];
 }
 

@@ -25,6 +25,10 @@ enum class UnaryOp {
 };
 enum class BinaryOp { add, sub, mul, div, pow, maximum, minimum, eq, ne, lt, le, gt, ge };
 enum class ReduceOp { sum, mean, max, var };
+// How many values each enum has (the last one + 1): what a test walks to see every op covered.
+constexpr int kNumUnaryOps = static_cast<int>(UnaryOp::gelu_tanh_derivative) + 1;
+constexpr int kNumBinaryOps = static_cast<int>(BinaryOp::ge) + 1;
+constexpr int kNumReduceOps = static_cast<int>(ReduceOp::var) + 1;
 
 std::string_view op_name(UnaryOp op);
 std::string_view op_name(BinaryOp op);

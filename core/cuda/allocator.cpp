@@ -5,7 +5,7 @@
 #include "core/cuda/runtime.h"
 #include "core/error.h"
 
-namespace axiom::core::cuda {
+namespace AXIOM_CUDA_NAMESPACE {
 
 size_t rounded_block_size(size_t nbytes) {
   constexpr size_t kSmall = 1 << 20, kSmallStep = 512;
@@ -75,4 +75,4 @@ DeviceAllocator& device_allocator() {
   return *allocator;
 }
 
-}  // namespace axiom::core::cuda
+}  // namespace AXIOM_CUDA_NAMESPACE

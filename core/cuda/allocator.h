@@ -13,7 +13,9 @@
 #include <unordered_map>
 #include <vector>
 
-namespace axiom::core::cuda {
+#include "core/cuda/build.h"
+
+namespace AXIOM_CUDA_NAMESPACE {
 
 class DeviceAllocator {
  public:
@@ -34,4 +36,4 @@ DeviceAllocator& device_allocator();
 // 1 MiB, and to 1/8 of the next power of two above (at most 12.5% more than was asked).
 size_t rounded_block_size(size_t nbytes);
 
-}  // namespace axiom::core::cuda
+}  // namespace AXIOM_CUDA_NAMESPACE

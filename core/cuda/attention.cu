@@ -19,7 +19,7 @@
 #include "core/factory.h"
 #include "core/tensor.h"
 
-namespace axiom::core::cuda {
+namespace AXIOM_CUDA_NAMESPACE {
 
 namespace {
 
@@ -105,8 +105,7 @@ void CudaBackend::attention(const Tensor& qkv, int axis, int64_t heads, bool cau
     const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(dh)));
     const TaskMatrices<T> m = task_matrices<T>(lines, heads, d, device_data<T>(qkv), device_data<T>(out), device_data<T>(probs));
     gemm_batched<T>(false, true, l, l, dh, scale, m.q, ld, m.k, ld, T(0), m.square, l);  // S = scale * Q K^T
-    attention_softmax_kernel<T><<<row_blocks(rows), row_threads(l)>>>(device_data<T>(probs), rows, l, causal);
-    check_launch("attention");
+    launch("attention", attention_softmax_kernel<T>, row_blocks(rows), row_threads(l), device_data<T>(probs), rows, l, causal);
     gemm_batched<T>(false, false, l, dh, l, T(1), read_only(m.square), l, m.v, ld, T(0), m.out, lines.step(d));  // O = P V
   });
 }
@@ -129,12 +128,11 @@ void CudaBackend::attention_backward(const Tensor& qkv, const Tensor& probs, con
                           dv = shifted(m.v, q_base, grad_base);
     gemm_batched<T>(true, false, l, dh, l, T(1), p, l, dout, ld_out, T(0), dv, ld);         // dV = P^T dO
     gemm_batched<T>(false, true, l, l, dh, T(1), dout, ld_out, m.v, ld, T(0), m.square, l);  // dP = dO V^T
-    attention_softmax_backward_kernel<T><<<row_blocks(rows), row_threads(l)>>>(device_data<T>(probs), device_data<T>(ds), rows, l,
-                                                                               scale);        // dS
-    check_launch("attention_backward");
+    launch("attention_backward", attention_softmax_backward_kernel<T>, row_blocks(rows), row_threads(l), device_data<T>(probs),
+           device_data<T>(ds), rows, l, scale);  // dS
     gemm_batched<T>(false, false, l, dh, l, T(1), ds_read, l, m.k, ld, T(0), dq, ld);  // dQ = dS K
     gemm_batched<T>(true, false, l, dh, l, T(1), ds_read, l, m.q, ld, T(0), dk, ld);   // dK = dS^T Q
   });
 }
 
-}  // namespace axiom::core::cuda
+}  // namespace AXIOM_CUDA_NAMESPACE

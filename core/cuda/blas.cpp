@@ -7,7 +7,7 @@
 #include "core/cuda/runtime.h"
 #include "core/error.h"
 
-namespace axiom::core::cuda {
+namespace AXIOM_CUDA_NAMESPACE {
 
 namespace {
 
@@ -81,4 +81,4 @@ template void gemm_batched<float>(bool, bool, int64_t, int64_t, int64_t, float, 
 template void gemm_batched<double>(bool, bool, int64_t, int64_t, int64_t, double, const std::vector<const double*>&, int64_t,
                                    const std::vector<const double*>&, int64_t, double, const std::vector<double*>&, int64_t);
 
-}  // namespace axiom::core::cuda
+}  // namespace AXIOM_CUDA_NAMESPACE

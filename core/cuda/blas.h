@@ -9,7 +9,9 @@
 #include <cstdint>
 #include <vector>
 
-namespace axiom::core::cuda {
+#include "core/cuda/build.h"
+
+namespace AXIOM_CUDA_NAMESPACE {
 
 // For every i: c[i] [m, n] = alpha * op(a[i]) op(b[i]) + beta * c[i], where op transposes when
 // asked (a[i] is then stored [k, m], b[i] [n, k]). All pointers are device memory; one cuBLAS
@@ -18,4 +20,4 @@ template <typename T>
 void gemm_batched(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const std::vector<const T*>& a,
                   int64_t lda, const std::vector<const T*>& b, int64_t ldb, T beta, const std::vector<T*>& c, int64_t ldc);
 
-}  // namespace axiom::core::cuda
+}  // namespace AXIOM_CUDA_NAMESPACE

@@ -1,16 +1,10 @@
 // The CUDA backend's memory and copies; its kernels live in the other files of this folder.
 #include "core/cuda/cuda_backend.h"
 
-#include <memory>
-
 #include "core/cuda/allocator.h"
 #include "core/cuda/runtime.h"
 
-namespace axiom::core {
-
-std::unique_ptr<Backend> make_cuda_backend() { return std::make_unique<cuda::CudaBackend>(); }
-
-namespace cuda {
+namespace AXIOM_CUDA_NAMESPACE {
 
 bool CudaBackend::available() const { return device_present(); }
 
@@ -29,5 +23,4 @@ void CudaBackend::copy_to_host(void* host_dst, const void* src, size_t nbytes) {
   if (nbytes) check(cudaMemcpy(host_dst, src, nbytes, cudaMemcpyDeviceToHost), "to");
 }
 
-}  // namespace cuda
-}  // namespace axiom::core
+}  // namespace AXIOM_CUDA_NAMESPACE

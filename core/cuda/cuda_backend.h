@@ -8,8 +8,9 @@
 #pragma once
 
 #include "core/backend.h"
+#include "core/cuda/build.h"
 
-namespace axiom::core::cuda {
+namespace AXIOM_CUDA_NAMESPACE {
 
 class CudaBackend : public Backend {
  public:
@@ -44,4 +45,4 @@ class CudaBackend : public Backend {
   void scatter_add(const Tensor& out, int axis, const Tensor& index, const Tensor& src) override;
 };
 
-}  // namespace axiom::core::cuda
+}  // namespace AXIOM_CUDA_NAMESPACE

@@ -10,7 +10,7 @@
 #include "core/factory.h"
 #include "core/tensor.h"
 
-namespace axiom::core::cuda {
+namespace AXIOM_CUDA_NAMESPACE {
 
 namespace {
 
@@ -206,4 +206,4 @@ void CudaBackend::where(const Tensor& cond, const Tensor& a, const Tensor& b, co
   });
 }
 
-}  // namespace axiom::core::cuda
+}  // namespace AXIOM_CUDA_NAMESPACE

@@ -10,7 +10,7 @@
 #include "core/axis_split.h"
 #include "core/tensor.h"
 
-namespace axiom::core::cuda {
+namespace AXIOM_CUDA_NAMESPACE {
 
 namespace {
 
@@ -92,9 +92,8 @@ void CudaBackend::index_select(const Tensor& x, int axis, const Tensor& index, c
   if (out.numel() == 0) return;
   require_device("index_select");
   dispatch(x.dtype(), [&]<typename T>() {
-    index_select_kernel<T><<<grid_size(out.numel()), kThreads>>>(device_data<T>(x), split_at(x.shape(), axis), device_data<int64_t>(index),
+    launch("index_select", index_select_kernel<T>, grid_size(out.numel()), kThreads, device_data<T>(x), split_at(x.shape(), axis), device_data<int64_t>(index),
                                                                 index.numel(), device_data<T>(out));
-    check_launch("index_select");
   });
 }
 
@@ -102,9 +101,8 @@ void CudaBackend::index_add(const Tensor& out, int axis, const Tensor& index, co
   if (src.numel() == 0) return;
   require_device("index_add");
   dispatch_addable("index_add", out.dtype(), [&]<typename T>() {
-    index_add_kernel<T><<<grid_size(src.numel()), kThreads>>>(device_data<T>(out), split_at(out.shape(), axis), device_data<int64_t>(index),
+    launch("index_add", index_add_kernel<T>, grid_size(src.numel()), kThreads, device_data<T>(out), split_at(out.shape(), axis), device_data<int64_t>(index),
                                                              index.numel(), device_data<T>(src));
-    check_launch("index_add");
   });
 }
 
@@ -112,9 +110,8 @@ void CudaBackend::gather(const Tensor& x, int axis, const Tensor& index, const T
   if (out.numel() == 0) return;
   require_device("gather");
   dispatch(x.dtype(), [&]<typename T>() {
-    gather_kernel<T><<<grid_size(out.numel()), kThreads>>>(device_data<T>(x), split_at(x.shape(), axis), device_data<int64_t>(index), index.size(axis),
+    launch("gather", gather_kernel<T>, grid_size(out.numel()), kThreads, device_data<T>(x), split_at(x.shape(), axis), device_data<int64_t>(index), index.size(axis),
                                                           device_data<T>(out));
-    check_launch("gather");
   });
 }
 
@@ -122,10 +119,9 @@ void CudaBackend::scatter_add(const Tensor& out, int axis, const Tensor& index, 
   if (src.numel() == 0) return;
   require_device("scatter_add");
   dispatch_addable("scatter_add", out.dtype(), [&]<typename T>() {
-    scatter_add_kernel<T><<<grid_size(src.numel()), kThreads>>>(device_data<T>(out), split_at(out.shape(), axis), device_data<int64_t>(index),
+    launch("scatter_add", scatter_add_kernel<T>, grid_size(src.numel()), kThreads, device_data<T>(out), split_at(out.shape(), axis), device_data<int64_t>(index),
                                                                index.size(axis), device_data<T>(src));
-    check_launch("scatter_add");
   });
 }
 
-}  // namespace axiom::core::cuda
+}  // namespace AXIOM_CUDA_NAMESPACE

@@ -8,23 +8,57 @@
 // Row kernels (softmax, layer norm, reductions) use one block of kThreads threads per row: the
 // threads stride along the row, and block_reduce combines their partial results in a fixed
 // order, so a result does not depend on timing.
+//
+// Every kernel is launched through launch() below: under nvcc it is the <<<grid, block>>> launch;
+// in the emulated build (core/cuda/emulator) the same kernel runs on the CPU's grid runner.
 #pragma once
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <source_location>
 #include <string_view>
+#include <utility>
 
 #include "core/cuda/runtime.h"
 #include "core/error.h"
 #include "core/shape.h"
 #include "core/tensor.h"
 
-namespace axiom::core::cuda {
+namespace AXIOM_CUDA_NAMESPACE {
 
 constexpr int kMaxAxes = 8;     // after merge_axes; more is an Error
 constexpr int kThreads = 256;   // per block; a power of two (block_reduce relies on it)
-constexpr int64_t kMostBlocks = 65536;  // grid-stride loops cover larger sizes
+
+// The most blocks a launch asks for: grid-stride loops cover larger sizes. The emulator lets its
+// tests lower the cap, so that a tensor of a few hundred elements makes every loop wrap around.
+inline int64_t most_blocks() {
+#if defined(AXIOM_CUDA_EMULATED)
+  return cuda_emulator::most_blocks();
+#else
+  return 65536;
+#endif
+}
+
+// Where a kernel was launched, for error messages: the op, and the file and line of the call.
+struct LaunchSite {
+  std::string_view op;
+  std::source_location where;
+  LaunchSite(std::string_view op, std::source_location where = std::source_location::current()) : op(op), where(where) {}
+  LaunchSite(const char* op, std::source_location where = std::source_location::current()) : op(op), where(where) {}
+};
+
+// kernel<<<grid, block>>>(args...), then check_launch(op): CUDA reports a launch it refused
+// (too many threads per block, an empty grid) through cudaGetLastError.
+template <typename... Params, typename... Args>
+void launch(const LaunchSite& site, void (*kernel)(Params...), dim3 grid, dim3 block, Args&&... args) {
+#if defined(AXIOM_CUDA_EMULATED)
+  cuda_emulator::run_grid({site.op, site.where}, grid, block, kernel, static_cast<Params>(std::forward<Args>(args))...);
+#else
+  kernel<<<grid, block>>>(std::forward<Args>(args)...);
+#endif
+  check_launch(site.op);
+}
 
 // A tensor's first element, as a device pointer (Tensor::data<T>() is for CPU tensors only).
 template <typename T>
@@ -75,7 +109,7 @@ StridedOperands<N> strided_operands(std::string_view op, const Shape& shape, con
 
 // Blocks for n one-thread-per-element items, capped (the loops stride over the rest).
 inline unsigned grid_size(int64_t n) {
-  return static_cast<unsigned>(std::clamp<int64_t>((n + kThreads - 1) / kThreads, 1, kMostBlocks));
+  return static_cast<unsigned>(std::clamp<int64_t>((n + kThreads - 1) / kThreads, 1, most_blocks()));
 }
 
 // for i in [0, n): body(offsets(i)), on the GPU. Body: a struct with
@@ -88,11 +122,10 @@ __global__ void for_each_element(int64_t n, StridedOperands<N> operands, Body bo
 }
 
 template <int N, typename Body>
-void launch_elementwise(std::string_view op, int64_t n, const StridedOperands<N>& operands, const Body& body) {
+void launch_elementwise(const LaunchSite& site, int64_t n, const StridedOperands<N>& operands, const Body& body) {
   if (n == 0) return;
-  require_device(op);
-  for_each_element<N, Body><<<grid_size(n), kThreads>>>(n, operands, body);
-  check_launch(op);
+  require_device(site.op);
+  launch(site, for_each_element<N, Body>, grid_size(n), kThreads, n, operands, body);
 }
 
 // --- block reductions -------------------------------------------------------------------------
@@ -129,6 +162,6 @@ __device__ T block_reduce(T value, Combine combine) {
 }
 
 // Blocks for a row kernel (one block per row), capped: each block loops over rows.
-inline unsigned row_blocks(int64_t rows) { return static_cast<unsigned>(std::clamp<int64_t>(rows, 1, kMostBlocks)); }
+inline unsigned row_blocks(int64_t rows) { return static_cast<unsigned>(std::clamp<int64_t>(rows, 1, most_blocks())); }
 
-}  // namespace axiom::core::cuda
+}  // namespace AXIOM_CUDA_NAMESPACE

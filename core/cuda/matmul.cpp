@@ -7,7 +7,7 @@
 #include "core/matrix_layout.h"
 #include "core/tensor.h"
 
-namespace axiom::core::cuda {
+namespace AXIOM_CUDA_NAMESPACE {
 
 namespace {
 
@@ -45,4 +45,4 @@ void CudaBackend::matmul(const Tensor& a, const Tensor& b, const Tensor& out, bo
   dispatch_floating("matmul", a.dtype(), [&]<typename T>() { matmul_typed<T>(a, b, out, accumulate); });
 }
 
-}  // namespace axiom::core::cuda
+}  // namespace AXIOM_CUDA_NAMESPACE

@@ -8,7 +8,7 @@
 #include "core/cuda/kernels.cuh"
 #include "core/tensor.h"
 
-namespace axiom::core::cuda {
+namespace AXIOM_CUDA_NAMESPACE {
 
 namespace {
 
@@ -123,8 +123,7 @@ void CudaBackend::softmax(const Tensor& x, int axis, bool log, const Tensor& out
   if (rows.count == 0 || rows.length == 0) return;
   require_device("softmax");
   dispatch_floating("softmax", x.dtype(), [&]<typename T>() {
-    softmax_kernel<T><<<row_blocks(rows.count), kThreads>>>(rows, device_data<T>(out), device_data<T>(x), log);
-    check_launch("softmax");
+    launch("softmax", softmax_kernel<T>, row_blocks(rows.count), kThreads, rows, device_data<T>(out), device_data<T>(x), log);
   });
 }
 
@@ -135,10 +134,9 @@ void CudaBackend::layer_norm(const Tensor& x, const Tensor& weight, const Tensor
   if (rows.count == 0) return;
   require_device("layer_norm");
   dispatch_floating("layer_norm", x.dtype(), [&]<typename T>() {
-    layer_norm_kernel<T><<<row_blocks(rows.count), kThreads>>>(rows, device_data<T>(x), optional_data<T>(weight),
+    launch("layer_norm", layer_norm_kernel<T>, row_blocks(rows.count), kThreads, rows, device_data<T>(x), optional_data<T>(weight),
                                                               optional_data<T>(bias), eps, device_data<T>(out),
                                                               device_data<T>(mean), device_data<T>(rstd));
-    check_launch("layer_norm");
   });
 }
 
@@ -149,11 +147,10 @@ void CudaBackend::layer_norm_backward(const Tensor& x, const Tensor& weight, con
   if (rows.count == 0) return;
   require_device("layer_norm_backward");
   dispatch_floating("layer_norm_backward", x.dtype(), [&]<typename T>() {
-    layer_norm_backward_kernel<T><<<row_blocks(rows.count), kThreads>>>(rows, device_data<T>(x), device_data<T>(grad_out),
+    launch("layer_norm_backward", layer_norm_backward_kernel<T>, row_blocks(rows.count), kThreads, rows, device_data<T>(x), device_data<T>(grad_out),
                                                                        optional_data<T>(weight), device_data<T>(mean),
                                                                        device_data<T>(rstd), device_data<T>(grad_x));
-    check_launch("layer_norm_backward");
   });
 }
 
-}  // namespace axiom::core::cuda
+}  // namespace AXIOM_CUDA_NAMESPACE

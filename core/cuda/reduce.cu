@@ -11,7 +11,7 @@
 #include "core/cuda/kernels.cuh"
 #include "core/tensor.h"
 
-namespace axiom::core::cuda {
+namespace AXIOM_CUDA_NAMESPACE {
 
 namespace {
 
@@ -110,9 +110,8 @@ void CudaBackend::reduce(ReduceOp op, const Tensor& x, const std::vector<int>& a
   const int threads = static_cast<int>(std::clamp<int64_t>(std::bit_ceil(static_cast<uint64_t>(std::max<int64_t>(layout.count, 1))), 32, kThreads));
   dispatch(x.dtype(), [&]<typename T>() {
     int64_t* argmax_data = argmax.defined() ? device_data<int64_t>(argmax) : nullptr;
-    reduce_kernel<T><<<row_blocks(layout.outputs), threads>>>(op, device_data<T>(x), layout, correction, device_data<T>(out), argmax_data);
-    check_launch(op_name(op));
+    launch(op_name(op), reduce_kernel<T>, row_blocks(layout.outputs), threads, op, device_data<T>(x), layout, correction, device_data<T>(out), argmax_data);
   });
 }
 
-}  // namespace axiom::core::cuda
+}  // namespace AXIOM_CUDA_NAMESPACE

@@ -2,7 +2,7 @@
 
 #include "core/error.h"
 
-namespace axiom::core::cuda {
+namespace AXIOM_CUDA_NAMESPACE {
 
 void check(cudaError_t status, std::string_view op) {
   if (status != cudaSuccess) {
@@ -60,4 +60,4 @@ cublasHandle_t cublas() {
   return handle;
 }
 
-}  // namespace axiom::core::cuda
+}  // namespace AXIOM_CUDA_NAMESPACE

@@ -11,7 +11,9 @@
 #include <string>
 #include <string_view>
 
-namespace axiom::core::cuda {
+#include "core/cuda/build.h"
+
+namespace AXIOM_CUDA_NAMESPACE {
 
 // Throws Error(op, "CUDA error ...: <what the runtime says>") unless status is cudaSuccess.
 void check(cudaError_t status, std::string_view op);
@@ -30,4 +32,4 @@ void require_device(std::string_view op);
 // The cuBLAS handle of this process, made on first use.
 cublasHandle_t cublas();
 
-}  // namespace axiom::core::cuda
+}  // namespace AXIOM_CUDA_NAMESPACE

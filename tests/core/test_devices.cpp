@@ -1,14 +1,19 @@
-// One harness for every op on every device (after ggml's test-backend-ops): each case runs its
-// op functions on CPU inputs and on the same inputs moved to Device::cuda(), and the results
-// must agree. The cases build strided views (transposes, slices, broadcasts) on the device
-// themselves, so the device kernels see the same layouts as the CPU ones.
+// One harness for every op on every device (after ggml's test-backend-ops): each case runs its op
+// functions on CPU inputs and on the same inputs moved to Device::cuda(), and the results must
+// agree. The cases build their views (transposes, slices, broadcasts, offsets) on the device
+// themselves, so the device kernels see the same layouts as the CPU ones, and they use the shapes
+// that break kernels: empty, one element, 31, 257, rows longer than a block, and more elements
+// than a capped grid covers (so every grid-stride loop wraps around).
 //
-// Device::cuda() is served by EmulatedCuda (tests/support/emulated_cuda.h), which checks the
-// op functions' device handling, and by the real CUDA kernels when a GPU is present.
+// Device::cuda() is served by core/cuda's own kernels on the CPU emulator (core/cuda/emulator),
+// under two thread orders, and by the real GPU when there is one (tests/support/emulated_cuda.h).
+// A coverage test fails when a Backend method or an op enum value has no case here.
 #include <functional>
+#include <set>
 
 #include "tests/core/reference.h"
 #include "tests/support/emulated_cuda.h"
+#include "tests/support/recording_backend.h"
 
 using namespace axiom;
 using namespace axiom::test;
@@ -16,111 +21,287 @@ using core::Device;
 
 namespace {
 
+using V = std::vector<Tensor>;
+
 struct OpCase {
   std::string name;
-  std::vector<Tensor> inputs;                                           // made on the CPU
-  std::function<std::vector<Tensor>(const std::vector<Tensor>&)> run;   // the op(s), on any device
+  V inputs;                            // made on the CPU
+  std::function<V(const V&)> run;      // the op(s), on any device
 };
 
 Tensor positive(const Tensor& x) { return core::add(core::abs(x), 0.5); }
 
-std::vector<OpCase> op_cases(Dtype dtype) {
-  Generator gen(5);
-  auto r = [&](const Shape& shape) { return core::randn(shape, gen, dtype); };
-  const Tensor idx = core::from_vector<int64_t>({2, 0, 2, 1}, {4});
-  const Tensor gather_idx = core::from_vector<int64_t>({0, 2, 1, 1, 0, 0}, {2, 3});
-  std::vector<OpCase> cases;
-  auto add_case = [&](std::string name, std::vector<Tensor> inputs, auto run) {
-    cases.push_back({std::move(name), std::move(inputs), run});
+// The layouts a kernel must read in place, each a view of x ([rows, cols] or larger) on its device.
+struct View {
+  std::string name;
+  std::function<Tensor(const Tensor&)> of;
+};
+const std::vector<View>& views() {
+  static const std::vector<View> all = {
+      {"contiguous", [](const Tensor& x) { return x; }},
+      {"transposed", [](const Tensor& x) { return x.transpose(0, 1); }},
+      {"offset and strided", [](const Tensor& x) { return x.narrow(0, 1, x.size(0) - 1).slice(1, 1, x.size(1), 2); }},
+      {"broadcast row", [](const Tensor& x) { return x.narrow(0, 0, 1).expand({3, x.size(1)}); }},
   };
-  using V = std::vector<Tensor>;
-  add_case("unary maps of a transposed view", V{r({3, 5})}, [](const V& x) {
-    const Tensor t = x[0].transpose(0, 1);
-    return V{core::neg(t), core::abs(t), core::exp(t), core::log(positive(t)), core::sqrt(positive(t)), core::rsqrt(positive(t)),
-             core::tanh(t), core::sigmoid(t), core::relu(t), core::gelu(t), core::gelu_tanh(t), core::pow(t, 2.0),
-             core::pow(positive(t), 1.5), core::gelu_derivative(t), core::gelu_tanh_derivative(t)};
-  });
-  add_case("binary maps with broadcasting", V{r({4, 1, 3}), r({5, 1})}, [](const V& x) {
-    const Tensor a = x[0], b = x[1];
-    return V{core::add(a, b), core::sub(a, b), core::mul(a, b), core::div(a, positive(b)), core::pow(positive(a), b),
-             core::maximum(a, b), core::minimum(a, b), core::eq(a, a), core::lt(a, b), core::ge(a, b), core::gt(a, b)};
-  });
-  add_case("where and masked_fill", V{r({3, 4}), r({4})}, [](const V& x) {
-    const Tensor cond = core::gt(x[0], x[1]);
-    return V{core::where(cond, x[0], x[1]), core::masked_fill(x[0], cond, -7)};
-  });
-  add_case("reductions over any axes of a permuted view", V{r({3, 4, 5})}, [](const V& x) {
-    const Tensor t = x[0].permute({2, 0, 1});
-    const auto [values, indices] = core::max_with_indices(t, 1);
-    return V{core::sum(t), core::sum(t, {0, 2}), core::mean(t, {1}), core::var(t, {2}), core::max(t, {0}), values, indices,
-             core::argmax(t, -1), core::sum(x[0], {0, 1})};
-  });
-  add_case("softmax and log_softmax along a middle axis", V{r({2, 7, 3})}, [](const V& x) {
-    return V{core::softmax(x[0], 1), core::log_softmax(x[0].transpose(0, 2), -1)};
-  });
-  add_case("matmul: batched, broadcast, transposed; linear", V{r({2, 3, 4}), r({4, 5}), r({5}), r({2, 5, 4})}, [](const V& x) {
-    return V{core::matmul(x[0], x[1]), core::matmul(x[0], x[3].transpose(1, 2)), core::matmul(x[1].transpose(0, 1), x[0].transpose(1, 2)),
-             core::linear(x[0], x[1], x[2]), core::matmul(x[0].select(0, 1), x[1])};
-  });
-  add_case("layer norm and its backward", V{r({3, 2, 6}), r({6}), r({6}), r({3, 2, 6})}, [](const V& x) {
-    const auto n = core::layer_norm(x[0].transpose(0, 1), x[1], x[2]);
-    return V{n.output, n.mean, n.rstd, core::layer_norm_backward(x[0].transpose(0, 1), x[1], n.mean, n.rstd, x[3].transpose(0, 1))};
-  });
-  for (const bool causal : {false, true}) {
-    add_case(std::string("attention along both axes") + (causal ? ", causal" : ""), V{r({2, 3, 4, 12}), r({2, 3, 4, 4})},
-             [causal](const V& x) {
-               V out;
-               for (int64_t axis : {1, 2}) {
-                 const auto a = core::attention(x[0], axis, 2, causal);
-                 out.push_back(a.output), out.push_back(a.probs);
-                 out.push_back(core::attention_backward(x[0], a.probs, x[1], axis, 2));
-               }
-               return out;
-             });
-  }
-  add_case("indexing: select, add, embedding, gather, scatter_add", V{r({3, 4}), idx, r({3, 4}), gather_idx}, [](const V& x) {
-    return V{core::index_select(x[0], 1, x[1]), core::index_add(x[0], 1, x[1], x[2]), core::embedding(x[0].transpose(0, 1), x[1]),
-             core::gather(x[0].narrow(0, 0, 2), 1, x[3]), core::scatter_add(x[0].narrow(0, 0, 2), 1, x[3], x[2].narrow(0, 0, 2).narrow(1, 0, 3))};
-  });
-  add_case("copies: dtype conversions, contiguous, concat, pad, shift", V{r({3, 4})}, [](const V& x) {
-    const Tensor scaled = core::mul(x[0], 100);
-    return V{scaled.to(Dtype::int64), core::abs(scaled).to(Dtype::uint8), x[0].transpose(0, 1).contiguous(),
-             core::concat({x[0], x[0].slice(1, 0, 4, 2)}, 1), core::pad(x[0], 1, 1, 2, -1), core::shift(x[0], 0, 1),
-             core::full({2, 3}, 2.5, x[0].dtype(), x[0].device()), core::scalar(3, Dtype::int64, x[0].device())};
-  });
-  return cases;
+  return all;
 }
 
-std::vector<Tensor> to_device(const std::vector<Tensor>& tensors, Device device) {
-  std::vector<Tensor> moved;
-  for (const Tensor& t : tensors) moved.push_back(t.to(device));
-  return moved;
+// Sizes that break elementwise kernels, as [rows, cols]: empty, 1, 31, 257, and 600 (more than the
+// 2 blocks of 256 threads that one schedule caps grids at).
+const std::vector<Shape> kElementwiseShapes = {{0, 5}, {1, 1}, {1, 31}, {1, 257}, {4, 150}, {6, 7}};
+
+V all_unary(const Tensor& t) {
+  return V{core::neg(t), core::abs(t), core::exp(t), core::log(positive(t)), core::sqrt(positive(t)), core::rsqrt(positive(t)),
+           core::tanh(t), core::sigmoid(t), core::relu(t), core::gelu(t), core::gelu_tanh(t), core::pow(t, 2.0),
+           core::pow(positive(t), 1.5), core::gelu_derivative(t), core::gelu_tanh_derivative(t)};
 }
 
-}  // namespace
+V all_binary(const Tensor& a, const Tensor& b) {
+  return V{core::add(a, b), core::sub(a, b), core::mul(a, b), core::div(a, positive(b)), core::pow(positive(a), b),
+           core::maximum(a, b), core::minimum(a, b), core::eq(a, b), core::ne(a, b), core::lt(a, b), core::le(a, b),
+           core::gt(a, b), core::ge(a, b)};
+}
 
-TEST_CASE("every op on every device equals the CPU, float64 and float32") {
-  for (const Dtype dtype : {Dtype::float64, Dtype::float32}) {
-    for (const OpCase& op : op_cases(dtype)) {
-      INFO(op.name, ", ", dtype_name(dtype));
-      const std::vector<Tensor> expected = op.run(op.inputs);
-      axiom::testing::on_every_device([&] {
-        const std::vector<Tensor> actual = op.run(to_device(op.inputs, Device::cuda()));
-        REQUIRE(actual.size() == expected.size());
-        for (size_t i = 0; i < actual.size(); ++i) {
-          INFO("output ", i);
-          CHECK(actual[i].device() == Device::cuda());
-          CHECK(actual[i].dtype() == expected[i].dtype());
-          CHECK(actual[i].shape() == expected[i].shape());
-          const double tol = dtype == Dtype::float64 ? 1e-10 : 2e-5;
-          check_close(actual[i], values_of(expected[i]), tol, tol, op.name);
-        }
-      });
+void add_elementwise_cases(std::vector<OpCase>& cases, Dtype dtype, Generator& gen) {
+  for (const Shape& shape : kElementwiseShapes) {
+    for (const View& view : views()) {
+      if (view.name != "contiguous" && (shape[0] < 2 || shape[1] < 2)) continue;  // the view needs two rows and columns
+      const std::string where = " of " + str(shape) + ", " + view.name;
+      // b is one row, broadcast against every row of a (stride 0), and equal to a in places
+      const Tensor a = core::randn(shape, gen, dtype);
+      Tensor b = core::randn({1, shape[1]}, gen, dtype);
+      cases.push_back({"unary maps" + where, V{a}, [view](const V& x) { return all_unary(view.of(x[0])); }});
+      cases.push_back({"binary maps" + where, V{a, b}, [view](const V& x) {
+                         const Tensor t = view.of(x[0]);
+                         const Tensor row = x[1].narrow(1, 0, 1).expand({1, t.size(1)});  // a column broadcast too
+                         V out = all_binary(t, x[1].narrow(1, 0, t.size(1)));
+                         for (const Tensor& y : all_binary(t, row)) out.push_back(y);
+                         for (const Tensor& y : all_binary(t, t)) out.push_back(y);  // equal operands: eq, le, ge true
+                         return out;
+                       }});
+      cases.push_back({"where and masked_fill" + where, V{a, b}, [view](const V& x) {
+                         const Tensor t = view.of(x[0]), row = x[1].narrow(1, 0, t.size(1));
+                         const Tensor cond = core::gt(t, row);
+                         return V{core::where(cond, t, row), core::masked_fill(t, cond, -7)};
+                       }});
     }
   }
 }
 
-TEST_CASE("tensors move between devices and back unchanged; mixing devices is an Error") {
+void add_reduction_cases(std::vector<OpCase>& cases, Dtype dtype, Generator& gen) {
+  auto r = [&](const Shape& shape) { return core::randn(shape, gen, dtype); };
+  cases.push_back({"reductions over any axes of a permuted view", V{r({3, 4, 5})}, [](const V& x) {
+                     const Tensor t = x[0].permute({2, 0, 1});
+                     const auto [values, indices] = core::max_with_indices(t, 1);
+                     return V{core::sum(t), core::sum(t, {0, 2}), core::mean(t, {1}), core::var(t, {2}), core::max(t, {0}),
+                              values, indices, core::argmax(t, -1), core::sum(x[0], {0, 1}), core::var(t, {0, 1}, false, 0)};
+                   }});
+  cases.push_back({"reductions of rows longer than a block, along both axes", V{r({3, 300})}, [](const V& x) {
+                     V out;
+                     for (const Tensor& t : {x[0], x[0].transpose(0, 1)}) {
+                       const auto [values, indices] = core::max_with_indices(t, -1);
+                       for (const Tensor& y : {core::sum(t, {-1}), core::mean(t, {-1}), core::var(t, {-1}), values, indices}) out.push_back(y);
+                     }
+                     return out;
+                   }});
+  cases.push_back({"reductions of one element, of a broadcast, and to an empty result", V{r({1}), r({1, 5})}, [](const V& x) {
+                     const Tensor wide = x[1].expand({4, 5});
+                     const Tensor empty_rows = x[1].narrow(0, 0, 0);  // [0, 5]
+                     return V{core::sum(x[0]), core::max(x[0]), core::var(x[0], {}, false, 0), core::sum(wide, {0}), core::max(wide, {0}),
+                              core::sum(empty_rows, {1}), core::sum(empty_rows, {0}), core::mean(empty_rows, {0})};
+                   }});
+}
+
+void add_row_cases(std::vector<OpCase>& cases, Dtype dtype, Generator& gen) {
+  auto r = [&](const Shape& shape) { return core::randn(shape, gen, dtype); };
+  cases.push_back({"softmax and log_softmax along a middle axis", V{r({2, 7, 3})}, [](const V& x) {
+                     return V{core::softmax(x[0], 1), core::log_softmax(x[0].transpose(0, 2), -1)};
+                   }});
+  cases.push_back({"softmax of rows of 1, 31 and 300 (longer than a block)", V{r({3, 1}), r({2, 31}), r({3, 300})}, [](const V& x) {
+                     return V{core::softmax(x[0], -1), core::softmax(x[1], -1), core::log_softmax(x[1].transpose(0, 1), 0),
+                              core::softmax(x[2], -1), core::log_softmax(x[2], -1), core::softmax(x[2].transpose(0, 1), 0)};
+                   }});
+  cases.push_back({"layer norm and its backward", V{r({3, 2, 6}), r({6}), r({6}), r({3, 2, 6})}, [](const V& x) {
+                     const auto n = core::layer_norm(x[0].transpose(0, 1), x[1], x[2]);
+                     return V{n.output, n.mean, n.rstd, core::layer_norm_backward(x[0].transpose(0, 1), x[1], n.mean, n.rstd, x[3].transpose(0, 1))};
+                   }});
+  cases.push_back({"layer norm of rows longer than a block, without weight and bias", V{r({5, 300}), r({5, 300})}, [](const V& x) {
+                     const auto n = core::layer_norm(x[0]);
+                     const auto one = core::layer_norm(x[0].narrow(1, 0, 1));
+                     return V{n.output, n.mean, n.rstd, core::layer_norm_backward(x[0], {}, n.mean, n.rstd, x[1]), one.output};
+                   }});
+}
+
+void add_matrix_cases(std::vector<OpCase>& cases, Dtype dtype, Generator& gen) {
+  auto r = [&](const Shape& shape) { return core::randn(shape, gen, dtype); };
+  cases.push_back({"matmul: batched, broadcast, transposed; linear", V{r({2, 3, 4}), r({4, 5}), r({5}), r({2, 5, 4})}, [](const V& x) {
+                     return V{core::matmul(x[0], x[1]), core::matmul(x[0], x[3].transpose(1, 2)),
+                              core::matmul(x[1].transpose(0, 1), x[0].transpose(1, 2)), core::linear(x[0], x[1], x[2]),
+                              core::matmul(x[0].select(0, 1), x[1])};
+                   }});
+  cases.push_back({"matmul: one row, an empty sum, offset views, a broadcast batch, vectors", V{r({3, 6, 5}), r({5, 4})}, [](const V& x) {
+                     const Tensor a = x[0].narrow(1, 1, 3);                       // offset rows
+                     const Tensor b = x[1].narrow(1, 1, 2);                       // offset columns
+                     const Tensor batch = x[1].unsqueeze(0).expand({3, 5, 4});    // stride 0 over the batch
+                     return V{core::matmul(a.narrow(1, 0, 1), x[1]), core::matmul(a.narrow(2, 0, 0), x[1].narrow(0, 0, 0)),
+                              core::matmul(a, b), core::matmul(x[0], batch), core::matmul(x[1].select(1, 0), x[1]),
+                              core::matmul(x[1], x[1].select(0, 2))};
+                   }});
+  for (const bool causal : {false, true}) {
+    cases.push_back({std::string("attention along both axes") + (causal ? ", causal" : ""), V{r({2, 3, 4, 12}), r({2, 3, 4, 4})},
+                     [causal](const V& x) {
+                       V out;
+                       for (int64_t axis : {1, 2}) {
+                         const auto a = core::attention(x[0], axis, 2, causal);
+                         out.push_back(a.output), out.push_back(a.probs);
+                         out.push_back(core::attention_backward(x[0], a.probs, x[1], axis, 2));
+                       }
+                       return out;
+                     }});
+    cases.push_back({std::string("attention over lines of 1 and 40") + (causal ? ", causal" : ""), V{r({1, 40, 6}), r({1, 40, 2})},
+                     [causal](const V& x) {
+                       V out;
+                       for (int64_t axis : {0, 1}) {
+                         const auto a = core::attention(x[0], axis, 1, causal);
+                         out.push_back(a.output), out.push_back(a.probs);
+                         out.push_back(core::attention_backward(x[0], a.probs, x[1], axis, 1));
+                       }
+                       return out;
+                     }});
+  }
+}
+
+void add_index_cases(std::vector<OpCase>& cases, Dtype dtype, Generator& gen) {
+  auto r = [&](const Shape& shape) { return core::randn(shape, gen, dtype); };
+  const Tensor idx = core::from_vector<int64_t>({2, 0, 2, 1}, {4});
+  const Tensor gather_idx = core::from_vector<int64_t>({0, 2, 1, 1, 0, 0}, {2, 3});
+  cases.push_back({"indexing: select, add, embedding, gather, scatter_add", V{r({3, 4}), idx, r({3, 4}), gather_idx}, [](const V& x) {
+                     return V{core::index_select(x[0], 1, x[1]), core::index_add(x[0], 1, x[1], x[2]), core::embedding(x[0].transpose(0, 1), x[1]),
+                              core::gather(x[0].narrow(0, 0, 2), 1, x[3]),
+                              core::scatter_add(x[0].narrow(0, 0, 2), 1, x[3], x[2].narrow(0, 0, 2).narrow(1, 0, 3))};
+                   }});
+  // 257 rows picked from 5, so that many threads add into one element at once
+  const Tensor many = core::randint({257}, 0, 5, gen, Dtype::int64);
+  const Tensor many_gather = core::randint({2, 257}, 0, 5, gen, Dtype::int64);
+  cases.push_back({"indexing with 257 indices into 5 places", V{r({5, 3}), many, r({257, 3}), many_gather, r({2, 257})}, [](const V& x) {
+                     return V{core::index_select(x[0], 0, x[1]), core::index_add(x[0], 0, x[1], x[2]), core::embedding(x[0], x[1]),
+                              core::scatter_add(core::zeros({2, 5}, x[0].dtype(), x[0].device()), 1, x[3], x[4]),
+                              core::gather(x[4].narrow(1, 0, 5), 1, x[3]), core::index_select(x[0], 0, x[1].narrow(0, 0, 0))};
+                   }});
+}
+
+void add_copy_cases(std::vector<OpCase>& cases, Dtype dtype, Generator& gen) {
+  auto r = [&](const Shape& shape) { return core::randn(shape, gen, dtype); };
+  cases.push_back({"copies: dtype conversions, contiguous, concat, pad, shift, fill", V{r({3, 4})}, [](const V& x) {
+                     const Tensor scaled = core::mul(x[0], 100);
+                     const Tensor huge = core::mul(x[0], 1e30);  // saturates when converted to integers
+                     return V{scaled.to(Dtype::int64), core::abs(scaled).to(Dtype::uint8), huge.to(Dtype::int64),
+                              x[0].to(x[0].dtype() == Dtype::float32 ? Dtype::float64 : Dtype::float32),
+                              x[0].transpose(0, 1).contiguous(), x[0].narrow(1, 1, 2).expand({2, 3, 2}).contiguous(),
+                              core::concat({x[0], x[0].slice(1, 0, 4, 2)}, 1), core::pad(x[0], 1, 1, 2, -1), core::shift(x[0], 0, 1),
+                              core::full({2, 3}, 2.5, x[0].dtype(), x[0].device()), core::scalar(3, Dtype::int64, x[0].device()),
+                              core::zeros({0, 3}, x[0].dtype(), x[0].device())};
+                   }});
+}
+
+std::vector<OpCase> op_cases(Dtype dtype) {
+  Generator gen(5);
+  std::vector<OpCase> cases;
+  add_elementwise_cases(cases, dtype, gen);
+  add_reduction_cases(cases, dtype, gen);
+  add_row_cases(cases, dtype, gen);
+  add_matrix_cases(cases, dtype, gen);
+  add_index_cases(cases, dtype, gen);
+  add_copy_cases(cases, dtype, gen);
+  return cases;
+}
+
+// The integer dtypes: the ops that take them.
+std::vector<OpCase> integer_cases() {
+  Generator gen(6);
+  const Tensor a = core::randint({4, 70}, -50, 50, gen, Dtype::int64), b = core::randint({1, 70}, -50, 50, gen, Dtype::int64);
+  const Tensor pixels = core::randint({4, 70}, 0, 256, gen, Dtype::uint8);
+  const Tensor idx = core::from_vector<int64_t>({1, 0, 1}, {3});
+  std::vector<OpCase> cases;
+  cases.push_back({"int64: unary, arithmetic, comparisons, where, reductions, indexing", V{a, b, idx}, [](const V& x) {
+                     const Tensor t = x[0].transpose(0, 1), row = x[1].transpose(0, 1);
+                     V out{core::neg(t), core::abs(t), core::relu(t), core::add(t, row), core::sub(t, row), core::mul(t, row),
+                           core::maximum(t, row), core::minimum(t, row), core::eq(t, row), core::ne(t, row), core::le(t, row),
+                           core::where(core::gt(t, row), t, row), core::sum(x[0], {1}), core::max(x[0], {0}),
+                           core::index_add(x[0].narrow(1, 0, 2), 1, x[2], x[0].narrow(1, 0, 3)), x[0].to(Dtype::float32)};
+                     return out;
+                   }});
+  cases.push_back({"uint8: copies, comparisons, where, fill, gather", V{pixels, idx}, [](const V& x) {
+                     const Tensor t = x[0].slice(1, 1, 70, 3);
+                     return V{t.contiguous(), core::lt(t, t.narrow(0, 0, 1)), core::where(core::ge(t, t), t, t), t.to(Dtype::float64),
+                              core::full({5}, 7, Dtype::uint8, x[0].device()), core::index_select(x[0], 0, x[1])};
+                   }});
+  return cases;
+}
+
+V to_device(const V& tensors, Device device) {
+  V moved;
+  for (const Tensor& t : tensors) moved.push_back(t.to(device));
+  return moved;
+}
+
+double tolerance_of(Dtype dtype) { return dtype == Dtype::float64 ? 1e-10 : 2e-5; }
+
+// Runs the case on the device in scope and compares each output with the CPU's.
+void check_case_on_device(const OpCase& op) {
+  const V expected = op.run(op.inputs);
+  const V actual = op.run(to_device(op.inputs, Device::cuda()));
+  REQUIRE(actual.size() == expected.size());
+  for (size_t i = 0; i < actual.size(); ++i) {
+    INFO("output ", i);
+    CHECK(actual[i].device() == Device::cuda());
+    CHECK(actual[i].dtype() == expected[i].dtype());
+    CHECK(actual[i].shape() == expected[i].shape());
+    const double tol = tolerance_of(op.inputs[0].dtype());
+    check_close(actual[i], values_of(expected[i]), tol, tol, op.name);
+  }
+}
+
+std::vector<OpCase> every_case() {
+  std::vector<OpCase> all = op_cases(Dtype::float64);
+  for (OpCase& c : op_cases(Dtype::float32)) all.push_back(std::move(c));
+  for (OpCase& c : integer_cases()) all.push_back(std::move(c));
+  return all;
+}
+
+}  // namespace
+
+TEST_SUITE("cuda-emulated") {
+
+TEST_CASE("every op on every device equals the CPU in float64 and float32 and int64 and uint8") {
+  for (const OpCase& op : every_case()) {
+    INFO(op.name, ", ", dtype_name(op.inputs[0].dtype()));
+    axiom::testing::on_every_device([&] { check_case_on_device(op); });
+  }
+}
+
+TEST_CASE("the harness reaches every backend method and every unary and binary and reduction op") {
+  std::set<std::string> calls;
+  {
+    axiom::testing::ScopedEmulatedCuda emulated;  // the build's CUDA backend comes back at the end of the scope
+    core::register_backend(core::DeviceType::cuda, std::make_unique<axiom::testing::RecordingBackend>(
+                                                        axiom::cuda_emulator::make_backend(), &calls));
+    for (const OpCase& op : every_case()) check_case_on_device(op);
+    core::backend(Device::cuda()).synchronize();
+    (void)core::backend(Device::cuda()).available();
+  }
+  std::set<std::string> expected = axiom::testing::kBackendMethods;
+  for (int op = 0; op < core::kNumUnaryOps; ++op) expected.insert("unary " + std::string(core::op_name(core::UnaryOp(op))));
+  for (int op = 0; op < core::kNumBinaryOps; ++op) expected.insert("binary " + std::string(core::op_name(core::BinaryOp(op))));
+  for (int op = 0; op < core::kNumReduceOps; ++op) expected.insert("reduce " + std::string(core::op_name(core::ReduceOp(op))));
+  for (const char* method : {"unary", "binary", "reduce"}) expected.erase(method);
+  for (const std::string& call : expected) {
+    INFO("no case of the harness calls ", call);
+    CHECK(calls.count(call) == 1);
+  }
+}
+
+TEST_CASE("tensors move between devices and back unchanged and mixing devices is an Error") {
   axiom::testing::on_every_device([] {
     Generator gen(1);
     const Tensor x = core::randn({3, 4}, gen, Dtype::float64);
@@ -132,3 +313,5 @@ TEST_CASE("tensors move between devices and back unchanged; mixing devices is an
     CHECK_THROWS_WITH_AS(on_device.data<double>(), doctest::Contains("move it to the cpu"), Error);
   });
 }
+
+}  // TEST_SUITE

@@ -1,7 +1,6 @@
 // The Axial Transformer on a device: training steps, evaluation and sampling give the CPU's
-// results, with every tensor on the model's device. Runs on EmulatedCuda always (so a tensor
-// left on the CPU, or a device tensor read as host memory, fails here on any machine) and on the
-// real CUDA backend when a GPU is present (tests/support/emulated_cuda.h).
+// results, with every tensor on the model's device. Runs core/cuda's own kernels on the CPU
+// emulator always, and on the real GPU when there is one (tests/support/emulated_cuda.h).
 #include <cmath>
 
 #include "models/models.h"
@@ -40,6 +39,8 @@ double largest_weight_difference(models::AxialTransformer& a, models::AxialTrans
 
 }  // namespace
 
+TEST_SUITE("cuda-emulated") {
+
 TEST_CASE("three training steps of a model on the device match the same steps on the CPU") {
   const auto config = device_config();
   const core::Tensor images = device_test_images(config);
@@ -77,7 +78,7 @@ TEST_CASE("evaluation on the device gives the CPU's likelihood") {
   });
 }
 
-TEST_CASE("on the device, the semi-parallel sampler makes exactly the naive sampler's images, and the CPU's") {
+TEST_CASE("on the device the semi-parallel sampler makes exactly the naive sampler's images and the CPU's") {
   for (const std::string inner : {"transformer", "lstm"}) {
     CAPTURE(inner);
     core::Generator gen(9);
@@ -99,3 +100,5 @@ TEST_CASE("on the device, the semi-parallel sampler makes exactly the naive samp
     });
   }
 }
+
+}  // TEST_SUITE

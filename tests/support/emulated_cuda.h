@@ -1,150 +1,74 @@
-// EmulatedCuda: a test backend that serves DeviceType::cuda from host memory, running every
-// kernel on the CPU backend. With it installed, everything that places tensors on a device
-// (Tensor::to, Module::to, the op functions' device checks, a training step or a sampler on
-// `cuda`) runs on a machine without a GPU, so the tests check that no layer, loss or sampler
-// leaves a tensor on the CPU or reads device memory as host memory. (Device memory here is plain
-// host memory, but kernels only ever see host copies: a tensor's data is copied to a CPU
-// tensor with the same layout, the CPU kernel runs, and the outputs are copied back.)
-//
-// The real CUDA kernels are checked by the same tests whenever a GPU is present
-// (devices_under_test()).
+// The CUDA backend's own kernels on a machine without a GPU: core/cuda compiled against the CPU
+// emulator of core/cuda/emulator (a grid runner whose threads are fibers, with real barriers and
+// poisoned shared memory; stand-ins for the CUDA runtime and cuBLAS that check every pointer),
+// installed for DeviceType::cuda for the life of a scope.
 //
 //   {
-//     ScopedEmulatedCuda emulated;   // Device::cuda() is served by EmulatedCuda in this scope
+//     ScopedEmulatedCuda emulated(ThreadOrder::reverse);   // Device::cuda() runs core/cuda's kernels
 //     ...
-//   }                                // the previous CUDA backend is back
-// No cuda tensor may outlive the scope.
+//   }                                                      // the previous CUDA backend is back
+// No cuda tensor may outlive the scope (a Storage frees through the backend registered then).
+//
+// Every test that uses it belongs to the doctest suite "cuda-emulated", which ctest turns into
+// the label of the same name: `ctest -L cuda-emulated` runs them all. (Their names hold no comma
+// or semicolon: doctest's CMake script looks a test's suites up by its unescaped name.)
 #pragma once
 
-#include <cstdlib>
-#include <cstring>
+#include <doctest/doctest.h>
+
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "core/backend.h"
-#include "core/tensor.h"
+#include "core/cuda/emulator/emulator.h"
 
 namespace axiom::testing {
 
-using core::Tensor;
+using cuda_emulator::ThreadOrder;
 
-class EmulatedCuda : public core::Backend {
- public:
-  std::string_view name() const override { return "cuda (emulated on the host)"; }
-
-  void* allocate(size_t nbytes) override { return nbytes ? std::malloc(nbytes) : nullptr; }
-  void deallocate(void* data, size_t) override { std::free(data); }
-  void copy_from_host(void* dst, const void* src, size_t nbytes) override { if (nbytes) std::memcpy(dst, src, nbytes); }
-  void copy_to_host(void* dst, const void* src, size_t nbytes) override { if (nbytes) std::memcpy(dst, src, nbytes); }
-
-  void fill(const Tensor& out, double value) override { run({out}, [&](auto& h) { cpu().fill(h[0], value); }); }
-  void copy(const Tensor& src, const Tensor& dst) override { run({dst, src}, [&](auto& h) { cpu().copy(h[1], h[0]); }); }
-  void unary(core::UnaryOp op, const Tensor& x, const Tensor& out, double scalar) override {
-    run({out, x}, [&](auto& h) { cpu().unary(op, h[1], h[0], scalar); });
-  }
-  void binary(core::BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) override {
-    run({out, a, b}, [&](auto& h) { cpu().binary(op, h[1], h[2], h[0]); });
-  }
-  void where(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out) override {
-    run({out, cond, a, b}, [&](auto& h) { cpu().where(h[1], h[2], h[3], h[0]); });
-  }
-  void reduce(core::ReduceOp op, const Tensor& x, const std::vector<int>& axes, const Tensor& out, const Tensor& argmax,
-              int64_t correction) override {
-    run({out, argmax, x}, [&](auto& h) { cpu().reduce(op, h[2], axes, h[0], h[1], correction); }, 2);
-  }
-  void softmax(const Tensor& x, int axis, bool log, const Tensor& out) override {
-    run({out, x}, [&](auto& h) { cpu().softmax(h[1], axis, log, h[0]); });
-  }
-  void matmul(const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate) override {
-    run({out, a, b}, [&](auto& h) { cpu().matmul(h[1], h[2], h[0], accumulate); });
-  }
-  void attention(const Tensor& qkv, int axis, int64_t heads, bool causal, const Tensor& out, const Tensor& probs) override {
-    run({out, probs, qkv}, [&](auto& h) { cpu().attention(h[2], axis, heads, causal, h[0], h[1]); }, 2);
-  }
-  void attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int axis, int64_t heads,
-                          const Tensor& grad_qkv) override {
-    run({grad_qkv, qkv, probs, grad_out}, [&](auto& h) { cpu().attention_backward(h[1], h[2], h[3], axis, heads, h[0]); });
-  }
-  void layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps, const Tensor& out,
-                  const Tensor& mean, const Tensor& rstd) override {
-    run({out, mean, rstd, x, weight, bias}, [&](auto& h) { cpu().layer_norm(h[3], h[4], h[5], eps, h[0], h[1], h[2]); }, 3);
-  }
-  void layer_norm_backward(const Tensor& x, const Tensor& weight, const Tensor& mean, const Tensor& rstd,
-                           const Tensor& grad_out, const Tensor& grad_x) override {
-    run({grad_x, x, weight, mean, rstd, grad_out}, [&](auto& h) { cpu().layer_norm_backward(h[1], h[2], h[3], h[4], h[5], h[0]); });
-  }
-  void index_select(const Tensor& x, int axis, const Tensor& index, const Tensor& out) override {
-    run({out, x, index}, [&](auto& h) { cpu().index_select(h[1], axis, h[2], h[0]); });
-  }
-  void index_add(const Tensor& out, int axis, const Tensor& index, const Tensor& src) override {
-    run({out, index, src}, [&](auto& h) { cpu().index_add(h[0], axis, h[1], h[2]); });
-  }
-  void gather(const Tensor& x, int axis, const Tensor& index, const Tensor& out) override {
-    run({out, x, index}, [&](auto& h) { cpu().gather(h[1], axis, h[2], h[0]); });
-  }
-  void scatter_add(const Tensor& out, int axis, const Tensor& index, const Tensor& src) override {
-    run({out, index, src}, [&](auto& h) { cpu().scatter_add(h[0], axis, h[1], h[2]); });
-  }
-
-  int kernels_run = 0;  // how many kernels ran here (a test can see that an op ran on the device)
-
- private:
-  static core::Backend& cpu() { return core::backend(core::Device::cpu()); }
-
-  // A CPU tensor with t's layout, over a copy of t's whole storage (undefined stays undefined).
-  static Tensor host_copy(const Tensor& t) {
-    if (!t.defined()) return t;
-    auto storage = std::make_shared<core::Storage>(t.storage()->nbytes(), core::Device::cpu());
-    if (storage->nbytes()) std::memcpy(storage->data(), t.storage()->data(), storage->nbytes());
-    return Tensor(storage, t.shape(), t.strides(), t.offset(), t.dtype());
-  }
-
-  // Runs kernel(host copies of `tensors`), then copies the first `outputs` of them back.
-  template <typename Kernel>
-  void run(const std::vector<Tensor>& tensors, Kernel kernel, size_t outputs = 1) {
-    ++kernels_run;
-    std::vector<Tensor> host;
-    for (const Tensor& t : tensors) host.push_back(host_copy(t));
-    kernel(host);
-    for (size_t i = 0; i < outputs; ++i) {
-      if (tensors[i].defined() && host[i].storage()->nbytes()) {
-        std::memcpy(tensors[i].storage()->data(), host[i].storage()->data(), host[i].storage()->nbytes());
-      }
-    }
-  }
-};
-
-// Installs EmulatedCuda for DeviceType::cuda for the life of the scope.
 class ScopedEmulatedCuda {
  public:
-  ScopedEmulatedCuda() : previous_(core::register_backend(core::DeviceType::cuda, std::make_unique<EmulatedCuda>())) {}
-  ~ScopedEmulatedCuda() { core::register_backend(core::DeviceType::cuda, std::move(previous_)); }
+  explicit ScopedEmulatedCuda(ThreadOrder order = ThreadOrder::forward, int64_t most_blocks = 65536, uint64_t seed = 1)
+      : previous_(core::register_backend(core::DeviceType::cuda, cuda_emulator::make_backend())),
+        previous_order_(cuda_emulator::thread_order()),
+        previous_most_blocks_(cuda_emulator::most_blocks()) {
+    cuda_emulator::set_thread_order(order, seed);
+    cuda_emulator::set_most_blocks(most_blocks);
+  }
+  ~ScopedEmulatedCuda() {
+    cuda_emulator::set_thread_order(previous_order_);
+    cuda_emulator::set_most_blocks(previous_most_blocks_);
+    core::register_backend(core::DeviceType::cuda, std::move(previous_));
+  }
   ScopedEmulatedCuda(const ScopedEmulatedCuda&) = delete;
   ScopedEmulatedCuda& operator=(const ScopedEmulatedCuda&) = delete;
 
  private:
   std::unique_ptr<core::Backend> previous_;
+  ThreadOrder previous_order_;
+  int64_t previous_most_blocks_;
 };
 
-// Whether the real CUDA backend can run here; when not, the tests that need it print one line
-// saying so and skip.
+// Whether the real CUDA backend can run here (a CUDA build on a machine with a GPU).
 inline bool real_cuda_available() { return core::backend(core::Device::cuda()).available(); }
 
-}  // namespace axiom::testing
+// The emulated schedules every device test runs under: threads (and blocks) in order, then in
+// reverse with grids capped at 2 blocks, so that every grid-stride loop wraps around.
+struct EmulatedSchedule {
+  ThreadOrder order;
+  int64_t most_blocks;
+};
+inline constexpr EmulatedSchedule kEmulatedSchedules[] = {{ThreadOrder::forward, 65536}, {ThreadOrder::reverse, 2}};
 
-#include <doctest/doctest.h>
-
-namespace axiom::testing {
-
-// Runs check(label) on every device that can stand in for `cuda` here: EmulatedCuda always,
-// and the real CUDA backend when a GPU is present (otherwise one line, once per test program,
-// says it was skipped).
+// Runs check() on every device that can stand in for `cuda` here: the emulated CUDA backend under
+// each schedule, and the real one when a GPU is present (otherwise one line, once per test
+// program, says it was skipped).
 template <typename Check>
 void on_every_device(Check check) {
-  {
-    ScopedEmulatedCuda emulated;
-    INFO("on ", std::string(core::backend(core::Device::cuda()).name()));
+  for (const EmulatedSchedule& schedule : kEmulatedSchedules) {
+    ScopedEmulatedCuda emulated(schedule.order, schedule.most_blocks);
+    INFO("on the emulated CUDA backend, threads ", std::string(cuda_emulator::order_name(schedule.order)),
+         ", at most ", schedule.most_blocks, " blocks per launch");
     check();
   }
   if (real_cuda_available()) {
@@ -152,7 +76,7 @@ void on_every_device(Check check) {
     check();
   } else {
     static bool said = false;
-    if (!said) MESSAGE("the real CUDA backend is skipped: no CUDA device here (EmulatedCuda ran instead)");
+    if (!said) MESSAGE("the real CUDA backend is skipped: no CUDA device here (the emulated one ran instead)");
     said = true;
   }
 }

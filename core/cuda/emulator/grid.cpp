@@ -1,0 +1,342 @@
+// The grid runner (grid.h): blocks in turn, the threads of a block as fibers, barriers between.
+#include "core/cuda/emulator/grid.h"
+
+#include <algorithm>
+#include <boost/context/fiber.hpp>
+#include <boost/context/protected_fixedsize_stack.hpp>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <numeric>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/cuda/emulator/include/cuda_runtime.h"
+#include "core/cuda/emulator/memory.h"
+#include "core/error.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#endif
+
+// The section that holds every __shared__ variable (include/cuda_runtime.h); the linker defines
+// these two symbols around it. Weak: a program without __shared__ variables has no such section.
+extern "C" {
+extern char __start_axiom_cuda_shared[] __attribute__((weak));
+extern char __stop_axiom_cuda_shared[] __attribute__((weak));
+}
+
+namespace axiom::cuda_emulator {
+
+namespace {
+
+namespace context = boost::context;
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr size_t kStackBytes = 512 << 10;  // AddressSanitizer's frames are larger
+#else
+constexpr size_t kStackBytes = 64 << 10;
+#endif
+constexpr unsigned kMostThreadsPerBlock = 1024;
+
+enum class ThreadState { ready, waiting, ended };
+
+// One fiber per thread of a block, kept from block to block and launch to launch.
+struct Worker {
+  context::fiber fiber;      // the worker, suspended (empty while it runs)
+  context::fiber to_runner;  // while it runs: the runner, to switch back to
+  dim3 thread;               // threadIdx
+  ThreadState state = ThreadState::ended;
+  bool started = false;             // it began this block's kernel (and may be inside it)
+  std::source_location barrier;     // the __syncthreads() it waits at
+  std::exception_ptr error;         // what the kernel threw, if anything
+  // for AddressSanitizer, which must be told of every switch between stacks
+  const void* stack_bottom = nullptr;
+  size_t stack_size = 0;
+  void* fake_stack = nullptr;
+};
+
+// Boost's guarded stack, remembering where it lies (AddressSanitizer needs the bounds).
+struct RecordedStack {
+  Worker* worker;
+  context::protected_fixedsize_stack stacks{kStackBytes};
+  context::stack_context allocate() {
+    context::stack_context stack = stacks.allocate();
+    worker->stack_bottom = static_cast<char*>(stack.sp) - stack.size;
+    worker->stack_size = stack.size;
+    return stack;
+  }
+  void deallocate(context::stack_context& stack) noexcept { stacks.deallocate(stack); }
+};
+
+// Fills every __shared__ variable with 0xFF bytes. Not through memset: AddressSanitizer would
+// check the bytes between the variables.
+__attribute__((no_sanitize("address"))) void poison_shared_memory() {
+  if (!__start_axiom_cuda_shared) return;
+  for (volatile char* byte = __start_axiom_cuda_shared; byte < __stop_axiom_cuda_shared; ++byte) *byte = char(0xFF);
+}
+
+std::string location(const std::source_location& where) {
+  std::string file = where.file_name();
+  const size_t core = file.rfind("core/");
+  if (core != std::string::npos) file = file.substr(core);
+  return file + ":" + std::to_string(where.line());
+}
+
+std::string to_string(const dim3& d) {
+  std::ostringstream out;
+  out << "(" << d.x << ", " << d.y << ", " << d.z << ")";
+  return out.str();
+}
+
+dim3 unflatten(uint64_t i, const dim3& extent) {
+  return dim3(static_cast<unsigned>(i % extent.x), static_cast<unsigned>(i / extent.x % extent.y),
+              static_cast<unsigned>(i / (uint64_t(extent.x) * extent.y)));
+}
+
+uint64_t volume(const dim3& d) { return uint64_t(d.x) * d.y * d.z; }
+
+// Why CUDA would refuse this configuration, or "" when it would not.
+std::string refused_configuration(dim3 grid, dim3 block) {
+  if (volume(block) == 0 || volume(grid) == 0) return "an empty grid " + to_string(grid) + " or block " + to_string(block);
+  if (block.x > 1024 || block.y > 1024 || block.z > 64) return "block " + to_string(block) + " is beyond (1024, 1024, 64)";
+  if (volume(block) > kMostThreadsPerBlock) return "block " + to_string(block) + " has more than 1024 threads";
+  if (grid.x > 2147483647u || grid.y > 65535 || grid.z > 65535) return "grid " + to_string(grid) + " is beyond (2^31 - 1, 65535, 65535)";
+  return "";
+}
+
+class GridRunner {
+ public:
+  bool run(const KernelSite& site, dim3 grid, dim3 block, const std::function<void()>& body) {
+    std::lock_guard lock(mutex_);
+    if (const std::string why = refused_configuration(grid, block); !why.empty()) {
+      set_failure_detail(std::string(site.op) + " kernel launched at " + location(site.where) + ": " + why);
+      set_last_error(cudaErrorInvalidConfiguration);
+      return false;
+    }
+    site_ = &site, body_ = &body, grid_dim_ = grid, block_dim_ = block;
+    ++stats_.launches;
+    for (uint64_t b : turn_order(volume(grid))) run_block(unflatten(b, grid));
+    body_ = nullptr;
+    return true;
+  }
+
+  // What the running thread reads; an Error outside a kernel.
+  Worker& current() {
+    if (!current_) throw Error("cuda emulator", "threadIdx, blockIdx or __syncthreads() used outside a kernel");
+    return *current_;
+  }
+  const dim3& block_index() { return current(), block_index_; }
+  const dim3& block_dim() { return current(), block_dim_; }
+  const dim3& grid_dim() { return current(), grid_dim_; }
+
+  // Called by a thread at __syncthreads(): back to the runner until the whole block is there.
+  void wait_at_barrier(const std::source_location& where) {
+    Worker& worker = current();
+    worker.state = ThreadState::waiting;
+    worker.barrier = where;
+    switch_to_runner(worker);
+  }
+
+  void set_order(ThreadOrder order, uint64_t seed) { order_ = order, random_.seed(seed); }
+  ThreadOrder order() const { return order_; }
+  int64_t most_blocks = 65536;
+  GridStats stats() { return stats_; }
+
+ private:
+  // The order in which `count` threads or blocks take their turns.
+  std::vector<uint64_t> turn_order(uint64_t count) {
+    std::vector<uint64_t> order(count);
+    std::iota(order.begin(), order.end(), 0);
+    if (order_ == ThreadOrder::reverse) std::reverse(order.begin(), order.end());
+    if (order_ == ThreadOrder::shuffled) std::shuffle(order.begin(), order.end(), random_);
+    return order;
+  }
+
+  // Runs the block's threads to their ends, phase by phase: in each phase every ready thread runs
+  // until it ends or waits at a barrier; when all that have not ended wait at the same barrier,
+  // they are released into the next phase.
+  void run_block(dim3 index) {
+    block_index_ = index;
+    poison_shared_memory();
+    const auto threads = static_cast<unsigned>(volume(block_dim_));
+    for (unsigned t = 0; t < threads; ++t) {
+      Worker& worker = worker_at(t);
+      worker.thread = unflatten(t, block_dim_), worker.state = ThreadState::ready, worker.started = false, worker.error = nullptr;
+    }
+    stats_.blocks += 1, stats_.threads += threads;
+    for (;;) {
+      for (uint64_t t : turn_order(threads)) {
+        Worker& worker = *workers_[t];
+        if (worker.state != ThreadState::ready) continue;
+        worker.started = true;
+        resume(worker);
+        if (worker.error) fail_block(threads, "thread " + to_string(worker.thread) + " threw", worker.error);
+      }
+      if (!release_barrier(threads)) return;
+      ++stats_.barriers;
+    }
+  }
+
+  // After a phase: false when every thread has ended; true when all the others wait at one
+  // barrier (they are set ready); an Error otherwise.
+  bool release_barrier(unsigned threads) {
+    const Worker* first_waiting = nullptr;
+    unsigned waiting = 0;
+    for (unsigned t = 0; t < threads; ++t) {
+      const Worker& worker = *workers_[t];
+      if (worker.state != ThreadState::waiting) continue;
+      ++waiting;
+      if (!first_waiting) first_waiting = &worker;
+      if (!same_place(worker.barrier, first_waiting->barrier)) {
+        fail_block(threads, "threads wait at two different __syncthreads(): thread " + to_string(first_waiting->thread) + " at " +
+                                location(first_waiting->barrier) + ", thread " + to_string(worker.thread) + " at " + location(worker.barrier));
+      }
+    }
+    if (waiting == 0) return false;
+    if (waiting < threads) {
+      fail_block(threads, std::to_string(waiting) + " of " + std::to_string(threads) + " threads wait at the __syncthreads() at " +
+                              location(first_waiting->barrier) + " (in " + first_waiting->barrier.function_name() +
+                              "), which the other " + std::to_string(threads - waiting) + " ended without reaching");
+    }
+    for (unsigned t = 0; t < threads; ++t) workers_[t]->state = ThreadState::ready;
+    return true;
+  }
+
+  static bool same_place(const std::source_location& a, const std::source_location& b) {
+    return a.line() == b.line() && a.column() == b.column() && std::string_view(a.file_name()) == b.file_name();
+  }
+
+  // Ends the launch with an Error. Threads stopped inside the kernel cannot be resumed or unwound
+  // safely, so their fibers are set aside for good and fresh ones take their places.
+  [[noreturn]] void fail_block(unsigned threads, const std::string& what, std::exception_ptr cause = nullptr) {
+    for (unsigned t = 0; t < threads; ++t) {
+      if (workers_[t]->started && workers_[t]->state != ThreadState::ended) abandoned_.push_back(std::move(workers_[t]));
+    }
+    std::string message = "kernel launched at " + location(site_->where) + ", block " + to_string(block_index_) + ": " + what;
+    if (cause) {
+      try {
+        std::rethrow_exception(cause);
+      } catch (const std::exception& e) {
+        message += ": " + std::string(e.what());
+      }
+    }
+    body_ = nullptr;
+    throw Error(site_->op, message);
+  }
+
+  Worker& worker_at(unsigned t) {
+    if (workers_.size() <= t) workers_.resize(t + 1);
+    if (!workers_[t]) workers_[t] = make_worker();
+    return *workers_[t];
+  }
+
+  std::unique_ptr<Worker> make_worker() {
+    auto worker = std::make_unique<Worker>();
+    Worker* w = worker.get();
+    w->fiber = context::fiber(std::allocator_arg, RecordedStack{w}, [this, w](context::fiber&& runner) {
+      w->to_runner = std::move(runner);
+      arrived_on_worker(*w);
+      for (;;) {  // one kernel thread per turn; the fiber is reused by the next block
+        try {
+          (*body_)();
+        } catch (const context::detail::forced_unwind&) {
+          throw;  // Boost unwinding this fiber's stack
+        } catch (...) {
+          w->error = std::current_exception();
+        }
+        w->state = ThreadState::ended;
+        switch_to_runner(*w);
+      }
+      return std::move(w->to_runner);
+    });
+    return worker;
+  }
+
+  // --- switching stacks (and telling AddressSanitizer) ------------------------------------------
+  void resume(Worker& worker) {
+    current_ = &worker;
+#if defined(__SANITIZE_ADDRESS__)
+    __sanitizer_start_switch_fiber(&runner_fake_stack_, worker.stack_bottom, worker.stack_size);
+#endif
+    worker.fiber = std::move(worker.fiber).resume();
+#if defined(__SANITIZE_ADDRESS__)
+    __sanitizer_finish_switch_fiber(runner_fake_stack_, nullptr, nullptr);
+#endif
+    current_ = nullptr;
+  }
+
+  void switch_to_runner(Worker& worker) {
+#if defined(__SANITIZE_ADDRESS__)
+    __sanitizer_start_switch_fiber(&worker.fake_stack, runner_stack_bottom_, runner_stack_size_);
+#endif
+    worker.to_runner = std::move(worker.to_runner).resume();
+    arrived_on_worker(worker);
+  }
+
+  void arrived_on_worker([[maybe_unused]] Worker& worker) {
+#if defined(__SANITIZE_ADDRESS__)
+    __sanitizer_finish_switch_fiber(worker.fake_stack, &runner_stack_bottom_, &runner_stack_size_);
+#endif
+  }
+
+  std::mutex mutex_;  // one launch at a time, as on the default stream
+  std::vector<std::unique_ptr<Worker>> workers_, abandoned_;
+  Worker* current_ = nullptr;
+  const KernelSite* site_ = nullptr;
+  const std::function<void()>* body_ = nullptr;
+  dim3 block_index_, block_dim_, grid_dim_;
+  ThreadOrder order_ = ThreadOrder::forward;
+  std::mt19937_64 random_{0};
+  GridStats stats_;
+  void* runner_fake_stack_ = nullptr;
+  const void* runner_stack_bottom_ = nullptr;
+  size_t runner_stack_size_ = 0;
+};
+
+GridRunner& runner() {
+  static auto* the_runner = new GridRunner;  // never destroyed: its fibers may still hold frames
+  return *the_runner;
+}
+
+}  // namespace
+
+const dim3& thread_index() { return runner().current().thread; }
+const dim3& block_index() { return runner().block_index(); }
+const dim3& block_dim() { return runner().block_dim(); }
+const dim3& grid_dim() { return runner().grid_dim(); }
+void sync_threads(std::source_location where) { runner().wait_at_barrier(where); }
+
+void set_thread_order(ThreadOrder order, uint64_t seed) { runner().set_order(order, seed); }
+ThreadOrder thread_order() { return runner().order(); }
+std::string_view order_name(ThreadOrder order) {
+  switch (order) {
+    case ThreadOrder::forward: return "forward";
+    case ThreadOrder::reverse: return "reverse";
+    case ThreadOrder::shuffled: return "shuffled";
+  }
+  return "?";
+}
+
+int64_t most_blocks() { return runner().most_blocks; }
+void set_most_blocks(int64_t blocks) {
+  if (blocks < 1 || blocks > 65536) throw Error("cuda emulator", "most blocks per launch must be in [1, 65536], not ", blocks);
+  runner().most_blocks = blocks;
+}
+
+GridStats grid_stats() { return runner().stats(); }
+
+void check_kernel_pointer(const KernelSite& site, int argument, const void* pointer) {
+  if (pointer && !is_device_range(pointer, 0)) {
+    throw Error(site.op, "kernel launched at ", location(site.where), ": argument ", argument, ", the pointer ",
+                describe_range(pointer, 0));
+  }
+}
+
+bool run_threads(const KernelSite& site, dim3 grid, dim3 block, const std::function<void()>& thread_body) {
+  return runner().run(site, grid, block, thread_body);
+}
+
+}  // namespace axiom::cuda_emulator

@@ -1,0 +1,49 @@
+// A stand-in for cuBLAS's <cublas_v2.h>, for compiling core/cuda with the host C++ compiler: the
+// entries core/cuda calls, computed with OpenBLAS in cuBLAS's own column-major convention.
+//
+// Arguments are validated as cuBLAS documents them: m, n, k and the batch count not negative,
+// lda >= max(1, rows of A as stored), ldb and ldc likewise, a transpose flag that is N, T or C:
+// CUBLAS_STATUS_INVALID_VALUE otherwise. The pointer arrays and every matrix they point to
+// (its whole extent, columns times leading dimension) must lie in device memory, and alpha and
+// beta in host memory (the default pointer mode): CUBLAS_STATUS_EXECUTION_FAILED otherwise (a
+// GPU would read out of bounds). cublasGetStatusString then says what was wrong.
+#pragma once
+
+#include "cuda_runtime.h"
+
+namespace axiom::cuda_emulator {
+
+enum cublasStatus_t {
+  CUBLAS_STATUS_SUCCESS = 0,
+  CUBLAS_STATUS_NOT_INITIALIZED = 1,
+  CUBLAS_STATUS_INVALID_VALUE = 7,
+  CUBLAS_STATUS_EXECUTION_FAILED = 13,
+};
+enum cublasOperation_t { CUBLAS_OP_N = 0, CUBLAS_OP_T = 1, CUBLAS_OP_C = 2 };
+using cublasHandle_t = struct EmulatedCublas*;
+
+cublasStatus_t cublasCreate(cublasHandle_t* handle);
+cublasStatus_t cublasDestroy(cublasHandle_t handle);
+const char* cublasGetStatusString(cublasStatus_t status);
+
+// For every i < batch: C[i] = alpha * op(A[i]) op(B[i]) + beta * C[i], column-major, where op(A)
+// is m x k, op(B) k x n and C[i] m x n.
+cublasStatus_t cublasSgemmBatched(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n,
+                                  int k, const float* alpha, const float* const a[], int lda, const float* const b[], int ldb,
+                                  const float* beta, float* const c[], int ldc, int batch);
+cublasStatus_t cublasDgemmBatched(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n,
+                                  int k, const double* alpha, const double* const a[], int lda, const double* const b[], int ldb,
+                                  const double* beta, double* const c[], int ldc, int batch);
+
+}  // namespace axiom::cuda_emulator
+
+using enum axiom::cuda_emulator::cublasStatus_t;
+using enum axiom::cuda_emulator::cublasOperation_t;
+using axiom::cuda_emulator::cublasStatus_t;
+using axiom::cuda_emulator::cublasOperation_t;
+using axiom::cuda_emulator::cublasHandle_t;
+using axiom::cuda_emulator::cublasCreate;
+using axiom::cuda_emulator::cublasDestroy;
+using axiom::cuda_emulator::cublasGetStatusString;
+using axiom::cuda_emulator::cublasSgemmBatched;
+using axiom::cuda_emulator::cublasDgemmBatched;

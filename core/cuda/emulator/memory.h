@@ -1,0 +1,38 @@
+// The emulated GPU's memory: every live allocation made through cudaMalloc, so that the runtime
+// stand-in, the grid runner and the cuBLAS stand-in can tell device memory from host memory and
+// refuse a pointer (or a range of bytes) that does not lie inside one allocation.
+//
+// Allocations are host memory, 256-byte aligned as cudaMalloc's are, and filled with 0xFF bytes
+// (NaN as floats) when made: memory a kernel reads before anything wrote it shows up. The device
+// has kDeviceBytes of memory; asking for more is cudaErrorMemoryAllocation, as on a full GPU.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace axiom::cuda_emulator {
+
+constexpr size_t kDeviceBytes = size_t(4) << 30;  // 4 GiB
+
+// Whether [pointer, pointer + nbytes) lies inside one live device allocation (nbytes may be 0:
+// then pointer itself must lie inside one).
+bool is_device_range(const void* pointer, size_t nbytes);
+// Whether any byte of [pointer, pointer + nbytes) lies in device memory.
+bool touches_device(const void* pointer, size_t nbytes);
+
+// "0x7f..., 64 bytes: not inside a device allocation" and the like, for error messages.
+std::string describe_range(const void* pointer, size_t nbytes);
+
+struct MemoryStats {
+  int64_t live_allocations = 0;
+  size_t live_bytes = 0;
+};
+MemoryStats memory_stats();
+
+// The failure the last failing runtime or cuBLAS call reported, in words; the stand-ins'
+// cudaGetErrorString and cublasGetStatusString add it to the standard text.
+void set_failure_detail(std::string detail);
+const std::string& failure_detail();
+
+}  // namespace axiom::cuda_emulator

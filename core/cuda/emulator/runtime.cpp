@@ -1,0 +1,226 @@
+// The CUDA runtime stand-in (include/cuda_runtime.h) and the emulated device's memory (memory.h).
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <utility>
+
+#include "core/cuda/emulator/include/cuda_runtime.h"
+#include "core/cuda/emulator/memory.h"
+#include "core/error.h"
+
+namespace axiom::cuda_emulator {
+
+namespace {
+
+constexpr size_t kAlignment = 256;  // as cudaMalloc's
+
+// Every live allocation, by its first byte.
+struct DeviceMemory {
+  std::mutex mutex;
+  std::map<uintptr_t, size_t> allocations;
+  size_t live_bytes = 0;
+
+  // The allocation that holds `address`, or allocations.end().
+  std::map<uintptr_t, size_t>::const_iterator holding(uintptr_t address) const {
+    auto after = allocations.upper_bound(address);
+    if (after == allocations.begin()) return allocations.end();
+    auto candidate = std::prev(after);
+    return address < candidate->first + candidate->second ? candidate : allocations.end();
+  }
+};
+
+DeviceMemory& device_memory() {
+  static auto* memory = new DeviceMemory;  // never destroyed: tensors may be freed after main
+  return *memory;
+}
+
+thread_local cudaError_t last_error = cudaSuccess;  // per host thread, as in CUDA: what cudaGetLastError returns, then clears
+thread_local std::string last_failure_detail;
+
+cudaError_t fail(cudaError_t error, const std::string& detail) {
+  set_failure_detail(detail);
+  return error;
+}
+
+std::string hex(const void* pointer) {
+  std::ostringstream out;
+  out << pointer;
+  return out.str();
+}
+
+// Checks one side of a copy: device memory where `on_device`, host memory otherwise.
+bool copy_side_ok(const char* call, const char* side, const void* pointer, size_t nbytes, bool on_device, std::string& why) {
+  if (on_device ? is_device_range(pointer, nbytes) : !touches_device(pointer, nbytes)) return true;
+  why = std::string(call) + ": the " + side + " " +
+        (on_device ? describe_range(pointer, nbytes)
+                   : hex(pointer) + " (" + std::to_string(nbytes) + " bytes) lies in device memory, where host memory was named");
+  return false;
+}
+
+cudaError_t checked_copy(const char* call, void* dst, const void* src, size_t nbytes, cudaMemcpyKind kind) {
+  if (nbytes == 0) return cudaSuccess;
+  if (kind == cudaMemcpyDefault) kind = is_device_range(src, nbytes) ? (is_device_range(dst, nbytes) ? cudaMemcpyDeviceToDevice : cudaMemcpyDeviceToHost)
+                                                                      : (is_device_range(dst, nbytes) ? cudaMemcpyHostToDevice : cudaMemcpyHostToHost);
+  if (kind < cudaMemcpyHostToHost || kind > cudaMemcpyDeviceToDevice) {
+    return fail(cudaErrorInvalidMemcpyDirection, std::string(call) + ": direction " + std::to_string(int(kind)));
+  }
+  const bool src_on_device = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
+  const bool dst_on_device = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
+  std::string why;
+  if (!copy_side_ok(call, "source", src, nbytes, src_on_device, why) || !copy_side_ok(call, "destination", dst, nbytes, dst_on_device, why)) {
+    return fail(cudaErrorInvalidValue, why);
+  }
+  std::memmove(dst, src, nbytes);
+  return cudaSuccess;
+}
+
+}  // namespace
+
+// --- memory.h --------------------------------------------------------------------------------------
+
+bool is_device_range(const void* pointer, size_t nbytes) {
+  DeviceMemory& memory = device_memory();
+  std::lock_guard lock(memory.mutex);
+  const auto address = reinterpret_cast<uintptr_t>(pointer);
+  const auto found = memory.holding(address);
+  return found != memory.allocations.end() && address + nbytes <= found->first + found->second;
+}
+
+bool touches_device(const void* pointer, size_t nbytes) {
+  DeviceMemory& memory = device_memory();
+  std::lock_guard lock(memory.mutex);
+  const auto first = reinterpret_cast<uintptr_t>(pointer), end = first + std::max<size_t>(nbytes, 1);
+  const auto after = memory.allocations.lower_bound(end);  // the first allocation starting at or past the end
+  if (after == memory.allocations.begin()) return false;
+  const auto last = std::prev(after);
+  return last->first + last->second > first;
+}
+
+std::string describe_range(const void* pointer, size_t nbytes) {
+  const auto address = reinterpret_cast<uintptr_t>(pointer);
+  std::string where = hex(pointer) + " (" + std::to_string(nbytes) + " bytes)";
+  DeviceMemory& memory = device_memory();
+  std::lock_guard lock(memory.mutex);
+  const auto found = memory.holding(address);
+  if (found == memory.allocations.end()) return where + " is not inside a device allocation";
+  const uintptr_t end = found->first + found->second;
+  if (address + nbytes <= end) return where + " lies inside a device allocation";
+  return where + " runs " + std::to_string(address + nbytes - end) + " bytes past the end of the device allocation of " +
+         std::to_string(found->second) + " bytes at " + hex(reinterpret_cast<const void*>(found->first));
+}
+
+MemoryStats memory_stats() {
+  DeviceMemory& memory = device_memory();
+  std::lock_guard lock(memory.mutex);
+  return {static_cast<int64_t>(memory.allocations.size()), memory.live_bytes};
+}
+
+void set_failure_detail(std::string detail) { last_failure_detail = std::move(detail); }
+const std::string& failure_detail() { return last_failure_detail; }
+
+// --- the runtime API -------------------------------------------------------------------------------
+
+void set_last_error(cudaError_t error) { last_error = error; }
+
+cudaError_t cudaGetDeviceCount(int* count) {
+  *count = 1;
+  return cudaSuccess;
+}
+
+cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }  // every kernel has finished when its launch returns
+
+cudaError_t cudaGetLastError() { return std::exchange(last_error, cudaSuccess); }
+
+const char* cudaGetErrorName(cudaError_t error) {
+  switch (error) {
+    case cudaSuccess: return "cudaSuccess";
+    case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
+    case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
+    case cudaErrorInvalidConfiguration: return "cudaErrorInvalidConfiguration";
+    case cudaErrorInvalidDevicePointer: return "cudaErrorInvalidDevicePointer";
+    case cudaErrorInvalidMemcpyDirection: return "cudaErrorInvalidMemcpyDirection";
+  }
+  return "cudaErrorUnknown";
+}
+
+// The runtime's own words, then (in the emulator) which call and which pointer were wrong.
+const char* cudaGetErrorString(cudaError_t error) {
+  static thread_local std::string text;
+  switch (error) {
+    case cudaSuccess: text = "no error"; break;
+    case cudaErrorInvalidValue: text = "invalid argument"; break;
+    case cudaErrorMemoryAllocation: text = "out of memory"; break;
+    case cudaErrorInvalidConfiguration: text = "invalid configuration argument"; break;
+    case cudaErrorInvalidDevicePointer: text = "invalid device pointer"; break;
+    case cudaErrorInvalidMemcpyDirection: text = "invalid copy direction for memcpy"; break;
+    default: text = "unknown error"; break;
+  }
+  if (error != cudaSuccess && !failure_detail().empty()) text += " (" + failure_detail() + ")";
+  return text.c_str();
+}
+
+cudaError_t cudaMalloc(void** pointer, size_t nbytes) {
+  DeviceMemory& memory = device_memory();
+  const size_t size = (std::max<size_t>(nbytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
+  std::lock_guard lock(memory.mutex);
+  if (memory.live_bytes + size > kDeviceBytes) {
+    return fail(cudaErrorMemoryAllocation, "cudaMalloc: " + std::to_string(nbytes) + " bytes with " +
+                                               std::to_string(kDeviceBytes - memory.live_bytes) + " of the emulated device's " +
+                                               std::to_string(kDeviceBytes) + " free");
+  }
+  void* block = std::aligned_alloc(kAlignment, size);
+  if (!block) return fail(cudaErrorMemoryAllocation, "cudaMalloc: the host has no " + std::to_string(size) + " bytes to give");
+  std::memset(block, 0xFF, size);  // poison: a read before any write shows as NaN
+  // the bytes asked for, not the rounded size: a kernel reading past them is caught
+  memory.allocations[reinterpret_cast<uintptr_t>(block)] = std::max<size_t>(nbytes, 1);
+  memory.live_bytes += size;
+  *pointer = block;
+  return cudaSuccess;
+}
+
+cudaError_t cudaFree(void* pointer) {
+  if (!pointer) return cudaSuccess;
+  DeviceMemory& memory = device_memory();
+  std::lock_guard lock(memory.mutex);
+  const auto found = memory.allocations.find(reinterpret_cast<uintptr_t>(pointer));
+  if (found == memory.allocations.end()) {
+    return fail(cudaErrorInvalidDevicePointer, "cudaFree: " + hex(pointer) + " is not the start of a live device allocation");
+  }
+  memory.live_bytes -= (found->second + kAlignment - 1) / kAlignment * kAlignment;
+  memory.allocations.erase(found);
+  std::free(pointer);
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
+  DeviceMemory& memory = device_memory();
+  std::lock_guard lock(memory.mutex);
+  *free_bytes = kDeviceBytes - memory.live_bytes;
+  *total_bytes = kDeviceBytes;
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemcpy(void* dst, const void* src, size_t nbytes, cudaMemcpyKind kind) {
+  return checked_copy("cudaMemcpy", dst, src, nbytes, kind);
+}
+
+// Asynchronous on a GPU; here it is done when it returns (the default stream keeps the order).
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t nbytes, cudaMemcpyKind kind, cudaStream_t) {
+  return checked_copy("cudaMemcpyAsync", dst, src, nbytes, kind);
+}
+
+cudaError_t cudaMemset(void* pointer, int value, size_t nbytes) {
+  if (nbytes && !is_device_range(pointer, nbytes)) return fail(cudaErrorInvalidValue, "cudaMemset: " + describe_range(pointer, nbytes));
+  if (nbytes) std::memset(pointer, value, nbytes);
+  return cudaSuccess;
+}
+
+void check_atomic_address(const void* address, size_t nbytes) {
+  if (!is_device_range(address, nbytes)) throw Error("atomicAdd", "the address ", describe_range(address, nbytes));
+}
+
+}  // namespace axiom::cuda_emulator

@@ -1,0 +1,92 @@
+// RecordingBackend: a Backend that passes every call on to another one and writes down what was
+// called ("fill", "unary exp", "binary ne", "reduce var", ...), so that a test can tell which
+// backend methods and which op enum values a harness exercised. Adding a method to Backend breaks
+// this class's build until the method is recorded here too, and kBackendMethods lists it.
+#pragma once
+
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "core/backend.h"
+
+namespace axiom::testing {
+
+using core::Tensor;
+
+// Every method of core::Backend that does work (name() is left out).
+inline const std::set<std::string> kBackendMethods = {
+    "available", "synchronize", "allocate", "deallocate", "copy_from_host", "copy_to_host", "fill", "copy", "unary",
+    "binary", "where", "reduce", "softmax", "attention", "attention_backward", "matmul", "layer_norm",
+    "layer_norm_backward", "index_select", "index_add", "gather", "scatter_add"};
+
+class RecordingBackend : public core::Backend {
+ public:
+  RecordingBackend(std::unique_ptr<core::Backend> inner, std::set<std::string>* calls) : inner_(std::move(inner)), calls_(calls) {}
+
+  std::string_view name() const override { return inner_->name(); }
+  bool available() const override { return note("available"), inner_->available(); }
+  void synchronize() override { note("synchronize"), inner_->synchronize(); }
+  void* allocate(size_t nbytes) override { return note("allocate"), inner_->allocate(nbytes); }
+  void deallocate(void* data, size_t nbytes) override { note("deallocate"), inner_->deallocate(data, nbytes); }
+  void copy_from_host(void* dst, const void* src, size_t nbytes) override {
+    note("copy_from_host"), inner_->copy_from_host(dst, src, nbytes);
+  }
+  void copy_to_host(void* dst, const void* src, size_t nbytes) override { note("copy_to_host"), inner_->copy_to_host(dst, src, nbytes); }
+  void fill(const Tensor& out, double value) override { note("fill"), inner_->fill(out, value); }
+  void copy(const Tensor& src, const Tensor& dst) override { note("copy"), inner_->copy(src, dst); }
+  void unary(core::UnaryOp op, const Tensor& x, const Tensor& out, double scalar) override {
+    note("unary", core::op_name(op)), inner_->unary(op, x, out, scalar);
+  }
+  void binary(core::BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) override {
+    note("binary", core::op_name(op)), inner_->binary(op, a, b, out);
+  }
+  void where(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out) override {
+    note("where"), inner_->where(cond, a, b, out);
+  }
+  void reduce(core::ReduceOp op, const Tensor& x, const std::vector<int>& axes, const Tensor& out, const Tensor& argmax,
+              int64_t correction) override {
+    note("reduce", core::op_name(op)), inner_->reduce(op, x, axes, out, argmax, correction);
+  }
+  void softmax(const Tensor& x, int axis, bool log, const Tensor& out) override { note("softmax"), inner_->softmax(x, axis, log, out); }
+  void attention(const Tensor& qkv, int axis, int64_t heads, bool causal, const Tensor& out, const Tensor& probs) override {
+    note("attention"), inner_->attention(qkv, axis, heads, causal, out, probs);
+  }
+  void attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int axis, int64_t heads,
+                          const Tensor& grad_qkv) override {
+    note("attention_backward"), inner_->attention_backward(qkv, probs, grad_out, axis, heads, grad_qkv);
+  }
+  void matmul(const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate) override {
+    note("matmul"), inner_->matmul(a, b, out, accumulate);
+  }
+  void layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps, const Tensor& out, const Tensor& mean,
+                  const Tensor& rstd) override {
+    note("layer_norm"), inner_->layer_norm(x, weight, bias, eps, out, mean, rstd);
+  }
+  void layer_norm_backward(const Tensor& x, const Tensor& weight, const Tensor& mean, const Tensor& rstd, const Tensor& grad_out,
+                           const Tensor& grad_x) override {
+    note("layer_norm_backward"), inner_->layer_norm_backward(x, weight, mean, rstd, grad_out, grad_x);
+  }
+  void index_select(const Tensor& x, int axis, const Tensor& index, const Tensor& out) override {
+    note("index_select"), inner_->index_select(x, axis, index, out);
+  }
+  void index_add(const Tensor& out, int axis, const Tensor& index, const Tensor& src) override {
+    note("index_add"), inner_->index_add(out, axis, index, src);
+  }
+  void gather(const Tensor& x, int axis, const Tensor& index, const Tensor& out) override {
+    note("gather"), inner_->gather(x, axis, index, out);
+  }
+  void scatter_add(const Tensor& out, int axis, const Tensor& index, const Tensor& src) override {
+    note("scatter_add"), inner_->scatter_add(out, axis, index, src);
+  }
+
+ private:
+  void note(std::string_view method, std::string_view op = {}) const {
+    calls_->insert(op.empty() ? std::string(method) : std::string(method) + " " + std::string(op));
+  }
+  std::unique_ptr<core::Backend> inner_;
+  std::set<std::string>* calls_;
+};
+
+}  // namespace axiom::testing
