@@ -4,6 +4,9 @@
 
 #include "core/cuda/runtime.h"
 #include "core/error.h"
+#if defined(AXIOM_CUDA_EMULATED)
+#include "core/cuda/emulator/memory.h"  // tells the emulator which bytes of a block a tensor uses
+#endif
 
 namespace AXIOM_CUDA_NAMESPACE {
 
@@ -15,6 +18,14 @@ size_t rounded_block_size(size_t nbytes) {
 }
 
 void* DeviceAllocator::allocate(size_t nbytes) {
+  void* block = cached_or_new_block(nbytes);
+#if defined(AXIOM_CUDA_EMULATED)
+  if (block) cuda_emulator::lend(block, nbytes);
+#endif
+  return block;
+}
+
+void* DeviceAllocator::cached_or_new_block(size_t nbytes) {
   if (nbytes == 0) return nullptr;
   const size_t size = rounded_block_size(nbytes);
   {
@@ -49,6 +60,9 @@ void* DeviceAllocator::allocate(size_t nbytes) {
 
 void DeviceAllocator::deallocate(void* data, size_t nbytes) {
   if (!data) return;
+#if defined(AXIOM_CUDA_EMULATED)
+  cuda_emulator::take_back(data);
+#endif
   const size_t size = rounded_block_size(nbytes);
   std::lock_guard lock(mutex_);
   free_blocks_[size].push_back(data);

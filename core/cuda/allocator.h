@@ -25,6 +25,7 @@ class DeviceAllocator {
   size_t cached_bytes();
 
  private:
+  void* cached_or_new_block(size_t nbytes);
   std::mutex mutex_;
   std::unordered_map<size_t, std::vector<void*>> free_blocks_;  // by rounded size
   size_t cached_bytes_ = 0;

@@ -54,6 +54,11 @@ __global__ void count_into(double* total) { atomicAdd(total, 1.0); }
 
 __global__ void does_nothing(double*) {}
 
+// Writes n values 0, 1, ... (one thread each).
+__global__ void write_first(double* out, unsigned n) {
+  if (threadIdx.x < n) out[threadIdx.x] = threadIdx.x;
+}
+
 // A device buffer of `values`, and reading one back.
 struct DeviceBuffer {
   size_t n;
@@ -164,6 +169,24 @@ TEST_CASE("pointers of kernels and copies must lie inside live device allocation
   DeviceBuffer total(std::vector<double>{0});
   CHECK(emulator::is_device_range(total.data, 8));
   CHECK_FALSE(emulator::is_device_range(&host, 8));
+}
+
+TEST_CASE("a kernel writing past its tensor is a memory fault and a freed tensor's memory is no kernel's") {
+  axiom::testing::ScopedEmulatedCuda emulated;
+  (void)emulator::take_memory_faults();
+  double* freed = nullptr;
+  {
+    const Tensor t = core::zeros({3}, Dtype::float64, core::Device::cuda());
+    launch("test", write_first, 1, 32, core::cuda::device_data<double>(t), 3u);
+    CHECK(t.to(core::Device::cpu()).to_vector<double>() == std::vector<double>{0, 1, 2});
+    CHECK(emulator::take_memory_faults().empty());
+    launch("test", write_first, 1, 32, core::cuda::device_data<double>(t), 4u);  // one too many
+    freed = core::cuda::device_data<double>(t);
+  }
+  const std::vector<std::string> faults = emulator::take_memory_faults();
+  REQUIRE(faults.size() == 1);
+  CHECK(faults[0].find("a kernel wrote past the end of the 24 bytes at ") == 0);
+  check_error([&] { launch("test", write_first, 1, 32, freed, 1u); }, {"argument 0, the pointer ", "is not inside a device allocation"});
 }
 
 TEST_CASE("asking for more than the emulated GPU holds is the allocator's out-of-memory Error") {

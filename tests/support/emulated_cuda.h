@@ -70,6 +70,7 @@ void on_every_device(Check check) {
     INFO("on the emulated CUDA backend, threads ", std::string(cuda_emulator::order_name(schedule.order)),
          ", at most ", schedule.most_blocks, " blocks per launch");
     check();
+    for (const std::string& fault : cuda_emulator::take_memory_faults()) FAIL_CHECK(fault);
   }
   if (real_cuda_available()) {
     INFO("on the real CUDA backend");

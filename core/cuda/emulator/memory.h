@@ -5,24 +5,37 @@
 // Allocations are host memory, 256-byte aligned as cudaMalloc's are, and filled with 0xFF bytes
 // (NaN as floats) when made: memory a kernel reads before anything wrote it shows up. The device
 // has kDeviceBytes of memory; asking for more is cudaErrorMemoryAllocation, as on a full GPU.
+//
+// The backend's caching allocator (core/cuda/allocator.h) hands out blocks larger than the tensor
+// that asked, and keeps freed blocks. It tells the emulator which bytes of a block are in use
+// (lend, take_back), so that a pointer past a tensor's end, or into a freed block, is outside
+// every allocation here; the unused tail of a lent block is a canary of 0xFF bytes, checked when
+// the block comes back: a kernel that wrote past its tensor's end is recorded as a memory fault.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace axiom::cuda_emulator {
 
 constexpr size_t kDeviceBytes = size_t(4) << 30;  // 4 GiB
 
-// Whether [pointer, pointer + nbytes) lies inside one live device allocation (nbytes may be 0:
-// then pointer itself must lie inside one).
+// Whether [pointer, pointer + nbytes) lies inside the used bytes of one live device allocation
+// (nbytes may be 0: then pointer itself must lie inside).
 bool is_device_range(const void* pointer, size_t nbytes);
 // Whether any byte of [pointer, pointer + nbytes) lies in device memory.
 bool touches_device(const void* pointer, size_t nbytes);
 
 // "0x7f..., 64 bytes: not inside a device allocation" and the like, for error messages.
 std::string describe_range(const void* pointer, size_t nbytes);
+
+// The caching allocator lends `block` (from cudaMalloc) for `nbytes`, or takes it back.
+void lend(void* block, size_t nbytes);
+void take_back(void* block);
+// The faults found since the last call ("a kernel wrote past the end of ..."), then forgotten.
+std::vector<std::string> take_memory_faults();
 
 struct MemoryStats {
   int64_t live_allocations = 0;

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/cuda/emulator/include/cuda_runtime.h"
 #include "core/cuda/emulator/memory.h"
@@ -18,18 +19,25 @@ namespace {
 
 constexpr size_t kAlignment = 256;  // as cudaMalloc's
 
+// One cudaMalloc block: `size` bytes, of which the first `used` are in use (all of them, unless
+// the caching allocator lent it for less, or holds it freed: then 0).
+struct Allocation {
+  size_t size, used;
+};
+
 // Every live allocation, by its first byte.
 struct DeviceMemory {
   std::mutex mutex;
-  std::map<uintptr_t, size_t> allocations;
+  std::map<uintptr_t, Allocation> allocations;
   size_t live_bytes = 0;
+  std::vector<std::string> faults;
 
-  // The allocation that holds `address`, or allocations.end().
-  std::map<uintptr_t, size_t>::const_iterator holding(uintptr_t address) const {
+  // The allocation whose used bytes hold `address`, or allocations.end().
+  std::map<uintptr_t, Allocation>::const_iterator holding(uintptr_t address) const {
     auto after = allocations.upper_bound(address);
     if (after == allocations.begin()) return allocations.end();
     auto candidate = std::prev(after);
-    return address < candidate->first + candidate->second ? candidate : allocations.end();
+    return address < candidate->first + candidate->second.used ? candidate : allocations.end();
   }
 };
 
@@ -87,7 +95,7 @@ bool is_device_range(const void* pointer, size_t nbytes) {
   std::lock_guard lock(memory.mutex);
   const auto address = reinterpret_cast<uintptr_t>(pointer);
   const auto found = memory.holding(address);
-  return found != memory.allocations.end() && address + nbytes <= found->first + found->second;
+  return found != memory.allocations.end() && address + nbytes <= found->first + found->second.used;
 }
 
 bool touches_device(const void* pointer, size_t nbytes) {
@@ -97,7 +105,7 @@ bool touches_device(const void* pointer, size_t nbytes) {
   const auto after = memory.allocations.lower_bound(end);  // the first allocation starting at or past the end
   if (after == memory.allocations.begin()) return false;
   const auto last = std::prev(after);
-  return last->first + last->second > first;
+  return last->first + last->second.size > first;
 }
 
 std::string describe_range(const void* pointer, size_t nbytes) {
@@ -106,11 +114,41 @@ std::string describe_range(const void* pointer, size_t nbytes) {
   DeviceMemory& memory = device_memory();
   std::lock_guard lock(memory.mutex);
   const auto found = memory.holding(address);
-  if (found == memory.allocations.end()) return where + " is not inside a device allocation";
-  const uintptr_t end = found->first + found->second;
+  if (found == memory.allocations.end()) return where + " is not inside a device allocation (or a tensor's part of one)";
+  const uintptr_t end = found->first + found->second.used;
   if (address + nbytes <= end) return where + " lies inside a device allocation";
   return where + " runs " + std::to_string(address + nbytes - end) + " bytes past the end of the device allocation of " +
-         std::to_string(found->second) + " bytes at " + hex(reinterpret_cast<const void*>(found->first));
+         std::to_string(found->second.used) + " bytes at " + hex(reinterpret_cast<const void*>(found->first));
+}
+
+void lend(void* block, size_t nbytes) {
+  DeviceMemory& memory = device_memory();
+  std::lock_guard lock(memory.mutex);
+  Allocation& allocation = memory.allocations.at(reinterpret_cast<uintptr_t>(block));
+  allocation.used = std::min(nbytes, allocation.size);
+  std::memset(static_cast<char*>(block) + allocation.used, 0xFF, allocation.size - allocation.used);  // the canary
+}
+
+void take_back(void* block) {
+  DeviceMemory& memory = device_memory();
+  std::lock_guard lock(memory.mutex);
+  Allocation& allocation = memory.allocations.at(reinterpret_cast<uintptr_t>(block));
+  const auto* bytes = static_cast<const unsigned char*>(block);
+  for (size_t i = allocation.used; i < allocation.size; ++i) {
+    if (bytes[i] != 0xFF) {
+      memory.faults.push_back("a kernel wrote past the end of the " + std::to_string(allocation.used) + " bytes at " + hex(block) +
+                              " (byte " + std::to_string(i) + " of its block)");
+      break;
+    }
+  }
+  allocation.used = 0;  // freed: any use until it is lent again is an error
+  std::memset(block, 0xFF, allocation.size);
+}
+
+std::vector<std::string> take_memory_faults() {
+  DeviceMemory& memory = device_memory();
+  std::lock_guard lock(memory.mutex);
+  return std::exchange(memory.faults, {});
 }
 
 MemoryStats memory_stats() {
@@ -176,7 +214,7 @@ cudaError_t cudaMalloc(void** pointer, size_t nbytes) {
   if (!block) return fail(cudaErrorMemoryAllocation, "cudaMalloc: the host has no " + std::to_string(size) + " bytes to give");
   std::memset(block, 0xFF, size);  // poison: a read before any write shows as NaN
   // the bytes asked for, not the rounded size: a kernel reading past them is caught
-  memory.allocations[reinterpret_cast<uintptr_t>(block)] = std::max<size_t>(nbytes, 1);
+  memory.allocations[reinterpret_cast<uintptr_t>(block)] = {std::max<size_t>(nbytes, 1), std::max<size_t>(nbytes, 1)};
   memory.live_bytes += size;
   *pointer = block;
   return cudaSuccess;
@@ -190,7 +228,7 @@ cudaError_t cudaFree(void* pointer) {
   if (found == memory.allocations.end()) {
     return fail(cudaErrorInvalidDevicePointer, "cudaFree: " + hex(pointer) + " is not the start of a live device allocation");
   }
-  memory.live_bytes -= (found->second + kAlignment - 1) / kAlignment * kAlignment;
+  memory.live_bytes -= (found->second.size + kAlignment - 1) / kAlignment * kAlignment;
   memory.allocations.erase(found);
   std::free(pointer);
   return cudaSuccess;
