@@ -290,6 +290,7 @@ TEST_CASE("the harness reaches every backend method and every unary and binary a
     core::backend(Device::cuda()).synchronize();
     (void)core::backend(Device::cuda()).available();
   }
+  axiom::testing::report_memory_faults();
   std::set<std::string> expected = axiom::testing::kBackendMethods;
   for (int op = 0; op < core::kNumUnaryOps; ++op) expected.insert("unary " + std::string(core::op_name(core::UnaryOp(op))));
   for (int op = 0; op < core::kNumBinaryOps; ++op) expected.insert("binary " + std::string(core::op_name(core::BinaryOp(op))));

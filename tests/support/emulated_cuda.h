@@ -49,6 +49,12 @@ class ScopedEmulatedCuda {
   int64_t previous_most_blocks_;
 };
 
+// Fails the test for each memory fault the emulator found since the last call (a kernel that wrote
+// past the end of its tensor; see core/cuda/emulator/memory.h).
+inline void report_memory_faults() {
+  for (const std::string& fault : cuda_emulator::take_memory_faults()) FAIL_CHECK(fault);
+}
+
 // Whether the real CUDA backend can run here (a CUDA build on a machine with a GPU).
 inline bool real_cuda_available() { return core::backend(core::Device::cuda()).available(); }
 
@@ -70,7 +76,7 @@ void on_every_device(Check check) {
     INFO("on the emulated CUDA backend, threads ", std::string(cuda_emulator::order_name(schedule.order)),
          ", at most ", schedule.most_blocks, " blocks per launch");
     check();
-    for (const std::string& fault : cuda_emulator::take_memory_faults()) FAIL_CHECK(fault);
+    report_memory_faults();
   }
   if (real_cuda_available()) {
     INFO("on the real CUDA backend");

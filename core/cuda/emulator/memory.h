@@ -9,8 +9,9 @@
 // The backend's caching allocator (core/cuda/allocator.h) hands out blocks larger than the tensor
 // that asked, and keeps freed blocks. It tells the emulator which bytes of a block are in use
 // (lend, take_back), so that a pointer past a tensor's end, or into a freed block, is outside
-// every allocation here; the unused tail of a lent block is a canary of 0xFF bytes, checked when
-// the block comes back: a kernel that wrote past its tensor's end is recorded as a memory fault.
+// every allocation here; the unused tail of a lent block holds a canary (a pattern that depends on
+// the address), checked when the block comes back: a kernel that wrote past its tensor's end is
+// recorded as a memory fault. A freed block is filled with 0xFF bytes again.
 #pragma once
 
 #include <cstddef>

@@ -46,6 +46,14 @@ DeviceMemory& device_memory() {
   return *memory;
 }
 
+// The canary in the unused tail of a lent block: a pattern that depends on the address, so that a
+// kernel copying one block's tail into another's (reading and writing past two tensors) changes it.
+unsigned char canary_byte(uintptr_t address) { return static_cast<unsigned char>((address * 0x9E3779B97F4A7C15ull) >> 56); }
+
+void write_canary(char* first, const char* end) {
+  for (char* byte = first; byte < end; ++byte) *byte = static_cast<char>(canary_byte(reinterpret_cast<uintptr_t>(byte)));
+}
+
 thread_local cudaError_t last_error = cudaSuccess;  // per host thread, as in CUDA: what cudaGetLastError returns, then clears
 thread_local std::string last_failure_detail;
 
@@ -126,7 +134,7 @@ void lend(void* block, size_t nbytes) {
   std::lock_guard lock(memory.mutex);
   Allocation& allocation = memory.allocations.at(reinterpret_cast<uintptr_t>(block));
   allocation.used = std::min(nbytes, allocation.size);
-  std::memset(static_cast<char*>(block) + allocation.used, 0xFF, allocation.size - allocation.used);  // the canary
+  write_canary(static_cast<char*>(block) + allocation.used, static_cast<char*>(block) + allocation.size);
 }
 
 void take_back(void* block) {
@@ -135,7 +143,7 @@ void take_back(void* block) {
   Allocation& allocation = memory.allocations.at(reinterpret_cast<uintptr_t>(block));
   const auto* bytes = static_cast<const unsigned char*>(block);
   for (size_t i = allocation.used; i < allocation.size; ++i) {
-    if (bytes[i] != 0xFF) {
+    if (bytes[i] != canary_byte(reinterpret_cast<uintptr_t>(bytes + i))) {
       memory.faults.push_back("a kernel wrote past the end of the " + std::to_string(allocation.used) + " bytes at " + hex(block) +
                               " (byte " + std::to_string(i) + " of its block)");
       break;
