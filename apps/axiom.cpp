@@ -123,9 +123,11 @@ int main(int argc, char** argv) {
   train_step->add_option("--batch", train_bench.batch, "Images per step (default: the preset's: tiny 16, small 32, medium 16)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   train_step->add_option("--steps", train_bench.steps, "Timed steps")->capture_default_str()->check(CLI::Range(1, 1000));
-  std::string sample_bench_config = "tiny";
+  train_step->add_option("--device", train_bench.device, "cpu or cuda")->capture_default_str();
+  axiom::bench::SampleBenchOptions sample_bench;
   auto* sampling = bench->add_subcommand("sample", "Milliseconds per image of the naive and the semi-parallel sampler");
-  sampling->add_option("--config", sample_bench_config, "A preset (tiny, small, medium) or a JSON file")->capture_default_str();
+  sampling->add_option("--config", sample_bench.config, "A preset (tiny, small, medium) or a JSON file")->capture_default_str();
+  sampling->add_option("--device", sample_bench.device, "cpu or cuda")->capture_default_str();
   for (CLI::App* command : {train, eval, sample, bench}) add_threads(command, threads);
 
   try {
@@ -147,7 +149,7 @@ int main(int argc, char** argv) {
     if (autograd->parsed()) axiom::bench::bench_autograd(reporter);
     if (layers->parsed()) axiom::bench::bench_layers(reporter);
     if (train_step->parsed()) axiom::bench::bench_train(reporter, train_bench);
-    if (sampling->parsed()) axiom::bench::bench_sample(reporter, sample_bench_config);
+    if (sampling->parsed()) axiom::bench::bench_sample(reporter, sample_bench);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "axiom: %s\n", e.what());
     return 1;

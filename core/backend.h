@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/adam_step.h"
 #include "core/device.h"
 
 namespace axiom::core {
@@ -101,6 +102,10 @@ class Backend {
   virtual void gather(const Tensor& x, int axis, const Tensor& index, const Tensor& out) = 0;
   // out[.., index[.., j, ..], ..] += src[.., j, ..] along `axis`. out, index, src contiguous.
   virtual void scatter_add(const Tensor& out, int axis, const Tensor& index, const Tensor& src) = 0;
+  // One Adam step on every element (core/adam_step.h): param, exp_avg and exp_avg_sq are updated
+  // in place from grad. All four contiguous, of one shape and floating dtype.
+  virtual void adam_update(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
+                           const AdamStep& step) = 0;
 };
 
 // The backend that serves a device. Throws an Error for a device type with no backend.

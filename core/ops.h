@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/adam_step.h"
 #include "core/tensor.h"
 
 namespace axiom::core {
@@ -107,6 +108,13 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 // x [..., K] @ weight [K, N] + bias [N] -> [..., N] (a Dense layer), the bias added by the product
 // itself: out starts as the bias, and BLAS accumulates onto it (no separate pass over out).
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
+
+// --- optimizer steps --------------------------------------------------------------------------
+// One Adam (AdamW) step, fused: param, exp_avg and exp_avg_sq (contiguous, updated in place) move
+// by the formula of core/adam_step.h from grad, all four of one shape, floating dtype and device.
+// Like copy_into, it counts as a write: a graph that saw the old values refuses to go backward.
+void adam_update(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
+                 const AdamStep& step);
 
 // --- indexing ---------------------------------------------------------------------------------
 // x with `axis` indexed by index (int64, 1-D): out.size(axis) == index.numel().

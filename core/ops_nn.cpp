@@ -188,4 +188,25 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   return unvectored(out, p);
 }
 
+void adam_update(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
+                 const AdamStep& step) {
+  const std::pair<const Tensor*, const char*> operands[] = {{&param, "param"}, {&grad, "grad"}, {&exp_avg, "exp_avg"},
+                                                            {&exp_avg_sq, "exp_avg_sq"}};
+  for (const auto& [t, what] : operands) {
+    checks::defined("adam_update", *t, what);
+    checks::same_device("adam_update", param, *t);
+    checks::same_dtype("adam_update", param, *t);
+    if (t->shape() != param.shape()) throw Error("adam_update", what, " has shape ", t->shape(), ", param ", param.shape());
+    if (t != &grad && !t->is_contiguous()) throw Error("adam_update", what, " must be contiguous (it is updated in place)");
+  }
+  checks::floating("adam_update", param);
+  if (!(step.beta1 >= 0 && step.beta1 < 1) || !(step.beta2 >= 0 && step.beta2 < 1)) {
+    throw Error("adam_update", "betas must be in [0, 1), got ", step.beta1, " and ", step.beta2);
+  }
+  if (!(step.eps > 0)) throw Error("adam_update", "eps must be > 0, got ", step.eps);
+  if (step.step < 1) throw Error("adam_update", "step must be 1 or more, got ", step.step);
+  backend(param.device()).adam_update(param, grad.contiguous(), exp_avg, exp_avg_sq, step);
+  for (const Tensor* written : {&param, &exp_avg, &exp_avg_sq}) written->storage()->mark_written();  // (autograd's versions)
+}
+
 }  // namespace axiom::core

@@ -50,30 +50,20 @@ AdamOptions Adam::options() const {
   return o;
 }
 
+// One fused pass over the parameter and its two moving averages (core::adam_update; the formula
+// is core/adam_step.h's, the one at the top of this file).
 void Adam::update(const core::Tensor& param, const core::Tensor& grad, ParamState& state) {
   const AdamOptions& o = options_;
-  const auto [beta1, beta2] = o.betas;
-  const int64_t t = ++state.step;
-  core::Tensor p = param;  // the value to update; written back into `param` once, at the end
-  core::Tensor g = grad;
-  if (o.weight_decay != 0) {
-    if (o.decoupled_weight_decay) {
-      p = core::mul(p, 1 - lr() * o.weight_decay);  // p = p - lr * lambda * p
-    } else {
-      g = core::add(g, core::mul(p, o.weight_decay));  // g = g + lambda * p
-    }
-  }
   core::Tensor& m = state.buffers["exp_avg"];
   core::Tensor& v = state.buffers["exp_avg_sq"];
   if (!m.defined()) m = core::zeros_like(param), v = core::zeros_like(param);
-  m = core::add(core::mul(m, beta1), core::mul(g, 1 - beta1));             // m = beta1 m + (1 - beta1) g
-  v = core::add(core::mul(v, beta2), core::mul(core::mul(g, g), 1 - beta2));  // v = beta2 v + (1 - beta2) g^2
-  const double bias_correction1 = 1 - std::pow(beta1, static_cast<double>(t));  // 1 - beta1^t
-  const double bias_correction2 = 1 - std::pow(beta2, static_cast<double>(t));  // 1 - beta2^t
-  // denominator = sqrt(v_hat) + eps = sqrt(v) / sqrt(1 - beta2^t) + eps
-  const core::Tensor denominator = core::add(core::div(core::sqrt(v), std::sqrt(bias_correction2)), o.eps);
-  // p = p - lr * m_hat / (sqrt(v_hat) + eps) = p - (lr / (1 - beta1^t)) * m / denominator
-  core::copy_into(core::sub(p, core::mul(core::div(m, denominator), lr() / bias_correction1)), param);
+  // the fused update works in place on contiguous memory; a parameter that is a strided view is
+  // updated in a copy, then written back through the view
+  const core::Tensor p = param.is_contiguous() ? param : param.contiguous();
+  core::adam_update(p, grad, m, v,
+                    {.lr = lr(), .beta1 = o.betas.first, .beta2 = o.betas.second, .eps = o.eps, .weight_decay = o.weight_decay,
+                     .decoupled_weight_decay = o.decoupled_weight_decay, .step = ++state.step});
+  if (!param.is_contiguous()) core::copy_into(p, param);
 }
 
 Hyperparameters Adam::hyperparameters() const {

@@ -104,7 +104,8 @@ OptimizerState Optimizer::state() const {
                       {"shape", p.shape()},
                       {"dtype", std::string(core::dtype_name(p.dtype()))},
                       {"step", states_[i].step}});
-    for (const auto& [buffer, tensor] : states_[i].buffers) out.tensors.emplace_back(buffer + "." + key, tensor);
+    // copies: the update changes the buffers in place (core::adam_update), and a snapshot must not move
+    for (const auto& [buffer, tensor] : states_[i].buffers) out.tensors.emplace_back(buffer + "." + key, tensor.clone());
   }
   out.json = json{{"format", "axiom optimizer state"},
                   {"version", 1},

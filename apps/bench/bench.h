@@ -73,14 +73,19 @@ void bench_ops(const Reporter& reporter);
 void bench_autograd(const Reporter& reporter);
 void bench_layers(const Reporter& reporter);
 
-// `axiom bench train --config NAME [--batch N] [--steps N]`
+// `axiom bench train --config NAME [--batch N] [--steps N] [--device cpu|cuda]`
 struct TrainBenchOptions {
   std::string config = "small";  // a preset or a JSON file
   int64_t batch = 0;             // 0: the preset's (tiny 16, small 32, medium 16)
   int steps = 5;                 // timed steps (the median is reported)
+  std::string device = "cpu";    // where the model trains; the clock is read after the device has finished
 };
 void bench_train(const Reporter& reporter, const TrainBenchOptions& options);
-// `axiom bench sample --config NAME`
-void bench_sample(const Reporter& reporter, const std::string& config);
+// `axiom bench sample --config NAME [--device cpu|cuda]`
+struct SampleBenchOptions {
+  std::string config = "tiny";
+  std::string device = "cpu";
+};
+void bench_sample(const Reporter& reporter, const SampleBenchOptions& options);
 
 }  // namespace axiom::bench

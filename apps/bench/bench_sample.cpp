@@ -8,29 +8,37 @@
 // - fast: the semi-parallel sampler (outer decoder once per row, inner decoder once per pixel with
 //   key/value caches), timed on whole images.
 // speedup = naive / fast: how many times faster the semi-parallel sampler is.
+// With --device cuda the model and its inputs live on the GPU, and the clock is read after the
+// device has finished (the fast sampler's images come back to the host, which waits anyway).
 #include <string>
 
 #include "apps/bench/bench.h"
+#include "apps/commands.h"
 #include "core/core.h"
 #include "models/models.h"
 
 namespace axiom::bench {
 
-void bench_sample(const Reporter& reporter, const std::string& config_name) {
+void bench_sample(const Reporter& reporter, const SampleBenchOptions& options) {
+  const core::Device device = apps::device_of("bench", options.device);
+  const std::string& config_name = options.config;
   const models::AxialTransformerConfig config = models::load_config(config_name);
   core::Generator gen(12);
-  const models::AxialTransformer model(config, gen);
-  reporter.note("axiom bench sample --config " + config_name + ": " + std::to_string(core::num_threads()) +
+  models::AxialTransformer model(config, gen);
+  model.to(device);
+  core::Backend& backend = core::backend(device);
+  reporter.note("axiom bench sample --config " + config_name + " on " + device.str() + ": " + std::to_string(core::num_threads()) +
                 " threads; milliseconds per image (naive: one whole-model evaluation timed, times H*W*C pixels)");
   const double pixels = static_cast<double>(config.height * config.width * config.channels);
   for (const int64_t batch : {int64_t{1}, int64_t{16}}) {
     const core::Shape shape = config.channels == 1 ? core::Shape{batch, config.height, config.width}
                                                    : core::Shape{batch, config.channels, config.height, config.width};
-    const core::Tensor images = core::randint(shape, 0, 256, gen, core::Dtype::uint8);
-    const core::Tensor channel = core::zeros({batch}, core::Dtype::int64);
+    const core::Tensor images = core::randint(shape, 0, 256, gen, core::Dtype::uint8).to(device);
+    const core::Tensor channel = core::zeros({batch}, core::Dtype::int64, device);
     const double evaluation = seconds_per_call([&] {
       NoGrad no_grad;
       model.logits(images, channel);
+      backend.synchronize();
     }, 5, 0.2);
     const double naive_ms = evaluation * pixels / static_cast<double>(batch) * 1e3;
     const double fast_ms = seconds_per_call([&] { models::sample_fast(model, {.count = batch, .temperature = 1, .seed = 1}); }, 3, 0) /

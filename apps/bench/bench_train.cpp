@@ -17,9 +17,11 @@
 #include <cblas.h>
 
 #include <fstream>
+#include <optional>
 #include <string>
 
 #include "apps/bench/bench.h"
+#include "apps/commands.h"
 #include "core/core.h"
 #include "models/models.h"
 
@@ -74,25 +76,33 @@ double sgemm_gflops(int64_t m, int64_t k, int64_t n, core::Generator& gen) {
 }  // namespace
 
 void bench_train(const Reporter& reporter, const TrainBenchOptions& options) {
+  const core::Device device = apps::device_of("bench", options.device);
   const models::AxialTransformerConfig config = models::load_config(options.config);
   const int64_t batch = options.batch > 0 ? options.batch : preset_batch(options.config);
-  reporter.note("axiom bench train --config " + options.config + ": " + std::to_string(core::num_threads()) + " threads, batch " +
-                std::to_string(batch) + ", " + std::to_string(options.steps) + " timed steps after 2 warm-up steps");
+  reporter.note("axiom bench train --config " + options.config + " on " + device.str() + ": " + std::to_string(core::num_threads()) +
+                " threads, batch " + std::to_string(batch) + ", " + std::to_string(options.steps) + " timed steps after 2 warm-up steps");
   core::Generator gen(11);
   const core::Shape image_shape = config.channels == 1 ? core::Shape{4 * batch, config.height, config.width}
                                                        : core::Shape{4 * batch, config.channels, config.height, config.width};
   const core::Tensor images = core::randint(image_shape, 0, 256, gen, core::Dtype::uint8);
   models::TrainingOptions training;
   training.data = "random images", training.batch_size = batch, training.warmup_steps = 0;
-  models::Trainer trainer(config, training, images);
+  models::Trainer trainer(config, training, images, device);
 
   const int64_t positions = batch * config.height * config.width;
-  const double gemm = sgemm_gflops(positions, config.features, config.ff_multiple * config.features, gen);
+  // raw sgemm on the CPU: the baseline of a CPU run (a GPU's would need cuBLAS timings of its own)
+  const std::optional<double> gemm =
+      device == core::Device::cpu() ? std::optional(sgemm_gflops(positions, config.features, config.ff_multiple * config.features, gen))
+                                    : std::nullopt;
 
   trainer.step();  // warm-up: the allocator's cache, lazy initialisation (seconds_per_call adds one more)
   reset_peak_memory();
   core::reset_allocation_peak();
-  const double step_seconds = seconds_per_call([&] { trainer.step(); }, options.steps, 0);
+  core::Backend& backend = core::backend(device);
+  const double step_seconds = seconds_per_call([&] {
+    trainer.step();
+    backend.synchronize();  // a device may still be running the step's last kernels
+  }, options.steps, 0);
   const double peak = peak_memory_bytes();
   const double peak_tensors = static_cast<double>(core::allocation_stats().peak_bytes);
   const double flops = 3 * forward_flops(config, batch);
@@ -107,7 +117,7 @@ void bench_train(const Reporter& reporter, const TrainBenchOptions& options) {
   figure("peak_tensor_memory", "MiB", peak_tensors / (1 << 20));
   figure("gflop_per_step", "GFLOP", flops / 1e9);
   reporter.report({.bench = "train", .name = options.config + "_gflops", .unit = "GFLOP/s", .value = flops / step_seconds / 1e9,
-                   .baseline = gemm, .baseline_name = "sgemm"});
+                   .baseline = gemm, .baseline_name = gemm ? "sgemm" : ""});
 }
 
 }  // namespace axiom::bench

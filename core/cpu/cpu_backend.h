@@ -36,6 +36,8 @@ class CpuBackend : public Backend {
   void index_add(const Tensor& out, int axis, const Tensor& index, const Tensor& src) override;
   void gather(const Tensor& x, int axis, const Tensor& index, const Tensor& out) override;
   void scatter_add(const Tensor& out, int axis, const Tensor& index, const Tensor& src) override;
+  void adam_update(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
+                   const AdamStep& step) override;
 };
 
 }  // namespace axiom::core::cpu

@@ -47,6 +47,9 @@ class CudaStub : public Backend {
   void index_add(const Tensor&, int, const Tensor&, const Tensor&) override { unavailable("index_add"); }
   void gather(const Tensor&, int, const Tensor&, const Tensor&) override { unavailable("gather"); }
   void scatter_add(const Tensor&, int, const Tensor&, const Tensor&) override { unavailable("scatter_add"); }
+  void adam_update(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const AdamStep&) override {
+    unavailable("adam_update");
+  }
 };
 
 }  // namespace

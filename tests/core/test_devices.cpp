@@ -204,6 +204,22 @@ void add_copy_cases(std::vector<OpCase>& cases, Dtype dtype, Generator& gen) {
                    }});
 }
 
+void add_optimizer_cases(std::vector<OpCase>& cases, Dtype dtype, Generator& gen) {
+  auto r = [&](const Shape& shape) { return core::randn(shape, gen, dtype); };
+  // each output is a fresh copy of the state that adam_update changes in place
+  cases.push_back({"adam_update: Adam with L2 decay and AdamW over 257 and 1 elements", V{r({257}), r({257}), r({257}), r({1})}, [](const V& x) {
+                     V out;
+                     for (const bool decoupled : {false, true}) {
+                       const Tensor p = x[0].clone(), m = core::mul(x[2], 0.1), v = core::abs(x[2]), one = x[3].clone();
+                       const core::AdamStep step{.lr = 0.01, .weight_decay = 0.1, .decoupled_weight_decay = decoupled, .step = 3};
+                       core::adam_update(p, x[1], m, v, step);
+                       core::adam_update(one, x[3], core::zeros_like(one), core::zeros_like(one), step);
+                       for (const Tensor& t : {p, m, v, one}) out.push_back(t);
+                     }
+                     return out;
+                   }});
+}
+
 std::vector<OpCase> op_cases(Dtype dtype) {
   Generator gen(5);
   std::vector<OpCase> cases;
@@ -213,6 +229,7 @@ std::vector<OpCase> op_cases(Dtype dtype) {
   add_matrix_cases(cases, dtype, gen);
   add_index_cases(cases, dtype, gen);
   add_copy_cases(cases, dtype, gen);
+  add_optimizer_cases(cases, dtype, gen);
   return cases;
 }
 

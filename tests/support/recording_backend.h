@@ -19,7 +19,7 @@ using core::Tensor;
 inline const std::set<std::string> kBackendMethods = {
     "available", "synchronize", "allocate", "deallocate", "copy_from_host", "copy_to_host", "fill", "copy", "unary",
     "binary", "where", "reduce", "softmax", "attention", "attention_backward", "matmul", "layer_norm",
-    "layer_norm_backward", "index_select", "index_add", "gather", "scatter_add"};
+    "layer_norm_backward", "index_select", "index_add", "gather", "scatter_add", "adam_update"};
 
 class RecordingBackend : public core::Backend {
  public:
@@ -79,6 +79,10 @@ class RecordingBackend : public core::Backend {
   }
   void scatter_add(const Tensor& out, int axis, const Tensor& index, const Tensor& src) override {
     note("scatter_add"), inner_->scatter_add(out, axis, index, src);
+  }
+  void adam_update(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
+                   const core::AdamStep& step) override {
+    note("adam_update"), inner_->adam_update(param, grad, exp_avg, exp_avg_sq, step);
   }
 
  private:
