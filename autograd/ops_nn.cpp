@@ -73,52 +73,24 @@ Tensor embedding(const Tensor& weight, const Tensor& indices) {
                 });
 }
 
-namespace {
-void check_targets(const core::Tensor& logits, const core::Tensor& targets) {
-  core::checks::defined("cross_entropy", logits, "logits");
-  core::checks::defined("cross_entropy", targets, "targets");
-  core::checks::floating("cross_entropy", logits);
-  core::checks::dtype_is("cross_entropy", targets, Dtype::int64, "targets");
-  core::checks::same_device("cross_entropy", logits, targets);
-  const Shape expected(logits.shape().begin(), logits.shape().end() - (logits.dim() > 0 ? 1 : 0));
-  if (logits.dim() == 0 || targets.shape() != expected) {
-    throw Error("cross_entropy", "logits ", logits.shape(), " need targets of shape ", expected, " (one class per row), got ",
-                targets.shape());
-  }
-  const int64_t classes = logits.size(-1);
-  const std::vector<int64_t> values = targets.to_vector<int64_t>();
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (values[i] < 0 || values[i] >= classes) {
-      throw Error("cross_entropy", "target ", values[i], " (element ", i, " of the targets) is not a class in [0, ",
-                  classes, ")");
-    }
-  }
-}
-}  // namespace
-
-// With p = softmax(logits), q = (1 - s) onehot(target) + s / C (s the label smoothing):
+// With p = softmax(logits), q = (1 - s) onehot(target) + s / C (s the label smoothing), fused in
+// core::cross_entropy (no log-probabilities kept; the backward recomputes p from the saved lse):
 //   loss_i = -sum_c q_c log p_c
 //   dL/dlogits = (p - q) * g_i             (g_i = g / rows for the mean)   : [..., C]
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEntropyOptions& options) {
-  check_targets(logits.data(), targets.data());
   const double s = options.label_smoothing;
-  if (!(s >= 0 && s <= 1)) throw Error("cross_entropy", "label_smoothing must be in [0, 1], got ", s);
-  const core::Tensor log_p = core::log_softmax(logits.data(), -1);
-  const core::Tensor target_index = targets.data().unsqueeze(-1);
-  core::Tensor loss = core::neg(core::gather(log_p, -1, target_index).squeeze(-1));  // -log p_target
-  if (s > 0) loss = core::add(core::mul(loss, 1 - s), core::mul(core::mean(log_p, {-1}), -s));
+  const core::Tensor x = logits.data(), t = targets.data();
+  const core::CrossEntropyResult forward = core::cross_entropy(x, t, s);
+  core::Tensor loss = forward.losses;
   const double rows = static_cast<double>(loss.numel());
   if (options.reduction == Reduction::sum) loss = core::sum(loss);
   if (options.reduction == Reduction::mean) loss = core::div(core::sum(loss), rows);
   return record("cross_entropy", {logits}, loss,
-                [log_p, target_index, s, rows, reduction = options.reduction](const core::Tensor& g, const Needs&) {
-                  const int64_t classes = log_p.size(-1);
-                  core::Tensor q = core::full(log_p.shape(), s / classes, log_p.dtype(), log_p.device());
-                  q = core::scatter_add(q, -1, target_index,
-                                        core::full(target_index.shape(), 1 - s, log_p.dtype(), log_p.device()));
-                  core::Tensor per_row = reduction == Reduction::none ? g.unsqueeze(-1) : g;
+                [x, t, lse = forward.lse, s, rows, reduction = options.reduction](const core::Tensor& g, const Needs&) {
+                  core::Tensor per_row = g;  // d loss / d loss_i: [...] for none, a scalar otherwise
                   if (reduction == Reduction::mean) per_row = core::div(per_row, rows);
-                  return Grads{core::mul(core::sub(core::exp(log_p), q), per_row)};
+                  if (reduction != Reduction::none) per_row = per_row.expand(t.shape());
+                  return Grads{core::cross_entropy_backward(x, t, lse, per_row, s)};
                 });
 }
 

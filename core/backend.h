@@ -102,6 +102,14 @@ class Backend {
   virtual void gather(const Tensor& x, int axis, const Tensor& index, const Tensor& out) = 0;
   // out[.., index[.., j, ..], ..] += src[.., j, ..] along `axis`. out, index, src contiguous.
   virtual void scatter_add(const Tensor& out, int axis, const Tensor& index, const Tensor& src) = 0;
+  // Softmax cross-entropy of each row of logits [R, C] against targets [R] (int64, in [0, C)), with
+  // label smoothing s:  lse_r = log sum_c exp x[r, c],  loss_r = lse_r - (1 - s) x[r, t_r] - s mean_c x[r, c].
+  // losses [R] and lse [R] (saved for the backward pass) are written; all contiguous.
+  virtual void cross_entropy(const Tensor& logits, const Tensor& targets, double smoothing, const Tensor& losses,
+                             const Tensor& lse) = 0;
+  // grad_logits [R, C] = (exp(x[r, c] - lse_r) - q[r, c]) * grad_losses[r], q = (1 - s) onehot(t_r) + s / C.
+  virtual void cross_entropy_backward(const Tensor& logits, const Tensor& targets, const Tensor& lse, const Tensor& grad_losses,
+                                      double smoothing, const Tensor& grad_logits) = 0;
   // One Adam step on every element (core/adam_step.h): param, exp_avg and exp_avg_sq are updated
   // in place from grad. All four contiguous, of one shape and floating dtype.
   virtual void adam_update(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,

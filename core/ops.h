@@ -88,6 +88,20 @@ LayerNormResult layer_norm(const Tensor& x, const Tensor& weight = {}, const Ten
 Tensor layer_norm_backward(const Tensor& x, const Tensor& weight, const Tensor& mean, const Tensor& rstd,
                            const Tensor& grad_out);
 
+// --- cross-entropy ----------------------------------------------------------------------------
+struct CrossEntropyResult {
+  Tensor losses;  // targets' shape: one loss per row
+  Tensor lse;     // the same shape: log sum exp of each row of logits, saved for the backward pass
+};
+// Softmax cross-entropy of logits [..., C] against targets [...] (int64 classes in [0, C)), fused
+// (no log-probabilities are kept), with label smoothing s in [0, 1]:
+//   loss = -sum_c q_c log softmax(x)_c,  q = (1 - s) onehot(target) + s / C
+CrossEntropyResult cross_entropy(const Tensor& logits, const Tensor& targets, double label_smoothing = 0);
+// d loss / d logits [..., C] = (softmax(x) - q) * grad_losses, from the forward's logits and lse,
+// and grad_losses (targets' shape).
+Tensor cross_entropy_backward(const Tensor& logits, const Tensor& targets, const Tensor& lse, const Tensor& grad_losses,
+                              double label_smoothing = 0);
+
 // --- attention --------------------------------------------------------------------------------
 struct AttentionResult {
   Tensor output;  // [..., D]

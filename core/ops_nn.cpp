@@ -188,6 +188,55 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   return unvectored(out, p);
 }
 
+namespace {
+
+// Logits [..., C] and targets [...] (int64, every value a class): an Error naming what is wrong.
+void check_cross_entropy(std::string_view op, const Tensor& logits, const Tensor& targets, double smoothing) {
+  checks::defined(op, logits, "logits");
+  checks::defined(op, targets, "targets");
+  checks::floating(op, logits);
+  checks::dtype_is(op, targets, Dtype::int64, "targets");
+  checks::same_device(op, logits, targets);
+  const Shape expected(logits.shape().begin(), logits.shape().end() - (logits.dim() > 0 ? 1 : 0));
+  if (logits.dim() == 0 || targets.shape() != expected) {
+    throw Error(op, "logits ", logits.shape(), " need targets of shape ", expected, " (one class per row), got ", targets.shape());
+  }
+  if (!(smoothing >= 0 && smoothing <= 1)) throw Error(op, "label_smoothing must be in [0, 1], got ", smoothing);
+  const int64_t classes = logits.size(-1);
+  const std::vector<int64_t> values = targets.to_vector<int64_t>();
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (values[i] < 0 || values[i] >= classes) {
+      throw Error(op, "target ", values[i], " (element ", i, " of the targets) is not a class in [0, ", classes, ")");
+    }
+  }
+}
+
+}  // namespace
+
+CrossEntropyResult cross_entropy(const Tensor& logits, const Tensor& targets, double label_smoothing) {
+  check_cross_entropy("cross_entropy", logits, targets, label_smoothing);
+  CrossEntropyResult result{empty(targets.shape(), logits.dtype(), logits.device()), empty(targets.shape(), logits.dtype(), logits.device())};
+  backend(logits.device()).cross_entropy(logits.contiguous(), targets.contiguous(), label_smoothing, result.losses, result.lse);
+  return result;
+}
+
+Tensor cross_entropy_backward(const Tensor& logits, const Tensor& targets, const Tensor& lse, const Tensor& grad_losses,
+                              double label_smoothing) {
+  check_cross_entropy("cross_entropy_backward", logits, targets, label_smoothing);
+  for (const auto& [t, what] : {std::pair{&lse, "lse"}, std::pair{&grad_losses, "grad_losses"}}) {
+    checks::defined("cross_entropy_backward", *t, what);
+    checks::same_device("cross_entropy_backward", logits, *t);
+    checks::same_dtype("cross_entropy_backward", logits, *t);
+    if (t->shape() != targets.shape()) {
+      throw Error("cross_entropy_backward", what, " has shape ", t->shape(), ", the targets ", targets.shape());
+    }
+  }
+  Tensor grad_logits = empty(logits.shape(), logits.dtype(), logits.device());
+  backend(logits.device()).cross_entropy_backward(logits.contiguous(), targets.contiguous(), lse.contiguous(), grad_losses.contiguous(),
+                                                  label_smoothing, grad_logits);
+  return grad_logits;
+}
+
 void adam_update(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
                  const AdamStep& step) {
   const std::pair<const Tensor*, const char*> operands[] = {{&param, "param"}, {&grad, "grad"}, {&exp_avg, "exp_avg"},

@@ -36,6 +36,10 @@ class CpuBackend : public Backend {
   void index_add(const Tensor& out, int axis, const Tensor& index, const Tensor& src) override;
   void gather(const Tensor& x, int axis, const Tensor& index, const Tensor& out) override;
   void scatter_add(const Tensor& out, int axis, const Tensor& index, const Tensor& src) override;
+  void cross_entropy(const Tensor& logits, const Tensor& targets, double smoothing, const Tensor& losses,
+                     const Tensor& lse) override;
+  void cross_entropy_backward(const Tensor& logits, const Tensor& targets, const Tensor& lse, const Tensor& grad_losses,
+                              double smoothing, const Tensor& grad_logits) override;
   void adam_update(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
                    const AdamStep& step) override;
 };

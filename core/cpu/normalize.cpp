@@ -1,4 +1,5 @@
-// Row-wise kernels: softmax / log_softmax along any axis, layer norm along the last axis.
+// Row-wise kernels: softmax / log_softmax along any axis, layer norm along the last axis, and the
+// softmax cross-entropy of rows of logits.
 // A "row" is the line of elements along the normalised axis; rows are independent and run in
 // parallel. Sums are taken in double, whatever the dtype.
 #include <cmath>
@@ -88,7 +89,59 @@ void layer_norm_backward_row(const T* x, int64_t x_step, const T* g, int64_t g_s
   }
 }
 
+// The cross-entropy of one row x [C] against class t (Backend::cross_entropy); returns the loss
+// and writes log sum exp x to *lse.
+template <typename T>
+T cross_entropy_row(const T* x, int64_t classes, int64_t target, double smoothing, T* lse) {
+  T max = -std::numeric_limits<T>::infinity();
+  for (int64_t c = 0; c < classes; ++c) {
+    if (x[c] > max || std::isnan(x[c])) max = x[c];
+    if (std::isnan(max)) break;
+  }
+  double exps = 0, total = 0;
+  for (int64_t c = 0; c < classes; ++c) exps += exp_of(x[c] - max), total += x[c];
+  const double log_sum_exp = double(max) + std::log(exps);
+  *lse = static_cast<T>(log_sum_exp);
+  return static_cast<T>(log_sum_exp - (1 - smoothing) * double(x[target]) - smoothing * total / double(classes));
+}
+
+// dx = (softmax(x) - q) * g for one row (Backend::cross_entropy_backward).
+template <typename T>
+void cross_entropy_backward_row(const T* x, int64_t classes, int64_t target, T lse, T g, double smoothing, T* dx) {
+  const T spread = static_cast<T>(smoothing / double(classes)), hit = static_cast<T>(1 - smoothing);
+  for (int64_t c = 0; c < classes; ++c) dx[c] = (exp_of(x[c] - lse) - spread) * g;
+  dx[target] = (exp_of(x[target] - lse) - (spread + hit)) * g;
+}
+
 }  // namespace
+
+void CpuBackend::cross_entropy(const Tensor& logits, const Tensor& targets, double smoothing, const Tensor& losses,
+                               const Tensor& lse) {
+  dispatch_floating("cross_entropy", logits.dtype(), [&]<typename T>() {
+    const int64_t rows = losses.numel(), classes = logits.size(-1);
+    const T* x = logits.data<T>();
+    const int64_t* t = targets.data<int64_t>();
+    T *loss = losses.data<T>(), *lse_out = lse.data<T>();
+    parallel_for(rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(classes, 1) / 4), [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) loss[r] = cross_entropy_row(x + r * classes, classes, t[r], smoothing, lse_out + r);
+    });
+  });
+}
+
+void CpuBackend::cross_entropy_backward(const Tensor& logits, const Tensor& targets, const Tensor& lse, const Tensor& grad_losses,
+                                        double smoothing, const Tensor& grad_logits) {
+  dispatch_floating("cross_entropy_backward", logits.dtype(), [&]<typename T>() {
+    const int64_t rows = lse.numel(), classes = logits.size(-1);
+    const T *x = logits.data<T>(), *lse_in = lse.data<T>(), *g = grad_losses.data<T>();
+    const int64_t* t = targets.data<int64_t>();
+    T* dx = grad_logits.data<T>();
+    parallel_for(rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(classes, 1) / 4), [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        cross_entropy_backward_row(x + r * classes, classes, t[r], lse_in[r], g[r], smoothing, dx + r * classes);
+      }
+    });
+  });
+}
 
 void CpuBackend::layer_norm_backward(const Tensor& x, const Tensor& weight, const Tensor& mean, const Tensor& rstd,
                                      const Tensor& grad_out, const Tensor& grad_x) {

@@ -1,5 +1,5 @@
 // Row kernels on the GPU: softmax / log_softmax along any axis, layer norm (and its backward)
-// along the last axis. One block per row (kernels.cuh); the formulas are core/cpu/normalize.cpp's,
+// along the last axis, the softmax cross-entropy of rows of logits (and its backward). One block per row (kernels.cuh); the formulas are core/cpu/normalize.cpp's,
 // with sums in double.
 #include <cmath>
 #include <limits>
@@ -111,6 +111,39 @@ __global__ void layer_norm_backward_kernel(Rows rows, const T* x, const T* g, co
   }
 }
 
+// loss_r and lse_r of each row of logits [rows, classes] (Backend::cross_entropy), one block per row.
+template <typename T>
+__global__ void cross_entropy_kernel(const T* logits, const int64_t* targets, int64_t rows, int64_t classes, double smoothing,
+                                     T* losses, T* lse) {
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const T* x = logits + r * classes;
+    T max = -std::numeric_limits<T>::infinity();
+    for (int64_t c = threadIdx.x; c < classes; c += blockDim.x) max = Max{}(max, x[c]);
+    max = block_reduce(max, Max{});
+    double exps = 0, total = 0;
+    for (int64_t c = threadIdx.x; c < classes; c += blockDim.x) exps += exp(x[c] - max), total += x[c];
+    exps = block_reduce(exps, Sum{});
+    total = block_reduce(total, Sum{});
+    if (threadIdx.x == 0) {
+      const double log_sum_exp = double(max) + ::log(exps);
+      lse[r] = static_cast<T>(log_sum_exp);
+      losses[r] = static_cast<T>(log_sum_exp - (1 - smoothing) * double(x[targets[r]]) - smoothing * total / double(classes));
+    }
+  }
+}
+
+// dx[r, c] = (exp(x[r, c] - lse_r) - q[r, c]) * g_r, one thread per element.
+template <typename T>
+__global__ void cross_entropy_backward_kernel(const T* logits, const int64_t* targets, const T* lse, const T* grad, int64_t rows,
+                                              int64_t classes, double smoothing, T* dx) {
+  const T spread = static_cast<T>(smoothing / double(classes)), hit = static_cast<T>(1 - smoothing);
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < rows * classes; e += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t r = e / classes;
+    const T q = e % classes == targets[r] ? spread + hit : spread;
+    dx[e] = (exp(logits[e] - lse[r]) - q) * grad[r];
+  }
+}
+
 template <typename T>
 const T* optional_data(const Tensor& t) {
   return t.defined() ? device_data<T>(t) : nullptr;
@@ -150,6 +183,29 @@ void CudaBackend::layer_norm_backward(const Tensor& x, const Tensor& weight, con
     launch("layer_norm_backward", layer_norm_backward_kernel<T>, row_blocks(rows.count), kThreads, rows, device_data<T>(x), device_data<T>(grad_out),
                                                                        optional_data<T>(weight), device_data<T>(mean),
                                                                        device_data<T>(rstd), device_data<T>(grad_x));
+  });
+}
+
+void CudaBackend::cross_entropy(const Tensor& logits, const Tensor& targets, double smoothing, const Tensor& losses,
+                                const Tensor& lse) {
+  const int64_t rows = losses.numel(), classes = logits.size(-1);
+  if (rows == 0) return;
+  require_device("cross_entropy");
+  dispatch_floating("cross_entropy", logits.dtype(), [&]<typename T>() {
+    launch("cross_entropy", cross_entropy_kernel<T>, row_blocks(rows), kThreads, device_data<T>(logits),
+           device_data<int64_t>(targets), rows, classes, smoothing, device_data<T>(losses), device_data<T>(lse));
+  });
+}
+
+void CudaBackend::cross_entropy_backward(const Tensor& logits, const Tensor& targets, const Tensor& lse, const Tensor& grad_losses,
+                                         double smoothing, const Tensor& grad_logits) {
+  const int64_t rows = lse.numel(), classes = logits.size(-1);
+  if (rows * classes == 0) return;
+  require_device("cross_entropy_backward");
+  dispatch_floating("cross_entropy_backward", logits.dtype(), [&]<typename T>() {
+    launch("cross_entropy_backward", cross_entropy_backward_kernel<T>, grid_size(rows * classes), kThreads, device_data<T>(logits),
+           device_data<int64_t>(targets), device_data<T>(lse), device_data<T>(grad_losses), rows, classes, smoothing,
+           device_data<T>(grad_logits));
   });
 }
 

@@ -47,6 +47,10 @@ class CudaStub : public Backend {
   void index_add(const Tensor&, int, const Tensor&, const Tensor&) override { unavailable("index_add"); }
   void gather(const Tensor&, int, const Tensor&, const Tensor&) override { unavailable("gather"); }
   void scatter_add(const Tensor&, int, const Tensor&, const Tensor&) override { unavailable("scatter_add"); }
+  void cross_entropy(const Tensor&, const Tensor&, double, const Tensor&, const Tensor&) override { unavailable("cross_entropy"); }
+  void cross_entropy_backward(const Tensor&, const Tensor&, const Tensor&, const Tensor&, double, const Tensor&) override {
+    unavailable("cross_entropy_backward");
+  }
   void adam_update(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const AdamStep&) override {
     unavailable("adam_update");
   }

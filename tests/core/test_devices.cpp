@@ -204,6 +204,24 @@ void add_copy_cases(std::vector<OpCase>& cases, Dtype dtype, Generator& gen) {
                    }});
 }
 
+void add_cross_entropy_cases(std::vector<OpCase>& cases, Dtype dtype, Generator& gen) {
+  auto r = [&](const Shape& shape) { return core::randn(shape, gen, dtype); };
+  const Tensor targets = core::randint({2, 3}, 0, 300, gen, Dtype::int64), one = core::zeros({4}, Dtype::int64);
+  cases.push_back({"cross-entropy and its backward: rows of 300 classes (longer than a block) and of 1", V{r({2, 3, 300}), targets, r({2, 3}), r({4, 1}), one},
+                   [](const V& x) {
+                     V out;
+                     for (const double smoothing : {0.0, 0.1}) {
+                       const auto ce = core::cross_entropy(x[0], x[1], smoothing);
+                       const auto single = core::cross_entropy(x[3], x[4], smoothing);
+                       for (const Tensor& t : {ce.losses, ce.lse, core::cross_entropy_backward(x[0], x[1], ce.lse, x[2], smoothing), single.losses,
+                                               core::cross_entropy_backward(x[3], x[4], single.lse, core::ones(single.lse.shape(), single.lse.dtype(), single.lse.device()), smoothing)}) {
+                         out.push_back(t);
+                       }
+                     }
+                     return out;
+                   }});
+}
+
 void add_optimizer_cases(std::vector<OpCase>& cases, Dtype dtype, Generator& gen) {
   auto r = [&](const Shape& shape) { return core::randn(shape, gen, dtype); };
   // each output is a fresh copy of the state that adam_update changes in place
@@ -229,6 +247,7 @@ std::vector<OpCase> op_cases(Dtype dtype) {
   add_matrix_cases(cases, dtype, gen);
   add_index_cases(cases, dtype, gen);
   add_copy_cases(cases, dtype, gen);
+  add_cross_entropy_cases(cases, dtype, gen);
   add_optimizer_cases(cases, dtype, gen);
   return cases;
 }

@@ -326,6 +326,47 @@ TEST_CASE("layer_norm errors") {
 
 // --- matmul --------------------------------------------------------------------------------------------
 
+TEST_CASE("cross_entropy and its backward against loops, with label smoothing, and errors") {
+  Generator gen(41);
+  for (const Dtype dtype : {Dtype::float64, Dtype::float32}) {
+    CAPTURE(dtype);
+    const Tensor x = core::mul(core::randn({5, 3}, gen, dtype), 3).transpose(0, 1);  // [3, 5], a transposed view
+    const Tensor targets = core::from_vector<int64_t>({4, 0, 2}, {3});
+    const Tensor g = core::randn({3}, gen, dtype);
+    const std::vector<double> xs = values_of(x), gs = values_of(g);
+    for (const double s : {0.0, 0.2}) {
+      CAPTURE(s);
+      std::vector<double> losses, lses, grads;
+      for (int r = 0; r < 3; ++r) {
+        double total = 0;
+        for (int c = 0; c < 5; ++c) total += std::exp(xs[r * 5 + c]);
+        const double lse = std::log(total);
+        double loss = 0;
+        for (int c = 0; c < 5; ++c) {
+          const double q = (c == targets.at({r}) ? 1 - s : 0) + s / 5;
+          loss -= q * (xs[r * 5 + c] - lse);
+          grads.push_back((std::exp(xs[r * 5 + c] - lse) - q) * gs[r]);
+        }
+        losses.push_back(loss), lses.push_back(lse);
+      }
+      const auto ce = core::cross_entropy(x, targets, s);
+      CHECK(ce.losses.shape() == Shape{3});
+      check_close(ce.losses, losses, tolerance(dtype).rtol * 10, tolerance(dtype).atol * 10, "losses");
+      check_close(ce.lse, lses, tolerance(dtype).rtol * 10, tolerance(dtype).atol * 10, "lse");
+      check_close(core::cross_entropy_backward(x, targets, ce.lse, g, s), grads, tolerance(dtype).rtol * 10, tolerance(dtype).atol * 10,
+                  "gradient");
+    }
+  }
+  const Tensor x = core::zeros({2, 4}), t = core::from_vector<int64_t>({1, 3}, {2});
+  check_error([&] { (void)core::cross_entropy(x, core::from_vector<int64_t>({1, 4}, {2})); },
+              {"[cross_entropy] target 4 (element 1 of the targets) is not a class in [0, 4)"});
+  check_error([&] { (void)core::cross_entropy(x, t.narrow(0, 0, 1)); }, {"[cross_entropy] logits [2, 4] need targets of shape [2]"});
+  check_error([&] { (void)core::cross_entropy(x, t, 1.5); }, {"label_smoothing must be in [0, 1], got 1.5"});
+  check_error([&] { (void)core::cross_entropy(x, t.to(Dtype::float32)); }, {"[cross_entropy] ", "int64"});
+  check_error([&] { (void)core::cross_entropy_backward(x, t, core::zeros({3}), core::zeros({2})); },
+              {"[cross_entropy_backward] lse has shape [3], the targets [2]"});
+}
+
 TEST_CASE("matmul: shapes") {
   Generator gen(37);
   for (Dtype dtype : {Dtype::float32, Dtype::float64}) {

@@ -19,7 +19,7 @@ using core::Tensor;
 inline const std::set<std::string> kBackendMethods = {
     "available", "synchronize", "allocate", "deallocate", "copy_from_host", "copy_to_host", "fill", "copy", "unary",
     "binary", "where", "reduce", "softmax", "attention", "attention_backward", "matmul", "layer_norm",
-    "layer_norm_backward", "index_select", "index_add", "gather", "scatter_add", "adam_update"};
+    "layer_norm_backward", "index_select", "index_add", "gather", "scatter_add", "cross_entropy", "cross_entropy_backward", "adam_update"};
 
 class RecordingBackend : public core::Backend {
  public:
@@ -79,6 +79,14 @@ class RecordingBackend : public core::Backend {
   }
   void scatter_add(const Tensor& out, int axis, const Tensor& index, const Tensor& src) override {
     note("scatter_add"), inner_->scatter_add(out, axis, index, src);
+  }
+  void cross_entropy(const Tensor& logits, const Tensor& targets, double smoothing, const Tensor& losses,
+                     const Tensor& lse) override {
+    note("cross_entropy"), inner_->cross_entropy(logits, targets, smoothing, losses, lse);
+  }
+  void cross_entropy_backward(const Tensor& logits, const Tensor& targets, const Tensor& lse, const Tensor& grad_losses,
+                              double smoothing, const Tensor& grad_logits) override {
+    note("cross_entropy_backward"), inner_->cross_entropy_backward(logits, targets, lse, grad_losses, smoothing, grad_logits);
   }
   void adam_update(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
                    const core::AdamStep& step) override {
