@@ -147,27 +147,21 @@ void add_matrix_cases(std::vector<OpCase>& cases, Dtype dtype, Generator& gen) {
                               core::matmul(a, b), core::matmul(x[0], batch), core::matmul(x[1].select(1, 0), x[1]),
                               core::matmul(x[1], x[1].select(0, 2))};
                    }});
+  // attention of qkv x[0] along each of `axes`, then its backward from grad_out x[1]
+  auto attention_case = [&](const std::string& name, const V& inputs, std::vector<int64_t> axes, int64_t heads, bool causal) {
+    cases.push_back({name + (causal ? ", causal" : ""), inputs, [=](const V& x) {
+                       V out;
+                       for (const int64_t axis : axes) {
+                         const auto a = core::attention(x[0], axis, heads, causal);
+                         out.push_back(a.output), out.push_back(a.probs);
+                         out.push_back(core::attention_backward(x[0], a.probs, x[1], axis, heads));
+                       }
+                       return out;
+                     }});
+  };
   for (const bool causal : {false, true}) {
-    cases.push_back({std::string("attention along both axes") + (causal ? ", causal" : ""), V{r({2, 3, 4, 12}), r({2, 3, 4, 4})},
-                     [causal](const V& x) {
-                       V out;
-                       for (int64_t axis : {1, 2}) {
-                         const auto a = core::attention(x[0], axis, 2, causal);
-                         out.push_back(a.output), out.push_back(a.probs);
-                         out.push_back(core::attention_backward(x[0], a.probs, x[1], axis, 2));
-                       }
-                       return out;
-                     }});
-    cases.push_back({std::string("attention over lines of 1 and 40") + (causal ? ", causal" : ""), V{r({1, 40, 6}), r({1, 40, 2})},
-                     [causal](const V& x) {
-                       V out;
-                       for (int64_t axis : {0, 1}) {
-                         const auto a = core::attention(x[0], axis, 1, causal);
-                         out.push_back(a.output), out.push_back(a.probs);
-                         out.push_back(core::attention_backward(x[0], a.probs, x[1], axis, 1));
-                       }
-                       return out;
-                     }});
+    attention_case("attention along both axes", V{r({2, 3, 4, 12}), r({2, 3, 4, 4})}, {1, 2}, 2, causal);
+    attention_case("attention over lines of 1 and 40", V{r({1, 40, 6}), r({1, 40, 2})}, {0, 1}, 1, causal);
   }
 }
 
