@@ -109,18 +109,17 @@ std::string refused_configuration(dim3 grid, dim3 block) {
 
 class GridRunner {
  public:
-  bool run(const KernelSite& site, dim3 grid, dim3 block, const std::function<void()>& body) {
+  void run(const KernelSite& site, dim3 grid, dim3 block, const std::function<void()>& body) {
     std::lock_guard lock(mutex_);
     if (const std::string why = refused_configuration(grid, block); !why.empty()) {
       set_failure_detail(std::string(site.op) + " kernel launched at " + location(site.where) + ": " + why);
       set_last_error(cudaErrorInvalidConfiguration);
-      return false;
+      return;
     }
     site_ = &site, body_ = &body, grid_dim_ = grid, block_dim_ = block;
     ++stats_.launches;
     for (uint64_t b : turn_order(volume(grid))) run_block(unflatten(b, grid));
     body_ = nullptr;
-    return true;
   }
 
   // What the running thread reads; an Error outside a kernel.
@@ -335,8 +334,8 @@ void check_kernel_pointer(const KernelSite& site, int argument, const void* poin
   }
 }
 
-bool run_threads(const KernelSite& site, dim3 grid, dim3 block, const std::function<void()>& thread_body) {
-  return runner().run(site, grid, block, thread_body);
+void run_threads(const KernelSite& site, dim3 grid, dim3 block, const std::function<void()>& thread_body) {
+  runner().run(site, grid, block, thread_body);
 }
 
 }  // namespace axiom::cuda_emulator

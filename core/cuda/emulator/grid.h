@@ -68,9 +68,9 @@ struct KernelSite {
 // Checks that a kernel's pointer argument is null or inside a live device allocation (runtime.h).
 void check_kernel_pointer(const KernelSite& site, int argument, const void* pointer);
 
-// Runs thread_body once for every thread of the grid (see the top of this file). Returns false,
-// leaving cudaErrorInvalidConfiguration, when CUDA would refuse the launch.
-bool run_threads(const KernelSite& site, dim3 grid, dim3 block, const std::function<void()>& thread_body);
+// Runs thread_body once for every thread of the grid (see the top of this file). When CUDA would
+// refuse the launch, runs nothing and leaves cudaErrorInvalidConfiguration for cudaGetLastError.
+void run_threads(const KernelSite& site, dim3 grid, dim3 block, const std::function<void()>& thread_body);
 
 // kernel<<<grid, block>>>(args...) on the CPU: the arguments are copied once, as CUDA copies
 // them to the device, and every thread calls the kernel with them.
