@@ -3,9 +3,12 @@
 //   axiom eval   --checkpoint runs/NAME [--data NAME] [--split test] [--limit N]
 //   axiom sample --checkpoint runs/NAME --n 16 --out grid.png [--method naive|fast] [--temperature T]
 // train, eval and sample take --device cpu|cuda (cuda: when axiom was built with CUDA and a GPU is present).
-//   axiom bench  ops|autograd|layers|train|sample [--json]
+//   axiom bench  ops|autograd|layers|train|sample|allreduce [--json]
 // Every subcommand takes --threads N. Bad flags and bad input end in one line on standard error
 // ("axiom: ...") and a non-zero exit code.
+// Under mpirun, `train`, `eval`, `bench train` and `bench allreduce` run as one data-parallel job
+// (rank 0 prints and writes); an error on any rank is printed by that rank, which then ends the
+// whole job (MPI_Abort), so that no rank waits forever for it.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -125,6 +128,7 @@ int main(int argc, char** argv) {
   train_step->add_option("--steps", train_bench.steps, "Timed steps")->capture_default_str()->check(CLI::Range(1, 1000));
   train_step->add_option("--device", train_bench.device, "cpu or cuda")->capture_default_str();
   axiom::bench::SampleBenchOptions sample_bench;
+  auto* allreduce = bench->add_subcommand("allreduce", "MPI allreduce of 1 to 64 MiB across the ranks of mpirun: time and bandwidth");
   auto* sampling = bench->add_subcommand("sample", "Milliseconds per image of the naive and the semi-parallel sampler");
   sampling->add_option("--config", sample_bench.config, "A preset (tiny, small, medium) or a JSON file")->capture_default_str();
   sampling->add_option("--device", sample_bench.device, "cpu or cuda")->capture_default_str();
@@ -137,21 +141,31 @@ int main(int argc, char** argv) {
   }
 
   try {
+    axiom::core::Communicator& comm = axiom::apps::join_job(argc, argv, threads > 0);
     if (threads > 0) axiom::core::set_num_threads(threads);
+    const bool one_process_only = sample->parsed() || ops->parsed() || autograd->parsed() || layers->parsed() || sampling->parsed();
+    if (one_process_only && comm.size() > 1) {
+      throw axiom::Error("axiom", "this command runs in one process; mpirun started ", comm.size(),
+                         " (train, eval, bench train and bench allreduce run across processes)");
+    }
     if (train->parsed()) {
       note_given(run_flags, train_command);
       return axiom::apps::train(train_command);
     }
     if (eval->parsed()) return axiom::apps::evaluate(eval_command);
     if (sample->parsed()) return axiom::apps::sample(sample_command);
-    const axiom::bench::Reporter reporter(json);
+    const axiom::bench::Reporter reporter(json, /*quiet=*/comm.rank() != 0);
     if (ops->parsed()) axiom::bench::bench_ops(reporter);
     if (autograd->parsed()) axiom::bench::bench_autograd(reporter);
     if (layers->parsed()) axiom::bench::bench_layers(reporter);
-    if (train_step->parsed()) axiom::bench::bench_train(reporter, train_bench);
+    if (train_step->parsed()) axiom::bench::bench_train(reporter, train_bench, comm);
     if (sampling->parsed()) axiom::bench::bench_sample(reporter, sample_bench);
+    if (allreduce->parsed()) axiom::bench::bench_allreduce(reporter, comm);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "axiom: %s\n", e.what());
+    std::fprintf(stderr, "axiom: %s%s\n", axiom::apps::rank_prefix().c_str(), e.what());
+    std::fflush(stderr);
+    // The other ranks may be waiting for this one in a collective: end them all.
+    if (axiom::core::world_started() && axiom::core::world().size() > 1) axiom::core::world().abort(1);
     return 1;
   }
   return 0;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/communicator.h"
 #include "core/device.h"
 
 namespace axiom::apps {
@@ -64,5 +65,14 @@ int sample(const SampleCommand& command);
 // The device a --device flag names, checked to be usable here (an Error naming `command` if not:
 // axiom built without CUDA, or no GPU).
 core::Device device_of(const char* command, const std::string& flag);
+
+// The data-parallel job this process is one rank of (core::world(); this process alone unless a
+// launcher such as mpirun started it). With more than one rank it checks that every rank was given
+// the same command line (an Error on every rank if not), and gives each rank its share of this
+// machine's cores: min(cores this process may run on, cores / ranks on this machine), unless
+// --threads (`threads_given`) or AXIOM_NUM_THREADS decides.
+core::Communicator& join_job(int argc, char** argv, bool threads_given);
+// Rank r of N when N > 1, for the start of error messages: "rank 1 of 2: "; else "".
+std::string rank_prefix();
 
 }  // namespace axiom::apps

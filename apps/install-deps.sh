@@ -2,7 +2,7 @@
 # Installs the Debian packages that axiom builds with, when any is missing (Debian 12 or newer).
 # Works as root, or as a user with sudo. Does nothing when everything is there.
 set -e
-packages="build-essential cmake git pkgconf libopenblas-dev libtbb-dev doctest-dev nlohmann-json3-dev libcli11-dev zlib1g-dev libstb-dev giza-dev libboost-context-dev dataset-fashion-mnist"
+packages="build-essential cmake git pkgconf libopenblas-dev libtbb-dev doctest-dev nlohmann-json3-dev libcli11-dev zlib1g-dev libstb-dev giza-dev libboost-context-dev libopenmpi-dev openmpi-bin dataset-fashion-mnist"
 missing=""
 for package in $packages; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" || missing="$missing $package"

@@ -31,9 +31,10 @@ std::string progress_bar(int64_t done, int64_t total, int width) {
   return bar;
 }
 
-StatusLine::StatusLine() : terminal_(::isatty(STDERR_FILENO) == 1) {}
+StatusLine::StatusLine(bool visible) : visible_(visible), terminal_(::isatty(STDERR_FILENO) == 1) {}
 
 void StatusLine::show(const std::string& text, bool keep) {
+  if (!visible_) return;
   if (terminal_) {
     std::fprintf(stderr, "\r\033[K%s", text.c_str());  // back to the start, clear, write
     open_ = true;

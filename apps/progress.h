@@ -16,13 +16,15 @@ std::string progress_bar(int64_t done, int64_t total, int width = 24);
 
 // A status line on standard error. On a terminal each show() replaces the last; elsewhere (a log
 // file, CI) only the lines shown with `keep` are printed, so a log is not flooded.
+// A hidden line prints nothing: the other ranks of a data-parallel job leave the terminal to rank 0.
 class StatusLine {
  public:
-  StatusLine();
+  explicit StatusLine(bool visible = true);
   void show(const std::string& text, bool keep);
   void finish();  // ends a line left open on a terminal
 
  private:
+  bool visible_;
   bool terminal_;
   bool open_ = false;
 };

@@ -7,6 +7,10 @@
 //   metrics.jsonl   one JSON object a line: {"step": 12, "train_bits_per_dim": 6.1, "lr": 6e-5, "seconds": 2.4}
 //                   after each step, {"step": 100, "held_out_bits_per_dim": 4.2} after each evaluation
 //   loss.png        the curves of both, redrawn after each evaluation
+//
+// Under mpirun each rank trains on its share of every batch (models::Trainer); rank 0 alone
+// prints, writes the metrics, the curve and the checkpoints. Every rank stops at the same step:
+// they agree after each step on whether to stop (Ctrl-C on any rank, or rank 0's clock).
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +18,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -22,6 +27,8 @@
 #include "apps/progress.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/factory.h"
+#include "core/parallel.h"
 #include "data/datasets.h"
 #include "models/models.h"
 
@@ -128,7 +135,11 @@ core::Tensor images_of(const models::TrainingOptions& o, const models::AxialTran
 
 bool has_checkpoint(const std::string& dir) { return fs::is_regular_file(fs::path(dir) / "checkpoint.json"); }
 
-std::unique_ptr<models::Trainer> start_or_resume(const TrainCommand& c) {
+models::Placement placement_of(const TrainCommand& c, core::Communicator& comm) {
+  return {.device = device_of("train", c.device), .communicator = &comm};
+}
+
+std::unique_ptr<models::Trainer> start_or_resume(const TrainCommand& c, core::Communicator& comm) {
   if (has_checkpoint(c.out) && !c.resume) {
     throw Error("train", "'", c.out, "' already holds a run (step ", models::read_checkpoint(c.out).step,
                 "); continue it with --resume, or choose another --out");
@@ -136,13 +147,20 @@ std::unique_ptr<models::Trainer> start_or_resume(const TrainCommand& c) {
   if (c.resume && has_checkpoint(c.out)) {
     const models::Checkpoint run = models::read_checkpoint(c.out);
     check_resume_flags(c, run);
-    std::fprintf(stderr, "axiom: resuming '%s' at step %lld\n", c.out.c_str(), static_cast<long long>(run.step));
-    return std::make_unique<models::Trainer>(run, images_of(run.options, run.config, "train"), device_of("train", c.device));
+    if (comm.rank() == 0) std::fprintf(stderr, "axiom: resuming '%s' at step %lld\n", c.out.c_str(), static_cast<long long>(run.step));
+    return std::make_unique<models::Trainer>(run, images_of(run.options, run.config, "train"), placement_of(c, comm));
   }
   const models::AxialTransformerConfig config = models::load_config(c.config);
   const models::TrainingOptions options = options_of(c);
   options.validate();
-  return std::make_unique<models::Trainer>(config, options, images_of(options, config, "train"), device_of("train", c.device));
+  return std::make_unique<models::Trainer>(config, options, images_of(options, config, "train"), placement_of(c, comm));
+}
+
+// Every rank must be at the same step of the same run (a config file or a checkpoint that differs
+// between machines would otherwise train N different models).
+void check_same_run(const models::Trainer& t, core::Communicator& comm) {
+  core::check_same_on_every_rank(comm, t.config().to_json() + t.options().to_json() + std::to_string(t.steps_done()), "train",
+                                 "runs (the config, the training options or the checkpoint's step differ)");
 }
 
 void check_command(const TrainCommand& c) {
@@ -169,20 +187,23 @@ struct Loop {
   models::Trainer& trainer;
   const TrainCommand& command;
   const core::Tensor held_out;  // uint8 [eval_images, ...]
-  RunLog log;
-  StatusLine line;
+  std::optional<RunLog> log;    // rank 0's
+  StatusLine line;              // visible on rank 0
   Stopwatch clock;
   double average_step = 0;  // seconds, a moving average for the ETA
 
+  core::Communicator& comm() const { return trainer.communicator(); }
+
   double held_out_bits() {
     line.show("evaluating " + std::to_string(held_out.size(0)) + " held-out images...", false);
-    return models::evaluate_images(trainer.model(), held_out, 50).bits_per_dim();
+    return models::evaluate_images(trainer.model(), held_out, 50, {}, comm()).bits_per_dim();
   }
 
   void evaluate_and_plot() {
     const double bits = held_out_bits();
-    log.held_out(trainer.steps_done(), bits);
-    log.plot(trainer.options().data + ", " + std::to_string(trainer.options().batch_size) + " images a batch");
+    if (!log) return;
+    log->held_out(trainer.steps_done(), bits);
+    log->plot(trainer.options().data + ", " + std::to_string(trainer.options().batch_size) + " images a batch");
     char text[120];
     std::snprintf(text, sizeof text, "step %lld: held-out %.4f bits/dim", static_cast<long long>(trainer.steps_done()), bits);
     line.show(text, true);
@@ -201,17 +222,28 @@ struct Loop {
     const double seconds = step_clock.seconds();
     average_step = average_step == 0 ? seconds : 0.9 * average_step + 0.1 * seconds;
     const int64_t step = trainer.steps_done();
-    log.train_step(step, bits, trainer.lr_at(step - 1), seconds);
+    if (log) log->train_step(step, bits, trainer.lr_at(step - 1), seconds);
     line.show(status(trainer, command.steps, bits, average_step, seconds_left(command.steps - step)), step % 10 == 0);
     if (step % command.checkpoint_every == 0) trainer.save(command.out);
     if (step % command.eval_every == 0) evaluate_and_plot();
   }
 
+  // Why to stop now, agreed by every rank: 1 = a Ctrl-C on some rank, 2 = rank 0's time is up.
+  int stop_reason() {
+    const core::Tensor reason = core::from_vector<int64_t>({interrupted ? 1 : comm().rank() == 0 && out_of_time() ? 2 : 0});
+    comm().allreduce(reason, core::AllreduceOp::max);
+    return static_cast<int>(reason.item());
+  }
+
   // Trains until the target step, the time budget or a Ctrl-C; returns how it stopped.
   const char* run() {
     while (trainer.steps_done() < command.steps) {
-      if (interrupted) return "interrupted";
-      if (out_of_time()) return "the time budget (--minutes) is spent";
+      const int reason = stop_reason();
+      if (reason == 1) {
+        interrupted = 1;  // on every rank, so that all exit as after a Ctrl-C
+        return "interrupted";
+      }
+      if (reason == 2) return "the time budget (--minutes) is spent";
       one_step();
     }
     return "the target step (--steps) is reached";
@@ -222,16 +254,25 @@ struct Loop {
 
 int train(const TrainCommand& command) {
   check_command(command);
-  const std::unique_ptr<models::Trainer> trainer = start_or_resume(command);
-  fs::create_directories(command.out);
+  core::Communicator& comm = core::world();
+  const bool writer = comm.rank() == 0;  // prints, and writes the run's files
+  const std::unique_ptr<models::Trainer> trainer = start_or_resume(command, comm);
+  check_same_run(*trainer, comm);
+  if (writer) fs::create_directories(command.out);
   if (trainer->steps_done() >= command.steps) {
-    std::fprintf(stderr, "axiom: '%s' is at step %lld already (--steps %lld): nothing to train\n", command.out.c_str(),
+    if (writer) std::fprintf(stderr, "axiom: '%s' is at step %lld already (--steps %lld): nothing to train\n", command.out.c_str(),
                  static_cast<long long>(trainer->steps_done()), static_cast<long long>(command.steps));
     return 0;
   }
   const core::Tensor test_images = images_of(trainer->options(), trainer->config(), "test");
   Loop loop{*trainer, command, test_images.narrow(0, 0, std::min(command.eval_images, test_images.size(0))),
-            RunLog(command.out, trainer->steps_done()), {}, {}, 0};
+            writer ? std::optional<RunLog>(std::in_place, command.out, trainer->steps_done()) : std::nullopt,
+            StatusLine(writer), {}, 0};
+  if (writer && comm.size() > 1) {
+    std::fprintf(stderr, "axiom: %d processes (%d on this machine, %d threads each) over %s, %lld images each per step\n", comm.size(),
+                 comm.local_size(), core::num_threads(), comm.name().c_str(),
+                 static_cast<long long>(trainer->options().batch_size / comm.size()));
+  }
   if (trainer->steps_done() == 0) trainer->save(command.out);  // the run exists from the start
 
   interrupted = 0;
@@ -242,9 +283,10 @@ int train(const TrainCommand& command) {
   loop.line.finish();
   trainer->save(command.out);
   if (trainer->steps_done() % command.eval_every != 0) loop.evaluate_and_plot();
+  if (!writer) return interrupted ? 130 : 0;
   std::fprintf(stderr, "axiom: stopped at step %lld after %s: %s\n  checkpoint: %s/checkpoint.json\n  loss curve: %s\n",
                static_cast<long long>(trainer->steps_done()), format_duration(loop.clock.seconds()).c_str(), why,
-               command.out.c_str(), loop.log.curve_path().c_str());
+               command.out.c_str(), loop.log->curve_path().c_str());
   if (interrupted) {
     std::fprintf(stderr, "  continue with: axiom train --out %s --resume --steps %lld\n", command.out.c_str(),
                  static_cast<long long>(command.steps));

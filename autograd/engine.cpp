@@ -8,6 +8,7 @@
 //             its inputs' gradients; the engine sums them back to the input's shape (undoing
 //             broadcasting, in one place) and adds them up where a value was used more than once.
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -56,6 +57,24 @@ thread_local bool grad_mode = true;
 bool grad_enabled() { return grad_mode; }
 NoGrad::NoGrad() : previous_(grad_mode) { grad_mode = false; }
 NoGrad::~NoGrad() { grad_mode = previous_; }
+
+// --- gradient-ready hooks -----------------------------------------------------------------------
+
+namespace {
+thread_local GradientReadyHook* innermost_hook = nullptr;
+}
+
+GradientReadyHook::GradientReadyHook(Callback callback) : callback_(std::move(callback)), previous_(innermost_hook) {
+  if (!callback_) throw Error("GradientReadyHook", "the callback is empty");
+  innermost_hook = this;
+}
+
+GradientReadyHook::~GradientReadyHook() { innermost_hook = previous_; }
+
+// Tells every live hook that `leaf`'s gradient is complete.
+void notify_gradient_ready(const std::shared_ptr<TensorImpl>& leaf) {
+  for (GradientReadyHook* hook = innermost_hook; hook != nullptr; hook = hook->previous_) hook->callback_(Tensor(leaf));
+}
 
 // --- recording -------------------------------------------------------------------------------------
 
@@ -160,6 +179,28 @@ std::vector<std::shared_ptr<Node>> topological_order(const std::shared_ptr<Node>
   return post_order;
 }
 
+// How many uses of each leaf are still to run, among the Nodes of one backward pass; a leaf
+// whose count reaches zero has its whole gradient (hooks are told). Only kept when a hook lives.
+class LeafCountdown {
+ public:
+  explicit LeafCountdown(const std::vector<std::shared_ptr<Node>>& order) {
+    for (const auto& node : order) {
+      for (const auto& input : node->inputs) {
+        if (input && !input->grad_fn) ++uses_left_[input.get()];
+      }
+    }
+  }
+  // `node` has run (or nothing flowed into it, so it never will): its leaves have one use fewer.
+  void node_done(const Node& node) {
+    for (const auto& input : node.inputs) {
+      if (input && !input->grad_fn && --uses_left_[input.get()] == 0) notify_gradient_ready(input);
+    }
+  }
+
+ private:
+  std::unordered_map<TensorImpl*, int64_t> uses_left_;
+};
+
 void check_not_freed(const Node& node) {
   if (!node.backward) {
     throw Error("backward", "the graph through ", node.name,
@@ -220,16 +261,23 @@ void Tensor::backward(const core::Tensor& grad, bool retain_graph) const {
   }
   if (is_leaf()) {
     accumulate_leaf(impl_->grad, std::move(seed));
+    if (innermost_hook) notify_gradient_ready(impl_);
     return;
   }
   const std::vector<std::shared_ptr<Node>> order = topological_order(impl_->grad_fn);
+  std::optional<LeafCountdown> countdown;
+  if (innermost_hook) countdown.emplace(order);
   std::unordered_map<Node*, core::Tensor> grads{{impl_->grad_fn.get(), seed}};
   for (const auto& node : order) {
     auto found = grads.find(node.get());
-    if (found == grads.end()) continue;  // nothing flowed here
+    if (found == grads.end()) {  // nothing flowed here
+      if (countdown) countdown->node_done(*node);
+      continue;
+    }
     const core::Tensor grad_out = std::move(found->second);
     grads.erase(found);
     run_node(*node, grad_out, grads);
+    if (countdown) countdown->node_done(*node);
     if (!retain_graph) {  // free the graph: what the rule saved, and the inputs' values
       node->backward = nullptr;
       node->versions.clear();

@@ -126,6 +126,26 @@ class NoGrad {
 };
 bool grad_enabled();
 
+// --- gradient-ready hooks -----------------------------------------------------------------------
+// While a GradientReadyHook is alive (on this thread), backward() calls it with each leaf whose
+// gradient has just become complete: every Node of the graph that uses the leaf has run, so
+// nothing more will be added to leaf.grad() in this pass. Data parallelism uses it to send a
+// bucket of gradients to the other processes while backward goes on with the layers below
+// (PyTorch's post-accumulate-grad hook). A leaf that the graph does not reach is not reported.
+class GradientReadyHook {
+ public:
+  using Callback = std::function<void(const Tensor& leaf)>;
+  explicit GradientReadyHook(Callback callback);
+  ~GradientReadyHook();
+  GradientReadyHook(const GradientReadyHook&) = delete;
+  GradientReadyHook& operator=(const GradientReadyHook&) = delete;
+
+ private:
+  friend void notify_gradient_ready(const std::shared_ptr<TensorImpl>& leaf);  // engine.cpp
+  Callback callback_;
+  GradientReadyHook* previous_;  // hooks nest: an inner one is called too, then the outer
+};
+
 // Records `output` as made by the op `name` from `inputs` (used by every op in autograd/ops_*.cpp).
 // Returns a plain tensor when no input requires a gradient or grad mode is off.
 Tensor record(const char* name, const std::vector<Tensor>& inputs, core::Tensor output, Node::Backward backward);

@@ -25,6 +25,30 @@ std::array<uint32_t, 4> philox4x32(uint64_t seed, uint64_t counter) {
   return {c0, c1, c2, c3};
 }
 
+uint64_t Generator::reserve(uint64_t count) {
+  const uint64_t first = offset_;
+  if (slice_.count == 0) {
+    offset_ += count;
+    return first;
+  }
+  const auto examples = static_cast<uint64_t>(slice_.count);
+  if (count % examples != 0) {
+    throw Error("random", "a draw of ", count, " values within a share of ", slice_.count,
+                " examples must have the batch as its first axis (a multiple of ", slice_.count, " values)");
+  }
+  const uint64_t per_example = count / examples;
+  offset_ += per_example * static_cast<uint64_t>(slice_.total);
+  return first + per_example * static_cast<uint64_t>(slice_.first);
+}
+
+BatchShare::BatchShare(Generator& gen, int64_t first, int64_t count, int64_t total) : gen_(gen) {
+  if (count <= 0 || first < 0 || first + count > total) {
+    throw Error("BatchShare", "examples [", first, ", ", first + count, ") are not a share of a batch of ", total);
+  }
+  if (gen.slice_.count != 0) throw Error("BatchShare", "the generator already draws for a share of a batch");
+  gen_.slice_ = {first, count, total};
+}
+
 Generator& default_generator() {
   static Generator generator(0);
   return generator;

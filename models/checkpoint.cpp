@@ -1,5 +1,6 @@
 // Checkpoints: Trainer::save, read_checkpoint and load_model (the layout is in training.h).
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -8,6 +9,7 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/factory.h"
 #include "core/safetensors.h"
 #include "models/training.h"
 
@@ -68,6 +70,22 @@ std::string member_file(const fs::path& dir, const nlohmann::json& j, const char
 }  // namespace
 
 void Trainer::save(const std::string& dir) const {
+  // Rank 0 writes; then it tells every rank whether that worked, so that all go on or all throw.
+  std::exception_ptr failure;
+  if (comm_.rank() == 0) {
+    try {
+      write_checkpoint(dir);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  }
+  const core::Tensor written = core::from_vector<int64_t>({failure ? 0 : 1});
+  comm_.broadcast(written, 0);
+  if (failure) std::rethrow_exception(failure);
+  if (written.item() == 0) throw Error("checkpoint", "rank 0 could not write the checkpoint in '", dir, "' (its error says why)");
+}
+
+void Trainer::write_checkpoint(const std::string& dir) const {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw Error("checkpoint", "cannot create the directory '", dir, "': ", ec.message());

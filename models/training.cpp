@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/factory.h"
 
 namespace axiom::models {
 
@@ -97,44 +98,68 @@ TrainingOptions training_options_from_json(const std::string& text, const std::s
 
 // --- Trainer ----------------------------------------------------------------------------------------
 
-Trainer::Trainer(const AxialTransformerConfig& config, const TrainingOptions& options, core::Tensor images, Device device)
+Trainer::Trainer(const AxialTransformerConfig& config, const TrainingOptions& options, core::Tensor images,
+                 const Placement& placement)
     : config_(config),
       options_(validated(options)),
       gen_(options_.seed),
       schedule_(optim::Schedule::constant(options_.lr, {.steps = options_.warmup_steps})),
       loader_(data::TensorDataset{{checked_images(config_, std::move(images))}},
               {.batch_size = options_.batch_size, .shuffle = true, .drop_last = true,
-               .seed = options_.seed + kLoaderSeedOffset, .prefetch = false}) {
+               .seed = options_.seed + kLoaderSeedOffset, .prefetch = false}),
+      comm_(placement.communicator ? *placement.communicator : core::single_process()) {
   if (loader_.size() == 0) {
     throw Error("train", "a batch of ", options_.batch_size, " needs at least that many images, got ", loader_.examples());
   }
+  if (options_.batch_size % comm_.size() != 0) {
+    throw Error("train", "the batch of ", options_.batch_size, " images cannot be split evenly over ", comm_.size(),
+                " processes; choose a batch that ", comm_.size(), " divides");
+  }
   model_ = std::make_unique<AxialTransformer>(config_, gen_);
-  model_->to(device);
+  model_->to(placement.dtype);
+  model_->to(placement.device);
   optimizer_ = std::make_unique<optim::Adam>(
       model_->named_parameters(), optim::AdamOptions{.lr = options_.lr, .betas = {options_.beta1, options_.beta2}});
+  averager_ = std::make_unique<optim::GradientAverager>(model_->named_parameters(), comm_);
+  optim::broadcast_parameters(model_->named_parameters(), comm_);  // one set of weights, rank 0's
 }
 
-Trainer::Trainer(const Checkpoint& checkpoint, core::Tensor images, Device device)
-    : Trainer(checkpoint.config, checkpoint.options, std::move(images), device) {
+Trainer::Trainer(const Checkpoint& checkpoint, core::Tensor images, const Placement& placement)
+    : Trainer(checkpoint.config, checkpoint.options, std::move(images), placement) {
   model_->load(checkpoint.model_file);
   optimizer_->load(checkpoint.optimizer_file);
   gen_.set_state(checkpoint.rng_seed, checkpoint.rng_offset);
   step_ = checkpoint.step;
+  optim::broadcast_parameters(model_->named_parameters(), comm_);
 }
+
+namespace {
+// The mean over the ranks of a value each computed (each rank's share is the same size).
+double mean_over_ranks(core::Communicator& comm, double value) {
+  const core::Tensor all = core::from_vector<double>({value});
+  comm.allreduce(all);
+  return all.item() / comm.size();
+}
+}  // namespace
 
 double Trainer::step() {
   const int64_t batches = loader_.size();
-  const core::Tensor images = loader_.batch(step_ / batches, step_ % batches)[0];  // uint8 [B, (C,) H, W]
+  const core::Tensor batch = loader_.batch(step_ / batches, step_ % batches)[0];  // uint8 [B, (C,) H, W]
+  const int64_t share = batch.size(0) / comm_.size(), first = comm_.rank() * share;
   model_->train();
   schedule_.apply(*optimizer_, step_);
   optimizer_->zero_grad();
-  const Tensor loss = model_->loss(images, gen_);  // bits/dim
-  const double bits = loss.item();
+  Tensor loss;  // bits/dim of this rank's share
+  {
+    const core::BatchShare draws(gen_, first, share, batch.size(0));  // the channels and dropout of the whole batch
+    loss = model_->loss(batch.narrow(0, first, share), gen_);
+  }
+  const double bits = mean_over_ranks(comm_, loss.item());  // the same on every rank, so all stop together
   if (!std::isfinite(bits)) {
     throw Error("train", "the loss is ", bits, " at step ", step_, " (lr ", optimizer_->lr(),
                 "); try a smaller --lr or --clip, and resume from the last checkpoint");
   }
-  loss.backward();
+  averager_->backward(loss);  // loss.backward(), gradients averaged over the ranks
   if (options_.max_grad_norm > 0) optim::clip_grad_norm(optimizer_->parameters(), options_.max_grad_norm);
   optimizer_->step();
   ++step_;
@@ -142,20 +167,26 @@ double Trainer::step() {
 }
 
 Likelihood evaluate_images(AxialTransformer& model, const core::Tensor& images, int64_t batch_size,
-                           const std::function<void(int64_t, int64_t)>& progress) {
+                           const std::function<void(int64_t, int64_t)>& progress, core::Communicator& comm) {
   if (batch_size <= 0) throw Error("evaluate", "batch_size must be positive, got ", batch_size);
   const bool was_training = model.is_training();
   model.eval();
-  Likelihood total;
-  const int64_t n = images.size(0);
-  for (int64_t first = 0; first < n; first += batch_size) {
-    const Likelihood part = model.evaluate(images.narrow(0, first, std::min(batch_size, n - first)));
-    total.nats += part.nats;
-    total.count += part.count;
-    if (progress) progress(std::min(first + batch_size, n), n);
+  // This rank's batches: a contiguous share of them, so every batch is the one a single process
+  // would evaluate, and only the order in which the sums are added differs.
+  const int64_t n = images.size(0), batches = (n + batch_size - 1) / batch_size;
+  const int64_t first_batch = batches * comm.rank() / comm.size(), end_batch = batches * (comm.rank() + 1) / comm.size();
+  const int64_t first = first_batch * batch_size, end = std::min(n, end_batch * batch_size);
+  Likelihood mine;
+  for (int64_t start = first; start < end; start += batch_size) {
+    const Likelihood part = model.evaluate(images.narrow(0, start, std::min(batch_size, end - start)));
+    mine.nats += part.nats;
+    mine.count += part.count;
+    if (progress) progress(std::min(start + batch_size, end) - first, end - first);
   }
   model.train(was_training);
-  return total;
+  const core::Tensor sums = core::from_vector<double>({mine.nats, static_cast<double>(mine.count)});
+  comm.allreduce(sums);  // counts stay exact in a double up to 2^53
+  return {sums.at({0}), static_cast<int64_t>(sums.at({1}))};
 }
 
 }  // namespace axiom::models

@@ -33,6 +33,7 @@
 #include <memory>
 #include <string>
 
+#include "core/communicator.h"
 #include "data/loader.h"
 #include "models/axial_transformer.h"
 #include "optim/optim.h"
@@ -72,8 +73,21 @@ std::unique_ptr<AxialTransformer> load_model(const std::string& path);
 // The exact likelihood of every image (all pixels, all channels), `batch_size` images at a time,
 // without a graph, in eval mode (and back to the mode it was in). progress(done, total) is called
 // after each batch.
+// In a data-parallel job (`comm` of more than one rank), rank r evaluates its contiguous share of
+// the batches and the sums are added up: every rank returns the total of one process.
 Likelihood evaluate_images(AxialTransformer& model, const core::Tensor& images, int64_t batch_size,
-                           const std::function<void(int64_t, int64_t)>& progress = {});
+                           const std::function<void(int64_t, int64_t)>& progress = {},
+                           core::Communicator& comm = core::single_process());
+
+// Where a Trainer runs.
+struct Placement {
+  Device device = Device::cpu();  // of the model and the optimizer's state
+  Dtype dtype = Dtype::float32;   // of the parameters (float64 for checks of exactness)
+  // The data-parallel job this trainer is one rank of (core::world() under mpirun); null: this
+  // process alone. Every rank makes a Trainer with the same arguments and calls step() and
+  // save() as often as the others.
+  core::Communicator* communicator = nullptr;
+};
 
 class Trainer {
  public:
@@ -82,17 +96,30 @@ class Trainer {
   // and each batch is moved. The initial weights and every random number are drawn on the CPU,
   // so a run starts from the same weights and draws the same numbers on every device.
   Trainer(const AxialTransformerConfig& config, const TrainingOptions& options, core::Tensor images,
-          Device device = Device::cpu());
-  // The run saved in `checkpoint`, on the same images; it may continue on another device.
-  Trainer(const Checkpoint& checkpoint, core::Tensor images, Device device = Device::cpu());
+          Device device = Device::cpu())
+      : Trainer(config, options, std::move(images), Placement{.device = device}) {}
+  Trainer(const AxialTransformerConfig& config, const TrainingOptions& options, core::Tensor images,
+          const Placement& placement);
+  // The run saved in `checkpoint`, on the same images; it may continue on another device, or on
+  // another number of processes.
+  Trainer(const Checkpoint& checkpoint, core::Tensor images, Device device = Device::cpu())
+      : Trainer(checkpoint, std::move(images), Placement{.device = device}) {}
+  Trainer(const Checkpoint& checkpoint, core::Tensor images, const Placement& placement);
   // The model points at the trainer's generator: a trainer stays where it was made.
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;
 
   // Trains on the next batch (one forward, backward and Adam update); returns its loss in
   // bits/dim. A loss that is not finite is an Error (the last checkpoint is untouched).
+  // In a data-parallel job, rank r of N trains on examples [r B/N, (r+1) B/N) of the batch that
+  // one process would take, draws the channels and dropout masks that one process would draw for
+  // them (core::BatchShare), and averages the gradients with the others (optim::GradientAverager):
+  // N processes take the single-process step, up to the order of float sums. The loss returned
+  // is the whole batch's, on every rank.
   double step();
-  void save(const std::string& dir) const;  // a checkpoint of the run as it is now
+  // A checkpoint of the run as it is now. In a data-parallel job rank 0 writes it (a checkpoint
+  // does not depend on N) and every rank returns once it is written, or throws if it failed.
+  void save(const std::string& dir) const;
 
   int64_t steps_done() const { return step_; }
   double lr_at(int64_t step) const { return schedule_.lr(step); }
@@ -100,8 +127,12 @@ class Trainer {
   const AxialTransformerConfig& config() const { return config_; }
   const TrainingOptions& options() const { return options_; }
   AxialTransformer& model() { return *model_; }
+  core::Communicator& communicator() const { return comm_; }
+  const optim::CommunicationStats& communication() const { return averager_->stats(); }
 
  private:
+  void write_checkpoint(const std::string& dir) const;
+
   AxialTransformerConfig config_;
   TrainingOptions options_;
   core::Generator gen_;  // declared before the model, which keeps a pointer to it (dropout)
@@ -109,6 +140,8 @@ class Trainer {
   std::unique_ptr<optim::Adam> optimizer_;
   optim::Schedule schedule_;
   data::DataLoader loader_;
+  core::Communicator& comm_;
+  std::unique_ptr<optim::GradientAverager> averager_;
   int64_t step_ = 0;
 };
 

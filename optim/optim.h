@@ -3,6 +3,7 @@
 
 #include "optim/adam.h"
 #include "optim/clip.h"
+#include "optim/data_parallel.h"
 #include "optim/optimizer.h"
 #include "optim/schedule.h"
 #include "optim/sgd.h"

@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/communicator.h"
+
 namespace axiom::bench {
 
 // Seconds per call of fn: the median over `trials` timings, each repeating fn enough times to
@@ -42,15 +44,17 @@ struct Figure {
   std::string baseline_name;  // what the baseline is, for the text report
 };
 
+// Prints figures; a quiet one prints nothing (the ranks other than 0 of a data-parallel job).
 class Reporter {
  public:
-  explicit Reporter(bool json) : json_(json) {}
+  explicit Reporter(bool json, bool quiet = false) : json_(json), quiet_(quiet) {}
 
   void note(const std::string& line) const {
-    if (!json_) std::printf("%s\n", line.c_str());
+    if (!json_ && !quiet_) std::printf("%s\n", line.c_str());
   }
 
   void report(const Figure& f) const {
+    if (quiet_) return;
     if (json_) {
       nlohmann::ordered_json line = {{"bench", f.bench}, {"case", f.name}, {"value", f.value}, {"unit", f.unit}};
       if (f.baseline) line["baseline"] = *f.baseline, line["ratio"] = f.value / *f.baseline;
@@ -65,13 +69,15 @@ class Reporter {
   }
 
  private:
-  bool json_;
+  bool json_, quiet_;
 };
 
 // Each benchmark group: `axiom bench NAME`.
 void bench_ops(const Reporter& reporter);
 void bench_autograd(const Reporter& reporter);
 void bench_layers(const Reporter& reporter);
+// `axiom bench allreduce`, under mpirun: MPI allreduce time and bandwidth, 1 to 64 MiB.
+void bench_allreduce(const Reporter& reporter, core::Communicator& comm);
 
 // `axiom bench train --config NAME [--batch N] [--steps N] [--device cpu|cuda]`
 struct TrainBenchOptions {
@@ -80,7 +86,8 @@ struct TrainBenchOptions {
   int steps = 5;                 // timed steps (the median is reported)
   std::string device = "cpu";    // where the model trains; the clock is read after the device has finished
 };
-void bench_train(const Reporter& reporter, const TrainBenchOptions& options);
+// Under mpirun, `batch` is the global batch, split over the ranks; the step's communication is reported too.
+void bench_train(const Reporter& reporter, const TrainBenchOptions& options, core::Communicator& comm);
 // `axiom bench sample --config NAME [--device cpu|cuda]`
 struct SampleBenchOptions {
   std::string config = "tiny";

@@ -75,11 +75,12 @@ double sgemm_gflops(int64_t m, int64_t k, int64_t n, core::Generator& gen) {
 
 }  // namespace
 
-void bench_train(const Reporter& reporter, const TrainBenchOptions& options) {
+void bench_train(const Reporter& reporter, const TrainBenchOptions& options, core::Communicator& comm) {
   const core::Device device = apps::device_of("bench", options.device);
   const models::AxialTransformerConfig config = models::load_config(options.config);
   const int64_t batch = options.batch > 0 ? options.batch : preset_batch(options.config);
-  reporter.note("axiom bench train --config " + options.config + " on " + device.str() + ": " + std::to_string(core::num_threads()) +
+  const std::string ranks = comm.size() > 1 ? std::to_string(comm.size()) + " processes x " : "";
+  reporter.note("axiom bench train --config " + options.config + " on " + device.str() + ": " + ranks + std::to_string(core::num_threads()) +
                 " threads, batch " + std::to_string(batch) + ", " + std::to_string(options.steps) + " timed steps after 2 warm-up steps");
   core::Generator gen(11);
   const core::Shape image_shape = config.channels == 1 ? core::Shape{4 * batch, config.height, config.width}
@@ -87,7 +88,7 @@ void bench_train(const Reporter& reporter, const TrainBenchOptions& options) {
   const core::Tensor images = core::randint(image_shape, 0, 256, gen, core::Dtype::uint8);
   models::TrainingOptions training;
   training.data = "random images", training.batch_size = batch, training.warmup_steps = 0;
-  models::Trainer trainer(config, training, images, device);
+  models::Trainer trainer(config, training, images, {.device = device, .communicator = &comm});
 
   const int64_t positions = batch * config.height * config.width;
   // raw sgemm on the CPU: the baseline of a CPU run (a GPU's would need cuBLAS timings of its own)
@@ -98,6 +99,7 @@ void bench_train(const Reporter& reporter, const TrainBenchOptions& options) {
   trainer.step();  // warm-up: the allocator's cache, lazy initialisation (seconds_per_call adds one more)
   reset_peak_memory();
   core::reset_allocation_peak();
+  const optim::CommunicationStats before = trainer.communication();
   core::Backend& backend = core::backend(device);
   const double step_seconds = seconds_per_call([&] {
     trainer.step();
@@ -116,6 +118,14 @@ void bench_train(const Reporter& reporter, const TrainBenchOptions& options) {
   figure("peak_memory", "MiB", peak / (1 << 20));
   figure("peak_tensor_memory", "MiB", peak_tensors / (1 << 20));
   figure("gflop_per_step", "GFLOP", flops / 1e9);
+  if (comm.size() > 1) {  // per step, averaged over the timed steps and the one warm-up of seconds_per_call
+    const optim::CommunicationStats& after = trainer.communication();
+    const double steps = static_cast<double>(after.steps - before.steps);
+    figure("communication_per_step", "s", (after.communication_seconds - before.communication_seconds) / steps);
+    figure("exposed_communication_per_step", "s", (after.exposed_seconds - before.exposed_seconds) / steps);
+    figure("exposed_communication_share", "%", 100 * (after.exposed_seconds - before.exposed_seconds) / steps / step_seconds);
+    figure("gradient_mib_per_step", "MiB", (after.bytes - before.bytes) / steps / (1 << 20));
+  }
   reporter.report({.bench = "train", .name = options.config + "_gflops", .unit = "GFLOP/s", .value = flops / step_seconds / 1e9,
                    .baseline = gemm, .baseline_name = gemm ? "sgemm" : ""});
 }
