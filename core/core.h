@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/backend.h"
+#include "core/communicator.h"
 #include "core/device.h"
 #include "core/dtype.h"
 #include "core/error.h"

@@ -3,6 +3,7 @@
 // grad mode; graphs freed after backward; tensors changed in place after the forward pass;
 // detach and requires_grad; 100,000-op graphs (backward and teardown without deep recursion);
 // and memory: what stays alive after backward.
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <thread>
@@ -405,4 +406,39 @@ TEST_CASE("memory: backward without retain_graph frees the intermediates while t
   const axiom::Tensor kept = net.loss();
   kept.backward(core::Tensor(), /*retain_graph=*/true);
   CHECK(live_buffers() > after + 1);  // with retain_graph the intermediates stay
+}
+
+TEST_CASE("gradient-ready hook: each leaf once, when its gradient is complete, before backward returns") {
+  // y = sum(a * b + a) * c: `a` is used twice, so it is ready only after both uses; `unused`
+  // is not in the graph and is never reported.
+  const Tensor a = leaf(uniform64({3}, 1)), b = leaf(uniform64({3}, 2)), c = leaf(uniform64({}, 3));
+  const Tensor unused = leaf(uniform64({2}, 4));
+  const Tensor y = mul(sum(add(mul(a, b), a)), c);
+  std::vector<std::pair<const TensorImpl*, std::vector<double>>> reports;  // leaf, its gradient when reported
+  {
+    const GradientReadyHook hook([&](const Tensor& ready) { reports.emplace_back(ready.impl().get(), values_of(ready.grad())); });
+    y.backward();
+  }
+  REQUIRE(reports.size() == 3);
+  for (const Tensor& t : {a, b, c}) {
+    const auto found = std::find_if(reports.begin(), reports.end(), [&](const auto& r) { return r.first == t.impl().get(); });
+    REQUIRE(found != reports.end());
+    CHECK(found->second == values_of(t.grad()));  // complete when reported: nothing was added after
+  }
+  CHECK(std::none_of(reports.begin(), reports.end(), [&](const auto& r) { return r.first == unused.impl().get(); }));
+  CHECK(reports.front().first == c.impl().get());  // the last op's leaf is ready first
+
+  // Hooks nest (both are told), and a dead hook is told nothing.
+  int inner = 0, outer = 0;
+  {
+    const GradientReadyHook outer_hook([&](const Tensor&) { ++outer; });
+    {
+      const GradientReadyHook inner_hook([&](const Tensor&) { ++inner; });
+      sum(mul(a, b)).backward();
+    }
+    sum(mul(a, b)).backward();
+  }
+  sum(mul(a, b)).backward();
+  CHECK(inner == 2);
+  CHECK(outer == 4);
 }

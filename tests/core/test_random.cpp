@@ -204,3 +204,34 @@ TEST_CASE("random factories reject bad arguments") {
   check_error([&] { (void)randint({2}, -1, 10, gen, Dtype::uint8); }, {"[randint] values from -1 to 9 do not fit"});
   CHECK(gen.offset() == 0);  // nothing was drawn
 }
+
+TEST_CASE("BatchShare: each share of a batch draws the whole batch's values for its examples") {
+  // One process draws for a batch of 6 (channels [6], then masks [6, 2, 3]); three shares of 2
+  // examples draw the same values between them, and every generator ends at the same offset.
+  Generator whole(5);
+  const Tensor channels = randint({6}, 0, 3, whole);
+  const Tensor masks = bernoulli({6, 2, 3}, 0.5, whole);
+  for (int64_t first = 0; first < 6; first += 2) {
+    Generator gen(5);
+    Tensor share_channels, share_masks;
+    {
+      const BatchShare share(gen, first, 2, 6);
+      share_channels = randint({2}, 0, 3, gen);
+      share_masks = bernoulli({2, 2, 3}, 0.5, gen);
+    }
+    CHECK(values_of(share_channels) == values_of(channels.narrow(0, first, 2)));
+    CHECK(values_of(share_masks) == values_of(masks.narrow(0, first, 2)));
+    CHECK(gen.offset() == whole.offset());
+    Generator after = whole;  // after the share, draws go on as usual
+    CHECK(values_of(rand({4}, gen)) == values_of(rand({4}, after)));
+  }
+}
+
+TEST_CASE("BatchShare: draws that are not per example, and bad shares, are Errors") {
+  Generator gen(1);
+  check_error([&] { BatchShare(gen, 4, 3, 6); }, {"[BatchShare] examples [4, 7) are not a share of a batch of 6"});
+  check_error([&] { BatchShare(gen, 0, 0, 6); }, {"are not a share of a batch of 6"});
+  const BatchShare share(gen, 0, 2, 4);
+  check_error([&] { rand({3}, gen); }, {"a draw of 3 values within a share of 2 examples must have the batch as its first axis"});
+  check_error([&] { BatchShare(gen, 0, 1, 4); }, {"already draws for a share"});
+}

@@ -1,0 +1,32 @@
+# `kill -9` on one rank of a training job ends the whole job (no hang); resuming from the last
+# checkpoint continues exactly: the weights equal, bit for bit, those of a run never killed.
+. "$(dirname "$0")/lib.sh"
+
+step_of() { sed -n 's/^  "step": \([0-9]*\),*$/\1/p' "$1/checkpoint.json"; }
+
+$launcher -np 2 "$axiom" train $common --steps 100000 --checkpoint-every 2 --eval-every 1000 --out "$work/killed" < /dev/null > "$work/log.txt" 2>&1 &
+job=$!
+for i in $(seq 600); do  # up to a minute for the checkpoint of step 4
+  [ -f "$work/killed/checkpoint.json" ] && [ "$(step_of "$work/killed")" -ge 4 ] && break
+  sleep 0.1
+done
+[ "$(step_of "$work/killed")" -ge 4 ] || fail "no checkpoint at step 4 after a minute: $(cat "$work/log.txt")"
+rank=$(pgrep -f "axiom train .*$work/killed" | grep -v "^$job\$" | tail -n 1)
+[ -n "$rank" ] || fail "no rank process found"
+kill -9 "$rank"
+start=$(date +%s)
+waited=0
+while kill -0 $job 2> /dev/null; do
+  sleep 0.2
+  waited=$((waited + 1))
+  [ $waited -lt 300 ] || { kill -9 $job; fail "the job still runs a minute after one rank was killed"; }
+done
+if wait $job; then fail "the job ended with success after a rank was killed"; fi
+echo "the job ended $(( $(date +%s) - start )) s after rank process $rank was killed"
+
+resume_step=$(( $(step_of "$work/killed") + 2 ))
+$launcher -np 2 "$axiom" train $common --steps $resume_step --resume --out "$work/killed" < /dev/null
+$launcher -np 2 "$axiom" train $common --steps $resume_step --out "$work/straight" < /dev/null
+model=$(printf 'model-%06d.safetensors' $resume_step)
+cmp "$work/killed/$model" "$work/straight/$model" || fail "the resumed run's weights differ from the uninterrupted run's"
+echo "resumed at step $((resume_step - 2)), equal to the uninterrupted run at step $resume_step"

@@ -1,0 +1,36 @@
+# Helpers for the distributed scripts (sourced). Each script is run as: sh SCRIPT.sh AXIOM "LAUNCHER"
+# where LAUNCHER is the MPI launcher with its flags, to which the script adds -np N.
+set -eu
+axiom=$1
+launcher=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+common="--config tiny --batch 8 --eval-images 20 --threads 1"
+
+fail() {
+  echo "FAILED: $*" >&2
+  exit 1
+}
+
+# The numbers of field KEY in a JSON-lines file, one per line ("train_bits_per_dim" -> 7.99...).
+numbers() { sed -n "s/.*\"$2\": *\([-0-9.eE+]*\).*/\1/p" "$1"; }
+
+# Fails unless A and B agree to a relative TOLERANCE.
+close_enough() {
+  awk -v a="$1" -v b="$2" -v tol="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; m = b < 0 ? -b : b; exit !(d <= tol * m) }' ||
+    fail "$4: $1 and $2 differ by more than $3 (relative)"
+}
+
+# Runs a command that must fail within SECONDS, and whose output must contain TEXT.
+# Usage: expect_failure SECONDS TEXT command...
+expect_failure() {
+  seconds=$1 text=$2
+  shift 2
+  start=$(date +%s)
+  status=0
+  timeout "$seconds" "$@" > "$work/out.txt" 2>&1 < /dev/null || status=$?
+  [ "$status" -ne 0 ] || fail "succeeded: $*"
+  [ "$status" -ne 124 ] || fail "still running after $seconds s (a hang): $*"
+  grep -q "$text" "$work/out.txt" || { cat "$work/out.txt"; fail "the output lacks \"$text\""; }
+  echo "failed as expected in $(( $(date +%s) - start )) s (exit $status): $(grep -m1 "$text" "$work/out.txt")"
+}

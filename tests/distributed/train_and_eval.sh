@@ -1,0 +1,23 @@
+# `mpirun -np 2 axiom train` on Fashion-MNIST takes the single-process steps (losses and held-out
+# figures agree to float32 rounding); only rank 0 writes the run's files; `mpirun -np 2 axiom
+# eval` gives one process's bits/dim.
+. "$(dirname "$0")/lib.sh"
+
+$launcher -np 2 "$axiom" train $common --steps 4 --eval-every 2 --out "$work/two" < /dev/null
+"$axiom" train $common --steps 4 --eval-every 2 --out "$work/one" < /dev/null
+
+[ "$(wc -l < "$work/two/metrics.jsonl")" -eq "$(wc -l < "$work/one/metrics.jsonl")" ] || fail "metrics.jsonl: other line counts"
+for key in train_bits_per_dim held_out_bits_per_dim; do
+  numbers "$work/two/metrics.jsonl" $key > "$work/two.txt"
+  numbers "$work/one/metrics.jsonl" $key > "$work/one.txt"
+  [ -s "$work/one.txt" ] || fail "no $key in metrics.jsonl"
+  paste "$work/two.txt" "$work/one.txt" | while read -r two one; do close_enough "$two" "$one" 1e-5 "$key"; done
+done
+ls "$work/two" > "$work/files.txt"
+[ "$(grep -c '^model-' "$work/files.txt")" -eq 1 ] || fail "expected one model file: $(cat "$work/files.txt")"
+
+$launcher -np 2 "$axiom" eval --checkpoint "$work/two" --limit 30 --batch 7 --json < /dev/null > "$work/eval_two.txt"
+"$axiom" eval --checkpoint "$work/two" --limit 30 --batch 7 --json < /dev/null > "$work/eval_one.txt"
+[ "$(wc -l < "$work/eval_two.txt")" -eq 1 ] || fail "mpirun eval printed $(wc -l < "$work/eval_two.txt") lines, not 1"
+close_enough "$(numbers "$work/eval_two.txt" bits_per_dim)" "$(numbers "$work/eval_one.txt" bits_per_dim)" 1e-12 "eval"
+echo "2 processes match 1: $(cat "$work/eval_two.txt")"
