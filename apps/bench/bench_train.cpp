@@ -1,6 +1,11 @@
 // `axiom bench train --config tiny|small|medium`: one full training step of the Axial Transformer
 // (forward, backward, Adam) on 28 x 28 images, as `axiom train` runs it.
 //
+// Under mpirun the batch is the global one, split over the ranks, and the figures are rank 0's (the
+// memory: one process's), plus where the step's communication went (optim::CommunicationStats):
+// from the first gradient bucket's allreduce starting to the last one finishing (mostly hidden
+// behind backward), and the exposed part, spent waiting after backward returned.
+//
 // Figures: the median step time after two warm-up steps, images per second, the peak resident
 // memory while stepping (the process's, with the allocator's cache of freed buffers) and the peak
 // of the bytes held by live tensors alone, and the achieved GFLOP/s next to raw cblas_sgemm on the model's largest
@@ -92,9 +97,16 @@ void bench_train(const Reporter& reporter, const TrainBenchOptions& options, cor
 
   const int64_t positions = batch * config.height * config.width;
   // raw sgemm on the CPU: the baseline of a CPU run (a GPU's would need cuBLAS timings of its own)
-  const std::optional<double> gemm =
+  // (under mpirun: the sum over the ranks, each timed while the others run theirs, against the
+  // whole job's GFLOP/s)
+  std::optional<double> gemm =
       device == core::Device::cpu() ? std::optional(sgemm_gflops(positions, config.features, config.ff_multiple * config.features, gen))
                                     : std::nullopt;
+  if (gemm) {
+    const core::Tensor total = core::from_vector<double>({*gemm});
+    comm.allreduce(total);
+    gemm = total.item();
+  }
 
   trainer.step();  // warm-up: the allocator's cache, lazy initialisation (seconds_per_call adds one more)
   reset_peak_memory();
