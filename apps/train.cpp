@@ -51,6 +51,10 @@ extern "C" void on_interrupt(int) {
   [[maybe_unused]] const ssize_t ignored = ::write(STDERR_FILENO, message, sizeof message - 1);
 }
 
+// Under mpirun, Ctrl-C ends the job at once (mpirun kills its ranks), but mpirun passes SIGUSR1 on
+// to every rank: `kill -USR1 <mpirun's pid>` stops the job after the current step, with a checkpoint.
+extern "C" void on_stop_request(int) { interrupted = 1; }
+
 // --- the metrics file and the loss curve ------------------------------------------------------------
 
 class RunLog {
@@ -277,8 +281,10 @@ int train(const TrainCommand& command) {
 
   interrupted = 0;
   std::signal(SIGINT, on_interrupt);
+  std::signal(SIGUSR1, on_stop_request);
   const char* why = loop.run();
   std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGUSR1, SIG_DFL);
 
   loop.line.finish();
   trainer->save(command.out);

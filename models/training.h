@@ -15,7 +15,7 @@
 // - The model's random numbers (the channel each example trains on, dropout) come from one
 //   generator, whose counter is saved; Adam's moments and step counts are saved.
 // So N steps, a save, a load and N more steps give, bit for bit, the weights of 2N steps in one go
-// (with the same number of threads: a different split of a sum rounds differently).
+// (with the same number of threads and processes: a different split of a sum rounds differently).
 //
 // A checkpoint directory:
 //   checkpoint.json                   {"format": "axiom-checkpoint", "version": 1, "step": 500,

@@ -54,7 +54,9 @@ class GradientAverager {
   GradientAverager(const GradientAverager&) = delete;
   GradientAverager& operator=(const GradientAverager&) = delete;
 
-  // loss.backward(), with the gradients averaged over the ranks as backward produces them.
+  // loss.backward(), with the gradients averaged over the ranks as backward produces them. Every
+  // rank must call it in the same step. An exception during backward on one rank leaves the others
+  // waiting for its buckets: end the job (axiom's commands call MPI_Abort).
   void backward(const Tensor& loss);
   // Averages the gradients as they are now (after a backward the caller ran itself); no overlap.
   void average();

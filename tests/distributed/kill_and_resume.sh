@@ -30,3 +30,19 @@ $launcher -np 2 "$axiom" train $common --steps $resume_step --out "$work/straigh
 model=$(printf 'model-%06d.safetensors' $resume_step)
 cmp "$work/killed/$model" "$work/straight/$model" || fail "the resumed run's weights differ from the uninterrupted run's"
 echo "resumed at step $((resume_step - 2)), equal to the uninterrupted run at step $resume_step"
+
+# SIGUSR1 to mpirun, which passes it on to every rank, stops the job after the current step with
+# a checkpoint (Ctrl-C ends the job at once, as mpirun kills its ranks).
+$launcher -np 2 "$axiom" train $common --steps 100000 --eval-every 1000 --out "$work/stopped" < /dev/null > "$work/log.txt" 2>&1 &
+job=$!
+for i in $(seq 600); do
+  grep -q "^step 10/" "$work/log.txt" && break
+  sleep 0.1
+done
+kill -USR1 $job
+status=0
+timeout 60 sh -c "while kill -0 $job 2> /dev/null; do sleep 0.2; done" || fail "the job still runs a minute after SIGUSR1"
+wait $job || status=$?
+grep -q "stopped at step .*: interrupted" "$work/log.txt" || fail "no orderly stop after SIGUSR1: $(cat "$work/log.txt")"
+[ "$(step_of "$work/stopped")" -ge 10 ] || fail "no checkpoint of the step it stopped at"
+echo "SIGUSR1: stopped at step $(step_of "$work/stopped") with a checkpoint (exit $status)"
