@@ -49,7 +49,8 @@ class SingleProcess final : public Communicator {
   int local_size() const override { return 1; }
   std::string name() const override { return "single process"; }
   void barrier() override {}
-  [[noreturn]] void abort(int code) override { std::exit(code); }
+  // No other process to end: the caller's own error handling ends this one (the library never exits).
+  [[noreturn]] void abort(int code) override { throw Error("abort", "the job was aborted with code ", code); }
 
  protected:
   // With one rank, the sum, min and max over ranks are the values themselves.

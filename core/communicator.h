@@ -54,7 +54,8 @@ class Communicator {
   // Waits until every rank has called it.
   virtual void barrier() = 0;
   // Ends every process of the job with `code` (MPI_Abort): for an error on one rank, which the
-  // others, waiting in a collective, would otherwise wait for forever.
+  // others, waiting in a collective, would otherwise wait for forever. With a single process it
+  // throws an Error instead (there is nothing else to end).
   [[noreturn]] virtual void abort(int code) = 0;
 
  protected:
