@@ -58,7 +58,9 @@ GradientAverager::GradientAverager(NamedParameters parameters, core::Communicato
     if (!bucket) bucket = std::make_unique<Bucket>();
     bucket->members.push_back(i);
     bucket->offsets.push_back(elements);
-    bucket_of_[p.impl().get()] = buckets_.size();
+    if (!bucket_of_.emplace(p.impl().get(), buckets_.size()).second) {  // its gradient would be averaged twice
+      throw Error("GradientAverager", "the parameter '", parameters_[i].first, "' is listed twice (under another name too)");
+    }
     elements += p.numel();
   }
   close();

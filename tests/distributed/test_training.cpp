@@ -3,7 +3,8 @@
 // in a single program: the losses and every weight after several steps (float64: 1e-12; float32:
 // a tight tolerance), with dropout on and a channel drawn per example; bitwise-identical weights
 // on every rank after every step; two runs at one N bitwise identical; a run saved at one N and
-// resumed at another; distributed evaluation; and the gradient averager on its own.
+// resumed at another; a model on the (emulated) GPU; distributed evaluation; and the gradient
+// averager on its own.
 #include <doctest/doctest.h>
 
 #include <unistd.h>
@@ -13,6 +14,7 @@
 
 #include "models/models.h"
 #include "tests/core/reference.h"
+#include "tests/support/emulated_cuda.h"
 
 using namespace axiom;
 namespace fs = std::filesystem;
@@ -117,6 +119,20 @@ TEST_CASE("data parallel: N processes take the single-process steps (float32)") 
   check_matches_one_process(core::Dtype::float32, 2e-6, 1e-4);
 }
 
+TEST_CASE("data parallel: a model on a GPU (emulated) averages its gradients through host memory") {
+  // The CUDA backend's kernels on the CPU emulator (core/cuda/emulator/); float64, so that the
+  // only differences from the CPU are the kernels' order of sums.
+  const axiom::testing::ScopedEmulatedCuda emulated;
+  const models::Placement on_gpus{.device = Device::cuda(), .dtype = core::Dtype::float64, .communicator = &comm()};
+  models::Trainer n_gpus(two_channel_config(), batches_of_six(), images(), on_gpus);
+  models::Trainer one_cpu(two_channel_config(), batches_of_six(), images(), {.dtype = core::Dtype::float64});
+  for (int step = 0; step < 2; ++step) CHECK(std::abs(n_gpus.step() - one_cpu.step()) <= 1e-10);
+  CHECK(n_gpus.model().device() == Device::cuda());
+  CHECK(weight_difference(n_gpus, one_cpu) <= 1e-10);
+  CHECK(same_weights_on_every_rank(n_gpus));
+  axiom::testing::report_memory_faults();
+}
+
 TEST_CASE("data parallel: two runs at the same N are bitwise identical") {
   const models::Placement parallel{.communicator = &comm()};
   models::Trainer first(two_channel_config(), batches_of_six(), images(), parallel);
@@ -207,4 +223,7 @@ TEST_CASE("gradient averager: every gradient becomes the mean over the ranks, in
     CHECK(averager.buckets() >= 1);
     if (bucket_bytes == 8) CHECK(averager.buckets() == 6);  // one parameter per bucket
   }
+  const Tensor shared(core::zeros({2}), true);
+  check_error([&] { optim::GradientAverager(optim::NamedParameters{{"w", shared}, {"tied", shared}}, comm()); },
+              {"[GradientAverager] the parameter 'w' is listed twice"});
 }
