@@ -54,6 +54,9 @@ RunFlags add_train(CLI::App* train, TrainCommand& c) {
   train->add_option("--checkpoint-every", c.checkpoint_every, "Write a checkpoint every N steps")->capture_default_str();
   train->add_option("--device", c.device, "Where to train: cpu, cuda or cuda:N")->capture_default_str();
   train->add_flag("--resume", c.resume, "Continue the run in --out where it stopped (start one if there is none)");
+  train->add_flag("--force", c.force,
+                  "Start a run in an --out that holds other files (never ones a run writes: metrics.jsonl, loss.png, "
+                  "model-*/optimizer-*.safetensors); nothing there is deleted");
   return flags;
 }
 

@@ -28,6 +28,7 @@ struct TrainCommand {
   int64_t eval_images = 500;             // how many test images the held-out figure uses
   int64_t checkpoint_every = 100;
   bool resume = false;                   // continue the run in `out` (a new one if there is none)
+  bool force = false;                    // start a run in a non-empty directory that is not a run
   std::string device = "cpu";            // where the model trains: cpu or cuda
   // Flags the user gave explicitly (on --resume they must agree with the run's own values).
   bool given_config = false, given_data = false, given_data_dir = false, given_batch_size = false, given_lr = false,

@@ -1,6 +1,7 @@
 // `axiom train`: trains an Axial Transformer, with a progress line, periodic held-out evaluation,
-// a metrics file, a loss curve and atomic checkpoints; Ctrl-C stops after the current step and
-// writes a checkpoint, and --resume continues exactly where a run stopped.
+// a metrics file, a loss curve and atomic checkpoints; Ctrl-C or SIGTERM stops after the current
+// step and writes a checkpoint, and --resume continues exactly where a run stopped. A new run goes
+// into a new or empty directory (or, with --force, one whose files a run would not touch).
 //
 // The run's directory (--out):
 //   checkpoint.json, model-*.safetensors, optimizer-*.safetensors   the checkpoint (models/training.h)
@@ -10,7 +11,7 @@
 //
 // Under mpirun each rank trains on its share of every batch (models::Trainer); rank 0 alone
 // prints, writes the metrics, the curve and the checkpoints. Every rank stops at the same step:
-// they agree after each step on whether to stop (Ctrl-C on any rank, or rank 0's clock).
+// they agree after each step on whether to stop (a signal on any rank, or rank 0's clock).
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <regex>
 
 #include <nlohmann/json.hpp>
 
@@ -38,22 +40,24 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// --- Ctrl-C -----------------------------------------------------------------------------------------
+// --- signals ----------------------------------------------------------------------------------------
 
 volatile std::sig_atomic_t interrupted = 0;
 
-// The first Ctrl-C asks the loop to stop after the step it is in; the handler then steps aside,
-// so that a second one ends the process at once (without a new checkpoint).
-extern "C" void on_interrupt(int) {
-  interrupted = 1;
+// The first Ctrl-C (SIGINT) or SIGTERM (what `timeout`, job schedulers and `docker stop` send)
+// asks the loop to stop after the step it is in; the handler then steps aside, so that a second
+// signal ends the process at once (the last checkpoint stays whole: every write is atomic).
+extern "C" void on_interrupt(int signal) {
+  interrupted = signal;
   std::signal(SIGINT, SIG_DFL);
-  static const char message[] = "\naxiom: stopping after this step to write a checkpoint (Ctrl-C again quits at once)\n";
+  std::signal(SIGTERM, SIG_DFL);
+  static const char message[] = "\naxiom: stopping after this step to write a checkpoint (a second signal quits at once)\n";
   [[maybe_unused]] const ssize_t ignored = ::write(STDERR_FILENO, message, sizeof message - 1);
 }
 
 // Under mpirun, Ctrl-C ends the job at once (mpirun kills its ranks), but mpirun passes SIGUSR1 on
 // to every rank: `kill -USR1 <mpirun's pid>` stops the job after the current step, with a checkpoint.
-extern "C" void on_stop_request(int) { interrupted = 1; }
+extern "C" void on_stop_request(int signal) { interrupted = signal; }
 
 // --- the metrics file and the loss curve ------------------------------------------------------------
 
@@ -143,6 +147,33 @@ models::Placement placement_of(const TrainCommand& c, core::Communicator& comm) 
   return {.device = device_of("train", c.device), .communicator = &comm};
 }
 
+// Whether a file of this name is one that a run writes (and so could overwrite).
+bool written_by_runs(const std::string& name) {
+  static const std::regex numbered(R"((model|optimizer)-[0-9]{6,}\.safetensors)");
+  return name == "metrics.jsonl" || name == "loss.png" || name == "checkpoint.json" || std::regex_match(name, numbered);
+}
+
+// A new run goes into a new or empty directory: axiom never writes over, or deletes, files it did
+// not write. --force accepts a directory of other files, as long as none has a name a run writes.
+void check_out_is_free(const TrainCommand& c) {
+  std::error_code ec;
+  if (!fs::exists(c.out, ec)) return;
+  if (!fs::is_directory(c.out, ec)) throw Error("train", "--out '", c.out, "' exists and is not a directory");
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(c.out, ec)) names.push_back(entry.path().filename().string());
+  if (names.empty()) return;
+  if (!c.force) {
+    throw Error("train", "'", c.out, "' is not empty and holds no axiom run (no checkpoint.json); choose a new or empty ",
+                "directory, or pass --force to start the run beside the ", names.size(), " entries there (none is deleted)");
+  }
+  for (const std::string& name : names) {
+    if (written_by_runs(name)) {
+      throw Error("train", "'", c.out, "' holds '", name, "', a name that a run writes, but no checkpoint.json: axiom will not ",
+                  "overwrite it even with --force; move it, or choose another --out");
+    }
+  }
+}
+
 std::unique_ptr<models::Trainer> start_or_resume(const TrainCommand& c, core::Communicator& comm) {
   if (has_checkpoint(c.out) && !c.resume) {
     throw Error("train", "'", c.out, "' already holds a run (step ", models::read_checkpoint(c.out).step,
@@ -154,6 +185,8 @@ std::unique_ptr<models::Trainer> start_or_resume(const TrainCommand& c, core::Co
     if (comm.rank() == 0) std::fprintf(stderr, "axiom: resuming '%s' at step %lld\n", c.out.c_str(), static_cast<long long>(run.step));
     return std::make_unique<models::Trainer>(run, images_of(run.options, run.config, "train"), placement_of(c, comm));
   }
+  check_out_is_free(c);
+  if (c.resume && comm.rank() == 0) std::fprintf(stderr, "axiom: no run in '%s' yet: starting a new one\n", c.out.c_str());
   const models::AxialTransformerConfig config = models::load_config(c.config);
   const models::TrainingOptions options = options_of(c);
   options.validate();
@@ -232,22 +265,25 @@ struct Loop {
     if (step % command.eval_every == 0) evaluate_and_plot();
   }
 
-  // Why to stop now, agreed by every rank: 1 = a Ctrl-C on some rank, 2 = rank 0's time is up.
-  int stop_reason() {
-    const core::Tensor reason = core::from_vector<int64_t>({interrupted ? 1 : comm().rank() == 0 && out_of_time() ? 2 : 0});
+  // Why to stop now, agreed by every rank: kSignalled + the signal that some rank received, else
+  // kOutOfTime when rank 0's time budget is spent, else 0 (a signal outranks the clock).
+  static constexpr int64_t kOutOfTime = 1, kSignalled = 100;
+  int64_t stop_reason() {
+    const int64_t mine = interrupted ? kSignalled + interrupted : comm().rank() == 0 && out_of_time() ? kOutOfTime : 0;
+    const core::Tensor reason = core::from_vector<int64_t>({mine});
     comm().allreduce(reason, core::AllreduceOp::max);
-    return static_cast<int>(reason.item());
+    return static_cast<int64_t>(reason.item());
   }
 
-  // Trains until the target step, the time budget or a Ctrl-C; returns how it stopped.
+  // Trains until the target step, the time budget or a signal; returns how it stopped.
   const char* run() {
     while (trainer.steps_done() < command.steps) {
-      const int reason = stop_reason();
-      if (reason == 1) {
-        interrupted = 1;  // on every rank, so that all exit as after a Ctrl-C
-        return "interrupted";
+      const int64_t reason = stop_reason();
+      if (reason >= kSignalled) {
+        interrupted = static_cast<int>(reason - kSignalled);  // on every rank, so that all exit alike
+        return interrupted == SIGTERM ? "terminated (SIGTERM)" : interrupted == SIGUSR1 ? "asked to stop (SIGUSR1)" : "interrupted";
       }
-      if (reason == 2) return "the time budget (--minutes) is spent";
+      if (reason == kOutOfTime) return "the time budget (--minutes) is spent";
       one_step();
     }
     return "the target step (--steps) is reached";
@@ -281,24 +317,26 @@ int train(const TrainCommand& command) {
 
   interrupted = 0;
   std::signal(SIGINT, on_interrupt);
+  std::signal(SIGTERM, on_interrupt);
   std::signal(SIGUSR1, on_stop_request);
   const char* why = loop.run();
   std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
   std::signal(SIGUSR1, SIG_DFL);
 
   loop.line.finish();
   trainer->save(command.out);
   if (trainer->steps_done() % command.eval_every != 0) loop.evaluate_and_plot();
-  if (!writer) return interrupted ? 130 : 0;
+  const int exit_code = interrupted ? 128 + interrupted : 0;  // the shell's code for a process ended by that signal
+  if (!writer) return exit_code;
   std::fprintf(stderr, "axiom: stopped at step %lld after %s: %s\n  checkpoint: %s/checkpoint.json\n  loss curve: %s\n",
                static_cast<long long>(trainer->steps_done()), format_duration(loop.clock.seconds()).c_str(), why,
                command.out.c_str(), loop.log->curve_path().c_str());
   if (interrupted) {
     std::fprintf(stderr, "  continue with: axiom train --out %s --resume --steps %lld\n", command.out.c_str(),
                  static_cast<long long>(command.steps));
-    return 130;  // the shell's code for a process ended by Ctrl-C
   }
-  return 0;
+  return exit_code;
 }
 
 }  // namespace axiom::apps

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -29,13 +30,30 @@ std::string file_name(const char* kind, int64_t step) {
   return std::string(kind) + "-" + digits + ".safetensors";
 }
 
-// Removes model-*.safetensors and optimizer-*.safetensors of other steps (never anything else).
-void remove_older_files(const fs::path& dir, const std::string& model, const std::string& optimizer) {
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    const bool ours = (name.starts_with("model-") || name.starts_with("optimizer-")) && name.ends_with(".safetensors");
-    if (ours && name != model && name != optimizer) fs::remove(entry.path(), ec);
+// The model and optimizer files that the checkpoint.json in `dir` names: the only files a new
+// checkpoint may remove. None when there is no readable checkpoint (axiom never deletes a file that
+// its own checkpoint did not record: a user's model-best.safetensors beside a run stays).
+std::vector<std::string> recorded_files(const fs::path& dir) {
+  std::ifstream file(dir / "checkpoint.json");
+  if (!file) return {};
+  const nlohmann::json j = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || j.value("format", "") != kFormat) return {};
+  std::vector<std::string> names;
+  for (const char* key : {"model", "optimizer"}) {
+    const auto found = j.find(key);
+    const bool plain_name = found != j.end() && found->is_string() && !found->get<std::string>().empty() &&
+                            found->get<std::string>().find('/') == std::string::npos;
+    if (plain_name) names.push_back(found->get<std::string>());
+  }
+  return names;
+}
+
+// Removes the files the previous checkpoint recorded, unless the new one uses them too.
+void remove_files(const fs::path& dir, const std::vector<std::string>& names, const std::string& model,
+                  const std::string& optimizer) {
+  std::error_code ignored;  // a file already gone, or one we cannot remove, is left to the user
+  for (const std::string& name : names) {
+    if (name != model && name != optimizer) fs::remove(dir / name, ignored);
   }
 }
 
@@ -91,6 +109,7 @@ void Trainer::write_checkpoint(const std::string& dir) const {
   if (ec) throw Error("checkpoint", "cannot create the directory '", dir, "': ", ec.message());
   const std::string model = file_name("model", step_), optimizer = file_name("optimizer", step_);
   const std::string config = config_.to_json();
+  const std::vector<std::string> previous = recorded_files(dir);
 
   model_->save((fs::path(dir) / model).string(), {{"format", "axiom-model"}, {"config", config}, {"step", std::to_string(step_)}});
   optimizer_->save((fs::path(dir) / optimizer).string());
@@ -103,7 +122,7 @@ void Trainer::write_checkpoint(const std::string& dir) const {
                                     {"training", nlohmann::ordered_json::parse(options_.to_json())},
                                     {"rng", {{"seed", gen_.seed()}, {"offset", gen_.offset()}}}};
   core::write_file_atomically((fs::path(dir) / "checkpoint.json").string(), j.dump(2) + "\n", "checkpoint");
-  remove_older_files(dir, model, optimizer);
+  remove_files(dir, previous, model, optimizer);
 }
 
 Checkpoint read_checkpoint(const std::string& dir) {

@@ -26,7 +26,8 @@
 //   optimizer-000500.safetensors      Adam's state (metadata: "optimizer")
 // Each file is written atomically (core/atomic_file.h), the tensors first and checkpoint.json
 // last: the JSON is the commit point. A crash at any moment leaves the previous checkpoint whole;
-// the files of older steps are removed only after the new JSON is in place.
+// the files that the previous checkpoint.json recorded are removed only after the new JSON is in place
+// (no other file is ever removed: a model-best.safetensors of the user's beside a run stays).
 #pragma once
 
 #include <functional>

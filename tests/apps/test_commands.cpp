@@ -106,6 +106,45 @@ TEST_CASE("train refuses to overwrite a run, and a resumed run keeps its setting
   CHECK(test::error_message([&] { apps::train(no_steps); }) == "[train] --steps must be positive, got 0");
 }
 
+TEST_CASE("train never deletes or overwrites a file it did not write") {
+  Workspace w;
+  const std::string dir = w.run("kept");
+  fs::create_directories(dir);
+  std::ofstream(dir + "/model-best.safetensors") << "the user's best weights";
+  std::ofstream(dir + "/notes.txt") << "the user's notes";
+
+  // A non-empty directory that is not a run: refused, with or without --resume.
+  apps::TrainCommand start = w.train_command("kept", 6);
+  test::check_error([&] { apps::train(start); }, {"'" + dir + "' is not empty and holds no axiom run (no checkpoint.json)", "--force"});
+  start.resume = true;
+  test::check_error([&] { apps::train(start); }, {"is not empty and holds no axiom run"});
+
+  // --force: the run starts beside the user's files, and its checkpoints remove only their own.
+  start.resume = false, start.force = true;
+  REQUIRE(apps::train(start) == 0);
+  CHECK(bytes_of(dir + "/model-best.safetensors") == "the user's best weights");
+  CHECK(bytes_of(dir + "/notes.txt") == "the user's notes");
+  CHECK(fs::is_regular_file(dir + "/model-000006.safetensors"));
+  CHECK(!fs::exists(dir + "/model-000004.safetensors"));  // the run's own older checkpoint is gone
+
+  // A file named like a checkpoint that no checkpoint.json recorded is not the run's: it stays.
+  std::ofstream(dir + "/model-000002.safetensors") << "not written by axiom";
+  apps::TrainCommand more = w.train_command("kept", 8);
+  more.resume = true;
+  REQUIRE(apps::train(more) == 0);
+  CHECK(bytes_of(dir + "/model-000002.safetensors") == "not written by axiom");
+  CHECK(!fs::exists(dir + "/model-000006.safetensors"));
+
+  // --force never overwrites a file with a name a run writes.
+  const std::string other = w.run("weights_without_a_run");
+  fs::create_directories(other);
+  std::ofstream(other + "/model-000004.safetensors") << "old weights whose checkpoint.json was lost";
+  apps::TrainCommand forced = w.train_command("weights_without_a_run", 2);
+  forced.force = true, forced.resume = true;
+  test::check_error([&] { apps::train(forced); }, {"holds 'model-000004.safetensors', a name that a run writes"});
+  CHECK(bytes_of(other + "/model-000004.safetensors") == "old weights whose checkpoint.json was lost");
+}
+
 TEST_CASE("--device names a usable device or is an error before anything runs") {
   CHECK(apps::device_of("train", "cpu") == core::Device::cpu());
   CHECK(test::error_message([] { apps::device_of("train", "gpu"); }) == "[device] unknown device 'gpu' (cpu, cuda or cuda:N)");

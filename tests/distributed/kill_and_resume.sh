@@ -43,6 +43,6 @@ kill -USR1 $job
 status=0
 timeout 60 sh -c "while kill -0 $job 2> /dev/null; do sleep 0.2; done" || fail "the job still runs a minute after SIGUSR1"
 wait $job || status=$?
-grep -q "stopped at step .*: interrupted" "$work/log.txt" || fail "no orderly stop after SIGUSR1: $(cat "$work/log.txt")"
+grep -q "stopped at step .*: asked to stop (SIGUSR1)" "$work/log.txt" || fail "no orderly stop after SIGUSR1: $(cat "$work/log.txt")"
 [ "$(step_of "$work/stopped")" -ge 10 ] || fail "no checkpoint of the step it stopped at"
 echo "SIGUSR1: stopped at step $(step_of "$work/stopped") with a checkpoint (exit $status)"
