@@ -19,6 +19,10 @@
 #include "core/parallel.h"
 #include "data/datasets.h"
 
+// For the sanitizer build (no effect otherwise): fontconfig, under cairo under giza's plots, keeps
+// its configuration and font caches until the process ends, which LeakSanitizer would report.
+extern "C" const char* __lsan_default_suppressions() { return "leak:libfontconfig.so\n"; }
+
 namespace {
 
 using axiom::apps::EvalCommand;
