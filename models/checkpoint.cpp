@@ -89,6 +89,7 @@ std::string member_file(const fs::path& dir, const nlohmann::json& j, const char
 
 void Trainer::save(const std::string& dir) const {
   // Rank 0 writes; then it tells every rank whether that worked, so that all go on or all throw.
+  check_weights_finite(step_);  // the same weights on every rank: all refuse together
   std::exception_ptr failure;
   if (comm_.rank() == 0) {
     try {

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/factory.h"
+#include "core/ops.h"
 
 namespace axiom::models {
 
@@ -162,8 +163,20 @@ double Trainer::step() {
   averager_->backward(loss);  // loss.backward(), gradients averaged over the ranks
   if (options_.max_grad_norm > 0) optim::clip_grad_norm(optimizer_->parameters(), options_.max_grad_norm);
   optimizer_->step();
+  check_weights_finite(step_ + 1);
   ++step_;
   return bits;
+}
+
+void Trainer::check_weights_finite(int64_t after_step) const {
+  for (const auto& [name, p] : model_->named_parameters()) {
+    // p * 0 is 0 where p is finite and NaN where p is NaN or infinite: one sum tells which.
+    if (core::sum(core::mul(p.data(), 0.0)).item() != 0) {
+      throw Error("train", "after step ", after_step, " the weights '", name,
+                  "' hold NaN or infinite values: the training diverged (lr ", options_.lr,
+                  "); the last checkpoint is kept: resume from it with a smaller --lr or with --clip");
+    }
+  }
 }
 
 Likelihood evaluate_images(AxialTransformer& model, const core::Tensor& images, int64_t batch_size,

@@ -120,6 +120,7 @@ class Trainer {
   double step();
   // A checkpoint of the run as it is now. In a data-parallel job rank 0 writes it (a checkpoint
   // does not depend on N) and every rank returns once it is written, or throws if it failed.
+  // Weights that hold NaN or an infinity are never written (an Error; the last checkpoint stays).
   void save(const std::string& dir) const;
 
   int64_t steps_done() const { return step_; }
@@ -133,6 +134,9 @@ class Trainer {
 
  private:
   void write_checkpoint(const std::string& dir) const;
+  // An Error naming the first parameter that holds NaN or an infinity: a diverged run must stop
+  // before any checkpoint of it replaces the last good one.
+  void check_weights_finite(int64_t after_step) const;
 
   AxialTransformerConfig config_;
   TrainingOptions options_;

@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <cmath>
 #include <fstream>
+#include <iterator>
 
 #include "models/models.h"
 #include "tests/core/reference.h"
@@ -200,4 +202,27 @@ TEST_CASE("training: options and images are checked before anything runs") {
         "[train] x.json: unknown training option \"batch\"");
   CHECK(error_message([&] { models::training_options_from_json(R"({"seed": -3})", "x.json"); }) ==
         "[train] x.json: seed must be an integer, got -3");
+}
+
+TEST_CASE("training: weights that hold NaN or an infinity never reach a checkpoint") {
+  const auto config = two_channel_config();
+  const core::Tensor images = images_for(config);
+  TempDir dir;
+  const auto read_bytes = [](const fs::path& path) {
+    std::ifstream file(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(file), {});
+  };
+  models::Trainer trainer(config, small_batches(), images);
+  train(trainer, 2);
+  trainer.save(dir.str());
+  const std::string good = read_bytes(dir.path / "model-000002.safetensors");
+  // A diverged weight (as a huge learning rate leaves): save refuses, the checkpoint stays.
+  trainer.model().named_parameters()[3].second.data().reshape({-1}).set({0}, INFINITY);
+  test::check_error([&] { trainer.save(dir.str()); },
+                    {"[train] after step 2 the weights '", "' hold NaN or infinite values: the training diverged", "the last checkpoint is kept"});
+  CHECK(read_bytes(dir.path / "model-000002.safetensors") == good);
+  CHECK(models::read_checkpoint(dir.str()).step == 2);
+  // And the step that makes a weight NaN stops there, naming it.
+  trainer.model().named_parameters()[3].second.data().reshape({-1}).set({0}, NAN);
+  test::check_error([&] { trainer.step(); }, {"[train] "});
 }
