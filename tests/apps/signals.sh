@@ -7,11 +7,7 @@ axiom=$1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 common="--config tiny --batch 8 --eval-images 20 --threads 1 --eval-every 100000 --checkpoint-every 100000"
-fail() {
-  echo "FAILED: $*" >&2
-  exit 1
-}
-step_of() { sed -n 's/^  "step": \([0-9]*\),*$/\1/p' "$1/checkpoint.json"; }
+. "$(dirname "$0")/../support/run_helpers.sh"
 trained_lines() { grep -c train_bits_per_dim "$1/metrics.jsonl" 2> /dev/null || true; }
 wait_for_lines() {  # up to a minute for N training lines in metrics.jsonl
   for i in $(seq 600); do

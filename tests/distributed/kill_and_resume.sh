@@ -2,8 +2,6 @@
 # checkpoint continues exactly: the weights equal, bit for bit, those of a run never killed.
 . "$(dirname "$0")/lib.sh"
 
-step_of() { sed -n 's/^  "step": \([0-9]*\),*$/\1/p' "$1/checkpoint.json"; }
-
 $launcher -np 2 "$axiom" train $common --steps 100000 --checkpoint-every 2 --eval-every 1000 --out "$work/killed" < /dev/null > "$work/log.txt" 2>&1 &
 job=$!
 for i in $(seq 600); do  # up to a minute for the checkpoint of step 4

@@ -7,10 +7,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 common="--config tiny --batch 8 --eval-images 20 --threads 1"
 
-fail() {
-  echo "FAILED: $*" >&2
-  exit 1
-}
+. "$(dirname "$0")/../support/run_helpers.sh"
 
 # The numbers of field KEY in a JSON-lines file, one per line ("train_bits_per_dim" -> 7.99...).
 numbers() { sed -n "s/.*\"$2\": *\([-0-9.eE+]*\).*/\1/p" "$1"; }
