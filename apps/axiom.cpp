@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <new>
 
 #include "apps/bench/bench.h"
 #include "apps/commands.h"
@@ -102,6 +103,15 @@ int parse_error(const CLI::App& app, const CLI::ParseError& e) {
   return e.get_exit_code();
 }
 
+// Prints the error on one line and ends the command; the other ranks of an MPI job may be waiting
+// for this one in a collective, so the whole job ends (MPI_Abort).
+int fail(const char* message) {
+  std::fprintf(stderr, "axiom: %s%s\n", axiom::apps::rank_prefix().c_str(), message);
+  std::fflush(stderr);
+  if (axiom::core::world_started() && axiom::core::world().size() > 1) axiom::core::world().abort(1);
+  return 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -168,12 +178,10 @@ int main(int argc, char** argv) {
     if (train_step->parsed()) axiom::bench::bench_train(reporter, train_bench, comm);
     if (sampling->parsed()) axiom::bench::bench_sample(reporter, sample_bench);
     if (allreduce->parsed()) axiom::bench::bench_allreduce(reporter, comm);
+  } catch (const std::bad_alloc&) {  // memory outside tensors (which raise an Error of their own)
+    return fail("out of memory (std::bad_alloc); a smaller --batch, config or --n needs less");
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "axiom: %s%s\n", axiom::apps::rank_prefix().c_str(), e.what());
-    std::fflush(stderr);
-    // The other ranks may be waiting for this one in a collective: end them all.
-    if (axiom::core::world_started() && axiom::core::world().size() > 1) axiom::core::world().abort(1);
-    return 1;
+    return fail(e.what());
   }
   return 0;
 }

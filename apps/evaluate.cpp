@@ -42,6 +42,9 @@ int evaluate(const EvalCommand& c) {
   where.frames = model->config().channels, where.canvas = model->config().height;
   core::Tensor images = data::load_images(name, c.split, where);
   if (c.limit > 0) images = images.narrow(0, 0, std::min(c.limit, images.size(0)));
+  const int64_t batch = std::min(c.batch_size, images.size(0));
+  models::check_fits(models::evaluation_memory(model->config(), batch), "eval", "evaluating " + std::to_string(batch) + " images at a time",
+                     "use a smaller --batch", core::world().local_size());
 
   core::Communicator& comm = core::world();
   StatusLine line(comm.rank() == 0);

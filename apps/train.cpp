@@ -174,6 +174,14 @@ void check_out_is_free(const TrainCommand& c) {
   }
 }
 
+// Refuses, before anything is allocated, a run whose training step cannot fit in this machine's memory.
+void check_memory(const models::AxialTransformerConfig& config, const models::TrainingOptions& o, core::Communicator& comm) {
+  const int64_t share = o.batch_size / comm.size();  // each process's images of every batch
+  models::check_fits(models::training_memory(config, share), "train",
+                     "training with " + std::to_string(share) + " images a step" + (comm.size() > 1 ? " in each process" : ""),
+                     "use a smaller --batch or a smaller config", comm.local_size());
+}
+
 std::unique_ptr<models::Trainer> start_or_resume(const TrainCommand& c, core::Communicator& comm) {
   if (has_checkpoint(c.out) && !c.resume) {
     throw Error("train", "'", c.out, "' already holds a run (step ", models::read_checkpoint(c.out).step,
@@ -182,6 +190,7 @@ std::unique_ptr<models::Trainer> start_or_resume(const TrainCommand& c, core::Co
   if (c.resume && has_checkpoint(c.out)) {
     const models::Checkpoint run = models::read_checkpoint(c.out);
     check_resume_flags(c, run);
+    check_memory(run.config, run.options, comm);
     if (comm.rank() == 0) std::fprintf(stderr, "axiom: resuming '%s' at step %lld\n", c.out.c_str(), static_cast<long long>(run.step));
     return std::make_unique<models::Trainer>(run, images_of(run.options, run.config, "train"), placement_of(c, comm));
   }
@@ -190,6 +199,7 @@ std::unique_ptr<models::Trainer> start_or_resume(const TrainCommand& c, core::Co
   const models::AxialTransformerConfig config = models::load_config(c.config);
   const models::TrainingOptions options = options_of(c);
   options.validate();
+  check_memory(config, options, comm);
   return std::make_unique<models::Trainer>(config, options, images_of(options, config, "train"), placement_of(c, comm));
 }
 

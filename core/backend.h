@@ -47,7 +47,7 @@ class Backend {
 
   // --- memory ---------------------------------------------------------------------------------
   virtual void* allocate(size_t nbytes) = 0;
-  virtual void deallocate(void* data, size_t nbytes) = 0;
+  virtual void deallocate(void* data, size_t nbytes) noexcept = 0;  // never throws
   virtual void copy_from_host(void* dst, const void* host_src, size_t nbytes) = 0;
   virtual void copy_to_host(void* host_dst, const void* src, size_t nbytes) = 0;
 

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/factory.h"
 #include "core/safetensors.h"
+#include "models/memory_budget.h"
 #include "models/training.h"
 
 namespace axiom::models {
@@ -168,6 +169,8 @@ std::unique_ptr<AxialTransformer> load_model(const std::string& path) {
     config = config_from_json(metadata.at("config"), path + " \"config\"");
     weights = path;
   }
+  check_fits({.weights = parameter_count(config) * 4}, "checkpoint", "the model of '" + path + "'",
+             "its config asks for more than this machine has");
   // The generator only fills the weights that load() replaces; the model keeps a pointer to it
   // for dropout, which is off in eval mode. The process-wide generator outlives every model.
   auto model = std::make_unique<AxialTransformer>(config, core::default_generator());

@@ -3,5 +3,6 @@
 
 #include "models/axial_transformer.h"
 #include "models/config.h"
+#include "models/memory_budget.h"
 #include "models/sampler.h"
 #include "models/training.h"

@@ -8,7 +8,7 @@
 //
 // Figures: the median step time after two warm-up steps, images per second, the peak resident
 // memory while stepping (the process's, with the allocator's cache of freed buffers) and the peak
-// of the bytes held by live tensors alone, and the achieved GFLOP/s next to raw cblas_sgemm on the model's largest
+// of the bytes held by live tensors alone (next to models/memory_budget.h's estimate of it), and the achieved GFLOP/s next to raw cblas_sgemm on the model's largest
 // product (the feed-forward layer's [B*H*W, D] @ [D, 4D]) timed in the same run.
 //
 // How FLOPs are counted (multiply-adds count two; only the matrix products, which are nearly all of
@@ -87,6 +87,9 @@ void bench_train(const Reporter& reporter, const TrainBenchOptions& options, cor
   const std::string ranks = comm.size() > 1 ? std::to_string(comm.size()) + " processes x " : "";
   reporter.note("axiom bench train --config " + options.config + " on " + device.str() + ": " + ranks + std::to_string(core::num_threads()) +
                 " threads, batch " + std::to_string(batch) + ", " + std::to_string(options.steps) + " timed steps after 2 warm-up steps");
+  const models::MemoryEstimate estimate = models::training_memory(config, batch / comm.size());
+  models::check_fits(estimate, "bench", "a training step of " + std::to_string(batch / comm.size()) + " images",
+                     "use a smaller --batch or config", comm.local_size());
   core::Generator gen(11);
   const core::Shape image_shape = config.channels == 1 ? core::Shape{4 * batch, config.height, config.width}
                                                        : core::Shape{4 * batch, config.channels, config.height, config.width};
@@ -129,6 +132,7 @@ void bench_train(const Reporter& reporter, const TrainBenchOptions& options, cor
   figure("images_per_second", "img/s", static_cast<double>(batch) / step_seconds);
   figure("peak_memory", "MiB", peak / (1 << 20));
   figure("peak_tensor_memory", "MiB", peak_tensors / (1 << 20));
+  figure("estimated_tensor_memory", "MiB", estimate.total() / (1 << 20));  // models/memory_budget.h, before the step
   figure("gflop_per_step", "GFLOP", flops / 1e9);
   if (comm.size() > 1) {  // per step, averaged over the timed steps and the one warm-up of seconds_per_call
     const optim::CommunicationStats& after = trainer.communication();

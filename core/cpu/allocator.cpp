@@ -7,6 +7,9 @@
 #include <cstdlib>
 #include <new>
 
+#include "core/error.h"
+#include "core/memory.h"
+
 namespace axiom::core::cpu {
 
 namespace {
@@ -28,16 +31,23 @@ size_t most_cached() {
   return std::max(physical / 4, size_t{1} << 30);
 }
 
-// A fresh block from the system. Blocks of 2 MiB and more start on a 2 MiB boundary and ask the
-// kernel for transparent huge pages: one page fault per 2 MiB instead of one per 4 KiB.
+// A fresh block from the system, or nullptr. Blocks of 2 MiB and more start on a 2 MiB boundary
+// and ask the kernel for transparent huge pages: one page fault per 2 MiB instead of one per 4 KiB.
 void* fresh_block(size_t size) {
   const size_t alignment = size >= kHugePage ? kHugePage : kAlignment;
   void* block = nullptr;
-  if (posix_memalign(&block, alignment, size) != 0) throw std::bad_alloc();
+  if (posix_memalign(&block, alignment, size) != 0) return nullptr;
 #if defined(MADV_HUGEPAGE)
   if (size >= kHugePage) madvise(block, size / kHugePage * kHugePage, MADV_HUGEPAGE);  // a hint; failure is harmless
 #endif
   return block;
+}
+
+[[noreturn]] void out_of_memory(size_t nbytes) {
+  const MachineMemory memory = machine_memory();
+  throw Error("allocate", "out of memory: asked for ", format_bytes(static_cast<double>(nbytes)), " (", nbytes,
+              " bytes); this machine has ", format_bytes(static_cast<double>(memory.total)), ", of which ",
+              format_bytes(static_cast<double>(memory.available)), " is free");
 }
 }  // namespace
 
@@ -57,20 +67,31 @@ void* HostAllocator::allocate(size_t nbytes) {
       return block;
     }
   }
-  return fresh_block(size);
+  if (void* block = fresh_block(size)) return block;
+  release_cached();  // the blocks kept for reuse may be what is missing
+  if (void* block = fresh_block(size)) return block;
+  out_of_memory(nbytes);
 }
 
-void HostAllocator::deallocate(void* data, size_t nbytes) {
+void HostAllocator::deallocate(void* data, size_t nbytes) noexcept {
   const size_t size = rounded(nbytes);
-  if (kCaching && size >= kSmallestCached) {
-    std::lock_guard lock(mutex_);
-    if (cached_bytes_ + size <= most_cached_) {
-      free_blocks_[size].push_back(data);
-      cached_bytes_ += size;
-      return;
-    }
-  }
+  if (kCaching && size >= kSmallestCached && keep(data, size)) return;
   std::free(data);
+}
+
+// Lists a freed block for reuse, unless the cache is full. Listing it may need memory (a longer
+// free list); when there is none, the block is not kept: freeing must never fail, or a tensor's
+// destructor would throw while an out-of-memory error unwinds (and the program would abort).
+bool HostAllocator::keep(void* data, size_t size) noexcept {
+  std::lock_guard lock(mutex_);
+  if (cached_bytes_ + size > most_cached_) return false;
+  try {
+    free_blocks_[size].push_back(data);
+  } catch (const std::bad_alloc&) {
+    return false;
+  }
+  cached_bytes_ += size;
+  return true;
 }
 
 void HostAllocator::release_cached() {

@@ -5,7 +5,8 @@
 // buffer costs a page fault per 4 KiB page when first touched — about as long as the work done
 // on it. Up to a quarter of the machine's memory is kept (a training step of the `small` model
 // frees about 3 GiB at its end, and asks for the same buffers again in the next step);
-// release_cached() gives it all back. Built with AddressSanitizer, nothing is kept, so that a use
+// release_cached() gives it all back, and so does a request that the system cannot meet before it
+// becomes an Error ("[allocate] out of memory: asked for ..."). Freeing never throws. Built with AddressSanitizer, nothing is kept, so that a use
 // after free is still caught. Blocks of 2 MiB and more are placed on transparent huge pages where
 // the kernel allows it, so that a fresh one costs a page fault per 2 MiB, not per 4 KiB.
 #pragma once
@@ -22,11 +23,12 @@ class HostAllocator {
   HostAllocator();
   ~HostAllocator();
   void* allocate(size_t nbytes);
-  void deallocate(void* data, size_t nbytes);
+  void deallocate(void* data, size_t nbytes) noexcept;
   void release_cached();
   size_t cached_bytes();
 
  private:
+  bool keep(void* data, size_t size) noexcept;
   std::mutex mutex_;
   std::unordered_map<size_t, std::vector<void*>> free_blocks_;  // by rounded size
   size_t cached_bytes_ = 0;

@@ -12,7 +12,7 @@ std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<cpu::CpuBa
 namespace cpu {
 
 void* CpuBackend::allocate(size_t nbytes) { return host_allocator().allocate(nbytes); }
-void CpuBackend::deallocate(void* data, size_t nbytes) { host_allocator().deallocate(data, nbytes); }
+void CpuBackend::deallocate(void* data, size_t nbytes) noexcept { host_allocator().deallocate(data, nbytes); }
 
 void CpuBackend::copy_from_host(void* dst, const void* host_src, size_t nbytes) {
   if (nbytes) std::memcpy(dst, host_src, nbytes);

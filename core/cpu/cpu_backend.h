@@ -12,7 +12,7 @@ class CpuBackend : public Backend {
   std::string_view name() const override { return "cpu"; }
 
   void* allocate(size_t nbytes) override;
-  void deallocate(void* data, size_t nbytes) override;
+  void deallocate(void* data, size_t nbytes) noexcept override;
   void copy_from_host(void* dst, const void* host_src, size_t nbytes) override;
   void copy_to_host(void* host_dst, const void* src, size_t nbytes) override;
 

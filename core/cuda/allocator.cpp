@@ -1,6 +1,7 @@
 #include "core/cuda/allocator.h"
 
 #include <bit>
+#include <new>
 
 #include "core/cuda/runtime.h"
 #include "core/error.h"
@@ -58,14 +59,19 @@ void* DeviceAllocator::cached_or_new_block(size_t nbytes) {
   return block;
 }
 
-void DeviceAllocator::deallocate(void* data, size_t nbytes) {
+void DeviceAllocator::deallocate(void* data, size_t nbytes) noexcept {
   if (!data) return;
 #if defined(AXIOM_CUDA_EMULATED)
   cuda_emulator::take_back(data);
 #endif
   const size_t size = rounded_block_size(nbytes);
   std::lock_guard lock(mutex_);
-  free_blocks_[size].push_back(data);
+  try {
+    free_blocks_[size].push_back(data);  // a longer free list may need host memory that is not there:
+  } catch (const std::bad_alloc&) {
+    cudaFree(data);                      // then the block goes back to the driver (freeing never throws)
+    return;
+  }
   cached_bytes_ += size;
 }
 

@@ -13,7 +13,7 @@ void CudaBackend::synchronize() {
 }
 
 void* CudaBackend::allocate(size_t nbytes) { return device_allocator().allocate(nbytes); }
-void CudaBackend::deallocate(void* data, size_t nbytes) { device_allocator().deallocate(data, nbytes); }
+void CudaBackend::deallocate(void* data, size_t nbytes) noexcept { device_allocator().deallocate(data, nbytes); }
 
 // cudaMemcpy runs on the default stream: a copy to the host waits for the kernels before it.
 void CudaBackend::copy_from_host(void* dst, const void* host_src, size_t nbytes) {

@@ -19,7 +19,7 @@ class CudaBackend : public Backend {
   void synchronize() override;
 
   void* allocate(size_t nbytes) override;
-  void deallocate(void* data, size_t nbytes) override;
+  void deallocate(void* data, size_t nbytes) noexcept override;
   void copy_from_host(void* dst, const void* host_src, size_t nbytes) override;
   void copy_to_host(void* host_dst, const void* src, size_t nbytes) override;
 

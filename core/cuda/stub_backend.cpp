@@ -18,7 +18,7 @@ class CudaStub : public Backend {
   std::string_view name() const override { return "cuda (not built)"; }
   bool available() const override { return false; }
   void* allocate(size_t) override { unavailable("allocate"); }
-  void deallocate(void*, size_t) override {}  // nothing was ever allocated
+  void deallocate(void*, size_t) noexcept override {}  // nothing was ever allocated
   void copy_from_host(void*, const void*, size_t) override { unavailable("to"); }
   void copy_to_host(void*, const void*, size_t) override { unavailable("to"); }
   void fill(const Tensor&, double) override { unavailable("fill"); }

@@ -1,6 +1,11 @@
 // Storage and allocation_stats: views share one buffer, and every buffer is freed when its last
 // tensor goes, also when an op throws halfway.
+#include <utility>
 #include <vector>
+
+#include "core/backend.h"
+#include "core/cpu/allocator.h"
+#include "core/memory.h"
 
 #include "tests/core/reference.h"
 
@@ -81,4 +86,27 @@ TEST_CASE("large buffers are counted as freed, whatever the allocator keeps") {
   }
   CHECK(live_buffers() == start);
   CHECK(live_bytes() == start_bytes);
+}
+
+TEST_CASE("a buffer the machine cannot give is an Error with the size and the machine's memory; freeing never throws") {
+  // Freeing runs in destructors, also while an out-of-memory Error unwinds: it must not throw.
+  static_assert(noexcept(std::declval<core::Backend&>().deallocate(nullptr, 0)));
+  const int64_t start = live_buffers(), start_bytes = live_bytes();
+  const int64_t too_many = int64_t{1} << 52;  // 16 PiB of float32
+  CHECK_THROWS_WITH_AS((void)core::empty({too_many}),
+                       doctest::Contains("[allocate] out of memory: asked for 16.0 PiB (18014398509481984 bytes); this machine has"),
+                       axiom::Error);
+  CHECK(live_buffers() == start);
+  CHECK(live_bytes() == start_bytes);
+  CHECK_NOTHROW((void)core::zeros({1 << 16}));  // and the allocator still works
+}
+
+TEST_CASE("machine_memory and format_bytes") {
+  const core::MachineMemory memory = core::machine_memory();
+  CHECK(memory.total > (size_t{64} << 20));
+  CHECK(memory.available > 0);
+  CHECK(memory.available <= memory.total + core::cpu::host_allocator().cached_bytes());
+  CHECK(core::format_bytes(512) == "512 bytes");
+  CHECK(core::format_bytes(1536) == "1.5 KiB");
+  CHECK(core::format_bytes(3.0 * (size_t{1} << 30)) == "3.0 GiB");
 }

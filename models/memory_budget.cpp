@@ -1,0 +1,100 @@
+#include "models/memory_budget.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "core/memory.h"
+
+namespace axiom::models {
+
+namespace {
+constexpr double kValues = 256;   // logits per pixel
+constexpr double kFloat = 4;      // bytes of a float32 activation
+
+// How many transformer blocks attend along rows (lines of W pixels) and along columns (lines of H).
+struct BlockCounts {
+  double rows = 0, columns = 0;
+  double total() const { return rows + columns; }
+};
+BlockCounts block_counts(const AxialTransformerConfig& c) {
+  BlockCounts n;
+  n.rows = n.columns = static_cast<double>(c.upper_layers / 2);  // outer: unmasked row + masked column
+  if (c.inner == "transformer") n.rows += static_cast<double>(c.row_layers);
+  if (c.channels > 1) {  // encoder: row, column, row, ...
+    n.rows += static_cast<double>((c.encoder_layers + 1) / 2);
+    n.columns += static_cast<double>(c.encoder_layers / 2);
+  }
+  return n;
+}
+
+// A TransformerBlock: LayerNorm + qkv (D -> 3D) + output (D -> D), then LayerNorm + D -> mD -> D.
+double block_parameters(double d, double m) { return 2 * d + (3 * d * d + 3 * d) + (d * d + d) + 2 * d + (d * m * d + m * d) + (m * d * d + d); }
+
+// Floats that a training step keeps per pixel of one image, at its peak (saved for the backward
+// pass, and the backward pass's own temporaries). The weights are fitted (see the header).
+double training_floats_per_pixel(const AxialTransformerConfig& c) {
+  const double d = static_cast<double>(c.features), m = static_cast<double>(c.ff_multiple), heads = static_cast<double>(c.heads);
+  double floats = 2 * kValues + 9 * d;  // the logits and their softmax; embeddings, positions, final norm
+  const BlockCounts blocks = block_counts(c);
+  floats += blocks.total() * (9.5 * d + 2.4 * d * m);  // each block, and its attention weights along its line:
+  floats += 0.65 * heads * (blocks.rows * static_cast<double>(c.width) + blocks.columns * static_cast<double>(c.height));
+  if (c.channels > 1) floats += 3.8 * static_cast<double>(c.channels) * d;  // every channel's embedding
+  if (c.inner == "lstm") floats += 23.3 * d;  // the LSTM's gates at every step
+  return floats;
+}
+
+// Without a graph only a few tensors live at once: the widest of them decide the peak.
+double evaluation_floats_per_pixel(const AxialTransformerConfig& c) {
+  const double d = static_cast<double>(c.features), m = static_cast<double>(c.ff_multiple);
+  return kValues + 8 * d + 2 * d * m + (c.channels > 1 ? static_cast<double>(c.channels) * d : 0);
+}
+
+double pixels(const AxialTransformerConfig& c) { return static_cast<double>(c.height) * static_cast<double>(c.width); }
+}  // namespace
+
+double parameter_count(const AxialTransformerConfig& c) {
+  const double d = static_cast<double>(c.features), m = static_cast<double>(c.ff_multiple);
+  const double positions = static_cast<double>(c.height + c.width) * d;  // a FactorizedPositionEmbedding
+  double count = kValues * d + 2 * positions + 2 * d + (d * kValues + kValues);  // embedding, positions, final norm, logits
+  count += block_counts(c).total() * block_parameters(d, m);
+  if (c.inner == "lstm") count += (d * 4 * d + 4 * d) + d * 4 * d;  // input (with bias) and hidden (without)
+  if (c.channels > 1) {
+    const double channels = static_cast<double>(c.channels);
+    count += channels * kValues * d + channels * d + positions;  // channel values, channel marker, positions
+  }
+  return count;
+}
+
+MemoryEstimate training_memory(const AxialTransformerConfig& c, int64_t batch, core::Dtype dtype) {
+  const double element = static_cast<double>(core::dtype_size(dtype));
+  return {.weights = 4 * parameter_count(c) * element,  // parameters, gradients, Adam's m and v
+          .activations = training_floats_per_pixel(c) * pixels(c) * static_cast<double>(batch) * element};
+}
+
+MemoryEstimate evaluation_memory(const AxialTransformerConfig& c, int64_t batch) {
+  return {.weights = parameter_count(c) * kFloat,
+          .activations = evaluation_floats_per_pixel(c) * pixels(c) * static_cast<double>(batch) * kFloat};
+}
+
+MemoryEstimate sampling_memory(const AxialTransformerConfig& c, int64_t count) {
+  const double n = static_cast<double>(count), d = static_cast<double>(c.features);
+  // The Gumbel noise, float64 [N, C, H, W, 256], and the temporaries that draw it: 5 such arrays.
+  const double noise = 5 * 8 * n * static_cast<double>(c.channels) * pixels(c) * kValues;
+  // Keys and values of the rows above (outer column blocks) and of the pixels to the left (inner blocks).
+  const double caches = 2 * n * d * kFloat * (static_cast<double>(c.upper_layers / 2) * pixels(c) + static_cast<double>(c.row_layers) * static_cast<double>(c.width));
+  const MemoryEstimate encoder = evaluation_memory(c, count);  // the channel encoder runs on whole images
+  return {.weights = encoder.weights, .activations = noise + caches + encoder.activations};
+}
+
+void check_fits(const MemoryEstimate& need, const char* op, const std::string& what, const std::string& advice, int processes_here) {
+  const core::MachineMemory memory = core::machine_memory();
+  const double total = need.total() * std::max(processes_here, 1);
+  if (total <= static_cast<double>(memory.available)) return;
+  const std::string each = processes_here > 1 ? " in each of the " + std::to_string(processes_here) + " processes on this machine" : "";
+  throw Error(op, what, " needs about ", core::format_bytes(need.total()), each, " (weights ", core::format_bytes(need.weights),
+              ", activations ", core::format_bytes(need.activations), "), but this machine has ",
+              core::format_bytes(static_cast<double>(memory.total)), ", of which ", core::format_bytes(static_cast<double>(memory.available)),
+              " is free; ", advice);
+}
+
+}  // namespace axiom::models

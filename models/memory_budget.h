@@ -1,0 +1,47 @@
+// What a command will allocate, estimated from the config before anything is allocated, so that a
+// config, a batch or a sample count that cannot fit ends at once in an Error that gives the estimate
+// and the machine's memory, not in std::bad_alloc (or the kernel's out-of-memory killer) halfway
+// through building the model.
+//
+//   const models::MemoryEstimate need = models::training_memory(config, /*batch=*/32);
+//   models::check_fits(need, "train", "training with 32 images a step", "use a smaller --batch");
+//
+// The activation figures are per pixel of each image, a sum over the model's pieces, with weights
+// fitted to the peak bytes that core::allocation_stats measured on 17 configs (one training step,
+// one evaluation, one sampling run); tests/models/test_memory_budget.cpp checks them against fresh
+// measurements. They describe the CPU backend's float32 tensors; other devices are similar.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/dtype.h"
+#include "models/config.h"
+
+namespace axiom::models {
+
+struct MemoryEstimate {
+  double weights = 0;      // bytes: the parameters (training: and their gradients and Adam's two moments)
+  double activations = 0;  // bytes: what the forward and backward passes hold at their peak
+  double total() const { return weights + activations; }
+};
+
+// How many numbers the model holds (exactly the AxialTransformer's; a double, so that an absurd
+// config gives a huge number rather than an overflow).
+double parameter_count(const AxialTransformerConfig& c);
+
+// One training step on `batch` images (the batch of one process), with parameters of `dtype`.
+MemoryEstimate training_memory(const AxialTransformerConfig& c, int64_t batch, core::Dtype dtype = core::Dtype::float32);
+// The exact likelihood of `batch` images at once, without a graph.
+MemoryEstimate evaluation_memory(const AxialTransformerConfig& c, int64_t batch);
+// Drawing `count` images with sample_fast or sample_naive (their Gumbel noise is drawn up front).
+MemoryEstimate sampling_memory(const AxialTransformerConfig& c, int64_t count);
+
+// An Error when `processes_here` processes that each need `need` do not fit in the memory that
+// this machine has free (core::machine_memory), e.g.
+//   [train] training with 2000 images a step needs about 41.2 GiB (weights 25.4 MiB, activations
+//   41.2 GiB), but this machine has 23.4 GiB, of which 22.9 GiB is free; use a smaller --batch ...
+void check_fits(const MemoryEstimate& need, const char* op, const std::string& what, const std::string& advice,
+                int processes_here = 1);
+
+}  // namespace axiom::models

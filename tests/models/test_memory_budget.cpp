@@ -1,0 +1,101 @@
+// The memory budget (models/memory_budget.h): the parameter count is exact, and the estimates of a
+// training step, an evaluation and a sampling run are close to what allocation_stats measures.
+#include "core/memory.h"
+#include "models/models.h"
+#include "tests/core/reference.h"
+
+using namespace axiom;
+
+namespace {
+
+models::AxialTransformerConfig small_config() {
+  models::AxialTransformerConfig c;
+  c.height = 8, c.width = 8, c.channels = 1, c.features = 32, c.heads = 2;
+  c.upper_layers = 2, c.row_layers = 2, c.encoder_layers = 0, c.ff_multiple = 2;
+  return c;
+}
+
+// Configs that move every term of the estimate: width, feed-forward, heads, lines, layers,
+// channels with an encoder, the LSTM inner decoder.
+std::vector<models::AxialTransformerConfig> configs() {
+  std::vector<models::AxialTransformerConfig> all(7, small_config());
+  all[1].features = 64;
+  all[2].ff_multiple = 8, all[2].heads = 8;
+  all[3].height = 16, all[3].upper_layers = 4;
+  all[4].channels = 3, all[4].encoder_layers = 3;
+  all[5].inner = "lstm";
+  all[6].height = 12, all[6].width = 16, all[6].channels = 2, all[6].features = 48, all[6].heads = 4, all[6].encoder_layers = 2, all[6].inner = "lstm";
+  return all;
+}
+
+core::Tensor images_for(const models::AxialTransformerConfig& c, int64_t n) {
+  core::Generator gen(99);
+  if (c.channels == 1) return core::randint({n, c.height, c.width}, 0, 256, gen, Dtype::uint8);
+  return core::randint({n, c.channels, c.height, c.width}, 0, 256, gen, Dtype::uint8);
+}
+
+// The most bytes alive at once while `work` runs, beyond those alive before it.
+template <typename Work>
+double peak_bytes_of(Work&& work) {
+  const int64_t before = core::allocation_stats().live_bytes;
+  core::reset_allocation_peak();
+  work();
+  return static_cast<double>(core::allocation_stats().peak_bytes - before);
+}
+
+}  // namespace
+
+TEST_CASE("parameter_count is the model's own count") {
+  for (const models::AxialTransformerConfig& c : configs()) {
+    core::Generator gen(1);
+    const models::AxialTransformer model(c, gen);
+    int64_t count = 0;
+    for (const auto& p : model.parameters()) count += p.numel();
+    CHECK(models::parameter_count(c) == static_cast<double>(count));
+  }
+}
+
+TEST_CASE("the estimates are close to the measured peaks of training, evaluation and sampling") {
+  const int64_t batch = 4;
+  for (const models::AxialTransformerConfig& c : configs()) {
+    CAPTURE(c.to_json());
+    const core::Tensor images = images_for(c, batch);
+    models::TrainingOptions options;
+    options.batch_size = batch;
+    const double training = peak_bytes_of([&] {
+      models::Trainer trainer(c, options, images);
+      trainer.step(), trainer.step();  // the second step holds Adam's moments too
+    });
+    const double estimate = models::training_memory(c, batch).total();
+    CHECK(estimate >= 0.93 * training);
+    CHECK(estimate <= 1.1 * training);
+
+    core::Generator gen(1);
+    models::AxialTransformer model(c, gen);
+    model.eval();
+    const double evaluation = peak_bytes_of([&] { (void)model.evaluate(images); });
+    CHECK(models::evaluation_memory(c, batch).activations >= evaluation);  // a bound: a few tensors decide it
+    CHECK(models::evaluation_memory(c, batch).activations <= 2 * evaluation);
+    const double sampling = peak_bytes_of([&] { (void)models::sample_fast(model, {.count = batch}); });
+    CHECK(models::sampling_memory(c, batch).activations >= sampling);
+    CHECK(models::sampling_memory(c, batch).activations <= 1.5 * sampling);
+  }
+}
+
+TEST_CASE("check_fits refuses what the machine cannot hold, with the estimate and the machine's memory") {
+  models::AxialTransformerConfig huge = small_config();
+  huge.upper_layers = int64_t{1} << 40;
+  CHECK(models::parameter_count(huge) > 1e15);
+  CHECK_THROWS_WITH_AS(models::check_fits(models::training_memory(huge, 1), "train", "this run", "use a smaller config"),
+                       doctest::Contains("[train] this run needs about "), Error);
+  CHECK_THROWS_WITH_AS(models::check_fits(models::training_memory(huge, 1), "train", "this run", "use a smaller config"),
+                       doctest::Contains("), but this machine has "), Error);
+  CHECK_THROWS_WITH_AS(models::check_fits(models::sampling_memory(small_config(), int64_t{1} << 40), "sample", "drawing", "use a smaller --n"),
+                       doctest::Contains("is free; use a smaller --n"), Error);
+  CHECK_NOTHROW(models::check_fits(models::training_memory(small_config(), 4), "train", "this run", ""));
+  // Four processes on one machine need four times one process's memory.
+  const double half = static_cast<double>(core::machine_memory().available) / 2;
+  const models::MemoryEstimate third{.weights = 0, .activations = half * 2 / 3};
+  CHECK_NOTHROW(models::check_fits(third, "train", "this run", "", 1));
+  CHECK_THROWS_WITH_AS(models::check_fits(third, "train", "this run", "", 4), doctest::Contains("in each of the 4 processes"), Error);
+}
