@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <initializer_list>
 #include <limits>
 #include <mutex>
@@ -346,13 +347,25 @@ void open_png(const std::string& path, const std::string& temp, int width, int h
 }
 
 // giza writes the file when the device closes; then the finished file is renamed over the target.
+// Whether the file ends with a PNG's last chunk (IEND): cairo does not report a failed write, so
+// a full disk would otherwise leave a truncated picture.
+bool ends_like_a_png(const std::string& file) {
+  static const unsigned char iend[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xAE, 0x42, 0x60, 0x82};
+  std::ifstream in(file, std::ios::binary | std::ios::ate);
+  if (!in || in.tellg() < static_cast<std::streamoff>(sizeof iend)) return false;
+  unsigned char tail[sizeof iend];
+  in.seekg(-static_cast<std::streamoff>(sizeof iend), std::ios::end);
+  in.read(reinterpret_cast<char*>(tail), sizeof tail);
+  return in && std::equal(tail, tail + sizeof tail, iend);
+}
+
 void close_png(const std::string& path, const std::string& temp) {
   namespace fs = std::filesystem;
   giza_close_device();
   std::error_code ec;
-  if (!fs::is_regular_file(temp, ec) || fs::file_size(temp, ec) == 0) {
+  if (!fs::is_regular_file(temp, ec) || !ends_like_a_png(temp)) {
     fs::remove(temp, ec);
-    throw Error("plot", "cannot write '", path, "': giza did not write '", temp, "'");
+    throw Error("plot", "cannot write '", path, "': giza did not write all of '", temp, "' (is the disk full?)");
   }
   fs::rename(temp, path, ec);
   if (ec) {

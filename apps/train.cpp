@@ -15,18 +15,20 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
-#include <regex>
 
 #include <nlohmann/json.hpp>
 
 #include "apps/commands.h"
 #include "apps/pictures.h"
 #include "apps/progress.h"
+#include "apps/run_directory.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/factory.h"
@@ -64,7 +66,8 @@ extern "C" void on_stop_request(int signal) { interrupted = signal; }
 class RunLog {
  public:
   // Keeps the lines of metrics.jsonl up to `step` (a resumed run redoes what came after its
-  // checkpoint) and appends from there.
+  // checkpoint), drops a line torn by a crash or a full disk, and appends from there. Each line
+  // is flushed as it is written; a write that fails is an Error naming the file.
   RunLog(const fs::path& dir, int64_t step) : path_(dir / "metrics.jsonl"), curve_(dir / "loss.png") {
     std::string kept;
     std::ifstream old(path_);
@@ -75,8 +78,8 @@ class RunLog {
       kept += line + "\n";
     }
     core::write_file_atomically(path_.string(), kept, "train");
-    file_.open(path_, std::ios::app);
-    if (!file_) throw Error("train", "cannot append to '", path_.string(), "'");
+    file_.reset(std::fopen(path_.c_str(), "a"));
+    if (!file_) throw Error("train", "cannot append to '", path_.string(), "': ", std::strerror(errno));
   }
 
   void train_step(int64_t step, double bits, double lr, double seconds) {
@@ -96,7 +99,10 @@ class RunLog {
  private:
   void write(const nlohmann::ordered_json& j) {
     remember(nlohmann::json::parse(j.dump()));
-    file_ << j.dump() << "\n" << std::flush;
+    const std::string line = j.dump() + "\n";
+    if (std::fputs(line.c_str(), file_.get()) == EOF || std::fflush(file_.get()) != 0) {
+      throw Error("train", "cannot write '", path_.string(), "': ", std::strerror(errno));
+    }
   }
   void remember(const nlohmann::json& j) {
     const double step = j["step"].get<double>();
@@ -104,8 +110,11 @@ class RunLog {
     if (j.contains("held_out_bits_per_dim")) held_out_.x.push_back(step), held_out_.y.push_back(j["held_out_bits_per_dim"].get<double>());
   }
 
+  struct Closer {
+    void operator()(std::FILE* file) const { std::fclose(file); }
+  };
   fs::path path_, curve_;
-  std::ofstream file_;
+  std::unique_ptr<std::FILE, Closer> file_;
   Series train_{"training batch", {}, {}}, held_out_{"held-out test images", {}, {}};
 };
 
@@ -141,37 +150,8 @@ core::Tensor images_of(const models::TrainingOptions& o, const models::AxialTran
   return data::load_images(o.data, split, {.root = o.data_dir, .frames = config.channels, .canvas = config.height});
 }
 
-bool has_checkpoint(const std::string& dir) { return fs::is_regular_file(fs::path(dir) / "checkpoint.json"); }
-
 models::Placement placement_of(const TrainCommand& c, core::Communicator& comm) {
   return {.device = device_of("train", c.device), .communicator = &comm};
-}
-
-// Whether a file of this name is one that a run writes (and so could overwrite).
-bool written_by_runs(const std::string& name) {
-  static const std::regex numbered(R"((model|optimizer)-[0-9]{6,}\.safetensors)");
-  return name == "metrics.jsonl" || name == "loss.png" || name == "checkpoint.json" || std::regex_match(name, numbered);
-}
-
-// A new run goes into a new or empty directory: axiom never writes over, or deletes, files it did
-// not write. --force accepts a directory of other files, as long as none has a name a run writes.
-void check_out_is_free(const TrainCommand& c) {
-  std::error_code ec;
-  if (!fs::exists(c.out, ec)) return;
-  if (!fs::is_directory(c.out, ec)) throw Error("train", "--out '", c.out, "' exists and is not a directory");
-  std::vector<std::string> names;
-  for (const auto& entry : fs::directory_iterator(c.out, ec)) names.push_back(entry.path().filename().string());
-  if (names.empty()) return;
-  if (!c.force) {
-    throw Error("train", "'", c.out, "' is not empty and holds no axiom run (no checkpoint.json); choose a new or empty ",
-                "directory, or pass --force to start the run beside the ", names.size(), " entries there (none is deleted)");
-  }
-  for (const std::string& name : names) {
-    if (written_by_runs(name)) {
-      throw Error("train", "'", c.out, "' holds '", name, "', a name that a run writes, but no checkpoint.json: axiom will not ",
-                  "overwrite it even with --force; move it, or choose another --out");
-    }
-  }
 }
 
 // Refuses, before anything is allocated, a run whose training step cannot fit in this machine's memory.
@@ -182,11 +162,17 @@ void check_memory(const models::AxialTransformerConfig& config, const models::Tr
                      "use a smaller --batch or a smaller config", comm.local_size());
 }
 
-std::unique_ptr<models::Trainer> start_or_resume(const TrainCommand& c, core::Communicator& comm) {
-  if (has_checkpoint(c.out) && !c.resume) {
+// A run that exists is only resumed; a new one goes into a directory that check_new_run_directory accepts.
+void check_out(const TrainCommand& c) {
+  if (!has_checkpoint(c.out)) return check_new_run_directory(c.out, c.force);
+  if (!c.resume) {
     throw Error("train", "'", c.out, "' already holds a run (step ", models::read_checkpoint(c.out).step,
                 "); continue it with --resume, or choose another --out");
   }
+}
+
+std::unique_ptr<models::Trainer> start_or_resume(const TrainCommand& c, core::Communicator& comm) {
+  check_out(c);
   if (c.resume && has_checkpoint(c.out)) {
     const models::Checkpoint run = models::read_checkpoint(c.out);
     check_resume_flags(c, run);
@@ -194,7 +180,6 @@ std::unique_ptr<models::Trainer> start_or_resume(const TrainCommand& c, core::Co
     if (comm.rank() == 0) std::fprintf(stderr, "axiom: resuming '%s' at step %lld\n", c.out.c_str(), static_cast<long long>(run.step));
     return std::make_unique<models::Trainer>(run, images_of(run.options, run.config, "train"), placement_of(c, comm));
   }
-  check_out_is_free(c);
   if (c.resume && comm.rank() == 0) std::fprintf(stderr, "axiom: no run in '%s' yet: starting a new one\n", c.out.c_str());
   const models::AxialTransformerConfig config = models::load_config(c.config);
   const models::TrainingOptions options = options_of(c);
@@ -306,14 +291,16 @@ int train(const TrainCommand& command) {
   check_command(command);
   core::Communicator& comm = core::world();
   const bool writer = comm.rank() == 0;  // prints, and writes the run's files
+  std::optional<RunLock> lock;  // one training at a time in a run's directory
+  if (writer) check_out(command), lock.emplace(command.out);
   const std::unique_ptr<models::Trainer> trainer = start_or_resume(command, comm);
   check_same_run(*trainer, comm);
-  if (writer) fs::create_directories(command.out);
   if (trainer->steps_done() >= command.steps) {
     if (writer) std::fprintf(stderr, "axiom: '%s' is at step %lld already (--steps %lld): nothing to train\n", command.out.c_str(),
                  static_cast<long long>(trainer->steps_done()), static_cast<long long>(command.steps));
     return 0;
   }
+  if (trainer->steps_done() == 0) trainer->save(command.out);  // the run exists from the start (before its metrics)
   const core::Tensor test_images = images_of(trainer->options(), trainer->config(), "test");
   Loop loop{*trainer, command, test_images.narrow(0, 0, std::min(command.eval_images, test_images.size(0))),
             writer ? std::optional<RunLog>(std::in_place, command.out, trainer->steps_done()) : std::nullopt,
@@ -323,7 +310,6 @@ int train(const TrainCommand& command) {
                  comm.local_size(), core::num_threads(), comm.name().c_str(),
                  static_cast<long long>(trainer->options().batch_size / comm.size()));
   }
-  if (trainer->steps_done() == 0) trainer->save(command.out);  // the run exists from the start
 
   interrupted = 0;
   std::signal(SIGINT, on_interrupt);

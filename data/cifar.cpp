@@ -21,6 +21,7 @@ ImageDataset read_cifar(const std::vector<std::string>& files, int label_bytes) 
   int64_t total = 0;
   for (const std::string& path : files) {
     const uint64_t size = file_size(path, "cifar");
+    if (size == 0) throw Error("cifar", quoted(path), " is empty: a CIFAR batch file holds ", record, "-byte records");
     if (size % record != 0) {
       throw Error("cifar", quoted(path), ": its size, ", size, " bytes, is not a whole number of ", record,
                   "-byte records (", size / record, " records and ", size % record, " bytes over)");

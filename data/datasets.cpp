@@ -57,14 +57,24 @@ core::Tensor npy_images(const std::string& path, const std::string& split) {
 
 const char* dataset_names() { return "fashion-mnist, mnist, cifar10, moving-fashion-mnist, or a .npy file"; }
 
-core::Tensor load_images(const std::string& name, const std::string& split, const DatasetOptions& options) {
-  if (split != "train" && split != "test") throw Error("dataset", "split must be \"train\" or \"test\", got \"", split, "\"");
+namespace {
+core::Tensor images_of(const std::string& name, const std::string& split, const DatasetOptions& options) {
   if (name == "fashion-mnist") return fashion_mnist(split, options.root.empty() ? kFashionMnistRoot : options.root).images;
   if (name == "mnist") return mnist(split, required_root(name, options)).images;
   if (name == "cifar10") return cifar10(split, options);
   if (name == "moving-fashion-mnist") return moving_fashion_mnist(split, options);
   if (name.ends_with(".npy")) return npy_images(name, split);
   throw Error("dataset", "unknown dataset \"", name, "\" (", dataset_names(), ")");
+}
+}  // namespace
+
+core::Tensor load_images(const std::string& name, const std::string& split, const DatasetOptions& options) {
+  if (split != "train" && split != "test") throw Error("dataset", "split must be \"train\" or \"test\", got \"", split, "\"");
+  const core::Tensor images = images_of(name, split, options);
+  if (images.size(0) == 0) {
+    throw Error("dataset", "the ", split, " split of ", name, options.root.empty() ? "" : " in '" + options.root + "'", " holds no images");
+  }
+  return images;
 }
 
 }  // namespace axiom::data

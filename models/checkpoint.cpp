@@ -1,4 +1,5 @@
 // Checkpoints: Trainer::save, read_checkpoint and load_model (the layout is in training.h).
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -112,9 +113,25 @@ void Trainer::write_checkpoint(const std::string& dir) const {
   const std::string model = file_name("model", step_), optimizer = file_name("optimizer", step_);
   const std::string config = config_.to_json();
   const std::vector<std::string> previous = recorded_files(dir);
+  try {
+    model_->save((fs::path(dir) / model).string(), {{"format", "axiom-model"}, {"config", config}, {"step", std::to_string(step_)}});
+    optimizer_->save((fs::path(dir) / optimizer).string());
+    write_checkpoint_json(dir, model, optimizer, config);
+  } catch (...) {
+    // Not committed (a full disk, say): the tensor files this save wrote are removed, so that no
+    // file outside a checkpoint is left behind; those of the previous checkpoint stay.
+    std::vector<std::string> written;
+    for (const std::string& name : {model, optimizer}) {
+      if (std::find(previous.begin(), previous.end(), name) == previous.end()) written.push_back(name);
+    }
+    remove_files(dir, written, "", "");
+    throw;
+  }
+  remove_files(dir, previous, model, optimizer);
+}
 
-  model_->save((fs::path(dir) / model).string(), {{"format", "axiom-model"}, {"config", config}, {"step", std::to_string(step_)}});
-  optimizer_->save((fs::path(dir) / optimizer).string());
+void Trainer::write_checkpoint_json(const std::string& dir, const std::string& model, const std::string& optimizer,
+                                    const std::string& config) const {
   const nlohmann::ordered_json j = {{"format", kFormat},
                                     {"version", kVersion},
                                     {"step", step_},
@@ -124,7 +141,6 @@ void Trainer::write_checkpoint(const std::string& dir) const {
                                     {"training", nlohmann::ordered_json::parse(options_.to_json())},
                                     {"rng", {{"seed", gen_.seed()}, {"offset", gen_.offset()}}}};
   core::write_file_atomically((fs::path(dir) / "checkpoint.json").string(), j.dump(2) + "\n", "checkpoint");
-  remove_files(dir, previous, model, optimizer);
 }
 
 Checkpoint read_checkpoint(const std::string& dir) {

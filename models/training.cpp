@@ -182,6 +182,7 @@ void Trainer::check_weights_finite(int64_t after_step) const {
 Likelihood evaluate_images(AxialTransformer& model, const core::Tensor& images, int64_t batch_size,
                            const std::function<void(int64_t, int64_t)>& progress, core::Communicator& comm) {
   if (batch_size <= 0) throw Error("evaluate", "batch_size must be positive, got ", batch_size);
+  if (images.dim() == 0 || images.size(0) == 0) throw Error("evaluate", "no images to evaluate (images ", images.shape(), ")");
   const bool was_training = model.is_training();
   model.eval();
   // This rank's batches: a contiguous share of them, so every batch is the one a single process

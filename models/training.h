@@ -134,6 +134,8 @@ class Trainer {
 
  private:
   void write_checkpoint(const std::string& dir) const;
+  void write_checkpoint_json(const std::string& dir, const std::string& model, const std::string& optimizer,
+                             const std::string& config) const;  // the commit point
   // An Error naming the first parameter that holds NaN or an infinity: a diverged run must stop
   // before any checkpoint of it replaces the last good one.
   void check_weights_finite(int64_t after_step) const;

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/commands.h"
+#include "apps/run_directory.h"
 #include "core/backend.h"
 #include "core/factory.h"
 #include "core/random.h"
@@ -143,6 +144,37 @@ TEST_CASE("train never deletes or overwrites a file it did not write") {
   forced.force = true, forced.resume = true;
   test::check_error([&] { apps::train(forced); }, {"holds 'model-000004.safetensors', a name that a run writes"});
   CHECK(bytes_of(other + "/model-000004.safetensors") == "old weights whose checkpoint.json was lost");
+}
+
+TEST_CASE("one training at a time in a run's directory; a resumed run drops stale temporary files and a torn metrics line") {
+  Workspace w;
+  REQUIRE(apps::train(w.train_command("run", 2)) == 0);
+  const std::string dir = w.run("run");
+  CHECK(fs::is_regular_file(dir + "/train.lock"));
+  apps::TrainCommand resume = w.train_command("run", 4);
+  resume.resume = true;
+  {
+    const apps::RunLock other(dir);  // as another `axiom train` on the same --out would hold it
+    test::check_error([&] { apps::train(resume); },
+                      {"[train] another axiom train (process " + std::to_string(::getpid()) + ") is training in '" + dir + "'"});
+  }
+  // What a kill -9 in the middle of writes leaves: temporary files, and half a line of metrics.
+  for (const char* name : {"model-000004.safetensors.tmp-4242-0", "checkpoint.json.tmp-4242-3", "loss.png.tmp-4242.png"}) {
+    std::ofstream(dir + "/" + name) << "half a file";
+  }
+  std::ofstream(dir + "/notes.txt.tmp-4242-0") << "the user's";  // not a name a run writes: kept
+  std::ofstream(dir + "/metrics.jsonl", std::ios::app) << R"({"step": 3, "train_bits_per_d)";
+  REQUIRE(apps::train(resume) == 0);
+  for (const char* name : {"model-000004.safetensors.tmp-4242-0", "checkpoint.json.tmp-4242-3", "loss.png.tmp-4242.png"}) {
+    CHECK(!fs::exists(dir + "/" + name));
+  }
+  CHECK(bytes_of(dir + "/notes.txt.tmp-4242-0") == "the user's");
+  CHECK(trained_steps(dir) == std::vector<int64_t>{1, 2, 3, 4});  // every line parses (trained_steps would throw)
+
+  // A directory that holds only what a failed first attempt left (the lock file) takes a new run.
+  const std::string fresh = w.run("fresh");
+  { const apps::RunLock attempt(fresh); }
+  CHECK(apps::train(w.train_command("fresh", 2)) == 0);
 }
 
 TEST_CASE("--device names a usable device or is an error before anything runs") {

@@ -53,4 +53,9 @@ TEST_CASE("read_cifar rejects bad files") {
   CHECK(error_of([&] { data::read_cifar({path}, 1); }).find("label 12 of record 1 at byte 3073 is not below 10") != std::string::npos);
   CHECK(error_of([&] { data::read_cifar({path}, 3); }).find("label_bytes must be 1") != std::string::npos);
   CHECK(error_of([&] { data::read_cifar({dir.file("absent")}, 1); }).find("cannot open") != std::string::npos);
+  // An empty batch file is not a batch of no records: it would silently drop a fifth of CIFAR-10.
+  write_bytes(dir.file("empty.bin"), {});
+  write_bytes(path, cifar_file(2, 1));
+  CHECK(error_of([&] { data::read_cifar({path, dir.file("empty.bin")}, 1); }) ==
+        "[cifar] '" + dir.file("empty.bin") + "' is empty: a CIFAR batch file holds 3073-byte records");
 }

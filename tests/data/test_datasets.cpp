@@ -49,3 +49,17 @@ TEST_CASE("load_images: moving-fashion-mnist makes videos of the asked frames an
   CHECK(videos.shape() == core::Shape{1000, 3, 30, 30});
   CHECK(videos.dtype() == core::Dtype::uint8);
 }
+
+TEST_CASE("load_images: a split without images is an error, not an empty dataset") {
+  // (an empty test split would give "nan bits/dim over 0 images"; an empty train split, no batches)
+  data::testing::ScratchDir dir;
+  for (const char* prefix : {"train", "t10k"}) {
+    data::testing::Bytes images = {0, 0, 8, 3}, labels = {0, 0, 8, 1};
+    data::testing::append_be32(images, 0), data::testing::append_be32(images, 28), data::testing::append_be32(images, 28);
+    data::testing::append_be32(labels, 0);
+    data::testing::write_bytes(dir.file(std::string(prefix) + "-images-idx3-ubyte"), images);
+    data::testing::write_bytes(dir.file(std::string(prefix) + "-labels-idx1-ubyte"), labels);
+  }
+  CHECK(data::testing::error_of([&] { data::load_images("mnist", "test", {.root = dir.file("")}); }) ==
+        "[dataset] the test split of mnist in '" + dir.file("") + "' holds no images");
+}

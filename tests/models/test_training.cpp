@@ -162,6 +162,9 @@ TEST_CASE("evaluate_images: batches add up to the whole, and the mode is restore
   CHECK(batched.count == whole.count);
   CHECK(batched.nats == doctest::Approx(whole.nats).epsilon(1e-5));  // float32 sums, split differently
   CHECK(model.is_training());
+  // No images: an error, not "nan bits/dim over 0 images".
+  CHECK(test::error_message([&] { models::evaluate_images(model, images.narrow(0, 0, 0), 2); }) ==
+        "[evaluate] no images to evaluate (images [0, 2, 3, 4])");
 }
 
 TEST_CASE("checkpoint: bad directories and files are errors that name them") {
