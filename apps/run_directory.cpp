@@ -4,6 +4,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "models/training.h"
 
 namespace axiom::apps {
 
@@ -22,7 +24,7 @@ namespace {
 constexpr const char* kLockName = "train.lock";
 
 const std::regex& run_file() {
-  static const std::regex name(R"(checkpoint\.json|metrics\.jsonl|loss\.png|(model|optimizer)-[0-9]{6,}\.safetensors)");
+  static const std::regex name(R"(checkpoint\.json|checkpoint\.pending\.json|metrics\.jsonl|loss\.png|(model|optimizer)-[0-9]{6,}\.safetensors)");
   return name;
 }
 
@@ -76,9 +78,12 @@ void check_new_run_directory(const std::string& dir, bool force) {
   std::error_code ec;
   if (!fs::exists(dir, ec)) return;
   if (!fs::is_directory(dir, ec)) throw Error("train", "--out '", dir, "' exists and is not a directory");
+  // What an attempt that never committed a checkpoint leaves, and the next start removes:
+  std::vector<std::string> leftovers = models::uncommitted_checkpoint_files(dir);
+  leftovers.insert(leftovers.end(), {kLockName, "checkpoint.pending.json"});
   std::vector<std::string> others, run_files;
   for (const std::string& name : names_in(dir)) {
-    if (name == kLockName || is_temporary(name)) continue;  // left by an attempt that never made a checkpoint
+    if (is_temporary(name) || std::find(leftovers.begin(), leftovers.end(), name) != leftovers.end()) continue;
     (written_by_runs(name) ? run_files : others).push_back(name);
   }
   if (!force && !(others.empty() && run_files.empty())) {
@@ -117,6 +122,7 @@ RunLock::RunLock(const std::string& dir) {
   }
   try {
     remove_stale_temporaries(dir);
+    models::remove_uncommitted_checkpoint_files(dir);
   } catch (...) {
     ::close(fd_);
     throw;

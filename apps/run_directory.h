@@ -3,7 +3,8 @@
 // a killed write left behind. axiom never deletes or overwrites a file it did not write.
 //
 //   run directory        checkpoint.json, model-NNNNNN.safetensors, optimizer-NNNNNN.safetensors,
-//                        metrics.jsonl, loss.png (models/training.h, train.cpp), and train.lock
+//                        checkpoint.pending.json (models/training.h), metrics.jsonl, loss.png
+//                        (train.cpp), and train.lock
 //   temporary files      NAME.tmp-PID-N (core/atomic_file.h) and loss.png.tmp-PID.png (the plot),
 //                        for NAME one of the above: renamed over NAME when complete
 #pragma once
@@ -18,8 +19,8 @@ bool written_by_runs(const std::string& name);
 // Whether `dir` holds a run (a checkpoint.json).
 bool has_checkpoint(const std::string& dir);
 
-// A new run goes into a new or empty directory (a lock file and stale temporary files of an
-// earlier attempt do not count). `force` accepts a directory of other files, as long as none has
+// A new run goes into a new or empty directory (what an attempt that never committed a checkpoint
+// leaves does not count: the lock file, temporary files, an uncommitted checkpoint's files). `force` accepts a directory of other files, as long as none has
 // a name a run writes. An Error otherwise, naming the directory and what is in the way.
 void check_new_run_directory(const std::string& dir, bool force);
 
@@ -27,7 +28,8 @@ void check_new_run_directory(const std::string& dir, bool force);
 // kill -9: the kernel releases it). Creates `dir` if needed, and the file `dir`/train.lock, which
 // holds the holder's process id; a second holder gets an Error naming the directory and the
 // process that holds it. Taking the lock removes the temporary files that a killed write of an
-// earlier run left in `dir` (no one else can be writing them).
+// earlier run left in `dir`, and the files of a checkpoint that never committed (no one else can
+// be writing them).
 class RunLock {
  public:
   explicit RunLock(const std::string& dir);

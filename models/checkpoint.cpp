@@ -4,6 +4,7 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <vector>
 
@@ -32,6 +33,27 @@ std::string file_name(const char* kind, int64_t step) {
   return std::string(kind) + "-" + digits + ".safetensors";
 }
 
+constexpr const char* kPending = "checkpoint.pending.json";
+
+// Whether a name from a JSON file is a plain file name of a checkpoint (no directory in it).
+bool plain_checkpoint_name(const nlohmann::json& value) {
+  static const std::regex name(R"((model|optimizer)-[0-9]{6,}\.safetensors)");
+  return value.is_string() && std::regex_match(value.get<std::string>(), name);
+}
+
+// The names recorded under `key` (a string or an array of strings) in the JSON file `path`, if it reads.
+std::vector<std::string> names_in(const fs::path& path, const char* key) {
+  std::ifstream file(path);
+  if (!file) return {};
+  const nlohmann::json j = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains(key)) return {};
+  std::vector<std::string> names;
+  for (const nlohmann::json& value : j[key].is_array() ? j[key] : nlohmann::json::array({j[key]})) {
+    if (plain_checkpoint_name(value)) names.push_back(value.get<std::string>());
+  }
+  return names;
+}
+
 // The model and optimizer files that the checkpoint.json in `dir` names: the only files a new
 // checkpoint may remove. None when there is no readable checkpoint (axiom never deletes a file that
 // its own checkpoint did not record: a user's model-best.safetensors beside a run stays).
@@ -42,12 +64,13 @@ std::vector<std::string> recorded_files(const fs::path& dir) {
   if (!j.is_object() || j.value("format", "") != kFormat) return {};
   std::vector<std::string> names;
   for (const char* key : {"model", "optimizer"}) {
-    const auto found = j.find(key);
-    const bool plain_name = found != j.end() && found->is_string() && !found->get<std::string>().empty() &&
-                            found->get<std::string>().find('/') == std::string::npos;
-    if (plain_name) names.push_back(found->get<std::string>());
+    for (const std::string& name : names_in(dir / "checkpoint.json", key)) names.push_back(name);
   }
   return names;
+}
+
+bool contains(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
 }
 
 // Removes the files the previous checkpoint recorded, unless the new one uses them too.
@@ -113,6 +136,10 @@ void Trainer::write_checkpoint(const std::string& dir) const {
   const std::string model = file_name("model", step_), optimizer = file_name("optimizer", step_);
   const std::string config = config_.to_json();
   const std::vector<std::string> previous = recorded_files(dir);
+  // Before any tensor file: the record of what this save will write, so that files of a save that
+  // never commits (the process killed halfway) are known as axiom's and removed at the next start.
+  const nlohmann::json pending = {{"files", {model, optimizer}}};
+  core::write_file_atomically((fs::path(dir) / kPending).string(), pending.dump() + "\n", "checkpoint");
   try {
     model_->save((fs::path(dir) / model).string(), {{"format", "axiom-model"}, {"config", config}, {"step", std::to_string(step_)}});
     optimizer_->save((fs::path(dir) / optimizer).string());
@@ -120,14 +147,27 @@ void Trainer::write_checkpoint(const std::string& dir) const {
   } catch (...) {
     // Not committed (a full disk, say): the tensor files this save wrote are removed, so that no
     // file outside a checkpoint is left behind; those of the previous checkpoint stay.
-    std::vector<std::string> written;
-    for (const std::string& name : {model, optimizer}) {
-      if (std::find(previous.begin(), previous.end(), name) == previous.end()) written.push_back(name);
-    }
-    remove_files(dir, written, "", "");
+    remove_uncommitted_checkpoint_files(dir);
     throw;
   }
   remove_files(dir, previous, model, optimizer);
+  std::error_code ignored;
+  fs::remove(fs::path(dir) / kPending, ignored);  // (if this fails, the next start removes it)
+}
+
+std::vector<std::string> uncommitted_checkpoint_files(const std::string& dir) {
+  const std::vector<std::string> recorded = recorded_files(dir);
+  std::vector<std::string> uncommitted;
+  for (const std::string& name : names_in(fs::path(dir) / kPending, "files")) {
+    if (!contains(recorded, name)) uncommitted.push_back(name);
+  }
+  return uncommitted;
+}
+
+void remove_uncommitted_checkpoint_files(const std::string& dir) {
+  std::error_code ignored;  // a file already gone is fine
+  for (const std::string& name : uncommitted_checkpoint_files(dir)) fs::remove(fs::path(dir) / name, ignored);
+  fs::remove(fs::path(dir) / kPending, ignored);
 }
 
 void Trainer::write_checkpoint_json(const std::string& dir, const std::string& model, const std::string& optimizer,

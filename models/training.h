@@ -28,11 +28,15 @@
 // last: the JSON is the commit point. A crash at any moment leaves the previous checkpoint whole;
 // the files that the previous checkpoint.json recorded are removed only after the new JSON is in place
 // (no other file is ever removed: a model-best.safetensors of the user's beside a run stays).
+// Before the tensors, checkpoint.pending.json records the names this save will write; it goes
+// when the save commits. A save that fails removes what it wrote; one that is killed halfway
+// leaves its files to remove_uncommitted_checkpoint_files, which the next start runs.
 #pragma once
 
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/communicator.h"
 #include "data/loader.h"
@@ -66,6 +70,11 @@ struct Checkpoint {
   std::string model_file, optimizer_file;  // paths
 };
 Checkpoint read_checkpoint(const std::string& dir);
+
+// Files of `dir` that checkpoint.pending.json records and checkpoint.json does not: written by a
+// save that never committed. Removing them (and the record) is safe when no save is running.
+std::vector<std::string> uncommitted_checkpoint_files(const std::string& dir);
+void remove_uncommitted_checkpoint_files(const std::string& dir);
 
 // The model of a checkpoint directory, or of a model-*.safetensors file (its metadata holds the
 // config), ready for evaluation and sampling (eval mode).

@@ -171,10 +171,21 @@ TEST_CASE("one training at a time in a run's directory; a resumed run drops stal
   CHECK(bytes_of(dir + "/notes.txt.tmp-4242-0") == "the user's");
   CHECK(trained_steps(dir) == std::vector<int64_t>{1, 2, 3, 4});  // every line parses (trained_steps would throw)
 
-  // A directory that holds only what a failed first attempt left (the lock file) takes a new run.
+  // A directory that holds only what a first attempt killed during its first checkpoint left (the
+  // lock file, the record of the files being written, one of them) takes a new run.
   const std::string fresh = w.run("fresh");
   { const apps::RunLock attempt(fresh); }
+  std::ofstream(fresh + "/checkpoint.pending.json") << R"({"files": ["model-000000.safetensors", "optimizer-000000.safetensors"]})";
+  std::ofstream(fresh + "/model-000000.safetensors") << "half written";
   CHECK(apps::train(w.train_command("fresh", 2)) == 0);
+  CHECK(!fs::exists(fresh + "/checkpoint.pending.json"));
+  CHECK(trained_steps(fresh) == std::vector<int64_t>{1, 2});
+  // Without the record the same file is not known to be axiom's: the directory is refused.
+  const std::string unknown = w.run("unknown");
+  fs::create_directories(unknown);
+  std::ofstream(unknown + "/model-000000.safetensors") << "someone's";
+  test::check_error([&] { apps::train(w.train_command("unknown", 2)); }, {"is not empty and holds no axiom run"});
+  CHECK(bytes_of(unknown + "/model-000000.safetensors") == "someone's");
 }
 
 TEST_CASE("--device names a usable device or is an error before anything runs") {
