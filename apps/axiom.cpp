@@ -11,7 +11,12 @@
 // whole job (MPI_Abort), so that no rank waits forever for it.
 #include <CLI/CLI.hpp>
 
+#include <charconv>
+#include <cmath>
 #include <cstdio>
+#include <limits>
+#include <sstream>
+#include <type_traits>
 #include <new>
 
 #include "apps/bench/bench.h"
@@ -30,9 +35,57 @@ using axiom::apps::EvalCommand;
 using axiom::apps::SampleCommand;
 using axiom::apps::TrainCommand;
 
+// --- strict numbers ------------------------------------------------------------------------------
+// A numeric flag's text must be a whole number (or, for a real one, a finite number) within the
+// flag's range: "99999999999999999999" is not clamped to the largest int64, "-1" does not wrap to
+// a huge unsigned seed, "nan" is not a learning rate. CLI11 prints "--flag: " before the message.
+
+template <typename T>
+std::string range_text(T low, T high) {
+  std::ostringstream text;
+  text << "[" << low << ", " << high << "]";
+  return text.str();
+}
+
+template <typename T>
+CLI::Validator whole_number(T low, T high) {
+  const std::string range = range_text(low, high);
+  return CLI::Validator(
+      [low, high, range](std::string& text) -> std::string {
+        T value{};
+        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+        const bool whole = error == std::errc() && end == text.data() + text.size();
+        const bool negative_unsigned = std::is_unsigned_v<T> && text.size() > 1 && text[0] == '-' && text[1] >= '0' && text[1] <= '9';
+        if (error == std::errc::result_out_of_range || negative_unsigned || (whole && (value < low || value > high))) {
+          return "'" + text + "' is outside the accepted range " + range;
+        }
+        if (error != std::errc() || end != text.data() + text.size()) return "'" + text + "' is not a whole number in " + range;
+        return "";
+      },
+      "INT in " + range);
+}
+
+CLI::Validator real_number(double low, double high) {
+  const std::string range = range_text(low, high);
+  return CLI::Validator(
+      [low, high, range](std::string& text) -> std::string {
+        double value = 0;
+        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (error != std::errc() || end != text.data() + text.size() || !std::isfinite(value)) {
+          return "'" + text + "' is not a number in " + range;
+        }
+        if (value < low || value > high) return "'" + text + "' is outside the accepted range " + range;
+        return "";
+      },
+      "NUMBER in " + range);
+}
+
+constexpr int64_t kMaxSteps = 1'000'000'000'000, kMaxBatch = 1 << 20;
+constexpr uint64_t kMaxSeed = std::numeric_limits<uint64_t>::max();
+
 void add_threads(CLI::App* command, int& threads) {
   command->add_option("--threads", threads, "Threads for oneTBB and OpenBLAS (default: AXIOM_NUM_THREADS or all cores)")
-      ->check(CLI::Range(1, 4096));
+      ->check(whole_number(1, 4096));
 }
 
 // Options that decide the run itself; on --resume they must agree with the run's (see train.cpp).
@@ -47,16 +100,22 @@ RunFlags add_train(CLI::App* train, TrainCommand& c) {
   flags.config = train->add_option("--config", c.config, "A preset (tiny, small, medium) or a JSON file")->capture_default_str();
   flags.data = train->add_option("--data", c.data, data_help)->capture_default_str();
   flags.data_dir = train->add_option("--data-dir", c.data_dir, "Where the dataset's files are (default: its usual place)");
-  train->add_option("--steps", c.steps, "Train until the run has made this many steps")->capture_default_str();
-  train->add_option("--minutes", c.minutes, "Stop after this many minutes in this invocation (0: no limit)")->capture_default_str();
-  flags.batch = train->add_option("--batch", c.batch_size, "Images per step")->capture_default_str();
-  flags.lr = train->add_option("--lr", c.lr, "Adam's learning rate after the warmup (betas 0.9, 0.98)")->capture_default_str();
-  flags.warmup = train->add_option("--warmup", c.warmup_steps, "Steps of linear warmup from 0 to --lr")->capture_default_str();
-  flags.clip = train->add_option("--clip", c.clip, "Clip the gradients' global norm (0: off)")->capture_default_str();
-  flags.seed = train->add_option("--seed", c.seed, "Seed of the weights, the batch order and the channels")->capture_default_str();
-  train->add_option("--eval-every", c.eval_every, "Held-out evaluation and loss curve every N steps")->capture_default_str();
-  train->add_option("--eval-images", c.eval_images, "Test images in the held-out evaluation")->capture_default_str();
-  train->add_option("--checkpoint-every", c.checkpoint_every, "Write a checkpoint every N steps")->capture_default_str();
+  train->add_option("--steps", c.steps, "Train until the run has made this many steps")->capture_default_str()->check(whole_number<int64_t>(1, kMaxSteps));
+  train->add_option("--minutes", c.minutes, "Stop after this many minutes in this invocation (0: no limit)")
+      ->capture_default_str()->check(real_number(0, 1e7));
+  flags.batch = train->add_option("--batch", c.batch_size, "Images per step")->capture_default_str()->check(whole_number<int64_t>(1, kMaxBatch));
+  flags.lr = train->add_option("--lr", c.lr, "Adam's learning rate after the warmup (betas 0.9, 0.98)")->capture_default_str()->check(real_number(1e-12, 10));
+  flags.warmup = train->add_option("--warmup", c.warmup_steps, "Steps of linear warmup from 0 to --lr")
+                     ->capture_default_str()->check(whole_number<int64_t>(0, kMaxSteps));
+  flags.clip = train->add_option("--clip", c.clip, "Clip the gradients' global norm (0: off)")->capture_default_str()->check(real_number(0, 1e6));
+  flags.seed = train->add_option("--seed", c.seed, "Seed of the weights, the batch order and the channels")
+                   ->capture_default_str()->check(whole_number<uint64_t>(0, kMaxSeed));
+  train->add_option("--eval-every", c.eval_every, "Held-out evaluation and loss curve every N steps")
+      ->capture_default_str()->check(whole_number<int64_t>(1, kMaxSteps));
+  train->add_option("--eval-images", c.eval_images, "Test images in the held-out evaluation")
+      ->capture_default_str()->check(whole_number<int64_t>(1, kMaxBatch));
+  train->add_option("--checkpoint-every", c.checkpoint_every, "Write a checkpoint every N steps")
+      ->capture_default_str()->check(whole_number<int64_t>(1, kMaxSteps));
   train->add_option("--device", c.device, "Where to train: cpu, cuda or cuda:N")->capture_default_str();
   train->add_flag("--resume", c.resume, "Continue the run in --out where it stopped (start one if there is none)");
   train->add_flag("--force", c.force,
@@ -76,8 +135,8 @@ void add_eval(CLI::App* eval, EvalCommand& c) {
   eval->add_option("--data", c.data, "Dataset (default: the run's own)");
   eval->add_option("--data-dir", c.data_dir, "Where the dataset's files are");
   eval->add_option("--split", c.split, "train or test")->capture_default_str()->check(CLI::IsMember({"train", "test"}));
-  eval->add_option("--batch", c.batch_size, "Images per forward pass")->capture_default_str();
-  eval->add_option("--limit", c.limit, "Evaluate the first N images only (0: all)")->capture_default_str();
+  eval->add_option("--batch", c.batch_size, "Images per forward pass")->capture_default_str()->check(whole_number<int64_t>(1, kMaxBatch));
+  eval->add_option("--limit", c.limit, "Evaluate the first N images only (0: all)")->capture_default_str()->check(whole_number<int64_t>(0, kMaxSteps));
   eval->add_option("--device", c.device, "Where to run the model: cpu, cuda or cuda:N")->capture_default_str();
   eval->add_flag("--json", c.json, "Print one JSON object");
 }
@@ -85,14 +144,16 @@ void add_eval(CLI::App* eval, EvalCommand& c) {
 void add_sample(CLI::App* sample, SampleCommand& c) {
   sample->add_option("--checkpoint", c.checkpoint, "A run's directory or a model-*.safetensors file")->required();
   sample->add_option("--out", c.out, "The PNG grid (the values go beside it as .npy)")->capture_default_str();
-  sample->add_option("--n", c.count, "How many images")->capture_default_str();
+  sample->add_option("--n", c.count, "How many images")->capture_default_str()->check(whole_number<int64_t>(1, kMaxBatch));
   sample->add_option("--method", c.method, "fast (semi-parallel) or naive (the whole model per pixel)")
       ->capture_default_str()
       ->check(CLI::IsMember({"fast", "naive"}));
-  sample->add_option("--temperature", c.temperature, "Divides the logits: < 1 sharper, > 1 more varied")->capture_default_str();
-  sample->add_option("--seed", c.seed, "Seed of the sampling noise")->capture_default_str();
-  sample->add_option("--columns", c.columns, "Images per row of the grid (0: about square)")->capture_default_str();
-  sample->add_option("--zoom", c.zoom, "Draw each pixel as a zoom x zoom square")->capture_default_str();
+  sample->add_option("--temperature", c.temperature, "Divides the logits: < 1 sharper, > 1 more varied")
+      ->capture_default_str()->check(real_number(1e-3, 1e3));
+  sample->add_option("--seed", c.seed, "Seed of the sampling noise")->capture_default_str()->check(whole_number<uint64_t>(0, kMaxSeed));
+  sample->add_option("--columns", c.columns, "Images per row of the grid (0: about square)")
+      ->capture_default_str()->check(whole_number<int64_t>(0, kMaxBatch));
+  sample->add_option("--zoom", c.zoom, "Draw each pixel as a zoom x zoom square")->capture_default_str()->check(whole_number<int64_t>(1, 16));
   sample->add_option("--device", c.device, "Where to run the model: cpu, cuda or cuda:N")->capture_default_str();
 }
 
@@ -141,8 +202,8 @@ int main(int argc, char** argv) {
   auto* train_step = bench->add_subcommand("train", "One training step of the Axial Transformer: time, memory, GFLOP/s");
   train_step->add_option("--config", train_bench.config, "A preset (tiny, small, medium) or a JSON file")->capture_default_str();
   train_step->add_option("--batch", train_bench.batch, "Images per step (default: the preset's: tiny 16, small 32, medium 16)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
-  train_step->add_option("--steps", train_bench.steps, "Timed steps")->capture_default_str()->check(CLI::Range(1, 1000));
+      ->check(whole_number<int64_t>(1, kMaxBatch));
+  train_step->add_option("--steps", train_bench.steps, "Timed steps")->capture_default_str()->check(whole_number(1, 1000));
   train_step->add_option("--device", train_bench.device, "cpu or cuda")->capture_default_str();
   axiom::bench::SampleBenchOptions sample_bench;
   auto* allreduce = bench->add_subcommand("allreduce", "MPI allreduce of 1 to 64 MiB across the ranks of mpirun: time and bandwidth");

@@ -171,21 +171,38 @@ void check_out(const TrainCommand& c) {
   }
 }
 
-std::unique_ptr<models::Trainer> start_or_resume(const TrainCommand& c, core::Communicator& comm) {
+// What a command will train: the run to resume, or the config and options of a new one. Every
+// check that needs no data is made here, before the run's directory is created or locked, so that
+// a bad flag or config leaves nothing behind.
+struct RunPlan {
+  std::optional<models::Checkpoint> resumed;
+  models::AxialTransformerConfig config;
+  models::TrainingOptions options;
+};
+
+RunPlan plan_run(const TrainCommand& c, core::Communicator& comm) {
   check_out(c);
+  RunPlan plan;
   if (c.resume && has_checkpoint(c.out)) {
-    const models::Checkpoint run = models::read_checkpoint(c.out);
-    check_resume_flags(c, run);
-    check_memory(run.config, run.options, comm);
-    if (comm.rank() == 0) std::fprintf(stderr, "axiom: resuming '%s' at step %lld\n", c.out.c_str(), static_cast<long long>(run.step));
-    return std::make_unique<models::Trainer>(run, images_of(run.options, run.config, "train"), placement_of(c, comm));
+    plan.resumed = models::read_checkpoint(c.out);
+    check_resume_flags(c, *plan.resumed);
+    plan.config = plan.resumed->config, plan.options = plan.resumed->options;
+  } else {
+    plan.config = models::load_config(c.config), plan.options = options_of(c);
+    plan.options.validate();
+  }
+  check_memory(plan.config, plan.options, comm);
+  return plan;
+}
+
+std::unique_ptr<models::Trainer> start_or_resume(const TrainCommand& c, const RunPlan& plan, core::Communicator& comm) {
+  const core::Tensor images = images_of(plan.options, plan.config, "train");
+  if (plan.resumed) {
+    if (comm.rank() == 0) std::fprintf(stderr, "axiom: resuming '%s' at step %lld\n", c.out.c_str(), static_cast<long long>(plan.resumed->step));
+    return std::make_unique<models::Trainer>(*plan.resumed, images, placement_of(c, comm));
   }
   if (c.resume && comm.rank() == 0) std::fprintf(stderr, "axiom: no run in '%s' yet: starting a new one\n", c.out.c_str());
-  const models::AxialTransformerConfig config = models::load_config(c.config);
-  const models::TrainingOptions options = options_of(c);
-  options.validate();
-  check_memory(config, options, comm);
-  return std::make_unique<models::Trainer>(config, options, images_of(options, config, "train"), placement_of(c, comm));
+  return std::make_unique<models::Trainer>(plan.config, plan.options, images, placement_of(c, comm));
 }
 
 // Every rank must be at the same step of the same run (a config file or a checkpoint that differs
@@ -292,8 +309,12 @@ int train(const TrainCommand& command) {
   core::Communicator& comm = core::world();
   const bool writer = comm.rank() == 0;  // prints, and writes the run's files
   std::optional<RunLock> lock;  // one training at a time in a run's directory
-  if (writer) check_out(command), lock.emplace(command.out);
-  const std::unique_ptr<models::Trainer> trainer = start_or_resume(command, comm);
+  RunPlan plan = plan_run(command, comm);
+  if (writer) {
+    lock.emplace(command.out);
+    plan = plan_run(command, comm);  // again, now that no other training can change the directory
+  }
+  const std::unique_ptr<models::Trainer> trainer = start_or_resume(command, plan, comm);
   check_same_run(*trainer, comm);
   if (trainer->steps_done() >= command.steps) {
     if (writer) std::fprintf(stderr, "axiom: '%s' is at step %lld already (--steps %lld): nothing to train\n", command.out.c_str(),

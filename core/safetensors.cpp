@@ -18,6 +18,8 @@
 #include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
+
+#include "core/json.h"
 #include <set>
 #include <string_view>
 #include <system_error>
@@ -40,7 +42,6 @@ namespace {
 using WriteJson = nlohmann::ordered_json;
 using Json = nlohmann::json;
 
-constexpr int kMaxJsonDepth = 128;  // serde_json's default limit, which the reference library inherits
 
 constexpr uint64_t kMaxHeaderBytes = 100'000'000;  // the reference (Rust) library's limit
 
@@ -202,40 +203,17 @@ void check_file_size(uint64_t file_size, const std::string& origin) {
   }
 }
 
-// Parses the JSON text. Also rejects a key that appears twice in one object (JSON parsers keep
-// one of the two silently, so two tensors of the same name would hide each other), and nesting
-// deeper than kMaxJsonDepth: deeper values are discarded as they are read, never built.
+// Parses the header strictly (core/json.h): a key twice in one object (two tensors of the same
+// name would hide each other), deep nesting and NUL bytes are errors.
 Json parse_json(std::string_view text, const std::string& origin) {
-  // nlohmann's parser stops at a NUL byte as if the text ended there; JSON allows none anywhere.
-  if (const size_t nul = text.find('\0'); nul != std::string_view::npos) {
-    fail(origin, "header is not valid JSON: it has a NUL byte at header byte ", nul, " (file byte ", 8 + nul, ")");
+  core::StrictJson json = core::read_json(text);
+  if (json.nul_at >= 0) {
+    fail(origin, "header is not valid JSON: it has a NUL byte at header byte ", json.nul_at, " (file byte ", 8 + json.nul_at, ")");
   }
-  std::vector<std::set<std::string>> open_objects;  // the keys seen so far in each enclosing object
-  std::string duplicate;
-  bool too_deep = false;
-  const Json::parser_callback_t watch = [&](int depth, Json::parse_event_t event, Json& parsed) {
-    using Event = Json::parse_event_t;
-    if (event == Event::object_start || event == Event::array_start) {
-      if (depth >= kMaxJsonDepth) too_deep = true;
-      if (too_deep) return false;  // discard: from here on the parse only checks the syntax
-      if (event == Event::object_start) open_objects.emplace_back();
-    } else if (event == Event::object_end) {
-      open_objects.pop_back();
-    } else if (event == Event::key && !too_deep && !open_objects.empty()) {
-      const std::string& key = parsed.get_ref<const std::string&>();
-      if (!open_objects.back().insert(key).second && duplicate.empty()) duplicate = key;
-    }
-    return true;
-  };
-  Json json;
-  try {
-    json = Json::parse(text.begin(), text.end(), watch);
-  } catch (const Json::exception& e) {
-    fail(origin, "header is not valid JSON: ", shorten(e.what()));
-  }
-  if (too_deep) fail(origin, "the header nests arrays or objects more than ", kMaxJsonDepth, " deep");
-  if (!duplicate.empty()) fail(origin, "the header has the key ", in_quotes(duplicate), " twice in one object");
-  return json;
+  if (!json.syntax_error.empty()) fail(origin, "header is not valid JSON: ", json.syntax_error);
+  if (json.too_deep) fail(origin, "the header nests arrays or objects more than ", core::StrictJson::kMaxJsonDepth, " deep");
+  if (!json.duplicate_key.empty()) fail(origin, "the header has the key ", in_quotes(json.duplicate_key), " twice in one object");
+  return std::move(json.value);
 }
 
 Metadata parse_metadata(const Json& value, const std::string& origin) {

@@ -12,6 +12,7 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/json.h"
 #include "core/factory.h"
 #include "core/safetensors.h"
 #include "models/memory_budget.h"
@@ -187,12 +188,7 @@ Checkpoint read_checkpoint(const std::string& dir) {
   const fs::path path = fs::path(dir) / "checkpoint.json";
   if (!fs::is_regular_file(path)) throw Error("checkpoint", "'", dir, "' holds no checkpoint.json (is it a run's --out directory?)");
   const std::string origin = path.string();
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(read_text(path, "checkpoint"));
-  } catch (const nlohmann::json::exception& e) {
-    throw Error("checkpoint", origin, ": not valid JSON: ", e.what());
-  }
+  const nlohmann::json j = core::parse_json(read_text(path, "checkpoint"), origin, "checkpoint");
   if (!j.is_object() || j.value("format", "") != kFormat) throw Error("checkpoint", origin, ": not an axiom checkpoint (\"format\" must be \"", kFormat, "\")");
   if (field(j, "version", &nlohmann::json::is_number_integer, "an integer", origin).get<int64_t>() != kVersion) {
     throw Error("checkpoint", origin, ": version ", j.at("version").dump(), " is not supported (only ", kVersion, ")");

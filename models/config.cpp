@@ -1,5 +1,6 @@
 #include "models/config.h"
 
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -7,25 +8,28 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/json.h"
 
 namespace axiom::models {
 
+// The accepted ranges are far beyond any model that fits in memory (the memory budget refuses
+// those with figures); they keep every product of sizes inside int64.
 void AxialTransformerConfig::validate() const {
-  auto positive = [](const char* key, int64_t value) {
-    if (value <= 0) throw Error("config", key, " must be positive, got ", value);
+  auto in_range = [](const char* key, int64_t value, int64_t low, int64_t high) {
+    if (value < low || value > high) throw Error("config", key, " must be in [", low, ", ", high, "], got ", value);
   };
-  positive("height", height);
-  positive("width", width);
-  positive("channels", channels);
-  positive("features", features);
-  positive("heads", heads);
-  positive("ff_multiple", ff_multiple);
+  constexpr int64_t kMaxSide = 1 << 16, kMaxLayers = 100000;
+  in_range("height", height, 1, kMaxSide);
+  in_range("width", width, 1, kMaxSide);
+  in_range("channels", channels, 1, 4096);
+  in_range("features", features, 1, 1 << 20);
+  in_range("heads", heads, 1, features);
+  in_range("ff_multiple", ff_multiple, 1, 1024);
   if (features % heads != 0) throw Error("config", "features (", features, ") must be a multiple of heads (", heads, ")");
-  if (upper_layers < 0 || upper_layers % 2 != 0) {
-    throw Error("config", "upper_layers must be even and >= 0 (pairs of row and column blocks), got ", upper_layers);
-  }
-  if (row_layers < 0) throw Error("config", "row_layers must be >= 0, got ", row_layers);
-  if (encoder_layers < 0) throw Error("config", "encoder_layers must be >= 0, got ", encoder_layers);
+  in_range("upper_layers", upper_layers, 0, kMaxLayers);
+  if (upper_layers % 2 != 0) throw Error("config", "upper_layers must be even (pairs of row and column blocks), got ", upper_layers);
+  in_range("row_layers", row_layers, 0, kMaxLayers);
+  in_range("encoder_layers", encoder_layers, 0, kMaxLayers);
   if (inner != "transformer" && inner != "lstm") throw Error("config", "inner must be \"transformer\" or \"lstm\", got \"", inner, "\"");
   if (!(dropout >= 0 && dropout < 1)) throw Error("config", "dropout must be in [0, 1), got ", dropout);
 }
@@ -53,12 +57,7 @@ AxialTransformerConfig preset(const std::string& name) {
 }
 
 AxialTransformerConfig config_from_json(const std::string& text, const std::string& origin) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    throw Error("config", origin, ": not valid JSON: ", e.what());
-  }
+  const nlohmann::json j = core::parse_json(text, origin, "config");
   if (!j.is_object()) throw Error("config", origin, ": expected a JSON object");
   AxialTransformerConfig c;
   const std::set<std::string> integers = {"height", "width", "channels", "features", "heads",
@@ -89,13 +88,24 @@ AxialTransformerConfig config_from_json(const std::string& text, const std::stri
   try {
     c.validate();
   } catch (const Error& e) {
-    throw Error("config", origin, ": ", e.what());
+    const std::string message = e.what();  // "[config] ...": said once
+    throw Error("config", origin, ": ", message.substr(message.find("] ") + 2));
   }
   return c;
 }
 
 AxialTransformerConfig load_config(const std::string& name_or_path) {
   if (name_or_path == "tiny" || name_or_path == "small" || name_or_path == "medium") return preset(name_or_path);
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status status = fs::status(name_or_path, ec);
+  if (fs::exists(status) && !fs::is_regular_file(status)) {  // a directory, a FIFO (would wait forever), /dev/zero (endless)
+    throw Error("config", "'", name_or_path, "' is not a regular file (a config is a JSON file, or a preset: tiny, small, medium)");
+  }
+  constexpr uintmax_t kMaxConfigBytes = 1 << 20;
+  if (fs::exists(status) && fs::file_size(name_or_path, ec) > kMaxConfigBytes) {
+    throw Error("config", "'", name_or_path, "' has ", fs::file_size(name_or_path, ec), " bytes; a config has at most ", kMaxConfigBytes);
+  }
   std::ifstream file(name_or_path);
   if (!file) throw Error("config", "\"", name_or_path, "\" is neither a preset (tiny, small, medium) nor a readable file");
   std::ostringstream text;

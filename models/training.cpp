@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/json.h"
 #include "core/factory.h"
 #include "core/ops.h"
 
@@ -63,12 +64,7 @@ std::string TrainingOptions::to_json() const {
 }
 
 TrainingOptions training_options_from_json(const std::string& text, const std::string& origin) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    throw Error("train", origin, ": not valid JSON: ", e.what());
-  }
+  const nlohmann::json j = core::parse_json(text, origin, "train");
   if (!j.is_object()) throw Error("train", origin, ": the training options must be a JSON object");
   TrainingOptions o;
   for (const auto& [key, value] : j.items()) {

@@ -7,6 +7,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "core/json.h"
 #include "core/ops.h"
 
 namespace axiom::optim {
@@ -118,12 +119,9 @@ OptimizerState Optimizer::state() const {
 
 void Optimizer::load_state(const OptimizerState& state, const std::string& origin) {
   // 1. The JSON: its type, hyperparameters and parameter list.
-  json doc;
-  try {
-    doc = json::parse(state.json);
-  } catch (const json::exception& e) {
-    throw Error(name_, origin, ": the optimizer state is not valid JSON (", e.what(), ")");
-  }
+  const core::StrictJson parsed = core::read_json(state.json);
+  if (!parsed.ok()) throw Error(name_, origin, ": the optimizer state is not valid JSON (", parsed.problem(), ")");
+  const json doc(parsed.value);
   Hyperparameters values;
   std::vector<std::pair<std::string, int64_t>> saved_steps;  // (parameter, step), in the file's order
   std::map<std::string, core::Shape> saved_shapes;

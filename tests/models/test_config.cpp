@@ -1,4 +1,10 @@
 // Configs: presets, JSON files, and errors that name the bad key and value.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+
 #include "models/config.h"
 #include "tests/core/reference.h"
 
@@ -26,4 +32,25 @@ TEST_CASE("a JSON config round-trips and bad keys or values are named") {
   CHECK_THROWS_WITH_AS(models::config_from_json(R"({"inner": "gru"})", "a.json"), doctest::Contains("\"gru\""), Error);
   CHECK_THROWS_WITH_AS(models::config_from_json("{", "a.json"), doctest::Contains("not valid JSON"), Error);
   CHECK_THROWS_WITH_AS(models::load_config("/no/such/config.json"), doctest::Contains("/no/such/config.json"), Error);
+}
+
+TEST_CASE("configs are read strictly: duplicate keys, absurd sizes, and files that are not regular or too large") {
+  CHECK_THROWS_WITH_AS(models::config_from_json(R"({"features": 64, "features": 32})", "a.json"),
+                       doctest::Contains("[config] a.json: not valid JSON: the key 'features' appears twice in one object"), Error);
+  CHECK_THROWS_WITH_AS(models::config_from_json(R"({"upper_layers": 1099511627776})", "a.json"),
+                       doctest::Contains("upper_layers must be in [0, 100000], got 1099511627776"), Error);
+  CHECK_THROWS_WITH_AS(models::config_from_json(R"({"height": 18446744073709551615})", "a.json"),  // wraps to -1 in int64
+                       doctest::Contains("height must be in [1, 65536], got -1"), Error);
+  CHECK_THROWS_WITH_AS(models::config_from_json(R"({"features": 64, "heads": 128})", "a.json"),
+                       doctest::Contains("heads must be in [1, 64], got 128"), Error);
+  CHECK_THROWS_WITH_AS(models::load_config("/dev/zero"), doctest::Contains("'/dev/zero' is not a regular file"), Error);
+  CHECK_THROWS_WITH_AS(models::load_config("/tmp"), doctest::Contains("'/tmp' is not a regular file"), Error);
+  const std::string fifo = "/tmp/axiom_config_fifo_" + std::to_string(::getpid());
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK_THROWS_WITH_AS(models::load_config(fifo), doctest::Contains("is not a regular file"), Error);  // no wait for a writer
+  ::unlink(fifo.c_str());
+  const std::string big = "/tmp/axiom_config_big_" + std::to_string(::getpid()) + ".json";
+  std::ofstream(big) << "{" << std::string(2 << 20, ' ') << "}";
+  CHECK_THROWS_WITH_AS(models::load_config(big), doctest::Contains("has 2097154 bytes; a config has at most 1048576"), Error);
+  std::remove(big.c_str());
 }

@@ -1,0 +1,41 @@
+# Numeric flags are read strictly: out of range, overflowing, negative for an unsigned value, not a
+# number, or not finite is an error that names the flag and the accepted range (exit status 105,
+# CLI11's), and nothing is created. Run as: sh flags.sh AXIOM
+set -eu
+axiom=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+. "$(dirname "$0")/../support/run_helpers.sh"
+
+# refused "EXPECTED MESSAGE" ARGS...: the command fails at once with the message, leaving no --out.
+refused() {
+  expected=$1
+  shift
+  status=0
+  "$axiom" "$@" > "$work/out.txt" 2>&1 < /dev/null || status=$?
+  [ "$status" -ne 0 ] || fail "accepted: $*"
+  grep -qF -- "$expected" "$work/out.txt" || fail "'$*' says '$(cat "$work/out.txt")', not '$expected'"
+  [ ! -e "$work/run" ] || fail "'$*' created its --out"
+  echo "refused: $* -> $(cat "$work/out.txt")"
+}
+out="--out $work/run"
+refused "--steps: '99999999999999999999' is outside the accepted range [1, 1000000000000]" train $out --steps 99999999999999999999
+refused "--seed: '-1' is outside the accepted range [0, 18446744073709551615]" train $out --seed -1
+refused "--seed: '18446744073709551616' is outside the accepted range" train $out --seed 18446744073709551616
+refused "--batch: '12x' is not a whole number in [1, 1048576]" train $out --batch 12x
+refused "--batch: '0' is outside the accepted range [1, 1048576]" train $out --batch 0
+refused "--lr: '1e30' is outside the accepted range [1e-12, 10]" train $out --lr 1e30
+refused "--lr: 'nan' is not a number in [1e-12, 10]" train $out --lr nan
+refused "--minutes: 'inf' is not a number in [0, 1e+07]" train $out --minutes inf
+refused "--threads: '4294967297' is outside the accepted range [1, 4096]" train $out --threads 4294967297
+refused "--limit: '-1' is outside the accepted range [0, 1000000000000]" eval --checkpoint "$work/run" --limit -1
+refused "--temperature: '0' is outside the accepted range [0.001, 1000]" sample --checkpoint "$work/run" --temperature 0
+refused "--n: '100000000' is outside the accepted range [1, 1048576]" sample --checkpoint "$work/run" --n 100000000
+mkfifo "$work/fifo"
+refused "[config] '$work/fifo' is not a regular file" train $out --config "$work/fifo"
+refused "[config] '/dev/zero' is not a regular file" train $out --config /dev/zero
+printf '{"features": 64, "features": 32}' > "$work/twice.json"
+refused "not valid JSON: the key 'features' appears twice in one object" train $out --config "$work/twice.json"
+printf '{"upper_layers": 1099511627776}' > "$work/layers.json"
+refused "upper_layers must be in [0, 100000], got 1099511627776" train $out --config "$work/layers.json"
+refused "[train] training with 1000000 images a step needs about" train $out --batch 1000000
