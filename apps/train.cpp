@@ -29,6 +29,7 @@
 #include "apps/pictures.h"
 #include "apps/progress.h"
 #include "apps/run_directory.h"
+#include "apps/run_log.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/factory.h"
@@ -60,63 +61,6 @@ extern "C" void on_interrupt(int signal) {
 // Under mpirun, Ctrl-C ends the job at once (mpirun kills its ranks), but mpirun passes SIGUSR1 on
 // to every rank: `kill -USR1 <mpirun's pid>` stops the job after the current step, with a checkpoint.
 extern "C" void on_stop_request(int signal) { interrupted = signal; }
-
-// --- the metrics file and the loss curve ------------------------------------------------------------
-
-class RunLog {
- public:
-  // Keeps the lines of metrics.jsonl up to `step` (a resumed run redoes what came after its
-  // checkpoint), drops a line torn by a crash or a full disk, and appends from there. Each line
-  // is flushed as it is written; a write that fails is an Error naming the file.
-  RunLog(const fs::path& dir, int64_t step) : path_(dir / "metrics.jsonl"), curve_(dir / "loss.png") {
-    std::string kept;
-    std::ifstream old(path_);
-    for (std::string line; std::getline(old, line);) {
-      const nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-      if (!j.is_object() || !j.contains("step") || !j["step"].is_number_integer() || j["step"].get<int64_t>() > step) continue;
-      remember(j);
-      kept += line + "\n";
-    }
-    core::write_file_atomically(path_.string(), kept, "train");
-    file_.reset(std::fopen(path_.c_str(), "a"));
-    if (!file_) throw Error("train", "cannot append to '", path_.string(), "': ", std::strerror(errno));
-  }
-
-  void train_step(int64_t step, double bits, double lr, double seconds) {
-    write({{"step", step}, {"train_bits_per_dim", bits}, {"lr", lr}, {"seconds", seconds}});
-  }
-  void held_out(int64_t step, double bits) { write({{"step", step}, {"held_out_bits_per_dim", bits}}); }
-
-  // loss.png: bits/dim of each training batch and of the held-out images, against the step.
-  void plot(const std::string& title) const {
-    std::vector<Series> series;
-    if (!train_.x.empty()) series.push_back(train_);
-    if (!held_out_.x.empty()) series.push_back(held_out_);
-    if (!series.empty()) plot_curves(curve_.string(), series, title, "step", "bits/dim");
-  }
-  std::string curve_path() const { return curve_.string(); }
-
- private:
-  void write(const nlohmann::ordered_json& j) {
-    remember(nlohmann::json::parse(j.dump()));
-    const std::string line = j.dump() + "\n";
-    if (std::fputs(line.c_str(), file_.get()) == EOF || std::fflush(file_.get()) != 0) {
-      throw Error("train", "cannot write '", path_.string(), "': ", std::strerror(errno));
-    }
-  }
-  void remember(const nlohmann::json& j) {
-    const double step = j["step"].get<double>();
-    if (j.contains("train_bits_per_dim")) train_.x.push_back(step), train_.y.push_back(j["train_bits_per_dim"].get<double>());
-    if (j.contains("held_out_bits_per_dim")) held_out_.x.push_back(step), held_out_.y.push_back(j["held_out_bits_per_dim"].get<double>());
-  }
-
-  struct Closer {
-    void operator()(std::FILE* file) const { std::fclose(file); }
-  };
-  fs::path path_, curve_;
-  std::unique_ptr<std::FILE, Closer> file_;
-  Series train_{"training batch", {}, {}}, held_out_{"held-out test images", {}, {}};
-};
 
 // --- starting or resuming ---------------------------------------------------------------------------
 

@@ -1,6 +1,7 @@
 // The IDX reader: header -> checked sizes -> one allocation -> the elements -> nothing after them.
 #include "data/idx.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <limits>
 
@@ -60,18 +61,20 @@ core::Tensor read_idx(const std::string& path) {
   if (rank < 1 || rank > kMaxRank) throw Error("idx", origin, ": rank ", rank, " at byte 3 is not in 1..", kMaxRank);
 
   // The sizes: R big-endian uint32; their product (the element count) is checked as it grows.
+  // A size of 0 makes the count 0 but not the other sizes harmless (they still multiply into the
+  // strides), so the limit applies to the product with zeros counted as ones.
   core::Shape shape;
-  uint64_t count = 1;
+  uint64_t count = 1, extent = 1;
   for (int axis = 0; axis < rank; ++axis) {
     unsigned char bytes[4];
     const uint64_t at = stream->position();
     stream->read(bytes, 4, "idx", "size of axis " + std::to_string(axis));
     const uint64_t size = big_endian(bytes, 4);
-    if (size != 0 && count > kMaxBytes / size) {
+    if (size != 0 && extent > kMaxBytes / size) {
       throw Error("idx", origin, ": the sizes (axis ", axis, " = ", size, " at byte ", at, ") declare more than the ",
                   kMaxBytes, "-byte limit of elements");
     }
-    count *= size;
+    count *= size, extent *= std::max<uint64_t>(size, 1);
     shape.push_back(static_cast<int64_t>(size));
   }
   stream->check_available(count, "idx", "elements");

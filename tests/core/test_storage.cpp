@@ -110,3 +110,10 @@ TEST_CASE("machine_memory and format_bytes") {
   CHECK(core::format_bytes(1536) == "1.5 KiB");
   CHECK(core::format_bytes(3.0 * (size_t{1} << 30)) == "3.0 GiB");
 }
+
+TEST_CASE("a shape whose strides or bytes overflow int64 is an Error, also when another size is 0") {
+  const int64_t big = int64_t{1} << 40;
+  CHECK_THROWS_WITH_AS((void)core::empty({0, big, big}), doctest::Contains("[empty] shape [0, 1099511627776, 1099511627776] of float32 has more bytes than a 64-bit size can count"), axiom::Error);
+  CHECK_THROWS_WITH_AS((void)core::empty({int64_t{1} << 61}, Dtype::float64), doctest::Contains("has more bytes than a 64-bit size can count"), axiom::Error);
+  CHECK(core::empty({0, 1 << 20, 1 << 20}).numel() == 0);  // large but countable: fine
+}

@@ -70,6 +70,10 @@ TEST_CASE("read_idx rejects bad files naming the file, the field and the byte") 
     write_bytes(path, idx_file({2}, 0x0D));
     CHECK(contains(error_of([&] { data::read_idx(path); }), "element type 0xd (float32) at byte 2 is not supported"));
   }
+  SUBCASE("a size of 0 before huge sizes (found by fuzz_idx: their strides overflowed)") {
+    write_bytes(path, idx_file({0, 0xFFFFFFFF, 0xFFFFFFFF}));
+    CHECK(contains(error_of([&] { data::read_idx(path); }), "the sizes (axis 1 = 4294967295 at byte 8) declare more than the"));
+  }
   SUBCASE("rank zero") {
     write_bytes(path, {0, 0, 8, 0});
     CHECK(contains(error_of([&] { data::read_idx(path); }), "rank 0 at byte 3"));

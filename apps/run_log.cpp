@@ -1,0 +1,75 @@
+#include "apps/run_log.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/atomic_file.h"
+#include "core/error.h"
+
+namespace axiom::apps {
+
+namespace {
+
+// Whether `j` is a whole metrics line of a step up to `last_step`: a step, and numbers where numbers go.
+bool usable(const nlohmann::json& j, int64_t last_step) {
+  if (!j.is_object()) return false;
+  const auto step = j.find("step");
+  if (step == j.end() || !step->is_number_integer() || step->get<int64_t>() < 0 || step->get<int64_t>() > last_step) return false;
+  for (const char* key : {"train_bits_per_dim", "held_out_bits_per_dim", "lr", "seconds"}) {
+    const auto value = j.find(key);
+    if (value != j.end() && !value->is_number()) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+RunLog::RunLog(const std::string& dir, int64_t step)
+    : path_((std::filesystem::path(dir) / "metrics.jsonl").string()), curve_((std::filesystem::path(dir) / "loss.png").string()) {
+  std::string kept;
+  std::ifstream old(path_);
+  for (std::string line; std::getline(old, line);) {
+    const nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!usable(j, step)) continue;
+    const double x = j["step"].get<double>();
+    if (j.contains("train_bits_per_dim")) train_.x.push_back(x), train_.y.push_back(j["train_bits_per_dim"].get<double>());
+    if (j.contains("held_out_bits_per_dim")) held_out_.x.push_back(x), held_out_.y.push_back(j["held_out_bits_per_dim"].get<double>());
+    kept += line + "\n";
+    ++kept_;
+  }
+  core::write_file_atomically(path_, kept, "train");
+  file_.reset(std::fopen(path_.c_str(), "a"));
+  if (!file_) throw Error("train", "cannot append to '", path_, "': ", std::strerror(errno));
+}
+
+void RunLog::train_step(int64_t step, double bits, double lr, double seconds) {
+  train_.x.push_back(static_cast<double>(step)), train_.y.push_back(bits);
+  const nlohmann::ordered_json j = {{"step", step}, {"train_bits_per_dim", bits}, {"lr", lr}, {"seconds", seconds}};
+  write(j.dump());
+}
+
+void RunLog::held_out(int64_t step, double bits) {
+  held_out_.x.push_back(static_cast<double>(step)), held_out_.y.push_back(bits);
+  const nlohmann::ordered_json j = {{"step", step}, {"held_out_bits_per_dim", bits}};
+  write(j.dump());
+}
+
+void RunLog::plot(const std::string& title) const {
+  std::vector<Series> series;
+  if (!train_.x.empty()) series.push_back(train_);
+  if (!held_out_.x.empty()) series.push_back(held_out_);
+  if (!series.empty()) plot_curves(curve_, series, title, "step", "bits/dim");
+}
+
+void RunLog::write(const std::string& line) {
+  if (std::fputs((line + "\n").c_str(), file_.get()) == EOF || std::fflush(file_.get()) != 0) {
+    throw Error("train", "cannot write '", path_, "': ", std::strerror(errno));
+  }
+}
+
+}  // namespace axiom::apps

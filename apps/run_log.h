@@ -1,0 +1,42 @@
+// A run's metrics file and loss curve (`axiom train`):
+//   metrics.jsonl   one JSON object a line: {"step": 12, "train_bits_per_dim": 6.1, "lr": 6e-5, "seconds": 2.4}
+//                   after each step, {"step": 100, "held_out_bits_per_dim": 4.2} after each evaluation
+//   loss.png        the curves of both, redrawn after each evaluation
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "apps/pictures.h"
+
+namespace axiom::apps {
+
+class RunLog {
+ public:
+  // Keeps the lines of `dir`/metrics.jsonl up to `step` (a resumed run redoes what came after its
+  // checkpoint), drops lines that are not whole metrics (torn by a crash or a full disk, or not
+  // axiom's), and appends from there. Each line is flushed as it is written; a write that fails
+  // is an Error naming the file.
+  RunLog(const std::string& dir, int64_t step);
+
+  void train_step(int64_t step, double bits, double lr, double seconds);
+  void held_out(int64_t step, double bits);
+  // loss.png: bits/dim of each training batch and of the held-out images, against the step.
+  void plot(const std::string& title) const;
+  std::string curve_path() const { return curve_; }
+  int64_t lines_kept() const { return kept_; }  // how many lines the constructor kept
+
+ private:
+  void write(const std::string& line);
+  struct Closer {
+    void operator()(std::FILE* file) const { std::fclose(file); }
+  };
+  std::string path_, curve_;
+  std::unique_ptr<std::FILE, Closer> file_;
+  Series train_{"training batch", {}, {}}, held_out_{"held-out test images", {}, {}};
+  int64_t kept_ = 0;
+};
+
+}  // namespace axiom::apps
