@@ -1,8 +1,10 @@
 #!/bin/sh
 # Installs the Debian packages that axiom builds with, when any is missing (Debian 12 or newer).
 # Works as root, or as a user with sudo. Does nothing when everything is there.
+# With --fuzz, also clang and its runtime with libFuzzer, for the fuzzers' build (tests/fuzz; CI).
 set -e
 packages="build-essential cmake git pkgconf libopenblas-dev libtbb-dev doctest-dev nlohmann-json3-dev libcli11-dev zlib1g-dev libstb-dev giza-dev libboost-context-dev libopenmpi-dev openmpi-bin dataset-fashion-mnist"
+[ "${1:-}" = "--fuzz" ] && packages="$packages clang libclang-rt-dev"
 missing=""
 for package in $packages; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" || missing="$missing $package"
