@@ -265,8 +265,8 @@ int train(const TrainCommand& command) {
                  static_cast<long long>(trainer->steps_done()), static_cast<long long>(command.steps));
     return 0;
   }
-  if (trainer->steps_done() == 0) trainer->save(command.out);  // the run exists from the start (before its metrics)
   const core::Tensor test_images = images_of(trainer->options(), trainer->config(), "test");
+  if (trainer->steps_done() == 0) trainer->save(command.out);  // the run exists from the start (before its metrics)
   Loop loop{*trainer, command, test_images.narrow(0, 0, std::min(command.eval_images, test_images.size(0))),
             writer ? std::optional<RunLog>(std::in_place, command.out, trainer->steps_done()) : std::nullopt,
             StatusLine(writer), {}, 0};

@@ -10,7 +10,7 @@ run() {
   mkdir -p "$out/found/$1"
   "$build/tests/fuzz/fuzz_$1" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 \
     -artifact_prefix="$out/$1-" "$out/found/$1" "$corpus/$1" > "$out/$1.log" 2>&1 || true
-  done_line=$(grep -E "^#[0-9]+ +DONE" "$out/$1.log" | tail -1)
+  done_line=$(grep -E "^#[0-9]+[[:space:]]+DONE" "$out/$1.log" | tail -1)
   findings=$(ls "$out" | grep -c "^$1-" || true)
   echo "$1: $(sed -n 's/stat::number_of_executed_units: *//p' "$out/$1.log") executions in $seconds s;" \
     "$(echo "$done_line" | grep -o 'cov: [0-9]*') edges, $(echo "$done_line" | grep -o 'ft: [0-9]*') features," \
