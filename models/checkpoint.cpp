@@ -36,6 +36,14 @@ std::string file_name(const char* kind, int64_t step) {
 
 constexpr const char* kPending = "checkpoint.pending.json";
 
+// Whether `j` is an object whose "format" is axiom's (j.value("format", "") would throw on a number
+// there: found by fuzz_checkpoint).
+bool is_axiom_checkpoint(const nlohmann::json& j) {
+  if (!j.is_object()) return false;
+  const auto format = j.find("format");
+  return format != j.end() && format->is_string() && format->get<std::string>() == kFormat;
+}
+
 // Whether a name from a JSON file is a plain file name of a checkpoint (no directory in it).
 bool plain_checkpoint_name(const nlohmann::json& value) {
   static const std::regex name(R"((model|optimizer)-[0-9]{6,}\.safetensors)");
@@ -62,7 +70,7 @@ std::vector<std::string> recorded_files(const fs::path& dir) {
   std::ifstream file(dir / "checkpoint.json");
   if (!file) return {};
   const nlohmann::json j = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object() || j.value("format", "") != kFormat) return {};
+  if (!is_axiom_checkpoint(j)) return {};
   std::vector<std::string> names;
   for (const char* key : {"model", "optimizer"}) {
     for (const std::string& name : names_in(dir / "checkpoint.json", key)) names.push_back(name);
@@ -189,7 +197,7 @@ Checkpoint read_checkpoint(const std::string& dir) {
   if (!fs::is_regular_file(path)) throw Error("checkpoint", "'", dir, "' holds no checkpoint.json (is it a run's --out directory?)");
   const std::string origin = path.string();
   const nlohmann::json j = core::parse_json(read_text(path, "checkpoint"), origin, "checkpoint");
-  if (!j.is_object() || j.value("format", "") != kFormat) throw Error("checkpoint", origin, ": not an axiom checkpoint (\"format\" must be \"", kFormat, "\")");
+  if (!is_axiom_checkpoint(j)) throw Error("checkpoint", origin, ": not an axiom checkpoint (\"format\" must be \"", kFormat, "\")");
   if (field(j, "version", &nlohmann::json::is_number_integer, "an integer", origin).get<int64_t>() != kVersion) {
     throw Error("checkpoint", origin, ": version ", j.at("version").dump(), " is not supported (only ", kVersion, ")");
   }

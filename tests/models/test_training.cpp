@@ -177,6 +177,8 @@ TEST_CASE("checkpoint: bad directories and files are errors that name them") {
   CHECK(error_message([&] { models::read_checkpoint(dir.str()); }).find("not valid JSON") != std::string::npos);
   write(R"({"format": "something-else"})");
   CHECK(error_message([&] { models::read_checkpoint(dir.str()); }).find("not an axiom checkpoint") != std::string::npos);
+  write(R"({"format": 2})");  // found by fuzz_checkpoint: a raw nlohmann type_error escaped
+  CHECK(error_message([&] { models::read_checkpoint(dir.str()); }).find("not an axiom checkpoint") != std::string::npos);
 
   models::Trainer trainer(two_channel_config(), small_batches(), images_for(two_channel_config()));
   trainer.save(dir.str());
