@@ -134,8 +134,16 @@ void Optimizer::load_state(const OptimizerState& state, const std::string& origi
     for (const auto& [key, value] : doc.at("hyperparameters").items()) values[key] = value.get<double>();
     for (const json& p : doc.at("parameters")) {
       const std::string key = p.at("name").get<std::string>();
-      saved_steps.emplace_back(key, p.at("step").get<int64_t>());
-      saved_shapes[key] = p.at("shape").get<core::Shape>();
+      // Integers are checked to be integers first: converting 1e38 to int64 is undefined (found by fuzz_optimizer_state).
+      const json& step = p.at("step");
+      const json& shape = p.at("shape");
+      const auto integer = [](const json& value) { return value.is_number_integer(); };
+      if (!integer(step)) throw Error(name_, origin, ": malformed optimizer state (the step of '", key, "' is ", step.dump(), ", not an integer)");
+      if (!shape.is_array() || !std::all_of(shape.begin(), shape.end(), integer)) {
+        throw Error(name_, origin, ": malformed optimizer state (the shape of '", key, "' is ", shape.dump(), ", not an array of integers)");
+      }
+      saved_steps.emplace_back(key, step.get<int64_t>());
+      saved_shapes[key] = shape.get<core::Shape>();
       (void)dtype_from_name(p.at("dtype").get<std::string>(), name_, origin);
     }
   } catch (const json::exception& e) {

@@ -273,6 +273,11 @@ TEST_CASE("load errors: another optimizer's state, a bad or missing JSON, bad hy
   check_error([&] { adam.load_state(with_json([](json& d) { d["version"] = 7; })); }, {"[Adam]", "not an axiom optimizer state"});
   check_error([&] { adam.load_state(with_json([](json& d) { d.erase("parameters"); })); }, {"[Adam]", "malformed", "parameters"});
   check_error([&] { adam.load_state(with_json([](json& d) { d["parameters"][0]["shape"] = "big"; })); }, {"[Adam]", "malformed"});
+  // Numbers that are not integers where integers go (found by fuzz_optimizer_state: converting 1e38 to int64 is undefined).
+  check_error([&] { adam.load_state(with_json([](json& d) { d["parameters"][0]["shape"] = json::array({1e38}); })); },
+              {"[Adam]", "malformed optimizer state (the shape of 'w' is [1e+38], not an array of integers)"});
+  check_error([&] { adam.load_state(with_json([](json& d) { d["parameters"][0]["step"] = 1.5; })); },
+              {"[Adam]", "malformed optimizer state (the step of 'w' is 1.5, not an integer)"});
   check_error([&] { adam.load_state(with_json([](json& d) { d["hyperparameters"].erase("eps"); })); },
               {"[Adam]", "hyperparameter 'eps' is missing"});
   check_error([&] { adam.load_state(with_json([](json& d) { d["hyperparameters"]["momentum"] = 0.9; })); },
