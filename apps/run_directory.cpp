@@ -23,9 +23,9 @@ namespace {
 
 constexpr const char* kLockName = "train.lock";
 
-const std::regex& run_file() {
-  static const std::regex name(R"(checkpoint\.json|checkpoint\.pending\.json|metrics\.jsonl|loss\.png|(model|optimizer)-[0-9]{6,}\.safetensors)");
-  return name;
+bool is_run_file(const std::string& name) {
+  return name == "checkpoint.json" || name == "checkpoint.pending.json" || name == "metrics.jsonl" || name == "loss.png" ||
+         models::is_checkpoint_file_name(name);
 }
 
 // NAME.tmp-PID-N or loss.png.tmp-PID.png, for NAME a run's file: `stem` receives NAME.
@@ -34,7 +34,7 @@ bool is_temporary(const std::string& name, std::string& stem) {
   std::smatch match;
   if (!std::regex_match(name, match, temporary)) return false;
   stem = match[1].str();
-  return std::regex_match(stem, run_file());
+  return is_run_file(stem);
 }
 
 bool is_temporary(const std::string& name) {
@@ -69,7 +69,7 @@ std::string holder_of(int fd) {
 }  // namespace
 
 bool written_by_runs(const std::string& name) {
-  return name == kLockName || std::regex_match(name, run_file()) || is_temporary(name);
+  return name == kLockName || is_run_file(name) || is_temporary(name);
 }
 
 bool has_checkpoint(const std::string& dir) { return fs::is_regular_file(fs::path(dir) / "checkpoint.json"); }

@@ -16,11 +16,6 @@ namespace axiom::core {
 namespace {
 constexpr size_t kUnlimited = std::numeric_limits<size_t>::max();
 
-size_t physical_memory() {
-  const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && page_size > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page_size) : kUnlimited;
-}
-
 // MemAvailable from /proc/meminfo (kB), or the physical memory where there is none.
 size_t kernel_available() {
   std::ifstream meminfo("/proc/meminfo");
@@ -45,6 +40,11 @@ size_t process_limit() {
   return limit;
 }
 }  // namespace
+
+size_t physical_memory() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page_size > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page_size) : kUnlimited;
+}
 
 MachineMemory machine_memory() {
   const size_t limit = process_limit();

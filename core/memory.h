@@ -15,6 +15,8 @@ struct MachineMemory {
                          // buffers axiom's allocator keeps for reuse, within the same limits
 };
 MachineMemory machine_memory();
+// The machine's physical memory in bytes, ignoring limits (SIZE_MAX when the system does not say).
+size_t physical_memory();
 
 // "1.5 GiB", "12.0 MiB", "512 bytes": a size for people.
 std::string format_bytes(double bytes);

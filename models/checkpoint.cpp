@@ -46,8 +46,7 @@ bool is_axiom_checkpoint(const nlohmann::json& j) {
 
 // Whether a name from a JSON file is a plain file name of a checkpoint (no directory in it).
 bool plain_checkpoint_name(const nlohmann::json& value) {
-  static const std::regex name(R"((model|optimizer)-[0-9]{6,}\.safetensors)");
-  return value.is_string() && std::regex_match(value.get<std::string>(), name);
+  return value.is_string() && is_checkpoint_file_name(value.get<std::string>());
 }
 
 // The names recorded under `key` (a string or an array of strings) in the JSON file `path`, if it reads.
@@ -163,6 +162,11 @@ void Trainer::write_checkpoint(const std::string& dir) const {
   remove_files(dir, previous, model, optimizer);
   std::error_code ignored;
   fs::remove(fs::path(dir) / kPending, ignored);  // (if this fails, the next start removes it)
+}
+
+bool is_checkpoint_file_name(const std::string& name) {
+  static const std::regex pattern(R"((model|optimizer)-[0-9]{6,}\.safetensors)");
+  return std::regex_match(name, pattern);
 }
 
 std::vector<std::string> uncommitted_checkpoint_files(const std::string& dir) {

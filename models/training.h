@@ -74,6 +74,8 @@ Checkpoint read_checkpoint(const std::string& dir);
 // Files of `dir` that checkpoint.pending.json records and checkpoint.json does not: written by a
 // save that never committed. Removing them (and the record) is safe when no save is running.
 std::vector<std::string> uncommitted_checkpoint_files(const std::string& dir);
+// Whether `name` is the name of a checkpoint's tensor file: model-NNNNNN.safetensors or optimizer-NNNNNN.safetensors.
+bool is_checkpoint_file_name(const std::string& name);
 void remove_uncommitted_checkpoint_files(const std::string& dir);
 
 // The model of a checkpoint directory, or of a model-*.safetensors file (its metadata holds the

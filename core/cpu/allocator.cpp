@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
 #include <new>
 
 #include "core/error.h"
@@ -34,9 +35,8 @@ size_t rounded(size_t nbytes) { return (std::max<size_t>(nbytes, 1) + kAlignment
 
 // A quarter of the machine's memory, and at least 1 GiB.
 size_t most_cached() {
-  const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
-  const size_t physical = pages > 0 && page_size > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page_size) : 0;
-  return std::max(physical / 4, size_t{1} << 30);
+  const size_t physical = physical_memory();
+  return std::max(physical == std::numeric_limits<size_t>::max() ? 0 : physical / 4, size_t{1} << 30);
 }
 
 // A fresh block from the system, or nullptr. Blocks of 2 MiB and more start on a 2 MiB boundary
