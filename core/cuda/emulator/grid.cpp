@@ -20,6 +20,9 @@
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/common_interface_defs.h>
 #endif
+#if defined(__SANITIZE_THREAD__)
+#include <sanitizer/tsan_interface.h>
+#endif
 
 // The section that holds every __shared__ variable (include/cuda_runtime.h); the linker defines
 // these two symbols around it. Weak: a program without __shared__ variables has no such section.
@@ -52,10 +55,11 @@ struct Worker {
   bool started = false;             // it began this block's kernel (and may be inside it)
   std::source_location barrier;     // the __syncthreads() it waits at
   std::exception_ptr error;         // what the kernel threw, if anything
-  // for AddressSanitizer, which must be told of every switch between stacks
+  // for AddressSanitizer and ThreadSanitizer, which must be told of every switch between stacks
   const void* stack_bottom = nullptr;
   size_t stack_size = 0;
   void* fake_stack = nullptr;
+  void* tsan_fiber = nullptr;  // ThreadSanitizer's record of this fiber (never freed, as the fiber)
 };
 
 // Boost's guarded stack, remembering where it lies (AddressSanitizer needs the bounds).
@@ -235,6 +239,9 @@ class GridRunner {
   std::unique_ptr<Worker> make_worker() {
     auto worker = std::make_unique<Worker>();
     Worker* w = worker.get();
+#if defined(__SANITIZE_THREAD__)
+    w->tsan_fiber = __tsan_create_fiber(0);
+#endif
     w->fiber = context::fiber(std::allocator_arg, RecordedStack{w}, [this, w](context::fiber&& runner) {
       w->to_runner = std::move(runner);
       arrived_on_worker(*w);
@@ -254,11 +261,16 @@ class GridRunner {
     return worker;
   }
 
-  // --- switching stacks (and telling AddressSanitizer) ------------------------------------------
+  // --- switching stacks (and telling the sanitizers) --------------------------------------------
+  // ThreadSanitizer: every switch orders what came before it (flags 0), as the fibers take turns.
   void resume(Worker& worker) {
     current_ = &worker;
 #if defined(__SANITIZE_ADDRESS__)
     __sanitizer_start_switch_fiber(&runner_fake_stack_, worker.stack_bottom, worker.stack_size);
+#endif
+#if defined(__SANITIZE_THREAD__)
+    runner_tsan_fiber_ = __tsan_get_current_fiber();
+    __tsan_switch_to_fiber(worker.tsan_fiber, 0);
 #endif
     worker.fiber = std::move(worker.fiber).resume();
 #if defined(__SANITIZE_ADDRESS__)
@@ -270,6 +282,9 @@ class GridRunner {
   void switch_to_runner(Worker& worker) {
 #if defined(__SANITIZE_ADDRESS__)
     __sanitizer_start_switch_fiber(&worker.fake_stack, runner_stack_bottom_, runner_stack_size_);
+#endif
+#if defined(__SANITIZE_THREAD__)
+    __tsan_switch_to_fiber(runner_tsan_fiber_, 0);
 #endif
     worker.to_runner = std::move(worker.to_runner).resume();
     arrived_on_worker(worker);
@@ -293,6 +308,7 @@ class GridRunner {
   void* runner_fake_stack_ = nullptr;
   const void* runner_stack_bottom_ = nullptr;
   size_t runner_stack_size_ = 0;
+  void* runner_tsan_fiber_ = nullptr;
 };
 
 GridRunner& runner() {
