@@ -14,10 +14,13 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <limits>
 #include <sstream>
 #include <type_traits>
 #include <new>
+
+#include <nlohmann/json.hpp>
 
 #include "apps/bench/bench.h"
 #include "apps/commands.h"
@@ -80,6 +83,22 @@ CLI::Validator real_number(double low, double high) {
       "NUMBER in " + range);
 }
 
+// A path: any bytes but valid UTF-8, as axiom writes the paths it is given into JSON files
+// (checkpoint.json, eval --json), which hold only UTF-8. (nlohmann's own check, the one that would
+// otherwise fail later, after work was done.)
+CLI::Validator utf8_path() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        try {
+          (void)nlohmann::json(text).dump();
+          return "";
+        } catch (const nlohmann::json::type_error&) {
+          return "'" + text + "' is not valid UTF-8 (axiom records the paths it is given in JSON files)";
+        }
+      },
+      "PATH");
+}
+
 constexpr int64_t kMaxSteps = 1'000'000'000'000, kMaxBatch = 1 << 20;
 constexpr uint64_t kMaxSeed = std::numeric_limits<uint64_t>::max();
 
@@ -95,11 +114,11 @@ struct RunFlags {
 
 RunFlags add_train(CLI::App* train, TrainCommand& c) {
   static const std::string data_help = std::string("Dataset: ") + axiom::data::dataset_names();
-  train->add_option("--out", c.out, "The run's directory: checkpoints, metrics.jsonl, loss.png")->required();
+  train->add_option("--out", c.out, "The run's directory: checkpoints, metrics.jsonl, loss.png")->required()->check(utf8_path());
   RunFlags flags;
-  flags.config = train->add_option("--config", c.config, "A preset (tiny, small, medium) or a JSON file")->capture_default_str();
-  flags.data = train->add_option("--data", c.data, data_help)->capture_default_str();
-  flags.data_dir = train->add_option("--data-dir", c.data_dir, "Where the dataset's files are (default: its usual place)");
+  flags.config = train->add_option("--config", c.config, "A preset (tiny, small, medium) or a JSON file")->capture_default_str()->check(utf8_path());
+  flags.data = train->add_option("--data", c.data, data_help)->capture_default_str()->check(utf8_path());
+  flags.data_dir = train->add_option("--data-dir", c.data_dir, "Where the dataset's files are (default: its usual place)")->check(utf8_path());
   train->add_option("--steps", c.steps, "Train until the run has made this many steps")->capture_default_str()->check(whole_number<int64_t>(1, kMaxSteps));
   train->add_option("--minutes", c.minutes, "Stop after this many minutes in this invocation (0: no limit)")
       ->capture_default_str()->check(real_number(0, 1e7));
@@ -131,9 +150,9 @@ void note_given(const RunFlags& f, TrainCommand& c) {
 }
 
 void add_eval(CLI::App* eval, EvalCommand& c) {
-  eval->add_option("--checkpoint", c.checkpoint, "A run's directory or a model-*.safetensors file")->required();
-  eval->add_option("--data", c.data, "Dataset (default: the run's own)");
-  eval->add_option("--data-dir", c.data_dir, "Where the dataset's files are");
+  eval->add_option("--checkpoint", c.checkpoint, "A run's directory or a model-*.safetensors file")->required()->check(utf8_path());
+  eval->add_option("--data", c.data, "Dataset (default: the run's own)")->check(utf8_path());
+  eval->add_option("--data-dir", c.data_dir, "Where the dataset's files are")->check(utf8_path());
   eval->add_option("--split", c.split, "train or test")->capture_default_str()->check(CLI::IsMember({"train", "test"}));
   eval->add_option("--batch", c.batch_size, "Images per forward pass")->capture_default_str()->check(whole_number<int64_t>(1, kMaxBatch));
   eval->add_option("--limit", c.limit, "Evaluate the first N images only (0: all)")->capture_default_str()->check(whole_number<int64_t>(0, kMaxSteps));
@@ -142,8 +161,8 @@ void add_eval(CLI::App* eval, EvalCommand& c) {
 }
 
 void add_sample(CLI::App* sample, SampleCommand& c) {
-  sample->add_option("--checkpoint", c.checkpoint, "A run's directory or a model-*.safetensors file")->required();
-  sample->add_option("--out", c.out, "The PNG grid (the values go beside it as .npy)")->capture_default_str();
+  sample->add_option("--checkpoint", c.checkpoint, "A run's directory or a model-*.safetensors file")->required()->check(utf8_path());
+  sample->add_option("--out", c.out, "The PNG grid (the values go beside it as .npy)")->capture_default_str()->check(utf8_path());
   sample->add_option("--n", c.count, "How many images")->capture_default_str()->check(whole_number<int64_t>(1, kMaxBatch));
   sample->add_option("--method", c.method, "fast (semi-parallel) or naive (the whole model per pixel)")
       ->capture_default_str()
@@ -158,8 +177,14 @@ void add_sample(CLI::App* sample, SampleCommand& c) {
 }
 
 // CLI11's errors are printed as one line naming the subcommand's help; --help prints the help.
-int parse_error(const CLI::App& app, const CLI::ParseError& e) {
+int parse_error(const CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
   if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+  const std::string first = argc > 1 ? argv[1] : "";
+  const bool a_command = first == "train" || first == "eval" || first == "sample" || first == "bench";
+  if (!first.empty() && first[0] != '-' && !a_command) {  // (CLI11 would say "A subcommand is required")
+    std::fprintf(stderr, "axiom: '%s' is not a command: train, eval, sample or bench (see axiom --help)\n", argv[1]);
+    return static_cast<int>(CLI::ExitCodes::ExtrasError);
+  }
   std::fprintf(stderr, "axiom: %s (see axiom --help)\n", e.what());
   return e.get_exit_code();
 }
@@ -215,12 +240,13 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return parse_error(app, e);
+    return parse_error(app, e, argc, argv);
   }
 
   try {
     axiom::core::Communicator& comm = axiom::apps::join_job(argc, argv, threads > 0);
     if (threads > 0) axiom::core::set_num_threads(threads);
+    axiom::core::num_threads();  // (reads AXIOM_NUM_THREADS now: a bad value is refused before any work)
     const bool one_process_only = sample->parsed() || ops->parsed() || autograd->parsed() || layers->parsed() || sampling->parsed();
     if (one_process_only && comm.size() > 1) {
       throw axiom::Error("axiom", "this command runs in one process; mpirun started ", comm.size(),
@@ -241,6 +267,8 @@ int main(int argc, char** argv) {
     if (allreduce->parsed()) axiom::bench::bench_allreduce(reporter, comm);
   } catch (const std::bad_alloc&) {  // memory outside tensors (which raise an Error of their own)
     return fail("out of memory (std::bad_alloc); a smaller --batch, config or --n needs less");
+  } catch (const std::filesystem::filesystem_error& e) {  // (an unexpected one; the usual cases are Errors of their own)
+    return fail(("'" + e.path1().string() + "': " + e.code().message()).c_str());
   } catch (const std::exception& e) {
     return fail(e.what());
   }

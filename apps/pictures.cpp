@@ -369,8 +369,9 @@ void close_png(const std::string& path, const std::string& temp) {
   }
   fs::rename(temp, path, ec);
   if (ec) {
+    const std::string reason = ec.message();  // (before remove() sets ec again)
     fs::remove(temp, ec);
-    throw Error("plot", "cannot write '", path, "': renaming '", temp, "' over it failed: ", ec.message());
+    throw Error("plot", "cannot write '", path, "': renaming '", temp, "' over it failed: ", reason);
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -66,21 +67,38 @@ std::string holder_of(int fd) {
   return n > 0 ? std::string(text, static_cast<size_t>(n)) : std::string();
 }
 
+// Whether the file open at fd is a lock file as RunLock writes it: a regular file, empty (a new one,
+// or one whose writer was killed before writing) or holding a process id.
+bool is_lock_we_wrote(int fd) {
+  struct stat info {};
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode) || info.st_size > 20) return false;
+  const std::string text = holder_of(fd);
+  return std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
 }  // namespace
 
 bool written_by_runs(const std::string& name) {
   return name == kLockName || is_run_file(name) || is_temporary(name);
 }
 
-bool has_checkpoint(const std::string& dir) { return fs::is_regular_file(fs::path(dir) / "checkpoint.json"); }
+// (Anything named checkpoint.json counts: a directory or a FIFO there is read_checkpoint's Error.)
+bool has_checkpoint(const std::string& dir) {
+  std::error_code ec;
+  return fs::exists(fs::symlink_status(fs::path(dir) / "checkpoint.json", ec));
+}
 
 void check_new_run_directory(const std::string& dir, bool force) {
   std::error_code ec;
   if (!fs::exists(dir, ec)) return;
   if (!fs::is_directory(dir, ec)) throw Error("train", "--out '", dir, "' exists and is not a directory");
-  // What an attempt that never committed a checkpoint leaves, and the next start removes:
-  std::vector<std::string> leftovers = models::uncommitted_checkpoint_files(dir);
-  leftovers.insert(leftovers.end(), {kLockName, "checkpoint.pending.json"});
+  // What an attempt that never committed a checkpoint leaves, and the next start removes. Every
+  // attempt takes its lock before it writes anything else, so without a train.lock none are ours.
+  std::vector<std::string> leftovers = {kLockName};
+  if (fs::exists(fs::symlink_status(fs::path(dir) / kLockName, ec))) {
+    leftovers = models::uncommitted_checkpoint_files(dir);
+    leftovers.insert(leftovers.end(), {kLockName, "checkpoint.pending.json"});
+  }
   std::vector<std::string> others, run_files;
   for (const std::string& name : names_in(dir)) {
     if (is_temporary(name) || std::find(leftovers.begin(), leftovers.end(), name) != leftovers.end()) continue;
@@ -102,8 +120,13 @@ RunLock::RunLock(const std::string& dir) {
   fs::create_directories(dir, ec);
   if (ec) throw Error("train", "cannot create the run's directory '", dir, "': ", ec.message());
   const std::string path = (fs::path(dir) / kLockName).string();
-  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);  // (not through a link)
   if (fd_ < 0) throw Error("train", "cannot open the lock file '", path, "': ", std::strerror(errno));
+  if (!is_lock_we_wrote(fd_)) {
+    ::close(fd_);
+    throw Error("train", "'", path, "' is not axiom's lock file (a lock file holds a process id and nothing else); axiom will ",
+                "not overwrite it: move it, or choose another --out");
+  }
   if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
     const int error = errno;
     const std::string holder = holder_of(fd_);

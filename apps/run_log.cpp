@@ -31,6 +31,11 @@ bool usable(const nlohmann::json& j, int64_t last_step) {
 
 RunLog::RunLog(const std::string& dir, int64_t step)
     : path_((std::filesystem::path(dir) / "metrics.jsonl").string()), curve_((std::filesystem::path(dir) / "loss.png").string()) {
+  std::error_code ec;
+  const std::filesystem::file_status status = std::filesystem::status(path_, ec);
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+    throw Error("train", "'", path_, "' is not a regular file (a FIFO would wait forever); move it away to resume");
+  }
   std::string kept;
   std::ifstream old(path_);
   for (std::string line; std::getline(old, line);) {

@@ -1,5 +1,7 @@
 #include "core/json.h"
 
+#include <filesystem>
+#include <fstream>
 #include <set>
 #include <vector>
 
@@ -50,6 +52,21 @@ nlohmann::json parse_json(std::string_view text, const std::string& origin, cons
   StrictJson json = read_json(text);
   if (!json.ok()) throw Error(op, origin, ": not valid JSON: ", json.problem());
   return std::move(json.value);
+}
+
+nlohmann::json read_json_file(const std::string& path, const char* op, uintmax_t max_bytes) {
+  namespace fs = std::filesystem;
+  std::error_code ec;  // (a name too long, a loop of links: an Error below, not an exception)
+  const fs::file_status status = fs::status(path, ec);
+  if (!fs::exists(status)) throw Error(op, "cannot read '", path, "': ", ec ? ec.message() : "no such file");
+  if (!fs::is_regular_file(status)) throw Error(op, "'", path, "' is not a regular file");
+  const uintmax_t bytes = fs::file_size(path, ec);
+  if (ec) throw Error(op, "cannot read '", path, "': ", ec.message());
+  if (bytes > max_bytes) throw Error(op, "'", path, "' has ", bytes, " bytes; at most ", max_bytes, " are read");
+  std::string text(bytes, '\0');
+  std::ifstream file(path, std::ios::binary);
+  if (!file.read(text.data(), static_cast<std::streamsize>(bytes))) throw Error(op, "cannot read '", path, "'");
+  return parse_json(text, path, op);
 }
 
 }  // namespace axiom::core

@@ -33,4 +33,9 @@ StrictJson read_json(std::string_view text);
 // read_json's value, or Error(op, origin, ": not valid JSON: ", problem).
 nlohmann::json parse_json(std::string_view text, const std::string& origin, const char* op);
 
+// parse_json of the file at `path`, which must be a regular file (a FIFO would wait forever,
+// /dev/zero never ends, a directory has no text) of at most max_bytes; every Error names the file.
+constexpr uintmax_t kMaxJsonFileBytes = 16 << 20;
+nlohmann::json read_json_file(const std::string& path, const char* op, uintmax_t max_bytes = kMaxJsonFileBytes);
+
 }  // namespace axiom::core

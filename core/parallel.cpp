@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cstdlib>
 #include <exception>
 #include <memory>
@@ -34,7 +35,7 @@ int count_from_environment() {
   if (!text || !*text) return cores;
   char* end = nullptr;
   const long value = std::strtol(text, &end, 10);
-  if (*end != '\0' || value < 1 || value > 4096) {
+  if (!std::isdigit(static_cast<unsigned char>(text[0])) || *end != '\0' || value < 1 || value > 4096) {
     throw Error("AXIOM_NUM_THREADS", "expected a whole number from 1 to 4096, got '", text, "'");
   }
   return static_cast<int>(value);

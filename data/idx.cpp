@@ -33,8 +33,9 @@ const char* type_name(int code) {
 // The first existing file of `names` in `dir`, or an Error listing what was looked for.
 std::string find_one(const std::filesystem::path& dir, const std::vector<std::string>& names, const char* op,
                      const char* hint) {
+  std::error_code ec;  // (a directory name too long: none is found, not an exception)
   for (const auto& name : names) {
-    if (std::filesystem::is_regular_file(dir / name)) return (dir / name).string();
+    if (std::filesystem::is_regular_file(dir / name, ec)) return (dir / name).string();
   }
   std::string looked;
   for (const auto& name : names) looked += (looked.empty() ? "" : ", ") + name;

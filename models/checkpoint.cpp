@@ -49,11 +49,18 @@ bool plain_checkpoint_name(const nlohmann::json& value) {
   return value.is_string() && is_checkpoint_file_name(value.get<std::string>());
 }
 
+// The JSON file at `path`, or null if it is missing or does not read (a FIFO, a directory, not JSON).
+nlohmann::json json_if_readable(const fs::path& path) {
+  try {
+    return core::read_json_file(path.string(), "checkpoint");
+  } catch (const Error&) {
+    return nullptr;
+  }
+}
+
 // The names recorded under `key` (a string or an array of strings) in the JSON file `path`, if it reads.
 std::vector<std::string> names_in(const fs::path& path, const char* key) {
-  std::ifstream file(path);
-  if (!file) return {};
-  const nlohmann::json j = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
+  const nlohmann::json j = json_if_readable(path);
   if (!j.is_object() || !j.contains(key)) return {};
   std::vector<std::string> names;
   for (const nlohmann::json& value : j[key].is_array() ? j[key] : nlohmann::json::array({j[key]})) {
@@ -66,10 +73,7 @@ std::vector<std::string> names_in(const fs::path& path, const char* key) {
 // checkpoint may remove. None when there is no readable checkpoint (axiom never deletes a file that
 // its own checkpoint did not record: a user's model-best.safetensors beside a run stays).
 std::vector<std::string> recorded_files(const fs::path& dir) {
-  std::ifstream file(dir / "checkpoint.json");
-  if (!file) return {};
-  const nlohmann::json j = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
-  if (!is_axiom_checkpoint(j)) return {};
+  if (!is_axiom_checkpoint(json_if_readable(dir / "checkpoint.json"))) return {};
   std::vector<std::string> names;
   for (const char* key : {"model", "optimizer"}) {
     for (const std::string& name : names_in(dir / "checkpoint.json", key)) names.push_back(name);
@@ -90,14 +94,6 @@ void remove_files(const fs::path& dir, const std::vector<std::string>& names, co
   }
 }
 
-std::string read_text(const fs::path& path, const char* op) {
-  std::ifstream file(path);
-  if (!file) throw Error(op, "cannot read '", path.string(), "'");
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
 // j[key], which must exist and be of the kind `is` tests; an Error names the file and the key.
 const nlohmann::json& field(const nlohmann::json& j, const char* key, bool (nlohmann::json::*is)() const noexcept,
                             const char* kind, const std::string& origin) {
@@ -110,7 +106,7 @@ const nlohmann::json& field(const nlohmann::json& j, const char* key, bool (nloh
 // A file named by checkpoint.json: a plain name inside the directory, which must exist.
 std::string member_file(const fs::path& dir, const nlohmann::json& j, const char* key, const std::string& origin) {
   const std::string name = field(j, key, &nlohmann::json::is_string, "a file name", origin).get<std::string>();
-  if (name.empty() || name.find('/') != std::string::npos) {
+  if (name.empty() || name.find('/') != std::string::npos || name.find('\0') != std::string::npos) {
     throw Error("checkpoint", origin, ": \"", key, "\" must name a file in the checkpoint's directory, got \"", name, "\"");
   }
   const fs::path path = dir / name;
@@ -199,9 +195,12 @@ void Trainer::write_checkpoint_json(const std::string& dir, const std::string& m
 
 Checkpoint read_checkpoint(const std::string& dir) {
   const fs::path path = fs::path(dir) / "checkpoint.json";
-  if (!fs::is_regular_file(path)) throw Error("checkpoint", "'", dir, "' holds no checkpoint.json (is it a run's --out directory?)");
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(path, ec))) {
+    throw Error("checkpoint", "'", dir, "' holds no checkpoint.json (is it a run's --out directory?)");
+  }
   const std::string origin = path.string();
-  const nlohmann::json j = core::parse_json(read_text(path, "checkpoint"), origin, "checkpoint");
+  const nlohmann::json j = core::read_json_file(origin, "checkpoint");
   if (!is_axiom_checkpoint(j)) throw Error("checkpoint", origin, ": not an axiom checkpoint (\"format\" must be \"", kFormat, "\")");
   if (field(j, "version", &nlohmann::json::is_number_integer, "an integer", origin).get<int64_t>() != kVersion) {
     throw Error("checkpoint", origin, ": version ", j.at("version").dump(), " is not supported (only ", kVersion, ")");
@@ -225,12 +224,16 @@ Checkpoint read_checkpoint(const std::string& dir) {
 std::unique_ptr<AxialTransformer> load_model(const std::string& path) {
   std::string weights;
   AxialTransformerConfig config;
-  if (fs::is_directory(path)) {
+  std::error_code ec;  // (a name too long, a loop of links: the Error below)
+  const fs::file_status status = fs::status(path, ec);
+  if (fs::is_directory(status)) {
     const Checkpoint checkpoint = read_checkpoint(path);
     weights = checkpoint.model_file;
     config = checkpoint.config;
   } else {
-    if (!fs::is_regular_file(path)) throw Error("checkpoint", "'", path, "' is neither a checkpoint directory nor a file");
+    if (!fs::is_regular_file(status)) {
+      throw Error("checkpoint", "'", path, "' is neither a checkpoint directory nor a file", ec ? " (" + ec.message() + ")" : "");
+    }
     const core::Metadata metadata = core::load_safetensors(path).metadata;  // its errors name the file
     if (!metadata.count("config")) throw Error("checkpoint", "'", path, "' has no \"config\" in its metadata (not an axiom model file)");
     config = config_from_json(metadata.at("config"), path + " \"config\"");

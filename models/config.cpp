@@ -1,5 +1,6 @@
 #include "models/config.h"
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -65,6 +66,9 @@ AxialTransformerConfig config_from_json(const std::string& text, const std::stri
   for (const auto& [key, value] : j.items()) {
     if (integers.count(key)) {
       if (!value.is_number_integer()) throw Error("config", origin, ": ", key, " must be an integer, got ", value.dump());
+      if (value.is_number_unsigned() && value.get<uint64_t>() > uint64_t{INT64_MAX}) {  // (get<int64_t> would wrap)
+        throw Error("config", origin, ": ", key, " is far beyond its range, got ", value.dump());
+      }
       const int64_t v = value.get<int64_t>();
       if (key == "height") c.height = v;
       if (key == "width") c.width = v;

@@ -1,6 +1,7 @@
 #include "models/training.h"
 
 #include <cmath>
+#include <cstdint>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -41,6 +42,9 @@ T number(const nlohmann::json& value, const std::string& key, const std::string&
                                                                          value.get<int64_t>() >= 0)
                                         : value.is_number();
   if (!ok) throw Error("train", origin, ": ", key, " must be a", std::is_integral_v<T> ? "n integer" : " number", ", got ", value.dump());
+  if (std::is_signed_v<T> && value.is_number_unsigned() && value.get<uint64_t>() > uint64_t{INT64_MAX}) {  // (get<int64_t> would wrap)
+    throw Error("train", origin, ": ", key, " is far beyond its range, got ", value.dump());
+  }
   return value.get<T>();
 }
 

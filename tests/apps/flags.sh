@@ -1,7 +1,8 @@
-# Numeric flags are read strictly: out of range, overflowing, negative for an unsigned value, not a
+# Numeric flags and paths are read strictly: out of range, overflowing, negative for an unsigned value, not a
 # number, or not finite is an error that names the flag and the accepted range (exit status 105,
 # CLI11's), and nothing is created. Run as: sh flags.sh AXIOM
 set -eu
+export LC_ALL=C  # bytes are bytes: a message quoting a path that is not UTF-8 still matches
 axiom=$1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -39,3 +40,15 @@ refused "not valid JSON: the key 'features' appears twice in one object" train $
 printf '{"upper_layers": 1099511627776}' > "$work/layers.json"
 refused "upper_layers must be in [0, 100000], got 1099511627776" train $out --config "$work/layers.json"
 refused "[train] training with 1000000 images a step needs about" train $out --batch 1000000
+printf '{"features": 18446744073709551615}' > "$work/huge.json"
+refused "features is far beyond its range, got 18446744073709551615" train $out --config "$work/huge.json"
+# Paths: not UTF-8 (axiom records paths in JSON files), too long, a loop of links; a command that
+# does not exist; a thread count with a space.
+refused "--out: '$work/x$(printf '\377')' is not valid UTF-8" train --out "$work/x$(printf '\377')"
+refused "--data-dir: '$(printf '\377')' is not valid UTF-8" train $out --data-dir "$(printf '\377')"
+long=$(printf "%05000d" 0)
+refused "is neither a checkpoint directory nor a file (File name too long)" eval --checkpoint "$work/$long"
+ln -s loop "$work/loop"
+refused "cannot create the run's directory '$work/loop': Too many levels of symbolic links" train --out "$work/loop"
+refused "'frobnicate' is not a command: train, eval, sample or bench" frobnicate
+AXIOM_NUM_THREADS=' 2' refused "[AXIOM_NUM_THREADS] expected a whole number from 1 to 4096, got ' 2'" sample --checkpoint "$work/run"

@@ -2,6 +2,7 @@
 // a run's files, exact resumption through the command, the metrics kept consistent, the refusals
 // that protect a run, and samples written as PNG and NPY.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -186,6 +187,53 @@ TEST_CASE("one training at a time in a run's directory; a resumed run drops stal
   std::ofstream(unknown + "/model-000000.safetensors") << "someone's";
   test::check_error([&] { apps::train(w.train_command("unknown", 2)); }, {"is not empty and holds no axiom run"});
   CHECK(bytes_of(unknown + "/model-000000.safetensors") == "someone's");
+}
+
+TEST_CASE("a run's file names holding something axiom did not write there: an Error, never a hang or an overwrite") {
+  Workspace w;
+  // A user's file named like the lock, or the record of an unfinished checkpoint without the lock
+  // every attempt takes first: not axiom's, so refused, and left as they were.
+  const std::string lock_only = w.run("lock_only");
+  fs::create_directories(lock_only);
+  std::ofstream(lock_only + "/train.lock") << "my lock, not axiom's";
+  test::check_error([&] { apps::train(w.train_command("lock_only", 2)); }, {"train.lock' is not axiom's lock file"});
+  CHECK(bytes_of(lock_only + "/train.lock") == "my lock, not axiom's");
+  const std::string forged = w.run("forged");
+  fs::create_directories(forged);
+  std::ofstream(forged + "/checkpoint.pending.json") << R"({"files": ["model-000001.safetensors"]})";
+  std::ofstream(forged + "/model-000001.safetensors") << "someone's";
+  test::check_error([&] { apps::train(w.train_command("forged", 2)); }, {"is not empty and holds no axiom run"});
+  CHECK(bytes_of(forged + "/model-000001.safetensors") == "someone's");
+  const std::string linked = w.run("linked");
+  fs::create_directories(linked);
+  fs::create_symlink(w.config(), linked + "/train.lock");  // the lock is never written through a link
+  test::check_error([&] { apps::train(w.train_command("linked", 2)); }, {"cannot open the lock file"});
+
+  // In a run: a FIFO (reading it would wait forever) or a directory where a file should be.
+  REQUIRE(apps::train(w.train_command("run", 2)) == 0);
+  const std::string dir = w.run("run");
+  apps::TrainCommand resume = w.train_command("run", 4);
+  resume.resume = true;
+  fs::rename(dir + "/metrics.jsonl", dir + "/metrics.jsonl.saved");
+  REQUIRE(::mkfifo((dir + "/metrics.jsonl").c_str(), 0644) == 0);
+  test::check_error([&] { apps::train(resume); }, {"metrics.jsonl' is not a regular file"});
+  fs::remove(dir + "/metrics.jsonl");
+  fs::rename(dir + "/metrics.jsonl.saved", dir + "/metrics.jsonl");
+  fs::rename(dir + "/checkpoint.json", dir + "/checkpoint.json.saved");
+  REQUIRE(::mkfifo((dir + "/checkpoint.json").c_str(), 0644) == 0);
+  test::check_error([&] { apps::train(resume); }, {"[checkpoint] '" + dir + "/checkpoint.json' is not a regular file"});
+  fs::remove(dir + "/checkpoint.json");
+  fs::create_directory(dir + "/checkpoint.json");
+  test::check_error([&] { apps::train(resume); }, {"checkpoint.json' is not a regular file"});
+  fs::remove(dir + "/checkpoint.json");
+  fs::rename(dir + "/checkpoint.json.saved", dir + "/checkpoint.json");
+  CHECK(apps::train(resume) == 0);
+
+  // A FIFO as the record of an unfinished first checkpoint (beside the attempt's lock) is not read.
+  const std::string fresh = w.run("fresh");
+  { const apps::RunLock attempt(fresh); }
+  REQUIRE(::mkfifo((fresh + "/checkpoint.pending.json").c_str(), 0644) == 0);
+  CHECK(apps::train(w.train_command("fresh", 2)) == 0);
 }
 
 TEST_CASE("--device names a usable device or is an error before anything runs") {

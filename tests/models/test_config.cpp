@@ -39,8 +39,8 @@ TEST_CASE("configs are read strictly: duplicate keys, absurd sizes, and files th
                        doctest::Contains("[config] a.json: not valid JSON: the key 'features' appears twice in one object"), Error);
   CHECK_THROWS_WITH_AS(models::config_from_json(R"({"upper_layers": 1099511627776})", "a.json"),
                        doctest::Contains("upper_layers must be in [0, 100000], got 1099511627776"), Error);
-  CHECK_THROWS_WITH_AS(models::config_from_json(R"({"height": 18446744073709551615})", "a.json"),  // wraps to -1 in int64
-                       doctest::Contains("height must be in [1, 65536], got -1"), Error);
+  CHECK_THROWS_WITH_AS(models::config_from_json(R"({"height": 18446744073709551615})", "a.json"),  // beyond int64: not wrapped to -1
+                       doctest::Contains("height is far beyond its range, got 18446744073709551615"), Error);
   CHECK_THROWS_WITH_AS(models::config_from_json(R"({"features": 64, "heads": 128})", "a.json"),
                        doctest::Contains("heads must be in [1, 64], got 128"), Error);
   CHECK_THROWS_WITH_AS(models::load_config("/dev/zero"), doctest::Contains("'/dev/zero' is not a regular file"), Error);
