@@ -126,7 +126,8 @@ void Optimizer::load_state(const OptimizerState& state, const std::string& origi
   std::vector<std::pair<std::string, int64_t>> saved_steps;  // (parameter, step), in the file's order
   std::map<std::string, core::Shape> saved_shapes;
   try {
-    if (doc.value("format", "") != "axiom optimizer state" || doc.value("version", 0) != 1) {
+    // (version compared as JSON: reading 5e33 as an int is undefined; found by fuzz_optimizer_state)
+    if (doc.value("format", "") != "axiom optimizer state" || doc.value("version", json()) != json(1)) {
       throw Error(name_, origin, ": not an axiom optimizer state (version 1)");
     }
     const std::string type = doc.at("type").get<std::string>();
