@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -64,23 +65,39 @@ extern "C" void on_stop_request(int signal) { interrupted = signal; }
 
 // --- starting or resuming ---------------------------------------------------------------------------
 
+// A setting as the user would type it: strings as they are, numbers in the shortest form that
+// reads back as the same value (4e-07, not to_string's 0.000000).
+std::string as_typed(const std::string& text) { return text; }
+
+template <typename Number>
+std::string as_typed(Number value) {
+  char text[32];
+  const auto end = std::to_chars(text, text + sizeof text, value).ptr;
+  return std::string(text, end);
+}
+
 // On --resume, a flag the user gave must agree with the run's own value: a run is one experiment.
-void check_same(bool given, const char* flag, const std::string& asked, const std::string& run) {
+// The values themselves are compared, so --lr 1e-7 differs from a run's 4e-7.
+template <typename Value>
+void check_same(bool given, const char* flag, const Value& asked, const Value& run) {
   if (given && asked != run) {
-    throw Error("train", flag, " ", asked, " differs from the run's ", run, "; a resumed run keeps its settings (or use a new --out)");
+    throw Error("train", flag, " ", as_typed(asked), " differs from the run's ", as_typed(run),
+                "; a resumed run keeps its settings (or use a new --out)");
   }
 }
 
 void check_resume_flags(const TrainCommand& c, const models::Checkpoint& run) {
   const models::TrainingOptions& o = run.options;
-  check_same(c.given_config && models::load_config(c.config).to_json() != run.config.to_json(), "--config", c.config, "config");
+  if (c.given_config && models::load_config(c.config).to_json() != run.config.to_json()) {
+    throw Error("train", "--config ", c.config, " differs from the run's config; a resumed run keeps its settings (or use a new --out)");
+  }
   check_same(c.given_data, "--data", c.data, o.data);
   check_same(c.given_data_dir, "--data-dir", c.data_dir, o.data_dir);
-  check_same(c.given_batch_size, "--batch", std::to_string(c.batch_size), std::to_string(o.batch_size));
-  check_same(c.given_lr, "--lr", std::to_string(c.lr), std::to_string(o.lr));
-  check_same(c.given_warmup_steps, "--warmup", std::to_string(c.warmup_steps), std::to_string(o.warmup_steps));
-  check_same(c.given_clip, "--clip", std::to_string(c.clip), std::to_string(o.max_grad_norm));
-  check_same(c.given_seed, "--seed", std::to_string(c.seed), std::to_string(o.seed));
+  check_same(c.given_batch_size, "--batch", c.batch_size, o.batch_size);
+  check_same(c.given_lr, "--lr", c.lr, o.lr);
+  check_same(c.given_warmup_steps, "--warmup", c.warmup_steps, o.warmup_steps);
+  check_same(c.given_clip, "--clip", c.clip, o.max_grad_norm);
+  check_same(c.given_seed, "--seed", c.seed, o.seed);
 }
 
 models::TrainingOptions options_of(const TrainCommand& c) {

@@ -103,9 +103,26 @@ TEST_CASE("train refuses to overwrite a run, and a resumed run keeps its setting
   CHECK(again == "[train] '" + w.run("run") + "' already holds a run (step 2); continue it with --resume, or choose another --out");
   apps::TrainCommand other_lr = w.train_command("run", 4);
   other_lr.resume = true, other_lr.lr = 0.5, other_lr.given_lr = true;
-  CHECK(test::error_message([&] { apps::train(other_lr); }).find("--lr 0.500000 differs from the run's 0.001000") != std::string::npos);
+  CHECK(test::error_message([&] { apps::train(other_lr); }).find("--lr 0.5 differs from the run's 0.001;") != std::string::npos);
+  apps::TrainCommand other_seed = w.train_command("run", 4);
+  other_seed.resume = true, other_seed.seed = 7, other_seed.given_seed = true;
+  CHECK(test::error_message([&] { apps::train(other_seed); }).find("--seed 7 differs from the run's 0;") != std::string::npos);
   apps::TrainCommand no_steps = w.train_command("other", 0);
   CHECK(test::error_message([&] { apps::train(no_steps); }) == "[train] --steps must be positive, got 0");
+}
+
+TEST_CASE("train --resume compares values, not six decimals: --lr 1e-7 differs from a run's 4e-7") {
+  Workspace w;
+  apps::TrainCommand tiny_lr = w.train_command("run", 1);
+  tiny_lr.lr = 4e-7;
+  REQUIRE(apps::train(tiny_lr) == 0);
+  apps::TrainCommand other = w.train_command("run", 2);
+  other.resume = true, other.lr = 1e-7, other.given_lr = true;
+  CHECK(test::error_message([&] { apps::train(other); }) ==
+        "[train] --lr 1e-07 differs from the run's 4e-07; a resumed run keeps its settings (or use a new --out)");
+  apps::TrainCommand same = w.train_command("run", 2);
+  same.resume = true, same.lr = 4e-7, same.given_lr = true;
+  CHECK(apps::train(same) == 0);
 }
 
 TEST_CASE("train never deletes or overwrites a file it did not write") {
