@@ -17,6 +17,7 @@
 // Tasks run in parallel on TBB threads, each product on its thread: for L^2 * Dh <= 64^3 OpenBLAS
 // computes a product on the calling thread (core/parallel.h). Longer lines run one task at a time,
 // each product threaded by OpenBLAS.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -31,18 +32,15 @@ namespace axiom::core::cpu {
 
 namespace {
 
-// Runs task(t, scratch) for t in [0, tasks), with an L x L scratch block per thread.
-template <typename T, typename Task>
-void for_each_task(int64_t tasks, int64_t length, int64_t head_features, Task task) {
-  const bool small = length * length * head_features <= 64 * 64 * 64;
-  auto run = [&](int64_t begin, int64_t end) {
-    std::vector<T> scratch(static_cast<size_t>(length * length));
-    for (int64_t t = begin; t < end; ++t) task(t, scratch.data());
-  };
-  if (small) {
-    parallel_for(tasks, std::max<int64_t>(1, 64 * 64 * 64 / (length * length * head_features)), run);
+// Runs tasks(begin, end) over chunks of [0, tasks): in parallel when one task's products are
+// small enough for OpenBLAS to run on the calling thread, else all on this thread.
+template <typename Chunk>
+void for_each_chunk_of_tasks(int64_t tasks, int64_t length, int64_t head_features, Chunk chunk) {
+  const int64_t work = length * length * head_features;
+  if (work <= 64 * 64 * 64) {
+    parallel_for(tasks, std::max<int64_t>(1, 64 * 64 * 64 / work), chunk);
   } else {
-    run(0, tasks);
+    chunk(0, tasks);
   }
 }
 
@@ -79,7 +77,6 @@ void softmax_backward_rows(const T* p, T* dp, int64_t length, T scale) {
 }  // namespace
 
 void CpuBackend::attention(const Tensor& qkv, int axis, int64_t heads, bool causal, const Tensor& out, const Tensor& probs) {
-  ensure_fast_blas_kernels();
   dispatch_floating("attention", qkv.dtype(), [&]<typename T>() {
     const AttentionLines lines(qkv.shape(), axis);
     const int64_t d = out.size(-1), dh = d / heads, l = lines.length;
@@ -87,7 +84,7 @@ void CpuBackend::attention(const Tensor& qkv, int axis, int64_t heads, bool caus
     const T* qkv_base = qkv.data<T>();
     T* out_base = out.data<T>();
     T* probs_base = probs.data<T>();
-    for_each_task<T>(lines.count() * heads, l, dh, [&](int64_t t, T*) {
+    auto task = [&](int64_t t) {
       const int64_t line = t / heads, head = t % heads;
       const T* q = qkv_base + lines.start(line, 3 * d) + head * dh;  // [L, Dh], rows 3D * inner apart
       const T *k = q + d, *v = q + 2 * d;
@@ -97,20 +94,22 @@ void CpuBackend::attention(const Tensor& qkv, int axis, int64_t heads, bool caus
       softmax_rows(p, l, causal);
       T* o = out_base + lines.start(line, d) + head * dh;
       gemm<T>(false, false, l, dh, l, T(1), p, l, v, ld, T(0), o, lines.step(d));  // O = P V
+    };
+    for_each_chunk_of_tasks(lines.count() * heads, l, dh, [&](int64_t begin, int64_t end) {
+      for (int64_t t = begin; t < end; ++t) task(t);
     });
   });
 }
 
 void CpuBackend::attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int axis, int64_t heads,
                                     const Tensor& grad_qkv) {
-  ensure_fast_blas_kernels();
   dispatch_floating("attention_backward", qkv.dtype(), [&]<typename T>() {
     const AttentionLines lines(qkv.shape(), axis);
     const int64_t d = grad_out.size(-1), dh = d / heads, l = lines.length;
     const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(dh)));
     const T *qkv_base = qkv.data<T>(), *probs_base = probs.data<T>(), *grad_out_base = grad_out.data<T>();
     T* grad_base = grad_qkv.data<T>();
-    for_each_task<T>(lines.count() * heads, l, dh, [&](int64_t t, T* ds) {
+    auto task = [&](int64_t t, T* ds /* [L, L] scratch */) {
       const int64_t line = t / heads, head = t % heads, ld = lines.step(3 * d), ld_out = lines.step(d);
       const T* q = qkv_base + lines.start(line, 3 * d) + head * dh;
       const T *k = q + d, *v = q + 2 * d;
@@ -123,6 +122,10 @@ void CpuBackend::attention_backward(const Tensor& qkv, const Tensor& probs, cons
       softmax_backward_rows(p, ds, l, scale);                                      // dS
       gemm<T>(false, false, l, dh, l, T(1), ds, l, k, ld, T(0), dq, ld);          // dQ = dS K
       gemm<T>(true, false, l, dh, l, T(1), ds, l, q, ld, T(0), dk, ld);           // dK = dS^T Q
+    };
+    for_each_chunk_of_tasks(lines.count() * heads, l, dh, [&](int64_t begin, int64_t end) {
+      std::vector<T> ds(static_cast<size_t>(l * l));  // one dS block per chunk, reused by its tasks
+      for (int64_t t = begin; t < end; ++t) task(t, ds.data());
     });
   });
 }

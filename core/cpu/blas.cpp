@@ -10,7 +10,7 @@
 // So axiom asks the CPU itself what it supports, and if the table in use is weaker — whether
 // OpenBLAS picked it or an OPENBLAS_CORETYPE set for some other program did — it re-runs OpenBLAS's
 // own selection (gotoblas_dynamic_quit / gotoblas_dynamic_init, the code that reads
-// OPENBLAS_CORETYPE at load) with the better name. This happens once, before the first BLAS call.
+// OPENBLAS_CORETYPE at load) with the better name. This happens once, when the CPU backend is created, before the first BLAS call.
 // To force a table (to compare, or to avoid one), set AXIOM_BLAS_CORETYPE=NAME (an OpenBLAS core
 // name such as Haswell or SkylakeX). blas_kernels_report() says what happened; `axiom bench ops`
 // prints it.
@@ -93,15 +93,13 @@ std::string choose_kernels() {
 
 }  // namespace
 
-void ensure_fast_blas_kernels() { (void)blas_kernels_report(); }
-
 const std::string& blas_kernels_report() {
   static const std::string report = choose_kernels();  // thread-safe, runs once
   return report;
 }
 
 void set_blas_threads(int count) {
-  ensure_fast_blas_kernels();
+  (void)blas_kernels_report();  // switching kernels resets OpenBLAS: choose them first
   openblas_set_num_threads(count);
 }
 

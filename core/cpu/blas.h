@@ -9,10 +9,9 @@
 
 namespace axiom::core::cpu {
 
-// Makes OpenBLAS use the best kernels this CPU supports (see blas.cpp); runs once, on first use.
-void ensure_fast_blas_kernels();
-
-// Which kernels OpenBLAS uses, and why: "SkylakeX (OpenBLAS chose Haswell; axiom switched ...)".
+// Makes OpenBLAS use the best kernels this CPU supports (see blas.cpp), the first time it is
+// called (the CPU backend's constructor calls it), and says which it uses and why:
+// "SkylakeX (OpenBLAS chose Haswell for this CPU; axiom switched to the faster kernels)".
 const std::string& blas_kernels_report();
 
 void set_blas_threads(int count);

@@ -4,12 +4,21 @@
 #include <memory>
 
 #include "core/cpu/allocator.h"
+#include "core/cpu/blas.h"
+#include "core/parallel.h"
 
 namespace axiom::core {
 
 std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<cpu::CpuBackend>(); }
 
 namespace cpu {
+
+// Once, before any kernel runs, so that kernels only compute: OpenBLAS switches to the fastest
+// kernels this CPU can run (blas.cpp), and AXIOM_NUM_THREADS reaches it (core/parallel.h).
+CpuBackend::CpuBackend() {
+  (void)blas_kernels_report();
+  (void)num_threads();
+}
 
 void* CpuBackend::allocate(size_t nbytes) { return host_allocator().allocate(nbytes); }
 void CpuBackend::deallocate(void* data, size_t nbytes) noexcept { host_allocator().deallocate(data, nbytes); }

@@ -9,6 +9,8 @@ namespace axiom::core::cpu {
 
 class CpuBackend : public Backend {
  public:
+  CpuBackend();  // sets OpenBLAS up: its fastest kernels for this CPU, and the thread count
+
   std::string_view name() const override { return "cpu"; }
 
   void* allocate(size_t nbytes) override;

@@ -83,8 +83,6 @@ void matmul_typed(Tensor a, Tensor b, const Tensor& out, bool accumulate) {
 }  // namespace
 
 void CpuBackend::matmul(const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate) {
-  ensure_fast_blas_kernels();
-  (void)num_threads();  // applies AXIOM_NUM_THREADS to OpenBLAS before its first call
   dispatch_floating("matmul", a.dtype(), [&]<typename T>() { matmul_typed<T>(a, b, out, accumulate); });
 }
 
