@@ -53,6 +53,7 @@ Tensor sum(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdim 
 Tensor mean(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdim = false);
 Tensor var(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdim = false, int64_t correction = 1);
 Tensor max(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdim = false);  // ties share
+Tensor min(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdim = false);  // ties share
 
 // --- matrix product (ops_matmul.cpp) -----------------------------------------------------------
 Tensor matmul(const Tensor& a, const Tensor& b);

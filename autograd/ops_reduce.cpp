@@ -8,8 +8,6 @@
 namespace axiom {
 
 namespace {
-using Grads = std::vector<core::Tensor>;
-using Needs = std::vector<bool>;
 
 // x's shape with the reduced axes set to 1: the shape of the output with keepdim = true.
 Shape kept_shape(const core::Tensor& x, const std::vector<int64_t>& axes) {
@@ -49,16 +47,27 @@ Tensor var(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim, int6
                 });
 }
 
-// The gradient goes to the elements equal to the max, shared evenly among ties:
-// dL/dx = g * [x == max] / (number of elements equal to the max)
-Tensor max(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
-  core::Tensor y = core::max(x.data(), axes, keepdim);
-  return record("max", {x}, y, [x = x.data(), y, axes](const core::Tensor& g, const Needs&) {
+namespace {
+
+// max and min: the gradient goes to the elements equal to the result y, shared evenly among ties:
+// dL/dx = g * [x == y] / (number of elements equal to y)
+Tensor record_extreme(const char* op, const Tensor& x, const core::Tensor& y, const std::vector<int64_t>& axes) {
+  return record(op, {x}, y, [x = x.data(), y, axes](const core::Tensor& g, const Needs&) {
     const Shape kept = kept_shape(x, axes);
-    const core::Tensor is_max = core::eq(x, y.reshape(kept)).to(x.dtype());
-    const core::Tensor ties = core::sum(is_max, axes, /*keepdim=*/true);
-    return Grads{core::mul(is_max, core::div(g.reshape(kept), ties))};
+    const core::Tensor is_y = core::eq(x, y.reshape(kept)).to(x.dtype());
+    const core::Tensor ties = core::sum(is_y, axes, /*keepdim=*/true);
+    return Grads{core::mul(is_y, core::div(g.reshape(kept), ties))};
   });
+}
+
+}  // namespace
+
+Tensor max(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
+  return record_extreme("max", x, core::max(x.data(), axes, keepdim), axes);
+}
+
+Tensor min(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
+  return record_extreme("min", x, core::min(x.data(), axes, keepdim), axes);
 }
 
 }  // namespace axiom

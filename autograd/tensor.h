@@ -94,8 +94,12 @@ std::ostream& operator<<(std::ostream& out, const Tensor& tensor);
 // One recorded op. `backward` gets the gradient of the op's output and which inputs need a
 // gradient, and returns one gradient per input (undefined where not needed), each either in the
 // input's shape or in the broadcast shape the op worked in: the engine sums it back to the input.
+// A backward rule returns Grads (one per input) and is told the Needs (one flag per input).
+using Grads = std::vector<core::Tensor>;
+using Needs = std::vector<bool>;
+
 struct Node {
-  using Backward = std::function<std::vector<core::Tensor>(const core::Tensor& grad_out, const std::vector<bool>& needs)>;
+  using Backward = std::function<Grads(const core::Tensor& grad_out, const Needs& needs)>;
 
   const char* name = "";
   std::vector<std::shared_ptr<TensorImpl>> inputs;  // null where an input needs no gradient

@@ -54,7 +54,7 @@ std::string_view op_name(BinaryOp op) {
 }
 
 std::string_view op_name(ReduceOp op) {
-  constexpr std::string_view names[] = {"sum", "mean", "max", "var"};
+  constexpr std::string_view names[] = {"sum", "mean", "max", "var", "min"};
   static_assert(std::size(names) == kNumReduceOps);
   return names[static_cast<int>(op)];
 }

@@ -25,11 +25,11 @@ enum class UnaryOp {
   gelu_derivative, gelu_tanh_derivative,  // d gelu / dx, for the backward pass
 };
 enum class BinaryOp { add, sub, mul, div, pow, maximum, minimum, eq, ne, lt, le, gt, ge };
-enum class ReduceOp { sum, mean, max, var };
+enum class ReduceOp { sum, mean, max, var, min };
 // How many values each enum has (the last one + 1): what a test walks to see every op covered.
 constexpr int kNumUnaryOps = static_cast<int>(UnaryOp::gelu_tanh_derivative) + 1;
 constexpr int kNumBinaryOps = static_cast<int>(BinaryOp::ge) + 1;
-constexpr int kNumReduceOps = static_cast<int>(ReduceOp::var) + 1;
+constexpr int kNumReduceOps = static_cast<int>(ReduceOp::min) + 1;
 
 std::string_view op_name(UnaryOp op);
 std::string_view op_name(BinaryOp op);

@@ -69,6 +69,7 @@ Tensor mean(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdim
 // Divides by (count - correction): 1 is the unbiased sample variance, 0 the population one.
 Tensor var(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdim = false, int64_t correction = 1);
 Tensor max(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdim = false);
+Tensor min(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdim = false);  // NaN wins, as for max
 // The maximum along one axis and where it is (int64; the first one on ties, NaN wins).
 std::pair<Tensor, Tensor> max_with_indices(const Tensor& x, int64_t axis, bool keepdim = false);
 Tensor argmax(const Tensor& x, int64_t axis, bool keepdim = false);

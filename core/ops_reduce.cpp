@@ -27,8 +27,8 @@ Reduced reduce_op(ReduceOp op, const Tensor& x, const std::vector<int64_t>& axes
 
   Shape kept = x.shape(), dropped;
   for (int axis : reduced) {
-    if (op == ReduceOp::max && x.size(axis) == 0) {
-      throw Error(name, "cannot take the max over axis ", axis, " of size 0 (shape ", x.shape(), ")");
+    if ((op == ReduceOp::max || op == ReduceOp::min) && x.size(axis) == 0) {
+      throw Error(name, "cannot take the ", name, " over axis ", axis, " of size 0 (shape ", x.shape(), ")");
     }
     kept[axis] = 1;
   }
@@ -62,6 +62,10 @@ Tensor var(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim, int6
 
 Tensor max(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
   return reduce_op(ReduceOp::max, x, axes, keepdim).values;
+}
+
+Tensor min(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
+  return reduce_op(ReduceOp::min, x, axes, keepdim).values;
 }
 
 std::pair<Tensor, Tensor> max_with_indices(const Tensor& x, int64_t axis, bool keepdim) {

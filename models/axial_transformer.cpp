@@ -70,8 +70,8 @@ core::Tensor AxialTransformer::as_channels(const core::Tensor& images) const {
   }
   const core::Tensor values = (single ? images.unsqueeze(1) : images).to(device()).to(Dtype::int64);
   if (images.dtype() == Dtype::int64 && values.numel() > 0) {
-    const double low = core::max(core::neg(values)).item(), high = core::max(values).item();
-    if (-low < 0 || high > 255) throw Error("AxialTransformer", "pixel values must be in [0, 255], got ", -low, " to ", high);
+    const double low = core::min(values).item(), high = core::max(values).item();
+    if (low < 0 || high > 255) throw Error("AxialTransformer", "pixel values must be in [0, 255], got ", low, " to ", high);
   }
   return values;
 }

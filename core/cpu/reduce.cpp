@@ -1,4 +1,4 @@
-// Reductions (sum, mean, var, max with argmax) over any set of axes.
+// Reductions (sum, mean, var, max with argmax, min) over any set of axes.
 //
 // General path: view x with the kept axes first and the reduced axes last; each output element
 // then reduces one "block" (the reduced axes at a fixed position of the kept ones), walked with a
@@ -7,8 +7,10 @@
 // Fast path: sum/mean over the leading axes of a contiguous tensor (a bias gradient, say) adds
 // whole rows into a vector of column sums instead of walking down each column.
 #include <cmath>
+#include <functional>
 #include <type_traits>
 
+#include "core/axis_split.h"
 #include "core/cpu/cpu_backend.h"
 #include "core/cpu/loops.h"
 #include "core/tensor.h"
@@ -46,6 +48,20 @@ Accumulator<T> block_sum(const T* base, const StridedLoop<1>& block) {
   return total;
 }
 
+// The first largest (better = greater) or smallest (less) value of a block, a NaN winning over
+// numbers; *at (when asked for) gets its position in the block.
+template <typename T, typename Better>
+T first_extreme(const T* base, const StridedLoop<1>& block, Better better, int64_t* at) {
+  T best = *base;
+  int64_t best_at = 0, position = 0;
+  for_each_in_block(base, block, [&](T v) {
+    if (!is_nan(best) && (better(v, best) || is_nan(v))) best = v, best_at = position;
+    ++position;
+  });
+  if (at) *at = best_at;
+  return best;
+}
+
 // One output element: the reduction of one block. For max, *argmax gets the position in the block.
 template <typename T>
 T reduce_block(ReduceOp op, const T* base, const StridedLoop<1>& block, int64_t correction, int64_t* argmax) {
@@ -62,16 +78,8 @@ T reduce_block(ReduceOp op, const T* base, const StridedLoop<1>& block, int64_t 
       // variance must not turn negative).
       return static_cast<T>(squares / static_cast<double>(std::max<int64_t>(count - correction, 0)));
     }
-    case ReduceOp::max: {
-      T best = *base;
-      int64_t best_at = 0, position = 0;
-      for_each_in_block(base, block, [&](T v) {
-        if (!is_nan(best) && (v > best || is_nan(v))) best = v, best_at = position;  // first max; NaN wins
-        ++position;
-      });
-      if (argmax) *argmax = best_at;
-      return best;
-    }
+    case ReduceOp::max: return first_extreme(base, block, std::greater<T>(), argmax);
+    case ReduceOp::min: return first_extreme(base, block, std::less<T>(), argmax);
   }
   return T(0);
 }
@@ -115,15 +123,9 @@ void reduce_typed(ReduceOp op, const Tensor& x, const std::vector<int>& axes, co
     // The columns are the kept axes: out.numel(), not x.numel() / rows, which is 0 when rows is.
     return reduce_leading_rows<T>(op, x.data<T>(), rows, out.numel(), out.data<T>());
   }
-  Shape kept_shape, block_shape;
-  Strides kept_strides, block_strides;
-  for (int axis = 0; axis < x.dim(); ++axis) {
-    const bool reduced = std::find(axes.begin(), axes.end(), axis) != axes.end();
-    (reduced ? block_shape : kept_shape).push_back(x.size(axis));
-    (reduced ? block_strides : kept_strides).push_back(x.stride(axis));
-  }
-  const StridedLoop<1> outputs(kept_shape, {&kept_strides});
-  const StridedLoop<1> block(block_shape, {&block_strides});
+  const ReducedAxes split = split_reduced_axes(x.shape(), x.strides(), axes);
+  const StridedLoop<1> outputs(split.kept_shape, {&split.kept_strides});
+  const StridedLoop<1> block(split.block_shape, {&split.block_strides});
   const T* x_base = x.data<T>();
   T* out_base = out.data<T>();
   int64_t* argmax_base = argmax.defined() ? argmax.data<int64_t>() : nullptr;

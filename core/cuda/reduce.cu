@@ -1,4 +1,4 @@
-// Reductions (sum, mean, var, max with argmax) over any set of axes, on the GPU.
+// Reductions (sum, mean, var, max with argmax, min) over any set of axes, on the GPU.
 //
 // One block per output element: the block's threads stride over the elements it reduces (its
 // "block" of x: the reduced axes at one position of the kept axes), then block_reduce combines
@@ -7,6 +7,7 @@
 #include <bit>
 #include <type_traits>
 
+#include "core/axis_split.h"
 #include "core/cuda/cuda_backend.h"
 #include "core/cuda/kernels.cuh"
 #include "core/tensor.h"
@@ -24,25 +25,39 @@ struct ReduceLayout {
   int64_t outputs, count;
 };
 
-// A candidate for max: a value and its position in the block (index < 0: no element yet).
+// A candidate for max or min: a value and its position in the block (index < 0: no element yet).
 template <typename T>
 struct ValueAt {
   T value;
   int64_t index;
 };
 
-// The first maximum, a NaN winning over numbers (the first NaN), as on the CPU.
-struct FirstMax {
+// The first maximum (largest = true) or minimum, a NaN winning over numbers (the first NaN), as
+// on the CPU.
+template <bool largest>
+struct FirstExtreme {
   template <typename T>
   __device__ ValueAt<T> operator()(ValueAt<T> a, ValueAt<T> b) const {
     if (a.index < 0) return b;
     if (b.index < 0) return a;
     const bool a_nan = a.value != a.value, b_nan = b.value != b.value;
     if (a_nan != b_nan) return a_nan ? a : b;
-    if (!a_nan && a.value != b.value) return a.value > b.value ? a : b;
+    if (!a_nan && a.value != b.value) return (largest ? a.value > b.value : a.value < b.value) ? a : b;
     return a.index < b.index ? a : b;  // a tie (or two NaN): the earlier one
   }
 };
+
+// One block's first extreme of its elements into out[o] (and its position into argmax[o]).
+template <typename T, typename Pick>
+__device__ void write_extreme(const T* base, const ReduceLayout& layout, Pick pick, int64_t o, T* out, int64_t* argmax) {
+  ValueAt<T> best{T(0), -1};
+  for (int64_t j = threadIdx.x; j < layout.count; j += blockDim.x) best = pick(best, ValueAt<T>{base[layout.block.offsets(j).of[0]], j});
+  best = block_reduce(best, pick);
+  if (threadIdx.x == 0) {
+    out[o] = best.value;
+    if (argmax) argmax[o] = best.index < 0 ? 0 : best.index;
+  }
+}
 
 template <typename T>
 __device__ Accumulator<T> partial_sum(const T* x, const ReduceLayout& layout) {
@@ -55,14 +70,9 @@ template <typename T>
 __global__ void reduce_kernel(ReduceOp op, const T* x, ReduceLayout layout, int64_t correction, T* out, int64_t* argmax) {
   for (int64_t o = blockIdx.x; o < layout.outputs; o += gridDim.x) {
     const T* base = x + layout.kept.offsets(o).of[0];
-    if (op == ReduceOp::max) {
-      ValueAt<T> best{T(0), -1};
-      for (int64_t j = threadIdx.x; j < layout.count; j += blockDim.x) best = FirstMax{}(best, ValueAt<T>{base[layout.block.offsets(j).of[0]], j});
-      best = block_reduce(best, FirstMax{});
-      if (threadIdx.x == 0) {
-        out[o] = best.value;
-        if (argmax) argmax[o] = best.index < 0 ? 0 : best.index;
-      }
+    if (op == ReduceOp::max || op == ReduceOp::min) {
+      if (op == ReduceOp::max) write_extreme(base, layout, FirstExtreme<true>{}, o, out, argmax);
+      else write_extreme(base, layout, FirstExtreme<false>{}, o, out, argmax);
       continue;
     }
     const Accumulator<T> total = block_reduce(partial_sum(base, layout), Sum{});
@@ -88,15 +98,10 @@ __global__ void reduce_kernel(ReduceOp op, const T* x, ReduceLayout layout, int6
 }
 
 ReduceLayout reduce_layout(const Tensor& x, const std::vector<int>& axes) {
-  Shape kept_shape, block_shape;
-  Strides kept_strides, block_strides;
-  for (int axis = 0; axis < x.dim(); ++axis) {
-    const bool reduced = std::find(axes.begin(), axes.end(), axis) != axes.end();
-    (reduced ? block_shape : kept_shape).push_back(x.size(axis));
-    (reduced ? block_strides : kept_strides).push_back(x.stride(axis));
-  }
-  return {strided_operands<1>("reduce", kept_shape, {&kept_strides}), strided_operands<1>("reduce", block_shape, {&block_strides}),
-          numel(kept_shape), numel(block_shape)};
+  const ReducedAxes split = split_reduced_axes(x.shape(), x.strides(), axes);
+  return {strided_operands<1>("reduce", split.kept_shape, {&split.kept_strides}),
+          strided_operands<1>("reduce", split.block_shape, {&split.block_strides}), numel(split.kept_shape),
+          numel(split.block_shape)};
 }
 
 }  // namespace

@@ -172,13 +172,14 @@ TEST_CASE("var with correction 0 and 1") {
   }
 }
 
-TEST_CASE("max over one and several axes") {
+TEST_CASE("max and min over one and several axes") {
   const auto x = leaf(uniform64({2, 3, 4}, 32));  // continuous values: no ties
   for (const auto& axes : kAxisChoices) {
     for (bool keepdim : {false, true}) {
       CAPTURE(core::shape_str(axes));
       CAPTURE(keepdim);
       check_grad("max", [&](const In& in) { return axiom::max(in[0], axes, keepdim); }, {x});
+      check_grad("min", [&](const In& in) { return axiom::min(in[0], axes, keepdim); }, {x});
     }
   }
 }
@@ -189,6 +190,7 @@ TEST_CASE("reductions of non-contiguous leaves") {
   check_grad("mean", [](const In& in) { return mean(in[0], {0}, true); }, {y});
   check_grad("var", [](const In& in) { return var(in[0], {1}, false, 1); }, {x});
   check_grad("max", [](const In& in) { return axiom::max(in[0], {0}); }, {y});
+  check_grad("min", [](const In& in) { return axiom::min(in[0], {1}); }, {x});
 }
 
 // --- matmul -------------------------------------------------------------------------------------------

@@ -93,21 +93,23 @@ void add_reduction_cases(std::vector<OpCase>& cases, Dtype dtype, Generator& gen
   cases.push_back({"reductions over any axes of a permuted view", V{r({3, 4, 5})}, [](const V& x) {
                      const Tensor t = x[0].permute({2, 0, 1});
                      const auto [values, indices] = core::max_with_indices(t, 1);
-                     return V{core::sum(t), core::sum(t, {0, 2}), core::mean(t, {1}), core::var(t, {2}), core::max(t, {0}),
+                     return V{core::sum(t), core::sum(t, {0, 2}), core::mean(t, {1}), core::var(t, {2}), core::max(t, {0}), core::min(t, {0, 2}),
                               values, indices, core::argmax(t, -1), core::sum(x[0], {0, 1}), core::var(t, {0, 1}, false, 0)};
                    }});
   cases.push_back({"reductions of rows longer than a block, along both axes", V{r({3, 300})}, [](const V& x) {
                      V out;
                      for (const Tensor& t : {x[0], x[0].transpose(0, 1)}) {
                        const auto [values, indices] = core::max_with_indices(t, -1);
-                       for (const Tensor& y : {core::sum(t, {-1}), core::mean(t, {-1}), core::var(t, {-1}), values, indices}) out.push_back(y);
+                       for (const Tensor& y : {core::sum(t, {-1}), core::mean(t, {-1}), core::var(t, {-1}), values, indices, core::min(t, {-1})}) {
+                         out.push_back(y);
+                       }
                      }
                      return out;
                    }});
   cases.push_back({"reductions of one element, of a broadcast, and to an empty result", V{r({1}), r({1, 5})}, [](const V& x) {
                      const Tensor wide = x[1].expand({4, 5});
                      const Tensor empty_rows = x[1].narrow(0, 0, 0);  // [0, 5]
-                     return V{core::sum(x[0]), core::max(x[0]), core::var(x[0], {}, false, 0), core::sum(wide, {0}), core::max(wide, {0}),
+                     return V{core::sum(x[0]), core::max(x[0]), core::min(x[0]), core::var(x[0], {}, false, 0), core::sum(wide, {0}), core::max(wide, {0}),
                               core::sum(empty_rows, {1}), core::sum(empty_rows, {0}), core::mean(empty_rows, {0})};
                    }});
 }
@@ -257,7 +259,7 @@ std::vector<OpCase> integer_cases() {
                      const Tensor t = x[0].transpose(0, 1), row = x[1].transpose(0, 1);
                      V out{core::neg(t), core::abs(t), core::relu(t), core::add(t, row), core::sub(t, row), core::mul(t, row),
                            core::maximum(t, row), core::minimum(t, row), core::eq(t, row), core::ne(t, row), core::le(t, row),
-                           core::where(core::gt(t, row), t, row), core::sum(x[0], {1}), core::max(x[0], {0}),
+                           core::where(core::gt(t, row), t, row), core::sum(x[0], {1}), core::max(x[0], {0}), core::min(t, {1}),
                            core::index_add(x[0].narrow(1, 0, 2), 1, x[2], x[0].narrow(1, 0, 3)), x[0].to(Dtype::float32)};
                      return out;
                    }});

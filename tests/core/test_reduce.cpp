@@ -1,4 +1,4 @@
-// Reductions against loops in double: sum, mean, var, max, max_with_indices and argmax over every
+// Reductions against loops in double: sum, mean, var, max, min, max_with_indices and argmax over every
 // subset of axes of random 1- to 4-D shapes, in every layout, keepdim or not; the leading-axes fast
 // path; integer sums; empty reductions; ties; and the errors.
 #include <cmath>
@@ -17,7 +17,7 @@ namespace {
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 const double kInf = std::numeric_limits<double>::infinity();
 
-enum class Op { sum, mean, var0, var1, max };
+enum class Op { sum, mean, var0, var1, max, min };
 
 const char* op_name(Op op) {
   switch (op) {
@@ -26,6 +26,7 @@ const char* op_name(Op op) {
     case Op::var0: return "var (correction 0)";
     case Op::var1: return "var (correction 1)";
     case Op::max: return "max";
+    case Op::min: return "min";
   }
   return "?";
 }
@@ -74,11 +75,13 @@ Expected reference(Op op, const Tensor& x, std::vector<int64_t> axes, bool keepd
         e.values.push_back(squares / (n - (op == Op::var1 ? 1 : 0)));
         break;
       }
-      case Op::max: {
+      case Op::max:
+      case Op::min: {
         size_t best = 0;
         for (size_t i = 1; i < g.size(); ++i) {
           if (std::isnan(g[best])) break;
-          if (g[i] > g[best] || std::isnan(g[i])) best = i;
+          const bool better = op == Op::max ? g[i] > g[best] : g[i] < g[best];
+          if (better || std::isnan(g[i])) best = i;
         }
         e.values.push_back(g[best]);
         e.argmax.push_back(static_cast<double>(best));
@@ -96,6 +99,7 @@ Tensor run(Op op, const Tensor& x, const std::vector<int64_t>& axes, bool keepdi
     case Op::var0: return core::var(x, axes, keepdim, 0);
     case Op::var1: return core::var(x, axes, keepdim, 1);
     case Op::max: return core::max(x, axes, keepdim);
+    case Op::min: return core::min(x, axes, keepdim);
   }
   return {};
 }
@@ -129,7 +133,7 @@ void check_reduction(Op op, const Tensor& x, const std::vector<int64_t>& axes, b
 
 }  // namespace
 
-TEST_CASE("sum, mean, var and max over every subset of axes") {
+TEST_CASE("sum, mean, var, max and min over every subset of axes") {
   Generator gen(21);
   std::mt19937 rng(21);
   int turn = 0;
@@ -144,7 +148,7 @@ TEST_CASE("sum, mean, var and max over every subset of axes") {
         const Tensor x = random_tensor(shape, dtype, gen, layout);
         for (const auto& axes : axis_subsets(rank)) {
           for (bool keepdim : {false, true}) {
-            for (Op op : {Op::sum, Op::mean, Op::var0, Op::var1, Op::max}) {
+            for (Op op : {Op::sum, Op::mean, Op::var0, Op::var1, Op::max, Op::min}) {
               check_reduction(op, x, axes, keepdim, tolerance(dtype));
             }
           }
@@ -157,7 +161,7 @@ TEST_CASE("sum, mean, var and max over every subset of axes") {
 TEST_CASE("an empty axis list reduces every axis") {
   Generator gen(22);
   const Tensor x = random_tensor({2, 3, 4}, Dtype::float64, gen, Layout::permuted);
-  for (Op op : {Op::sum, Op::mean, Op::var0, Op::var1, Op::max}) {
+  for (Op op : {Op::sum, Op::mean, Op::var0, Op::var1, Op::max, Op::min}) {
     for (bool keepdim : {false, true}) check_reduction(op, x, {}, keepdim, tolerance(Dtype::float64));
   }
   CHECK(core::sum(x).dim() == 0);
@@ -200,7 +204,7 @@ TEST_CASE("max_with_indices and argmax along every axis, ties included") {
   }
 }
 
-TEST_CASE("max: the first of equal maxima, and NaN wins") {
+TEST_CASE("max and min: the first of equal extremes, and NaN wins") {
   const Tensor x = core::from_vector<double>({1, 3, 3, 2,  //
                                               kNaN, 5, 1, 0,  //
                                               4, 4, 4, 4,  //
@@ -211,6 +215,16 @@ TEST_CASE("max: the first of equal maxima, and NaN wins") {
   check_equal(indices, {1, 0, 0, 2});
   check_close(core::max(x, {0}), {kNaN, 5, kNaN, 9}, 0, 0);
   check_equal(core::argmax(x, 0), {1, 1, 3, 3});
+  check_close(core::min(x, {1}), {1, kNaN, 4, kNaN}, 0, 0);
+  check_close(core::min(x, {0}), {kNaN, 2, kNaN, 0}, 0, 0);
+}
+
+TEST_CASE("min of integers, and of an empty axis") {
+  const Tensor pixels = core::from_vector<int64_t>({7, -3, 255, 0, 12, 300}, {2, 3});
+  CHECK(core::min(pixels).item() == -3);
+  CHECK(core::max(pixels).item() == 300);
+  check_equal(core::min(pixels, {0}), {0, -3, 255});
+  check_error([] { (void)core::min(core::zeros({2, 0})); }, {"[min] cannot take the min over axis 1 of size 0 (shape [2, 0])"});
 }
 
 TEST_CASE("the leading-axes fast path: contiguous input, axes {0} and {0, 1}") {
