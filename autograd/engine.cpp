@@ -27,10 +27,15 @@ Tensor::Tensor(core::Tensor data, bool requires_grad) : impl_(std::make_shared<T
   set_requires_grad(requires_grad);
 }
 
-const core::Tensor& Tensor::data() const {
-  if (!impl_) throw Error("Tensor", "the tensor is undefined");
-  return impl_->data;
+namespace {
+// The value behind a Tensor; an undefined Tensor (default-constructed) has none.
+TensorImpl& value_of(const std::shared_ptr<TensorImpl>& impl) {
+  if (!impl) throw Error("Tensor", "the tensor is undefined");
+  return *impl;
 }
+}  // namespace
+
+const core::Tensor& Tensor::data() const { return value_of(impl_).data; }
 
 Tensor& Tensor::set_requires_grad(bool wanted) {
   if (!is_leaf()) throw Error("set_requires_grad", "only a leaf can change requires_grad; use detach() first");
@@ -41,9 +46,9 @@ Tensor& Tensor::set_requires_grad(bool wanted) {
   return *this;
 }
 
-const core::Tensor& Tensor::grad() const { return data(), impl_->grad; }
-void Tensor::zero_grad() const { data(), impl_->grad = core::Tensor(); }
-const std::shared_ptr<Node>& Tensor::grad_fn() const { return data(), impl_->grad_fn; }
+const core::Tensor& Tensor::grad() const { return value_of(impl_).grad; }
+void Tensor::zero_grad() const { value_of(impl_).grad = core::Tensor(); }
+const std::shared_ptr<Node>& Tensor::grad_fn() const { return value_of(impl_).grad_fn; }
 Tensor Tensor::detach() const { return Tensor(data()); }
 
 std::ostream& operator<<(std::ostream& out, const Tensor& tensor) { return out << tensor.to_string(); }

@@ -65,7 +65,8 @@ class AxialTransformer : public nn::Module {
   Tensor outer(const Tensor& h, const Tensor& context) const;  // u before its shift
   // Everything after the embedding: h [B, H, W, D] (and the encoder's context) -> logits [B, H, W, 256].
   Tensor decode(const Tensor& h, const Tensor& context) const;
-  // Inner decoder on rows [first, first + count) of z's grid: z [B, count, W, D] -> logits [B, count, W, 256].
+  // The inner decoder on whole rows: z [B, R, W, D], its input (ShiftRight(h) + ShiftDown(u) +
+  // positions, for R rows of the image) -> logits [B, R, W, 256]. Each row is decoded on its own.
   Tensor inner(const Tensor& z) const;
   Tensor inner_position(int64_t first_row, int64_t rows) const;  // [rows, W, D]
   // The inner decoder one pixel at a time along a row, for sampling (under NoGrad): take a fresh

@@ -1,7 +1,6 @@
 #include "nn/attention.h"
 
 #include <cmath>
-#include <limits>
 
 #include "core/error.h"
 #include "core/factory.h"
@@ -18,11 +17,6 @@ AxialAttention::AxialAttention(int64_t features, int64_t heads, int64_t axis, co
   if (axis == 0) throw Error("AxialAttention", "axis 0 is the batch axis; attend along a spatial axis (1, 2, ... or -2)");
   qkv = register_module("qkv", std::make_shared<Dense>(features, 3 * features, gen));
   out = register_module("out", std::make_shared<Dense>(features, features, gen, DenseOptions{.init_scale = options.output_init_scale}));
-}
-
-core::Tensor causal_mask(int64_t length, Device device) {
-  const core::Tensor positions = core::arange(length);
-  return core::gt(positions.unsqueeze(0), positions.unsqueeze(1)).to(device);  // [i, j] = j > i
 }
 
 Tensor AxialAttention::forward(const Tensor& x) const {

@@ -50,13 +50,4 @@ class AxialAttention : public Module {
   bool masked;
 };
 
-// Ordinary multi-head self-attention over a sequence x [B, T, D]: axial attention along axis 1.
-inline std::shared_ptr<AxialAttention> multi_head_attention(int64_t features, int64_t heads, core::Generator& gen,
-                                                            AttentionOptions options = {}) {
-  return std::make_shared<AxialAttention>(features, heads, 1, gen, options);
-}
-
-// The causal mask of a length-L axis: uint8 [L, L], 1 where key j comes after query i (j > i).
-core::Tensor causal_mask(int64_t length, Device device = Device::cpu());
-
 }  // namespace axiom::nn

@@ -63,16 +63,4 @@ class Dropout : public Module {
 enum class Nonlinearity { gelu, gelu_tanh, relu };
 Tensor apply(Nonlinearity nonlinearity, const Tensor& x);
 
-class GELU : public Module {
- public:
-  Tensor forward(const Tensor& x) const { return gelu(x); }
-  Tensor operator()(const Tensor& x) const { return forward(x); }
-};
-
-class ReLU : public Module {
- public:
-  Tensor forward(const Tensor& x) const { return relu(x); }
-  Tensor operator()(const Tensor& x) const { return forward(x); }
-};
-
 }  // namespace axiom::nn

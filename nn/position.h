@@ -25,7 +25,7 @@ core::Tensor sinusoidal_encoding(int64_t length, int64_t features, Dtype dtype =
 
 // Moves a tensor one step along an axis (zeros in, the last slice out): what makes a masked,
 // inclusive attention strictly causal. On [B, H, W, D]: shift_right moves along W, shift_down along H.
-inline Tensor shift_along(const Tensor& x, int64_t axis) { return shift(x, axis, 1); }
+// Any other axis: shift(x, axis, 1) (autograd/ops.h).
 inline Tensor shift_right(const Tensor& x) { return shift(x, -2, 1); }
 inline Tensor shift_down(const Tensor& x) { return shift(x, -3, 1); }
 
