@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <unordered_map>
@@ -23,6 +24,135 @@ core::Dtype dtype_from_name(const std::string& name, const std::string& op, cons
   }
   throw Error(op, origin, ": unknown dtype \"", name, "\"");
 }
+
+// --- reading a saved state, part by part (Optimizer::load_state) -----------------------------------
+
+// What a state's JSON says.
+struct SavedState {
+  Hyperparameters hyperparameters;                     // lr among them
+  std::vector<std::pair<std::string, int64_t>> steps;  // (parameter, step), in the file's order
+  std::map<std::string, core::Shape> shapes;           // parameter -> shape
+};
+
+// Reads and checks a saved state for the optimizer `type`; errors say "[Adam] <origin>: ...".
+struct StateReader {
+  const std::string& type;
+  const std::string& origin;
+
+  SavedState read_json(const std::string& text) const {
+    const core::StrictJson parsed = core::read_json(text);
+    if (!parsed.ok()) throw Error(type, origin, ": the optimizer state is not valid JSON (", parsed.problem(), ")");
+    const json doc(parsed.value);
+    try {
+      // (version compared as JSON: reading 5e33 as an int is undefined; found by fuzz_optimizer_state)
+      if (doc.value("format", "") != "axiom optimizer state" || doc.value("version", json()) != json(1)) {
+        throw Error(type, origin, ": not an axiom optimizer state (version 1)");
+      }
+      const std::string saved_type = doc.at("type").get<std::string>();
+      if (saved_type != type) throw Error(type, origin, " holds ", saved_type, " state, not ", type, " state");
+      SavedState saved;
+      for (const auto& [key, value] : doc.at("hyperparameters").items()) saved.hyperparameters[key] = value.get<double>();
+      for (const json& p : doc.at("parameters")) read_parameter(p, saved);
+      return saved;
+    } catch (const json::exception& e) {
+      throw Error(type, origin, ": malformed optimizer state (", e.what(), ")");
+    }
+  }
+
+  // One entry of "parameters": {"name": ..., "shape": [...], "dtype": ..., "step": ...}.
+  void read_parameter(const json& p, SavedState& saved) const {
+    const std::string key = p.at("name").get<std::string>();
+    // Integers are checked to be integers first: converting 1e38 to int64 is undefined (found by fuzz_optimizer_state).
+    const json& step = p.at("step");
+    const json& shape = p.at("shape");
+    const auto integer = [](const json& value) { return value.is_number_integer(); };
+    if (!integer(step)) throw Error(type, origin, ": malformed optimizer state (the step of '", key, "' is ", step.dump(), ", not an integer)");
+    if (!shape.is_array() || !std::all_of(shape.begin(), shape.end(), integer)) {
+      throw Error(type, origin, ": malformed optimizer state (the shape of '", key, "' is ", shape.dump(), ", not an array of integers)");
+    }
+    saved.steps.emplace_back(key, step.get<int64_t>());
+    saved.shapes[key] = shape.get<core::Shape>();
+    (void)dtype_from_name(p.at("dtype").get<std::string>(), type, origin);
+  }
+
+  // The same hyperparameters as this optimizer has (their values are restored at the end).
+  void check_same_hyperparameters(const Hyperparameters& expected, const Hyperparameters& saved) const {
+    for (const auto& [key, value] : expected) {
+      if (!saved.count(key)) throw Error(type, origin, ": hyperparameter '", key, "' is missing");
+    }
+    for (const auto& [key, value] : saved) {
+      if (!expected.count(key)) throw Error(type, origin, ": unexpected hyperparameter '", key, "'");
+    }
+  }
+
+  // The same parameters, with the same shapes, each listed once.
+  void check_same_parameters(const NamedParameters& parameters, const SavedState& saved) const {
+    for (const auto& [key, p] : parameters) {
+      const auto it = saved.shapes.find(key);
+      if (it == saved.shapes.end()) throw Error(type, origin, ": parameter '", key, "' is missing");
+      if (it->second != p.shape()) {
+        throw Error(type, origin, ": parameter '", key, "' has shape ", it->second, " there but ", p.shape(), " here");
+      }
+    }
+    const std::map<std::string, size_t> index = positions_of(parameters);
+    std::set<std::string> seen;
+    for (const auto& [key, step] : saved.steps) {
+      if (!index.count(key)) throw Error(type, origin, ": unexpected parameter '", key, "'");
+      if (!seen.insert(key).second) throw Error(type, origin, ": parameter '", key, "' is listed twice");
+      if (step < 0) throw Error(type, origin, ": parameter '", key, "' has step ", step);
+    }
+  }
+
+  // The tensors: each "<buffer>.<parameter>" of a known buffer and parameter, in the parameter's
+  // shape, converted to its dtype and device; every updated parameter has all its buffers.
+  std::vector<ParamState> read_buffers(const core::NamedTensors& tensors, const NamedParameters& parameters,
+                                       const SavedState& saved, const std::vector<std::string>& buffers) const {
+    const std::map<std::string, size_t> index = positions_of(parameters);
+    std::vector<ParamState> states(parameters.size());
+    for (const auto& [key, step] : saved.steps) states[index.at(key)].step = step;
+    for (const auto& [tensor_name, tensor] : tensors) {
+      const size_t dot = tensor_name.find('.');
+      const std::string buffer = tensor_name.substr(0, dot);
+      const std::string key = dot == std::string::npos ? "" : tensor_name.substr(dot + 1);
+      if (std::find(buffers.begin(), buffers.end(), buffer) == buffers.end() || !index.count(key)) {
+        throw Error(type, origin, ": unexpected tensor '", tensor_name, "'");
+      }
+      const size_t i = index.at(key);
+      add_buffer(tensor_name, tensor, parameters[i].second, buffer, states[i]);
+    }
+    for (size_t i = 0; i < parameters.size(); ++i) {
+      for (const std::string& buffer : buffers) {
+        if (states[i].step > 0 && !states[i].buffers.count(buffer)) {
+          throw Error(type, origin, ": tensor '", buffer, ".", parameters[i].first, "' is missing");
+        }
+      }
+    }
+    return states;
+  }
+
+  // The saved tensor `name`, buffer `buffer` of parameter p, checked and put into p's state.
+  void add_buffer(const std::string& name, const core::Tensor& tensor, const Tensor& p, const std::string& buffer,
+                  ParamState& state) const {
+    if (tensor.shape() != p.shape()) {
+      throw Error(type, origin, ": tensor '", name, "' has shape ", tensor.shape(), ", the parameter ", p.shape());
+    }
+    if (!core::is_floating(tensor.dtype())) {
+      throw Error(type, origin, ": tensor '", name, "' is ", tensor.dtype(), " (float32 or float64 only)");
+    }
+    const std::string key = name.substr(buffer.size() + 1);
+    if (state.step == 0) throw Error(type, origin, ": unexpected tensor '", name, "' (parameter '", key, "' has step 0)");
+    if (!state.buffers.emplace(buffer, tensor.to(p.device()).to(p.dtype()).contiguous()).second) {
+      throw Error(type, origin, ": tensor '", name, "' appears twice");
+    }
+  }
+
+  // Parameter name -> its position in `parameters`.
+  static std::map<std::string, size_t> positions_of(const NamedParameters& parameters) {
+    std::map<std::string, size_t> index;
+    for (size_t i = 0; i < parameters.size(); ++i) index[parameters[i].first] = i;
+    return index;
+  }
+};
 
 }  // namespace
 
@@ -118,102 +248,17 @@ OptimizerState Optimizer::state() const {
 }
 
 void Optimizer::load_state(const OptimizerState& state, const std::string& origin) {
-  // 1. The JSON: its type, hyperparameters and parameter list.
-  const core::StrictJson parsed = core::read_json(state.json);
-  if (!parsed.ok()) throw Error(name_, origin, ": the optimizer state is not valid JSON (", parsed.problem(), ")");
-  const json doc(parsed.value);
-  Hyperparameters values;
-  std::vector<std::pair<std::string, int64_t>> saved_steps;  // (parameter, step), in the file's order
-  std::map<std::string, core::Shape> saved_shapes;
-  try {
-    // (version compared as JSON: reading 5e33 as an int is undefined; found by fuzz_optimizer_state)
-    if (doc.value("format", "") != "axiom optimizer state" || doc.value("version", json()) != json(1)) {
-      throw Error(name_, origin, ": not an axiom optimizer state (version 1)");
-    }
-    const std::string type = doc.at("type").get<std::string>();
-    if (type != name_) throw Error(name_, origin, " holds ", type, " state, not ", name_, " state");
-    for (const auto& [key, value] : doc.at("hyperparameters").items()) values[key] = value.get<double>();
-    for (const json& p : doc.at("parameters")) {
-      const std::string key = p.at("name").get<std::string>();
-      // Integers are checked to be integers first: converting 1e38 to int64 is undefined (found by fuzz_optimizer_state).
-      const json& step = p.at("step");
-      const json& shape = p.at("shape");
-      const auto integer = [](const json& value) { return value.is_number_integer(); };
-      if (!integer(step)) throw Error(name_, origin, ": malformed optimizer state (the step of '", key, "' is ", step.dump(), ", not an integer)");
-      if (!shape.is_array() || !std::all_of(shape.begin(), shape.end(), integer)) {
-        throw Error(name_, origin, ": malformed optimizer state (the shape of '", key, "' is ", shape.dump(), ", not an array of integers)");
-      }
-      saved_steps.emplace_back(key, step.get<int64_t>());
-      saved_shapes[key] = shape.get<core::Shape>();
-      (void)dtype_from_name(p.at("dtype").get<std::string>(), name_, origin);
-    }
-  } catch (const json::exception& e) {
-    throw Error(name_, origin, ": malformed optimizer state (", e.what(), ")");
-  }
-
-  // 2. The same hyperparameters as this optimizer has (their values are restored below).
+  const StateReader reader{name_, origin};
+  const SavedState saved = reader.read_json(state.json);
   Hyperparameters expected = hyperparameters();
   expected["lr"] = lr_;
-  for (const auto& [key, value] : expected) {
-    if (!values.count(key)) throw Error(name_, origin, ": hyperparameter '", key, "' is missing");
-  }
-  for (const auto& [key, value] : values) {
-    if (!expected.count(key)) throw Error(name_, origin, ": unexpected hyperparameter '", key, "'");
-  }
+  reader.check_same_hyperparameters(expected, saved.hyperparameters);
+  reader.check_same_parameters(parameters_, saved);
+  std::vector<ParamState> states = reader.read_buffers(state.tensors, parameters_, saved, buffer_names(saved.hyperparameters));
 
-  // 3. The same parameters, with the same shapes.
-  std::map<std::string, size_t> index;  // parameter name -> position in parameters_
-  for (size_t i = 0; i < parameters_.size(); ++i) index[parameters_[i].first] = i;
-  for (const auto& [key, p] : parameters_) {
-    const auto it = saved_shapes.find(key);
-    if (it == saved_shapes.end()) throw Error(name_, origin, ": parameter '", key, "' is missing");
-    if (it->second != p.shape()) {
-      throw Error(name_, origin, ": parameter '", key, "' has shape ", it->second, " there but ", p.shape(), " here");
-    }
-  }
-  std::set<std::string> seen;
-  for (const auto& [key, step] : saved_steps) {
-    if (!index.count(key)) throw Error(name_, origin, ": unexpected parameter '", key, "'");
-    if (!seen.insert(key).second) throw Error(name_, origin, ": parameter '", key, "' is listed twice");
-    if (step < 0) throw Error(name_, origin, ": parameter '", key, "' has step ", step);
-  }
-
-  // 4. The tensors: each "<buffer>.<parameter>" of a known buffer and parameter, in the parameter's
-  //    shape, converted to its dtype and device; every updated parameter has all its buffers.
-  std::vector<ParamState> states(parameters_.size());
-  for (const auto& [key, step] : saved_steps) states[index.at(key)].step = step;
-  const std::vector<std::string> buffers = buffer_names(values);
-  for (const auto& [tensor_name, tensor] : state.tensors) {
-    const size_t dot = tensor_name.find('.');
-    const std::string buffer = tensor_name.substr(0, dot);
-    const std::string key = dot == std::string::npos ? "" : tensor_name.substr(dot + 1);
-    if (std::find(buffers.begin(), buffers.end(), buffer) == buffers.end() || !index.count(key)) {
-      throw Error(name_, origin, ": unexpected tensor '", tensor_name, "'");
-    }
-    const size_t i = index.at(key);
-    const Tensor& p = parameters_[i].second;
-    if (tensor.shape() != p.shape()) {
-      throw Error(name_, origin, ": tensor '", tensor_name, "' has shape ", tensor.shape(), ", the parameter ", p.shape());
-    }
-    if (!core::is_floating(tensor.dtype())) {
-      throw Error(name_, origin, ": tensor '", tensor_name, "' is ", tensor.dtype(), " (float32 or float64 only)");
-    }
-    if (states[i].step == 0) throw Error(name_, origin, ": unexpected tensor '", tensor_name, "' (parameter '", key, "' has step 0)");
-    if (!states[i].buffers.emplace(buffer, tensor.to(p.device()).to(p.dtype()).contiguous()).second) {
-      throw Error(name_, origin, ": tensor '", tensor_name, "' appears twice");
-    }
-  }
-  for (size_t i = 0; i < parameters_.size(); ++i) {
-    if (states[i].step == 0) continue;
-    for (const std::string& buffer : buffers) {
-      if (!states[i].buffers.count(buffer)) {
-        throw Error(name_, origin, ": tensor '", buffer, ".", parameters_[i].first, "' is missing");
-      }
-    }
-  }
-
-  // 5. Nothing has changed so far. The hyperparameters check themselves before they change
-  //    anything; after them nothing can fail.
+  // Nothing has changed so far. The hyperparameters check themselves before they change anything;
+  // after them nothing can fail.
+  Hyperparameters values = saved.hyperparameters;
   const double lr = values.at("lr");
   check_non_negative("lr", lr);
   values.erase("lr");
