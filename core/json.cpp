@@ -69,4 +69,29 @@ nlohmann::json read_json_file(const std::string& path, const char* op, uintmax_t
   return parse_json(text, path, op);
 }
 
+int64_t JsonValueReader::int64(const nlohmann::json& value, const std::string& key) const {
+  if (!value.is_number_integer()) throw Error(op, origin, ": ", key, " must be an integer, got ", value.dump());
+  if (value.is_number_unsigned() && value.get<uint64_t>() > uint64_t{INT64_MAX}) {  // (get<int64_t> would wrap)
+    throw Error(op, origin, ": ", key, " is far beyond its range, got ", value.dump());
+  }
+  return value.get<int64_t>();
+}
+
+uint64_t JsonValueReader::uint64(const nlohmann::json& value, const std::string& key) const {
+  if (!value.is_number_integer() || (!value.is_number_unsigned() && value.get<int64_t>() < 0)) {
+    throw Error(op, origin, ": ", key, " must be an integer >= 0, got ", value.dump());
+  }
+  return value.get<uint64_t>();
+}
+
+double JsonValueReader::number(const nlohmann::json& value, const std::string& key) const {
+  if (!value.is_number()) throw Error(op, origin, ": ", key, " must be a number, got ", value.dump());
+  return value.get<double>();
+}
+
+std::string JsonValueReader::string(const nlohmann::json& value, const std::string& key) const {
+  if (!value.is_string()) throw Error(op, origin, ": ", key, " must be a string, got ", value.dump());
+  return value.get<std::string>();
+}
+
 }  // namespace axiom::core

@@ -9,11 +9,17 @@
 //   // [checkpoint] runs/a/checkpoint.json: not valid JSON: the key 'step' appears twice in one object
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <variant>
 
 #include <nlohmann/json.hpp>
+
+#include "core/error.h"
 
 namespace axiom::core {
 
@@ -37,5 +43,63 @@ nlohmann::json parse_json(std::string_view text, const std::string& origin, cons
 // /dev/zero never ends, a directory has no text) of at most max_bytes; every Error names the file.
 constexpr uintmax_t kMaxJsonFileBytes = 16 << 20;
 nlohmann::json read_json_file(const std::string& path, const char* op, uintmax_t max_bytes = kMaxJsonFileBytes);
+
+// --- a struct as a JSON object, through a table of its fields ------------------------------------
+//
+//   const std::array<JsonField<Options>, 2> kFields{{{"lr", &Options::lr}, {"data", &Options::data}}};
+//   read_fields(j, kFields, options, "train", "x.json", "training option");  // every key checked
+//   write_fields(options, kFields).dump();                                  // {"lr": 0.001, "data": ...}
+//
+// A member's type sets the JSON value it takes: int64_t an integer within int64, uint64_t an
+// integer >= 0, double any number, std::string a string.
+template <typename Struct>
+struct JsonField {
+  const char* key;
+  std::variant<int64_t Struct::*, uint64_t Struct::*, double Struct::*, std::string Struct::*> member;
+};
+
+// One value of a JSON object, checked to be of the member's kind, or Error(op, origin, ": ", key,
+// " must be an integer, got \"64\"") and the like.
+struct JsonValueReader {
+  const char* op;
+  const std::string& origin;
+  int64_t int64(const nlohmann::json& value, const std::string& key) const;
+  uint64_t uint64(const nlohmann::json& value, const std::string& key) const;
+  double number(const nlohmann::json& value, const std::string& key) const;
+  std::string string(const nlohmann::json& value, const std::string& key) const;
+};
+
+// Reads the JSON object `j` into `out`: each key must be one of the table's ("unknown <what> \"k\""
+// otherwise) with a value of its member's kind; the keys `j` leaves out keep out's values.
+template <typename Struct, size_t N>
+void read_fields(const nlohmann::json& j, const std::array<JsonField<Struct>, N>& fields, Struct& out, const char* op,
+                 const std::string& origin, const char* what) {
+  if (!j.is_object()) throw Error(op, origin, ": expected a JSON object, got ", j.dump());
+  const JsonValueReader read{op, origin};
+  for (const auto& [key, value] : j.items()) {
+    const auto field = std::find_if(fields.begin(), fields.end(), [&](const JsonField<Struct>& f) { return key == f.key; });
+    if (field == fields.end()) throw Error(op, origin, ": unknown ", what, " \"", key, "\"");
+    std::visit(
+        [&](auto member) {
+          auto& target = out.*member;
+          using Member = std::remove_reference_t<decltype(target)>;
+          if constexpr (std::is_same_v<Member, int64_t>) target = read.int64(value, key);
+          if constexpr (std::is_same_v<Member, uint64_t>) target = read.uint64(value, key);
+          if constexpr (std::is_same_v<Member, double>) target = read.number(value, key);
+          if constexpr (std::is_same_v<Member, std::string>) target = read.string(value, key);
+        },
+        field->member);
+  }
+}
+
+// The table's fields of `in`, as a JSON object in the table's order.
+template <typename Struct, size_t N>
+nlohmann::ordered_json write_fields(const Struct& in, const std::array<JsonField<Struct>, N>& fields) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const JsonField<Struct>& field : fields) {
+    std::visit([&](auto member) { j[field.key] = in.*member; }, field.member);
+  }
+  return j;
+}
 
 }  // namespace axiom::core

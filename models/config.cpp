@@ -3,7 +3,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
-#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -12,6 +11,24 @@
 #include "core/json.h"
 
 namespace axiom::models {
+
+namespace {
+// The config's JSON keys, in the order to_json writes them.
+using Config = AxialTransformerConfig;
+const std::array<core::JsonField<Config>, 11> kConfigFields{{
+    {"height", &Config::height},
+    {"width", &Config::width},
+    {"channels", &Config::channels},
+    {"features", &Config::features},
+    {"heads", &Config::heads},
+    {"upper_layers", &Config::upper_layers},
+    {"row_layers", &Config::row_layers},
+    {"encoder_layers", &Config::encoder_layers},
+    {"ff_multiple", &Config::ff_multiple},
+    {"inner", &Config::inner},
+    {"dropout", &Config::dropout},
+}};
+}  // namespace
 
 // The accepted ranges are far beyond any model that fits in memory (the memory budget refuses
 // those with figures); they keep every product of sizes inside int64.
@@ -35,13 +52,7 @@ void AxialTransformerConfig::validate() const {
   if (!(dropout >= 0 && dropout < 1)) throw Error("config", "dropout must be in [0, 1), got ", dropout);
 }
 
-std::string AxialTransformerConfig::to_json() const {
-  nlohmann::ordered_json j = {{"height", height},         {"width", width},       {"channels", channels},
-                              {"features", features},     {"heads", heads},       {"upper_layers", upper_layers},
-                              {"row_layers", row_layers}, {"encoder_layers", encoder_layers},
-                              {"ff_multiple", ff_multiple}, {"inner", inner},     {"dropout", dropout}};
-  return j.dump(2);
-}
+std::string AxialTransformerConfig::to_json() const { return core::write_fields(*this, kConfigFields).dump(2); }
 
 AxialTransformerConfig preset(const std::string& name) {
   AxialTransformerConfig c;
@@ -58,37 +69,8 @@ AxialTransformerConfig preset(const std::string& name) {
 }
 
 AxialTransformerConfig config_from_json(const std::string& text, const std::string& origin) {
-  const nlohmann::json j = core::parse_json(text, origin, "config");
-  if (!j.is_object()) throw Error("config", origin, ": expected a JSON object");
   AxialTransformerConfig c;
-  const std::set<std::string> integers = {"height", "width", "channels", "features", "heads",
-                                          "upper_layers", "row_layers", "encoder_layers", "ff_multiple"};
-  for (const auto& [key, value] : j.items()) {
-    if (integers.count(key)) {
-      if (!value.is_number_integer()) throw Error("config", origin, ": ", key, " must be an integer, got ", value.dump());
-      if (value.is_number_unsigned() && value.get<uint64_t>() > uint64_t{INT64_MAX}) {  // (get<int64_t> would wrap)
-        throw Error("config", origin, ": ", key, " is far beyond its range, got ", value.dump());
-      }
-      const int64_t v = value.get<int64_t>();
-      if (key == "height") c.height = v;
-      if (key == "width") c.width = v;
-      if (key == "channels") c.channels = v;
-      if (key == "features") c.features = v;
-      if (key == "heads") c.heads = v;
-      if (key == "upper_layers") c.upper_layers = v;
-      if (key == "row_layers") c.row_layers = v;
-      if (key == "encoder_layers") c.encoder_layers = v;
-      if (key == "ff_multiple") c.ff_multiple = v;
-    } else if (key == "inner") {
-      if (!value.is_string()) throw Error("config", origin, ": inner must be a string, got ", value.dump());
-      c.inner = value.get<std::string>();
-    } else if (key == "dropout") {
-      if (!value.is_number()) throw Error("config", origin, ": dropout must be a number, got ", value.dump());
-      c.dropout = value.get<double>();
-    } else {
-      throw Error("config", origin, ": unknown key \"", key, "\"");
-    }
-  }
+  core::read_fields(core::parse_json(text, origin, "config"), kConfigFields, c, "config", origin, "key");
   try {
     c.validate();
   } catch (const Error& e) {

@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -36,17 +35,18 @@ const TrainingOptions& validated(const TrainingOptions& options) {
   return options;
 }
 
-template <typename T>
-T number(const nlohmann::json& value, const std::string& key, const std::string& origin) {
-  const bool ok = std::is_integral_v<T> ? value.is_number_integer() && (std::is_signed_v<T> || value.is_number_unsigned() ||
-                                                                         value.get<int64_t>() >= 0)
-                                        : value.is_number();
-  if (!ok) throw Error("train", origin, ": ", key, " must be a", std::is_integral_v<T> ? "n integer" : " number", ", got ", value.dump());
-  if (std::is_signed_v<T> && value.is_number_unsigned() && value.get<uint64_t>() > uint64_t{INT64_MAX}) {  // (get<int64_t> would wrap)
-    throw Error("train", origin, ": ", key, " is far beyond its range, got ", value.dump());
-  }
-  return value.get<T>();
-}
+// The training options' JSON keys, in the order to_json writes them.
+const std::array<core::JsonField<TrainingOptions>, 9> kOptionFields{{
+    {"data", &TrainingOptions::data},
+    {"data_dir", &TrainingOptions::data_dir},
+    {"batch_size", &TrainingOptions::batch_size},
+    {"lr", &TrainingOptions::lr},
+    {"beta1", &TrainingOptions::beta1},
+    {"beta2", &TrainingOptions::beta2},
+    {"warmup_steps", &TrainingOptions::warmup_steps},
+    {"max_grad_norm", &TrainingOptions::max_grad_norm},
+    {"seed", &TrainingOptions::seed},
+}};
 
 }  // namespace
 
@@ -60,39 +60,11 @@ void TrainingOptions::validate() const {
   if (!(max_grad_norm >= 0) || !std::isfinite(max_grad_norm)) throw Error("train", "max_grad_norm must be >= 0, got ", max_grad_norm);
 }
 
-std::string TrainingOptions::to_json() const {
-  const nlohmann::ordered_json j = {{"data", data},   {"data_dir", data_dir},         {"batch_size", batch_size},
-                                    {"lr", lr},       {"beta1", beta1},               {"beta2", beta2},
-                                    {"warmup_steps", warmup_steps}, {"max_grad_norm", max_grad_norm}, {"seed", seed}};
-  return j.dump(2);
-}
+std::string TrainingOptions::to_json() const { return core::write_fields(*this, kOptionFields).dump(2); }
 
 TrainingOptions training_options_from_json(const std::string& text, const std::string& origin) {
-  const nlohmann::json j = core::parse_json(text, origin, "train");
-  if (!j.is_object()) throw Error("train", origin, ": the training options must be a JSON object");
   TrainingOptions o;
-  for (const auto& [key, value] : j.items()) {
-    if (key == "data" || key == "data_dir") {
-      if (!value.is_string()) throw Error("train", origin, ": ", key, " must be a string, got ", value.dump());
-      (key == "data" ? o.data : o.data_dir) = value.get<std::string>();
-    } else if (key == "batch_size") {
-      o.batch_size = number<int64_t>(value, key, origin);
-    } else if (key == "lr") {
-      o.lr = number<double>(value, key, origin);
-    } else if (key == "beta1") {
-      o.beta1 = number<double>(value, key, origin);
-    } else if (key == "beta2") {
-      o.beta2 = number<double>(value, key, origin);
-    } else if (key == "warmup_steps") {
-      o.warmup_steps = number<int64_t>(value, key, origin);
-    } else if (key == "max_grad_norm") {
-      o.max_grad_norm = number<double>(value, key, origin);
-    } else if (key == "seed") {
-      o.seed = number<uint64_t>(value, key, origin);
-    } else {
-      throw Error("train", origin, ": unknown training option \"", key, "\"");
-    }
-  }
+  core::read_fields(core::parse_json(text, origin, "train"), kOptionFields, o, "train", origin, "training option");
   o.validate();
   return o;
 }

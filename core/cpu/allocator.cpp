@@ -59,21 +59,14 @@ void* fresh_block(size_t size) {
 }
 }  // namespace
 
-HostAllocator::HostAllocator() : most_cached_(most_cached()) {}
+HostAllocator::HostAllocator() : cache_(most_cached()) {}
 
 HostAllocator::~HostAllocator() { release_cached(); }
 
 void* HostAllocator::allocate(size_t nbytes) {
   const size_t size = rounded(nbytes);
   if (kCaching && size >= kSmallestCached) {
-    std::lock_guard lock(mutex_);
-    auto found = free_blocks_.find(size);
-    if (found != free_blocks_.end() && !found->second.empty()) {
-      void* block = found->second.back();
-      found->second.pop_back();
-      cached_bytes_ -= size;
-      return block;
-    }
+    if (void* block = cache_.take(size)) return block;
   }
   if (void* block = fresh_block(size)) return block;
   release_cached();  // the blocks kept for reuse may be what is missing
@@ -83,38 +76,17 @@ void* HostAllocator::allocate(size_t nbytes) {
 
 void HostAllocator::deallocate(void* data, size_t nbytes) noexcept {
   const size_t size = rounded(nbytes);
-  if (kCaching && size >= kSmallestCached && keep(data, size)) return;
+  // A block the cache cannot keep (full, or no memory to list it) is freed: freeing never fails,
+  // or a tensor's destructor would throw while an out-of-memory error unwinds.
+  if (kCaching && size >= kSmallestCached && cache_.keep(data, size)) return;
   std::free(data);
 }
 
-// Lists a freed block for reuse, unless the cache is full. Listing it may need memory (a longer
-// free list); when there is none, the block is not kept: freeing must never fail, or a tensor's
-// destructor would throw while an out-of-memory error unwinds (and the program would abort).
-bool HostAllocator::keep(void* data, size_t size) noexcept {
-  std::lock_guard lock(mutex_);
-  if (cached_bytes_ + size > most_cached_) return false;
-  try {
-    free_blocks_[size].push_back(data);
-  } catch (const std::bad_alloc&) {
-    return false;
-  }
-  cached_bytes_ += size;
-  return true;
-}
-
 void HostAllocator::release_cached() {
-  std::lock_guard lock(mutex_);
-  for (auto& [size, blocks] : free_blocks_) {
-    for (void* block : blocks) std::free(block);
-  }
-  free_blocks_.clear();
-  cached_bytes_ = 0;
+  cache_.release([](void* block) { std::free(block); });
 }
 
-size_t HostAllocator::cached_bytes() {
-  std::lock_guard lock(mutex_);
-  return cached_bytes_;
-}
+size_t HostAllocator::cached_bytes() { return cache_.bytes(); }
 
 HostAllocator& host_allocator() {
   static HostAllocator* allocator = new HostAllocator();  // never destroyed: tensors may outlive statics

@@ -12,9 +12,8 @@
 #pragma once
 
 #include <cstddef>
-#include <mutex>
-#include <unordered_map>
-#include <vector>
+
+#include "core/block_cache.h"
 
 namespace axiom::core::cpu {
 
@@ -28,11 +27,7 @@ class HostAllocator {
   size_t cached_bytes();
 
  private:
-  bool keep(void* data, size_t size) noexcept;
-  std::mutex mutex_;
-  std::unordered_map<size_t, std::vector<void*>> free_blocks_;  // by rounded size
-  size_t cached_bytes_ = 0;
-  const size_t most_cached_;  // the most kept at once, in bytes
+  BlockCache cache_;  // freed blocks of 64 KiB and more, by rounded size
 };
 
 HostAllocator& host_allocator();

@@ -7,6 +7,7 @@
 #include "core/cpu/loops.h"
 #include "core/cpu/maps.h"
 #include "core/error.h"
+#include "core/scalar_formulas.h"
 #include "core/tensor.h"
 
 namespace axiom::core::cpu {
@@ -18,6 +19,16 @@ bool is_nan(T value) {
   if constexpr (std::is_floating_point_v<T>) return std::isnan(value);
   return false;
 }
+
+// The transcendental functions core/scalar_formulas.h calls, on the host.
+struct HostMath {
+  template <typename T>
+  static T exp_of(T x) { return cpu::exp_of(x); }
+  template <typename T>
+  static T erf_of(T x) { return cpu::erf_of(x); }
+  template <typename T>
+  static T tanh_of(T x) { return std::tanh(x); }
+};
 
 template <typename T>
 void unary_typed(UnaryOp op, const Tensor& x, const Tensor& out, double scalar) {
@@ -34,36 +45,14 @@ void unary_typed(UnaryOp op, const Tensor& x, const Tensor& out, double scalar) 
       case UnaryOp::sqrt: return map_unary<T, T>(x, out, [](T v) { return std::sqrt(v); });
       case UnaryOp::rsqrt: return map_unary<T, T>(x, out, [](T v) { return T(1) / std::sqrt(v); });
       case UnaryOp::tanh: return map_unary<T, T>(x, out, [](T v) { return std::tanh(v); });
-      case UnaryOp::sigmoid:
-        // Written so that exp never overflows: for v < 0 use e^v / (1 + e^v).
-        return map_unary<T, T>(x, out, [](T v) {
-          const T e = exp_of(v < 0 ? v : -v);
-          return v >= 0 ? T(1) / (T(1) + e) : e / (T(1) + e);
-        });
-      case UnaryOp::gelu:
-        // x * Phi(x) = x/2 * (1 + erf(x / sqrt 2))
-        return map_unary<T, T>(x, out, [](T v) { return T(0.5) * v * (T(1) + erf_of(v * T(M_SQRT1_2))); });
-      case UnaryOp::gelu_tanh:
-        // x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))
-        return map_unary<T, T>(x, out, [](T v) {
-          const T inner = T(0.7978845608028654) * (v + T(0.044715) * v * v * v);
-          return T(0.5) * v * (T(1) + std::tanh(inner));
-        });
+      // (the formulas of these five: core/scalar_formulas.h)
+      case UnaryOp::sigmoid: return map_unary<T, T>(x, out, [](T v) { return formulas::sigmoid<HostMath>(v); });
+      case UnaryOp::gelu: return map_unary<T, T>(x, out, [](T v) { return formulas::gelu<HostMath>(v); });
+      case UnaryOp::gelu_tanh: return map_unary<T, T>(x, out, [](T v) { return formulas::gelu_tanh<HostMath>(v); });
       case UnaryOp::gelu_derivative:
-        // d/dx x Phi(x) = Phi(x) + x phi(x)
-        return map_unary<T, T>(x, out, [](T v) {
-          const T cdf = T(0.5) * (T(1) + erf_of(v * T(M_SQRT1_2)));
-          const T pdf = T(0.3989422804014327) * exp_of(T(-0.5) * v * v);
-          return cdf + v * pdf;
-        });
+        return map_unary<T, T>(x, out, [](T v) { return formulas::gelu_derivative<HostMath>(v); });
       case UnaryOp::gelu_tanh_derivative:
-        // with u = sqrt(2/pi) (x + 0.044715 x^3):  1/2 (1 + tanh u) + x/2 (1 - tanh^2 u) du/dx
-        return map_unary<T, T>(x, out, [](T v) {
-          const T k = T(0.7978845608028654);
-          const T t = std::tanh(k * (v + T(0.044715) * v * v * v));
-          const T du = k * (T(1) + T(3 * 0.044715) * v * v);
-          return T(0.5) * (T(1) + t) + T(0.5) * v * (T(1) - t * t) * du;
-        });
+        return map_unary<T, T>(x, out, [](T v) { return formulas::gelu_tanh_derivative<HostMath>(v); });
       case UnaryOp::pow_scalar: {
         const T p = static_cast<T>(scalar);
         if (p == T(2)) return map_unary<T, T>(x, out, [](T v) { return v * v; });

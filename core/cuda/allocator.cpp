@@ -29,16 +29,7 @@ void* DeviceAllocator::allocate(size_t nbytes) {
 void* DeviceAllocator::cached_or_new_block(size_t nbytes) {
   if (nbytes == 0) return nullptr;
   const size_t size = rounded_block_size(nbytes);
-  {
-    std::lock_guard lock(mutex_);
-    auto found = free_blocks_.find(size);
-    if (found != free_blocks_.end() && !found->second.empty()) {
-      void* block = found->second.back();
-      found->second.pop_back();
-      cached_bytes_ -= size;
-      return block;
-    }
-  }
+  if (void* block = cache_.take(size)) return block;
   require_device("allocate");
   (void)cublas();  // cuBLAS takes its workspace first, before the cache can hold all the memory
   void* block = nullptr;
@@ -64,30 +55,16 @@ void DeviceAllocator::deallocate(void* data, size_t nbytes) noexcept {
 #if defined(AXIOM_CUDA_EMULATED)
   cuda_emulator::take_back(data);
 #endif
-  const size_t size = rounded_block_size(nbytes);
-  std::lock_guard lock(mutex_);
-  try {
-    free_blocks_[size].push_back(data);  // a longer free list may need host memory that is not there:
-  } catch (const std::bad_alloc&) {
-    cudaFree(data);                      // then the block goes back to the driver (freeing never throws)
-    return;
-  }
-  cached_bytes_ += size;
+  // A block the cache cannot list (no host memory for a longer list) goes back to the driver:
+  // freeing never throws.
+  if (!cache_.keep(data, rounded_block_size(nbytes))) cudaFree(data);
 }
 
 void DeviceAllocator::release_cached() {
-  std::lock_guard lock(mutex_);
-  for (auto& [size, blocks] : free_blocks_) {
-    for (void* block : blocks) cudaFree(block);
-  }
-  free_blocks_.clear();
-  cached_bytes_ = 0;
+  cache_.release([](void* block) { cudaFree(block); });
 }
 
-size_t DeviceAllocator::cached_bytes() {
-  std::lock_guard lock(mutex_);
-  return cached_bytes_;
-}
+size_t DeviceAllocator::cached_bytes() { return cache_.bytes(); }
 
 DeviceAllocator& device_allocator() {
   // Never destroyed: tensors in static storage may be freed after main returns.

@@ -9,10 +9,8 @@
 #pragma once
 
 #include <cstddef>
-#include <mutex>
-#include <unordered_map>
-#include <vector>
 
+#include "core/block_cache.h"
 #include "core/cuda/build.h"
 
 namespace AXIOM_CUDA_NAMESPACE {
@@ -26,9 +24,7 @@ class DeviceAllocator {
 
  private:
   void* cached_or_new_block(size_t nbytes);
-  std::mutex mutex_;
-  std::unordered_map<size_t, std::vector<void*>> free_blocks_;  // by rounded size
-  size_t cached_bytes_ = 0;
+  core::BlockCache cache_;  // freed blocks, by rounded size
 };
 
 DeviceAllocator& device_allocator();

@@ -8,6 +8,7 @@
 #include "core/cuda/cuda_backend.h"
 #include "core/cuda/kernels.cuh"
 #include "core/factory.h"
+#include "core/scalar_formulas.h"
 #include "core/tensor.h"
 
 namespace AXIOM_CUDA_NAMESPACE {
@@ -51,7 +52,18 @@ __device__ bool is_negative(T v) {
   }
 }
 
-// The same formulas as core/cpu/elementwise.cpp, in the dtype of the tensor.
+// The transcendental functions core/scalar_formulas.h calls, CUDA's own.
+struct DeviceMath {
+  template <typename T>
+  __host__ __device__ static T exp_of(T x) { return exp(x); }
+  template <typename T>
+  __host__ __device__ static T erf_of(T x) { return erf(x); }
+  template <typename T>
+  __host__ __device__ static T tanh_of(T x) { return tanh(x); }
+};
+
+// The same formulas as core/cpu/elementwise.cpp (those of more than one call: core/scalar_formulas.h),
+// in the dtype of the tensor.
 template <typename T>
 __device__ T unary_value(UnaryOp op, T v, T p) {
   switch (op) {
@@ -61,26 +73,17 @@ __device__ T unary_value(UnaryOp op, T v, T p) {
     default: break;
   }
   if constexpr (std::is_floating_point_v<T>) {
-    const T inv_sqrt2 = T(0.7071067811865476), inv_sqrt_2pi = T(0.3989422804014327), k = T(0.7978845608028654);
     switch (op) {
       case UnaryOp::exp: return exp(v);
       case UnaryOp::log: return log(v);
       case UnaryOp::sqrt: return sqrt(v);
       case UnaryOp::rsqrt: return T(1) / sqrt(v);
       case UnaryOp::tanh: return tanh(v);
-      case UnaryOp::sigmoid: {  // exp of a non-positive number only: never overflows
-        const T e = exp(v < 0 ? v : -v);
-        return v >= 0 ? T(1) / (T(1) + e) : e / (T(1) + e);
-      }
-      case UnaryOp::gelu: return T(0.5) * v * (T(1) + erf(v * inv_sqrt2));
-      case UnaryOp::gelu_tanh: return T(0.5) * v * (T(1) + tanh(k * (v + T(0.044715) * v * v * v)));
-      case UnaryOp::gelu_derivative:  // Phi(x) + x phi(x)
-        return T(0.5) * (T(1) + erf(v * inv_sqrt2)) + v * inv_sqrt_2pi * exp(T(-0.5) * v * v);
-      case UnaryOp::gelu_tanh_derivative: {
-        const T t = tanh(k * (v + T(0.044715) * v * v * v));
-        const T du = k * (T(1) + T(3 * 0.044715) * v * v);
-        return T(0.5) * (T(1) + t) + T(0.5) * v * (T(1) - t * t) * du;
-      }
+      case UnaryOp::sigmoid: return formulas::sigmoid<DeviceMath>(v);
+      case UnaryOp::gelu: return formulas::gelu<DeviceMath>(v);
+      case UnaryOp::gelu_tanh: return formulas::gelu_tanh<DeviceMath>(v);
+      case UnaryOp::gelu_derivative: return formulas::gelu_derivative<DeviceMath>(v);
+      case UnaryOp::gelu_tanh_derivative: return formulas::gelu_tanh_derivative<DeviceMath>(v);
       case UnaryOp::pow_scalar: return p == T(2) ? v * v : pow(v, p);
       default: break;
     }

@@ -206,7 +206,7 @@ TEST_CASE("training: options and images are checked before anything runs") {
   CHECK(error_message([&] { models::training_options_from_json(R"({"batch": 3})", "x.json"); }) ==
         "[train] x.json: unknown training option \"batch\"");
   CHECK(error_message([&] { models::training_options_from_json(R"({"seed": -3})", "x.json"); }) ==
-        "[train] x.json: seed must be an integer, got -3");
+        "[train] x.json: seed must be an integer >= 0, got -3");
 }
 
 TEST_CASE("training: weights that hold NaN or an infinity never reach a checkpoint") {
