@@ -9,8 +9,6 @@
 namespace axiom {
 
 namespace {
-using Grads = std::vector<core::Tensor>;
-using Needs = std::vector<bool>;
 
 core::Tensor zero_like(const core::Tensor& t) { return core::scalar(0, t.dtype(), t.device()); }
 // uint8 mask -> 0/1 in t's dtype

@@ -1,12 +1,11 @@
-// The matrix product and its backward rule.
+// The matrix products (matmul, linear) and their backward rules. The op functions are
+// core/ops_matmul.cpp; the kernels core/cpu/matmul.cpp and core/cuda/matmul.cpp.
 #include "autograd/ops.h"
 #include "core/ops.h"
 
 namespace axiom {
 
 namespace {
-using Grads = std::vector<core::Tensor>;
-using Needs = std::vector<bool>;
 
 core::Tensor transposed(const core::Tensor& m) { return m.transpose(-1, -2); }
 

@@ -9,11 +9,6 @@
 
 namespace axiom {
 
-namespace {
-using Grads = std::vector<core::Tensor>;
-using Needs = std::vector<bool>;
-}  // namespace
-
 // dL/dx = y * (g - sum(g * y))             (sum along the softmax axis, kept for broadcasting)
 Tensor softmax(const Tensor& x, int64_t axis) {
   core::Tensor y = core::softmax(x.data(), axis);
@@ -50,17 +45,6 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
                   }
                   if (needs[2]) grads[2] = g;
                   return grads;
-                });
-}
-
-// out = softmax(Q K^T / sqrt(Dh)) V per line and head, Q, K, V the three thirds of qkv [..., 3D].
-//   dL/dqkv [..., 3D]: one fused kernel from the saved softmax weights (core::attention_backward):
-//   dV = P^T dO, dS = P * (dO V^T - rowsum(P * dO V^T)) / sqrt(Dh), dQ = dS K, dK = dS^T Q
-Tensor attention(const Tensor& qkv, int64_t axis, int64_t heads, bool causal) {
-  core::AttentionResult r = core::attention(qkv.data(), axis, heads, causal);
-  return record("attention", {qkv}, r.output,
-                [qkv = qkv.data(), probs = r.probs, axis, heads](const core::Tensor& g, const Needs&) {
-                  return Grads{core::attention_backward(qkv, probs, g, axis, heads)};
                 });
 }
 

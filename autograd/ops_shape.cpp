@@ -8,8 +8,6 @@
 namespace axiom {
 
 namespace {
-using Grads = std::vector<core::Tensor>;
-using Needs = std::vector<bool>;
 
 // dL/dx = g reshaped to x's shape (reshape, squeeze, unsqueeze, flatten).
 Tensor reshaped(const char* name, const Tensor& x, core::Tensor y) {

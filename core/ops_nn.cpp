@@ -1,4 +1,5 @@
-// Op functions for the neural-network workhorses: softmax, layer norm, attention and matmul.
+// Op functions for the neural-network workhorses: softmax, layer norm and cross-entropy
+// (attention: core/ops_attention.cpp; matmul and linear: core/ops_matmul.cpp).
 #include <algorithm>
 
 #include "core/backend.h"
@@ -31,54 +32,7 @@ Tensor checked_affine(const Tensor& param, const Tensor& x, const char* what) {
   return param.contiguous();
 }
 
-// qkv [..., 3D] for attention along `axis` with `heads` heads, checked; the shapes that follow.
-struct AttentionShapes {
-  int axis;         // normalised
-  Shape out;        // [..., D]
-  Shape probs;      // [lines, heads, L, L]
-};
-AttentionShapes checked_attention(const char* name, const Tensor& qkv, int64_t axis, int64_t heads) {
-  checks::defined(name, qkv, "qkv");
-  checks::floating(name, qkv);
-  if (qkv.dim() < 2) throw Error(name, "qkv must be [..., L, ..., 3D], got ", qkv.shape());
-  const int a = normalize_axis(name, axis, qkv.dim());
-  if (a == qkv.dim() - 1) throw Error(name, "axis ", axis, " is the feature axis of qkv ", qkv.shape(), "; attend along another");
-  if (heads <= 0 || qkv.size(-1) % (3 * heads) != 0) {
-    throw Error(name, "qkv's last axis (", qkv.size(-1), ") must be 3 * heads * Dh for heads = ", heads);
-  }
-  Shape out = qkv.shape();
-  out.back() /= 3;
-  const int64_t length = qkv.size(a), lines = qkv.numel() / qkv.size(-1) / std::max<int64_t>(length, 1);
-  return {a, out, {lines, heads, length, length}};
-}
-
 }  // namespace
-
-AttentionResult attention(const Tensor& qkv, int64_t axis, int64_t heads, bool causal) {
-  const AttentionShapes shapes = checked_attention("attention", qkv, axis, heads);
-  AttentionResult result{empty(shapes.out, qkv.dtype(), qkv.device()), empty(shapes.probs, qkv.dtype(), qkv.device())};
-  if (qkv.numel() > 0) backend(qkv.device()).attention(qkv.contiguous(), shapes.axis, heads, causal, result.output, result.probs);
-  return result;
-}
-
-Tensor attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int64_t axis, int64_t heads) {
-  const AttentionShapes shapes = checked_attention("attention_backward", qkv, axis, heads);
-  for (const Tensor* t : {&probs, &grad_out}) {
-    checks::defined("attention_backward", *t);
-    checks::same_device("attention_backward", qkv, *t);
-    checks::same_dtype("attention_backward", qkv, *t);
-  }
-  if (grad_out.shape() != shapes.out || probs.shape() != shapes.probs) {
-    throw Error("attention_backward", "for qkv ", qkv.shape(), " expected grad_out ", shapes.out, " and probs ", shapes.probs,
-                "; got ", grad_out.shape(), " and ", probs.shape());
-  }
-  Tensor grad_qkv = empty(qkv.shape(), qkv.dtype(), qkv.device());
-  if (qkv.numel() > 0) {
-    backend(qkv.device()).attention_backward(qkv.contiguous(), probs.contiguous(), grad_out.contiguous(), shapes.axis, heads,
-                                             grad_qkv);
-  }
-  return grad_qkv;
-}
 
 Tensor softmax(const Tensor& x, int64_t axis) { return softmax_op("softmax", x, axis, false); }
 Tensor log_softmax(const Tensor& x, int64_t axis) { return softmax_op("log_softmax", x, axis, true); }
@@ -116,76 +70,6 @@ Tensor layer_norm_backward(const Tensor& x, const Tensor& weight, const Tensor& 
   Tensor grad_x = empty(x.shape(), x.dtype(), x.device());
   backend(x.device()).layer_norm_backward(x, w, mean.contiguous(), rstd.contiguous(), grad_out, grad_x);
   return grad_x;
-}
-
-namespace {
-
-// The product's operands as the backend takes them, and its output shape.
-struct Product {
-  Tensor a, b;  // at least 2-D, expanded to the output's batch shape
-  Shape out_shape;
-  bool a_vector, b_vector;
-};
-
-Product checked_product(const char* name, const Tensor& a, const Tensor& b) {
-  checks::defined(name, a, "first");
-  checks::defined(name, b, "second");
-  checks::same_device(name, a, b);
-  checks::same_dtype(name, a, b);
-  checks::floating(name, a);
-  if (a.dim() == 0 || b.dim() == 0) {
-    throw Error(name, "needs operands with at least one axis, got shapes ", a.shape(), " and ", b.shape());
-  }
-  // Vectors become matrices ([K] -> [1, K] on the left, [K, 1] on the right) and back at the end.
-  const Tensor a2 = a.dim() == 1 ? a.unsqueeze(0) : a;
-  const Tensor b2 = b.dim() == 1 ? b.unsqueeze(-1) : b;
-  const int64_t m = a2.size(-2), k = a2.size(-1), n = b2.size(-1);
-  if (b2.size(-2) != k) {
-    throw Error(name, "shapes ", a.shape(), " and ", b.shape(), " cannot be multiplied (", k, " != ", b2.size(-2), ")");
-  }
-  const Shape a_batch(a2.shape().begin(), a2.shape().end() - 2), b_batch(b2.shape().begin(), b2.shape().end() - 2);
-  Shape batch;
-  try {
-    batch = broadcast_shapes(name, a_batch, b_batch);
-  } catch (const Error&) {
-    throw Error(name, "batch shapes ", a_batch, " and ", b_batch, " of ", a.shape(), " and ", b.shape(), " cannot be broadcast");
-  }
-  auto with_matrix = [&](int64_t rows, int64_t cols) {
-    Shape shape = batch;
-    shape.push_back(rows), shape.push_back(cols);
-    return shape;
-  };
-  return {a2.expand(with_matrix(m, k)), b2.expand(with_matrix(k, n)), with_matrix(m, n), a.dim() == 1, b.dim() == 1};
-}
-
-Tensor unvectored(Tensor out, const Product& p) {
-  if (p.a_vector) out = out.squeeze(-2);
-  if (p.b_vector) out = out.squeeze(-1);
-  return out;
-}
-
-}  // namespace
-
-Tensor matmul(const Tensor& a, const Tensor& b) {
-  const Product p = checked_product("matmul", a, b);
-  Tensor out = empty(p.out_shape, a.dtype(), a.device());
-  backend(a.device()).matmul(p.a, p.b, out, /*accumulate=*/false);
-  return unvectored(out, p);
-}
-
-Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  const Product p = checked_product("linear", x, weight);
-  checks::defined("linear", bias, "bias");
-  checks::same_device("linear", x, bias);
-  checks::same_dtype("linear", x, bias);
-  if (weight.dim() != 2 || bias.shape() != Shape{weight.size(1)}) {
-    throw Error("linear", "needs weight [K, N] and bias [N], got ", weight.shape(), " and ", bias.shape());
-  }
-  // out = bias in every row, then out += x @ weight in the same pass as the product (BLAS's beta = 1)
-  Tensor out = empty(p.out_shape, x.dtype(), x.device());
-  backend(x.device()).copy(bias.expand(p.out_shape), out);
-  backend(x.device()).matmul(p.a, p.b, out, /*accumulate=*/true);
-  return unvectored(out, p);
 }
 
 namespace {

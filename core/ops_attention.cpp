@@ -1,0 +1,65 @@
+// The op functions of fused multi-head attention along one axis (core/ops.h): they check qkv and
+// size the outputs; the backends compute (core/cpu/attention.cpp, core/cuda/attention.cu); the
+// autograd rule is autograd/ops_attention.cpp.
+#include <algorithm>
+
+#include "core/backend.h"
+#include "core/checks.h"
+#include "core/error.h"
+#include "core/factory.h"
+#include "core/ops.h"
+
+namespace axiom::core {
+
+namespace {
+
+// qkv [..., 3D] for attention along `axis` with `heads` heads, checked; the shapes that follow.
+struct AttentionShapes {
+  int axis;         // normalised
+  Shape out;        // [..., D]
+  Shape probs;      // [lines, heads, L, L]
+};
+AttentionShapes checked_attention(const char* name, const Tensor& qkv, int64_t axis, int64_t heads) {
+  checks::defined(name, qkv, "qkv");
+  checks::floating(name, qkv);
+  if (qkv.dim() < 2) throw Error(name, "qkv must be [..., L, ..., 3D], got ", qkv.shape());
+  const int a = normalize_axis(name, axis, qkv.dim());
+  if (a == qkv.dim() - 1) throw Error(name, "axis ", axis, " is the feature axis of qkv ", qkv.shape(), "; attend along another");
+  if (heads <= 0 || qkv.size(-1) % (3 * heads) != 0) {
+    throw Error(name, "qkv's last axis (", qkv.size(-1), ") must be 3 * heads * Dh for heads = ", heads);
+  }
+  Shape out = qkv.shape();
+  out.back() /= 3;
+  const int64_t length = qkv.size(a), lines = qkv.numel() / qkv.size(-1) / std::max<int64_t>(length, 1);
+  return {a, out, {lines, heads, length, length}};
+}
+
+}  // namespace
+
+AttentionResult attention(const Tensor& qkv, int64_t axis, int64_t heads, bool causal) {
+  const AttentionShapes shapes = checked_attention("attention", qkv, axis, heads);
+  AttentionResult result{empty(shapes.out, qkv.dtype(), qkv.device()), empty(shapes.probs, qkv.dtype(), qkv.device())};
+  if (qkv.numel() > 0) backend(qkv.device()).attention(qkv.contiguous(), shapes.axis, heads, causal, result.output, result.probs);
+  return result;
+}
+
+Tensor attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int64_t axis, int64_t heads) {
+  const AttentionShapes shapes = checked_attention("attention_backward", qkv, axis, heads);
+  for (const Tensor* t : {&probs, &grad_out}) {
+    checks::defined("attention_backward", *t);
+    checks::same_device("attention_backward", qkv, *t);
+    checks::same_dtype("attention_backward", qkv, *t);
+  }
+  if (grad_out.shape() != shapes.out || probs.shape() != shapes.probs) {
+    throw Error("attention_backward", "for qkv ", qkv.shape(), " expected grad_out ", shapes.out, " and probs ", shapes.probs,
+                "; got ", grad_out.shape(), " and ", probs.shape());
+  }
+  Tensor grad_qkv = empty(qkv.shape(), qkv.dtype(), qkv.device());
+  if (qkv.numel() > 0) {
+    backend(qkv.device()).attention_backward(qkv.contiguous(), probs.contiguous(), grad_out.contiguous(), shapes.axis, heads,
+                                             grad_qkv);
+  }
+  return grad_qkv;
+}
+
+}  // namespace axiom::core

@@ -1,0 +1,82 @@
+// The op functions of matrix products (core/ops.h): matmul and linear check their operands and
+// size the output; the backends compute (core/cpu/matmul.cpp, core/cuda/matmul.cpp); the autograd
+// rules are autograd/ops_matmul.cpp.
+#include "core/backend.h"
+#include "core/checks.h"
+#include "core/error.h"
+#include "core/factory.h"
+#include "core/ops.h"
+
+namespace axiom::core {
+
+namespace {
+
+// The product's operands as the backend takes them, and its output shape.
+struct Product {
+  Tensor a, b;  // at least 2-D, expanded to the output's batch shape
+  Shape out_shape;
+  bool a_vector, b_vector;
+};
+
+Product checked_product(const char* name, const Tensor& a, const Tensor& b) {
+  checks::defined(name, a, "first");
+  checks::defined(name, b, "second");
+  checks::same_device(name, a, b);
+  checks::same_dtype(name, a, b);
+  checks::floating(name, a);
+  if (a.dim() == 0 || b.dim() == 0) {
+    throw Error(name, "needs operands with at least one axis, got shapes ", a.shape(), " and ", b.shape());
+  }
+  // Vectors become matrices ([K] -> [1, K] on the left, [K, 1] on the right) and back at the end.
+  const Tensor a2 = a.dim() == 1 ? a.unsqueeze(0) : a;
+  const Tensor b2 = b.dim() == 1 ? b.unsqueeze(-1) : b;
+  const int64_t m = a2.size(-2), k = a2.size(-1), n = b2.size(-1);
+  if (b2.size(-2) != k) {
+    throw Error(name, "shapes ", a.shape(), " and ", b.shape(), " cannot be multiplied (", k, " != ", b2.size(-2), ")");
+  }
+  const Shape a_batch(a2.shape().begin(), a2.shape().end() - 2), b_batch(b2.shape().begin(), b2.shape().end() - 2);
+  Shape batch;
+  try {
+    batch = broadcast_shapes(name, a_batch, b_batch);
+  } catch (const Error&) {
+    throw Error(name, "batch shapes ", a_batch, " and ", b_batch, " of ", a.shape(), " and ", b.shape(), " cannot be broadcast");
+  }
+  auto with_matrix = [&](int64_t rows, int64_t cols) {
+    Shape shape = batch;
+    shape.push_back(rows), shape.push_back(cols);
+    return shape;
+  };
+  return {a2.expand(with_matrix(m, k)), b2.expand(with_matrix(k, n)), with_matrix(m, n), a.dim() == 1, b.dim() == 1};
+}
+
+Tensor unvectored(Tensor out, const Product& p) {
+  if (p.a_vector) out = out.squeeze(-2);
+  if (p.b_vector) out = out.squeeze(-1);
+  return out;
+}
+
+}  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  const Product p = checked_product("matmul", a, b);
+  Tensor out = empty(p.out_shape, a.dtype(), a.device());
+  backend(a.device()).matmul(p.a, p.b, out, /*accumulate=*/false);
+  return unvectored(out, p);
+}
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  const Product p = checked_product("linear", x, weight);
+  checks::defined("linear", bias, "bias");
+  checks::same_device("linear", x, bias);
+  checks::same_dtype("linear", x, bias);
+  if (weight.dim() != 2 || bias.shape() != Shape{weight.size(1)}) {
+    throw Error("linear", "needs weight [K, N] and bias [N], got ", weight.shape(), " and ", bias.shape());
+  }
+  // out = bias in every row, then out += x @ weight in the same pass as the product (BLAS's beta = 1)
+  Tensor out = empty(p.out_shape, x.dtype(), x.device());
+  backend(x.device()).copy(bias.expand(p.out_shape), out);
+  backend(x.device()).matmul(p.a, p.b, out, /*accumulate=*/true);
+  return unvectored(out, p);
+}
+
+}  // namespace axiom::core
