@@ -1,0 +1,27 @@
+#!/bin/sh
+# axiom as a library: installs the build into a fresh prefix (cmake --install), then builds this
+# folder's program against it twice, with CMake's find_package(axiom) and with pkg-config, and runs
+# both. Run as: sh run.sh BUILD_DIR CMAKE_COMMAND CXX_COMPILER
+set -eu
+build=$1 cmake=$2 cxx=$3
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+echo "== cmake --install into $work/prefix"
+"$cmake" --install "$build" --prefix "$work/prefix" > "$work/install.log" || { cat "$work/install.log"; exit 1; }
+grep -c "Installing" "$work/install.log" | sed 's/$/ files installed/'
+
+echo "== find_package(axiom), target axiom::axiom"
+"$cmake" -S "$here" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_CXX_COMPILER="$cxx" \
+  -DCMAKE_BUILD_TYPE=Release > "$work/configure.log" || { cat "$work/configure.log"; exit 1; }
+"$cmake" --build "$work/cmake-build" > "$work/build.log" || { cat "$work/build.log"; exit 1; }
+"$work/cmake-build/downstream"
+
+echo "== pkg-config --cflags --libs axiom"
+pc_dir=$(dirname "$(find "$work/prefix" -name axiom.pc)")
+flags=$(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs axiom)
+echo "pkg-config: $flags"
+# shellcheck disable=SC2086 # the flags are words
+"$cxx" -std=c++20 "$here/main.cpp" $flags -o "$work/downstream-pkg-config"
+"$work/downstream-pkg-config"
