@@ -1,7 +1,8 @@
-// The three ByteStreams: a plain file range, a gzip file (zlib's gzread) and a raw-deflate zip
-// member (zlib's inflate). Each reports errors as "[op] <origin>: ..." with byte offsets.
+// The three ByteStreams: a plain file range, a gzip file (zlib's gzread) and a zip member
+// (libzip's zip_fread). Each reports errors as "[op] <origin>: ..." with byte offsets.
 #include "data/byte_stream.h"
 
+#include <zip.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -97,64 +98,27 @@ class GzipStream final : public ByteStream {
   uint64_t bound_;
 };
 
-// A deflated zip member: raw deflate (no zlib or gzip header), checked against its declared size
-// and CRC-32 at the end.
-class InflateStream final : public ByteStream {
+// One member of a zip archive, decompressed by libzip, which checks its size and CRC-32 as it
+// reaches the end.
+class ZipMemberStream final : public ByteStream {
  public:
-  InflateStream(std::string origin, File file, uint64_t begin, uint64_t compressed_size, uint64_t size,
-                std::string_view op)
-      : ByteStream(std::move(origin)), file_(std::move(file)), compressed_left_(compressed_size), size_(size) {
-    if (std::fseek(file_.get(), static_cast<long>(begin), SEEK_SET) != 0) {
-      throw Error(op, origin_, ": cannot seek to byte ", begin, ": ", errno_text());
-    }
-    if (inflateInit2(&stream_, -MAX_WBITS) != Z_OK) throw Error(op, origin_, ": zlib inflateInit2 failed");
+  ZipMemberStream(std::string origin, zip_t* archive, uint64_t index, uint64_t size, std::string_view op)
+      : ByteStream(std::move(origin)), file_(zip_fopen_index(archive, index, 0)), size_(size) {
+    if (!file_) throw Error(op, origin_, ": cannot open the member (libzip: ", zip_strerror(archive), ")");
   }
-  ~InflateStream() override { inflateEnd(&stream_); }
+  ~ZipMemberStream() override { zip_fclose(file_); }
   uint64_t max_remaining() const override { return size_ > position_ ? size_ - position_ : 0; }
 
  protected:
   uint64_t read_some(void* dst, uint64_t n, std::string_view op) override {
-    uint64_t total = 0;
-    while (total < n && !ended_) {
-      if (stream_.avail_in == 0 && compressed_left_ > 0) {
-        const size_t want = static_cast<size_t>(std::min<uint64_t>(compressed_left_, sizeof(input_)));
-        const size_t got = std::fread(input_, 1, want, file_.get());
-        if (got == 0) throw Error(op, origin_, ": read error in the compressed data: ", errno_text());
-        compressed_left_ -= got;
-        stream_.next_in = input_;
-        stream_.avail_in = static_cast<unsigned>(got);
-      }
-      const unsigned want = static_cast<unsigned>(std::min(n - total, kChunk));
-      stream_.next_out = static_cast<unsigned char*>(dst) + total;
-      stream_.avail_out = want;
-      const int code = inflate(&stream_, Z_NO_FLUSH);
-      const uint64_t produced = want - stream_.avail_out;
-      total += produced;
-      if (code == Z_STREAM_END) {
-        ended_ = true;
-      } else if (code == Z_BUF_ERROR && stream_.avail_in == 0 && compressed_left_ == 0) {
-        break;  // the compressed bytes ran out before the deflate stream ended: truncated
-      } else if (code != Z_OK && code != Z_BUF_ERROR) {
-        throw Error(op, origin_, ": corrupt deflate data near decompressed byte ", position_ + total, " (zlib: ",
-                    stream_.msg ? stream_.msg : "error", ")");
-      }
-    }
-    if (position_ + total > size_) {
-      throw Error(op, origin_, ": the member inflates to more than the ", size_, " bytes its directory entry declares");
-    }
-    return total;
-  }
-  void check_end(std::string_view op) override {
-    if (!ended_) throw Error(op, origin_, ": the deflate stream is cut short (truncated) after ", position_, " bytes");
+    const zip_int64_t got = zip_fread(file_, dst, n);
+    if (got < 0) throw Error(op, origin_, ": corrupt data after byte ", position_, " (libzip: ", zip_file_strerror(file_), ")");
+    return static_cast<uint64_t>(got);
   }
 
  private:
-  File file_;
-  z_stream stream_{};
-  unsigned char input_[1 << 16];
-  uint64_t compressed_left_;
+  zip_file_t* file_;
   uint64_t size_;
-  bool ended_ = false;
 };
 
 }  // namespace
@@ -207,13 +171,9 @@ std::unique_ptr<ByteStream> open_file(const std::string& path, std::string_view 
   return std::make_unique<FileRangeStream>(quoted(path), std::move(file), 0, size, op);
 }
 
-std::unique_ptr<ByteStream> open_zip_member(const std::string& path, const std::string& name, uint64_t data_offset,
-                                            uint64_t compressed_size, uint64_t size, int method, std::string_view op) {
-  std::string origin = quoted(path) + " member " + quoted(name);
-  File file = open_or_throw(path, op);
-  if (method == 0) return std::make_unique<FileRangeStream>(origin, std::move(file), data_offset, data_offset + size, op);
-  if (method == 8) return std::make_unique<InflateStream>(origin, std::move(file), data_offset, compressed_size, size, op);
-  throw Error(op, origin, ": compression method ", method, " is not supported (only 0, stored, and 8, deflate)");
+std::unique_ptr<ByteStream> open_zip_member(zip* archive, uint64_t index, const std::string& origin, uint64_t size,
+                                            std::string_view op) {
+  return std::make_unique<ZipMemberStream>(origin, archive, index, size, op);
 }
 
 // --- bytes ---------------------------------------------------------------------------------------

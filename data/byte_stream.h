@@ -7,7 +7,7 @@
 //   open_file(path)          a plain file, or a gzip file (recognised by its first two bytes,
 //                            1f 8b) decompressed on the fly with zlib. Offsets are then offsets
 //                            into the decompressed data.
-//   open_zip_member(...)     one member of a zip archive, stored or deflated (see npy.cpp).
+//   open_zip_member(...)     one member of a zip archive opened with libzip (see npy.cpp).
 //
 // `max_remaining()` is an upper bound on the bytes still to come, known before they are read:
 // exact for plain files and zip members, and for gzip the most that deflate can expand the
@@ -20,6 +20,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+
+struct zip;  // libzip's archive (zip_t in <zip.h>), used by byte_stream.cpp and npy.cpp only
 
 namespace axiom::data {
 
@@ -53,11 +55,10 @@ class ByteStream {
 // A plain or gzip-compressed file. `op` names the reader in an error if the file cannot be opened.
 std::unique_ptr<ByteStream> open_file(const std::string& path, std::string_view op);
 
-// Member `name` of a zip archive: `size` bytes stored (method 0) or `compressed_size` bytes of raw
-// deflate (method 8) that expand to exactly `size` bytes, starting at byte `data_offset` of `path`.
-// The caller (npy.cpp) has checked the range against the file's length.
-std::unique_ptr<ByteStream> open_zip_member(const std::string& path, const std::string& name, uint64_t data_offset,
-                                            uint64_t compressed_size, uint64_t size, int method, std::string_view op);
+// Member `index` of an archive libzip has opened, declared to hold `size` bytes (libzip checks the
+// size and the CRC-32 at the end); `origin` names it in errors: 'a.npz' member 'x.npy'.
+std::unique_ptr<ByteStream> open_zip_member(zip* archive, uint64_t index, const std::string& origin, uint64_t size,
+                                            std::string_view op);
 
 // The size of a file in bytes, or an Error naming it.
 uint64_t file_size(const std::string& path, std::string_view op);

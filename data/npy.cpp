@@ -1,15 +1,12 @@
 // NPY: magic -> version -> header length -> the dict (a tiny parser for the three keys) -> data.
-// NPZ: end of central directory (zip64 too) -> central directory entries -> local headers -> each
-// member read as NPY through a ByteStream (stored or inflated).
+// NPZ: libzip opens the archive and checks its directory -> each entry checked -> each member read
+// as NPY through a ByteStream (stored or inflated by libzip).
 #include "data/npy.h"
 
+#include <zip.h>
 
 #include <bit>
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <system_error>
 
 #include "core/atomic_file.h"
 #include "core/error.h"
@@ -178,125 +175,51 @@ core::Tensor read_npy_stream(ByteStream& stream) {
   return out;
 }
 
-// --- the zip directory ---------------------------------------------------------------------------
+// --- the zip archive (libzip) ---------------------------------------------------------------------
 
-// Reads `n` bytes at `offset` of an open file (the caller has checked the range).
-std::vector<unsigned char> read_at(std::FILE* file, uint64_t offset, uint64_t n, const std::string& origin, const char* what) {
-  std::vector<unsigned char> bytes(n);
-  if (std::fseek(file, static_cast<long>(offset), SEEK_SET) != 0 || std::fread(bytes.data(), 1, n, file) != n) {
-    throw Error("npz", origin, ": cannot read the ", what, " (", n, " bytes at byte ", offset, ")");
+struct ZipCloser {
+  void operator()(zip_t* archive) const { zip_discard(archive); }  // read only: nothing to write back
+};
+using ZipArchive = std::unique_ptr<zip_t, ZipCloser>;
+
+ZipArchive open_zip(const std::string& path, const std::string& origin) {
+  int code = ZIP_ER_OK;
+  ZipArchive archive(zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code));
+  if (!archive) {
+    zip_error_t error;
+    zip_error_init_with_code(&error, code);
+    const std::string text = zip_error_strerror(&error);
+    zip_error_fini(&error);
+    throw Error("npz", origin, ": not a readable zip archive (libzip: ", text, ")");
   }
-  return bytes;
+  return archive;
 }
 
-struct ZipEntry {
+// What a member's directory entry declares, checked before anything is read or allocated: not
+// encrypted, stored or deflated, and no more bytes than its compressed data can expand to.
+struct ZipMember {
   std::string name;
-  int method = 0;
-  uint64_t compressed = 0, size = 0, header_offset = 0, data_offset = 0;
+  uint64_t size = 0;
 };
 
-struct ZipDirectory {
-  uint64_t entries = 0, offset = 0, size = 0, end_at = 0;  // end_at: where the directory must end
-};
-
-// The end-of-central-directory record (and the zip64 one when sizes overflow 32 bits).
-ZipDirectory find_directory(std::FILE* file, uint64_t file_size, const std::string& origin) {
-  constexpr uint64_t kEnd = 22, kMaxComment = 65535;
-  if (file_size < kEnd) throw Error("npz", origin, ": ", file_size, " bytes is too short for a zip file (at least 22)");
-  const uint64_t tail_at = file_size - std::min(file_size, kEnd + kMaxComment);
-  const auto tail = read_at(file, tail_at, file_size - tail_at, origin, "end of the zip file");
-  for (uint64_t i = tail.size() - kEnd + 1; i-- > 0;) {
-    const unsigned char* r = tail.data() + i;
-    if (little_endian(r, 4) != 0x06054b50 || i + kEnd + little_endian(r + 20, 2) != tail.size()) continue;
-    ZipDirectory dir{little_endian(r + 10, 2), little_endian(r + 16, 4), little_endian(r + 12, 4), tail_at + i};
-    if (little_endian(r + 4, 2) != 0 || little_endian(r + 6, 2) != 0) throw Error("npz", origin, ": multi-disk zip files are not supported");
-    if (dir.entries == 0xffff || dir.offset == 0xffffffff || dir.size == 0xffffffff) {
-      // zip64: a 20-byte locator just before, pointing at a 56-byte zip64 end record.
-      const uint64_t at = tail_at + i;
-      if (at < 20) throw Error("npz", origin, ": the zip64 locator before byte ", at, " is missing");
-      const auto locator = read_at(file, at - 20, 20, origin, "zip64 locator");
-      const uint64_t record_at = little_endian(locator.data() + 8, 8);
-      if (little_endian(locator.data(), 4) != 0x07064b50 || record_at > at - 20 || at - 20 - record_at < 56) {
-        throw Error("npz", origin, ": bad zip64 locator at byte ", at - 20);
-      }
-      const auto record = read_at(file, record_at, 56, origin, "zip64 end record");
-      if (little_endian(record.data(), 4) != 0x06064b50) throw Error("npz", origin, ": bad zip64 end record at byte ", record_at);
-      dir = {little_endian(record.data() + 32, 8), little_endian(record.data() + 48, 8), little_endian(record.data() + 40, 8), record_at};
-    }
-    if (dir.offset > dir.end_at || dir.size > dir.end_at - dir.offset) {
-      throw Error("npz", origin, ": the central directory (", dir.size, " bytes at byte ", dir.offset,
-                  ") does not fit before byte ", dir.end_at);
-    }
-    return dir;
+ZipMember checked_member(zip_t* archive, uint64_t index, const std::string& origin) {
+  zip_stat_t stat;
+  if (zip_stat_index(archive, index, 0, &stat) != 0) {
+    throw Error("npz", origin, ": cannot read directory entry ", index, " (libzip: ", zip_strerror(archive), ")");
   }
-  throw Error("npz", origin, ": no end-of-central-directory record in the last ", tail.size(), " bytes: not a zip file");
-}
-
-std::vector<ZipEntry> read_directory(std::FILE* file, const ZipDirectory& dir, const std::string& origin) {
-  const auto bytes = read_at(file, dir.offset, dir.size, origin, "central directory");
-  std::vector<ZipEntry> entries;
-  uint64_t pos = 0;
-  auto need = [&](uint64_t n, const char* what) {
-    if (n > bytes.size() - pos) {
-      throw Error("npz", origin, ": the central directory is truncated: ", what, " needs ", n, " bytes at byte ", dir.offset + pos);
-    }
-  };
-  for (uint64_t e = 0; e < dir.entries; ++e) {
-    need(46, "an entry");
-    const unsigned char* r = bytes.data() + pos;
-    const uint64_t at = dir.offset + pos;
-    if (little_endian(r, 4) != 0x02014b50) throw Error("npz", origin, ": bad central directory entry signature at byte ", at);
-    if (little_endian(r + 8, 2) & 1) throw Error("npz", origin, ": encrypted member at byte ", at);
-    ZipEntry entry;
-    entry.method = static_cast<int>(little_endian(r + 10, 2));
-    entry.compressed = little_endian(r + 20, 4);
-    entry.size = little_endian(r + 24, 4);
-    entry.header_offset = little_endian(r + 42, 4);
-    const uint64_t name_length = little_endian(r + 28, 2), extra_length = little_endian(r + 30, 2),
-                   comment_length = little_endian(r + 32, 2);
-    pos += 46;
-    need(name_length + extra_length + comment_length, "a name, extra field and comment");
-    entry.name.assign(reinterpret_cast<const char*>(bytes.data() + pos), name_length);
-    // zip64 extra field (id 1): the 64-bit values of whichever 32-bit fields are 0xffffffff, in order.
-    for (uint64_t x = pos + name_length; x + 4 <= pos + name_length + extra_length;) {
-      const uint64_t id = little_endian(&bytes[x], 2), length = little_endian(&bytes[x + 2], 2);
-      uint64_t field = x + 4;
-      const uint64_t field_end = std::min(field + length, pos + name_length + extra_length);
-      if (id == 1) {
-        for (uint64_t* value : {&entry.size, &entry.compressed, &entry.header_offset}) {
-          if (*value != 0xffffffff) continue;
-          if (field + 8 > field_end) throw Error("npz", origin, ": short zip64 extra field at byte ", dir.offset + x);
-          *value = little_endian(&bytes[field], 8);
-          field += 8;
-        }
-      }
-      x += 4 + length;
-    }
-    pos += name_length + extra_length + comment_length;
-    entries.push_back(entry);
+  const ZipMember member{stat.name ? stat.name : "", stat.size};
+  const std::string where = origin + " member " + quoted(member.name);
+  if (stat.encryption_method != ZIP_EM_NONE) throw Error("npz", where, ": encrypted members are not supported");
+  if (stat.comp_method == ZIP_CM_STORE && stat.comp_size != stat.size) {
+    throw Error("npz", where, ": stored, yet its sizes differ (", stat.comp_size, " compressed, ", stat.size, " not)");
   }
-  return entries;
-}
-
-// Finds where a member's data starts (after its local header) and checks that it lies in the file.
-void locate_data(std::FILE* file, ZipEntry& entry, uint64_t limit, const std::string& origin) {
-  const std::string member = origin + " member '" + entry.name + "'";
-  if (entry.header_offset > limit || limit - entry.header_offset < 30) {
-    throw Error("npz", member, ": the local header at byte ", entry.header_offset, " lies outside the file");
+  if (stat.comp_method != ZIP_CM_STORE && stat.comp_method != ZIP_CM_DEFLATE) {
+    throw Error("npz", where, ": compression method ", stat.comp_method, " is not supported (only 0, stored, and 8, deflate)");
   }
-  const auto local = read_at(file, entry.header_offset, 30, origin, "local header");
-  if (little_endian(local.data(), 4) != 0x04034b50) throw Error("npz", member, ": bad local header signature at byte ", entry.header_offset);
-  entry.data_offset = entry.header_offset + 30 + little_endian(local.data() + 26, 2) + little_endian(local.data() + 28, 2);
-  if (entry.data_offset > limit || entry.compressed > limit - entry.data_offset) {
-    throw Error("npz", member, ": its ", entry.compressed, " bytes of data at byte ", entry.data_offset, " run past byte ", limit);
+  if (stat.size > stat.comp_size * kMaxDeflateRatio + 1024) {
+    throw Error("npz", where, ": declares ", stat.size, " bytes from ", stat.comp_size, " deflated bytes, more than deflate can produce");
   }
-  if (entry.method == 0 && entry.compressed != entry.size) {
-    throw Error("npz", member, ": stored, yet its sizes differ (", entry.compressed, " compressed, ", entry.size, " not)");
-  }
-  if (entry.method == 8 && entry.size > entry.compressed * kMaxDeflateRatio + 1024) {
-    throw Error("npz", member, ": declares ", entry.size, " bytes from ", entry.compressed,
-                " deflated bytes, more than deflate can produce");
-  }
+  return member;
 }
 
 // --- writing ---------------------------------------------------------------------------------------
@@ -311,8 +234,6 @@ std::string descr_of(core::Dtype dtype) {
   throw Error("write_npy", "dtype ", dtype, " has no NPY descr");
 }
 
-std::string errno_text() { return std::generic_category().message(errno); }
-
 }  // namespace
 
 core::Tensor read_npy(const std::string& path) {
@@ -321,18 +242,17 @@ core::Tensor read_npy(const std::string& path) {
 }
 
 std::map<std::string, core::Tensor> read_npz(const std::string& path) {
-  const uint64_t size = file_size(path, "npz");
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!file) throw Error("npz", "cannot open ", quoted(path), ": ", errno_text());
+  (void)file_size(path, "npz");  // a missing file, or one that is not a regular file: an Error naming it
   const std::string origin = quoted(path);
-  const ZipDirectory dir = find_directory(file.get(), size, origin);
+  const ZipArchive archive = open_zip(path, origin);
   std::map<std::string, core::Tensor> arrays;
-  for (ZipEntry& entry : read_directory(file.get(), dir, origin)) {
-    locate_data(file.get(), entry, dir.offset, origin);
-    std::string key = entry.name;
+  const auto members = static_cast<uint64_t>(zip_get_num_entries(archive.get(), 0));
+  for (uint64_t index = 0; index < members; ++index) {
+    const ZipMember member = checked_member(archive.get(), index, origin);
+    std::string key = member.name;
     if (key.size() > 4 && key.ends_with(".npy")) key.resize(key.size() - 4);
     if (arrays.count(key)) throw Error("npz", origin, ": the array '", key, "' appears twice");
-    auto stream = open_zip_member(path, entry.name, entry.data_offset, entry.compressed, entry.size, entry.method, "npz");
+    auto stream = open_zip_member(archive.get(), index, origin + " member " + quoted(member.name), member.size, "npz");
     arrays[key] = read_npy_stream(*stream);
   }
   return arrays;

@@ -12,10 +12,10 @@
 // errors. The data must fill the rest of the file exactly.
 //
 // NPZ: a zip archive of NPY files (numpy.savez / savez_compressed), members stored or deflated,
-// zip64 sizes and offsets understood. Each member "name.npy" becomes the key "name". The zip's
-// central directory is read here directly (zlib inflates deflated members); every offset and size
-// is checked against the file's length, and every member's declared size against its NPY header,
-// before any allocation.
+// zip64 understood, read with libzip (which checks the directory against the local headers, and
+// each member's size and CRC-32). Each member "name.npy" becomes the key "name". Every member's
+// declared size is checked against what its compressed bytes can expand to, and against its NPY
+// header, before any allocation.
 //
 // Errors name the file (and member), the field and the byte offset:
 //   [npy] 'x.npy': bad header at byte 36: fortran_order True is not supported (only C order)
