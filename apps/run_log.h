@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "apps/pictures.h"
+#include "apps/plot.h"
 
 namespace axiom::apps {
 

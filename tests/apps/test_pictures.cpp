@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "apps/pictures.h"
+#include "apps/plot.h"
 #include "core/core.h"
 
 using namespace axiom;
