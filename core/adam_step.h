@@ -11,12 +11,7 @@
 #include <cmath>
 #include <cstdint>
 
-// nvcc compiles the formula for both sides; every other compiler sees a plain function.
-#if defined(__CUDACC__)
-#define AXIOM_HOST_DEVICE __host__ __device__
-#else
-#define AXIOM_HOST_DEVICE
-#endif
+#include "core/host_device.h"  // AXIOM_HOST_DEVICE: nvcc compiles the formula for both sides
 
 namespace axiom::core {
 

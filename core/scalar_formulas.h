@@ -6,11 +6,7 @@
 // (core/cpu/fast_math.h), the GPU CUDA's own functions.
 #pragma once
 
-#if defined(__CUDACC__)
-#define AXIOM_HOST_DEVICE __host__ __device__
-#else
-#define AXIOM_HOST_DEVICE
-#endif
+#include "core/host_device.h"
 
 namespace axiom::core::formulas {
 
