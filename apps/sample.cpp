@@ -46,7 +46,8 @@ int sample(const SampleCommand& c) {
                c.method.c_str(), c.temperature, static_cast<unsigned long long>(c.seed));
   Stopwatch clock;
   const models::SampleOptions options{.count = c.count, .temperature = c.temperature, .seed = c.seed};
-  const core::Tensor images = c.method == "fast" ? models::sample_fast(*model, options) : models::sample_naive(*model, options);
+  const Tensor samples = c.method == "fast" ? models::sample_fast(*model, options) : models::sample_naive(*model, options);
+  const core::Tensor& images = samples.data();  // the pixels, for the files (pictures.h, data/npy.h take numbers)
   const double seconds = clock.seconds();
 
   const int64_t columns = c.columns > 0 ? c.columns : static_cast<int64_t>(std::ceil(std::sqrt(static_cast<double>(c.count))));

@@ -54,6 +54,8 @@ Tensor mean(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdim
 Tensor var(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdim = false, int64_t correction = 1);
 Tensor max(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdim = false);  // ties share
 Tensor min(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdim = false);  // ties share
+// Where the maximum along `axis` is (int64; the first one on ties): no gradient.
+Tensor argmax(const Tensor& x, int64_t axis, bool keepdim = false);
 
 // --- matrix product (ops_matmul.cpp) -----------------------------------------------------------
 Tensor matmul(const Tensor& a, const Tensor& b);
@@ -65,6 +67,16 @@ Tensor concat(const std::vector<Tensor>& tensors, int64_t axis);
 Tensor stack(const std::vector<Tensor>& tensors, int64_t axis);
 Tensor pad(const Tensor& x, int64_t axis, int64_t before, int64_t after, double value = 0);
 Tensor shift(const Tensor& x, int64_t axis, int64_t amount);
+
+// --- indexing (ops_index.cpp) ---------------------------------------------------------------------
+// out[i][j][k] = x[i][index[i][j][k]][k] for axis 1 (any rank); index: int64, x's shape but on `axis`.
+Tensor gather(const Tensor& x, int64_t axis, const Tensor& index);
+
+// --- writing into a tensor (ops_shape.cpp) --------------------------------------------------------
+// dst[...] = src[...] (converting dtype), dst a tensor or a view of one: a sampler filling in the
+// image it draws. Never recorded, so dst must not require a gradient; a graph that saw dst's old
+// values refuses to go backward (the write bumps its storage's version).
+void copy_into(const Tensor& src, const Tensor& dst);
 
 // --- neural-network ops (ops_nn.cpp) ---------------------------------------------------------
 Tensor softmax(const Tensor& x, int64_t axis = -1);

@@ -70,4 +70,6 @@ Tensor min(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
   return record_extreme("min", x, core::min(x.data(), axes, keepdim), axes);
 }
 
+Tensor argmax(const Tensor& x, int64_t axis, bool keepdim) { return Tensor(core::argmax(x.data(), axis, keepdim)); }
+
 }  // namespace axiom

@@ -2,6 +2,7 @@
 // where the view's elements came from: reshaped back, permuted back, or written into zeros at
 // the sliced positions. (expand needs no rule of its own: the engine sums broadcast gradients.)
 #include "autograd/ops.h"
+#include "core/error.h"
 #include "core/factory.h"
 #include "core/ops.h"
 
@@ -74,6 +75,21 @@ Tensor Tensor::to(Dtype dtype) const {
   return record("to", {*this}, data().to(dtype), [from = this->dtype()](const core::Tensor& g, const Needs&) {
     return Grads{g.to(from)};
   });
+}
+
+Tensor Tensor::to(Device device) const {
+  if (device == this->device()) return *this;
+  return record("to", {*this}, data().to(device), [from = this->device()](const core::Tensor& g, const Needs&) {
+    return Grads{g.to(from)};
+  });
+}
+
+void copy_into(const Tensor& src, const Tensor& dst) {
+  if (dst.requires_grad()) {
+    throw Error("copy_into", "the destination requires a gradient, and a write into it cannot be differentiated; "
+                "write into a tensor that does not (or its detach())");
+  }
+  core::copy_into(src.data(), dst.data());
 }
 
 // dL/dx_i = g narrowed to x_i's stretch of the axis

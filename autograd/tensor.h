@@ -80,6 +80,7 @@ class Tensor {
   Tensor flatten() const { return reshape({-1}); }
   Tensor contiguous() const;
   Tensor to(Dtype dtype) const;
+  Tensor to(Device device) const;  // the gradient moves back to this device
 
   // For the engine and the op recorder.
   const std::shared_ptr<TensorImpl>& impl() const { return impl_; }

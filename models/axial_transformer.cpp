@@ -2,9 +2,8 @@
 
 #include <cmath>
 
+#include "autograd/factory.h"
 #include "core/error.h"
-#include "core/factory.h"
-#include "core/ops.h"
 
 namespace axiom::models {
 
@@ -12,10 +11,10 @@ namespace {
 constexpr int64_t kValues = 256;
 constexpr int64_t kRowAxis = 2, kColumnAxis = 1;  // on [B, H, W, D]: attend along W (rows) or H (columns)
 // Each example's own channel: all [B, C, H, W], channel [B] -> [B, H, W].
-core::Tensor channel_of_each(const core::Tensor& all, const core::Tensor& channel) {
+Tensor channel_of_each(const Tensor& all, const Tensor& channel) {
   const int64_t b = all.size(0);
-  const core::Tensor pick = channel.reshape({b, 1, 1, 1}).expand({b, 1, all.size(2), all.size(3)}).contiguous();
-  return core::gather(all, 1, pick).squeeze(1);
+  const Tensor pick = channel.reshape({b, 1, 1, 1}).expand({b, 1, all.size(2), all.size(3)}).contiguous();
+  return gather(all, 1, pick).squeeze(1);
 }
 }  // namespace
 
@@ -57,7 +56,7 @@ AxialTransformer::AxialTransformer(const AxialTransformerConfig& config, core::G
   dropout_ = register_module("dropout", std::make_shared<nn::Dropout>(config_.dropout, gen));
 }
 
-core::Tensor AxialTransformer::as_channels(const core::Tensor& images) const {
+Tensor AxialTransformer::as_channels(const Tensor& images) const {
   const Shape& s = images.shape();
   const bool single = images.dim() == 3 && config_.channels == 1;
   const bool multi = images.dim() == 4 && s[1] == config_.channels;
@@ -68,9 +67,9 @@ core::Tensor AxialTransformer::as_channels(const core::Tensor& images) const {
   if (images.dtype() != Dtype::uint8 && images.dtype() != Dtype::int64) {
     throw Error("AxialTransformer", "images must be uint8 or int64 values in [0, 255], got ", images.dtype());
   }
-  const core::Tensor values = (single ? images.unsqueeze(1) : images).to(device()).to(Dtype::int64);
+  const Tensor values = (single ? images.unsqueeze(1) : images).to(device()).to(Dtype::int64);
   if (images.dtype() == Dtype::int64 && values.numel() > 0) {
-    const double low = core::min(values).item(), high = core::max(values).item();
+    const double low = min(values).item(), high = max(values).item();
     if (low < 0 || high > 255) throw Error("AxialTransformer", "pixel values must be in [0, 255], got ", low, " to ", high);
   }
   return values;
@@ -78,20 +77,19 @@ core::Tensor AxialTransformer::as_channels(const core::Tensor& images) const {
 
 Device AxialTransformer::device() const { return logits_->weight.device(); }
 
-Tensor AxialTransformer::embed(const core::Tensor& values) const { return embedding_->forward(Tensor(values)); }
+Tensor AxialTransformer::embed(const Tensor& values) const { return embedding_->forward(values); }
 
 // Context for generating `channel` (per example) from the channels before it:
 //   sum over k < c of ChannelValues_k(x_k) + ChannelMarker(c) + positions, then the encoder blocks.
-Tensor AxialTransformer::encode(const core::Tensor& images, const core::Tensor& channel) const {
+Tensor AxialTransformer::encode(const Tensor& images, const Tensor& channel) const {
   if (config_.channels == 1) return {};
   const int64_t b = images.size(0), c = config_.channels;
-  const core::Tensor which = core::arange(c).to(images.device()).reshape({1, c, 1, 1});  // [1, C, 1, 1]
-  const core::Tensor tagged = core::add(images, core::mul(which, core::scalar(kValues, Dtype::int64, images.device())));
-  const Tensor values = channel_values_->forward(Tensor(tagged));                     // [B, C, H, W, D]
-  const core::Tensor earlier = core::lt(which.reshape({1, c}), channel.reshape({b, 1}));  // [B, C]: k < c_b
-  const Tensor keep(earlier.to(values.dtype()).reshape({b, c, 1, 1, 1}));
+  const Tensor which = axiom::arange(c, images.device()).reshape({1, c, 1, 1});                 // [1, C, 1, 1]
+  const Tensor values = channel_values_->forward(add(images, mul(which, kValues)));     // [B, C, H, W, D]: value + 256 k
+  const Tensor earlier = lt(which.reshape({1, c}), channel.reshape({b, 1}));             // [B, C]: k < c_b
+  const Tensor keep = earlier.to(values.dtype()).reshape({b, c, 1, 1, 1});
   Tensor context = sum(mul(values, keep), {1});                                       // [B, H, W, D]
-  context = add(context, channel_marker_->forward(Tensor(channel)).reshape({b, 1, 1, config_.features}));
+  context = add(context, channel_marker_->forward(channel).reshape({b, 1, 1, config_.features}));
   context = encoder_position_->forward(context);
   for (const auto& block : *encoder_) context = block->forward(context);
   return context;
@@ -168,13 +166,13 @@ Tensor AxialTransformer::inner_step(const Tensor& z_j, InnerRowState& state) con
   return logits_->forward(final_norm_->forward(z));  // [B, 256]
 }
 
-Tensor AxialTransformer::logits(const core::Tensor& images, const core::Tensor& channel) const {
-  const core::Tensor all = as_channels(images);
+Tensor AxialTransformer::logits(const Tensor& images, const Tensor& channel) const {
+  const Tensor all = as_channels(images);
   const int64_t b = all.size(0);
   if (channel.dtype() != Dtype::int64 || channel.shape() != Shape{b}) {
     throw Error("AxialTransformer", "channel must be int64 [", b, "], got ", channel.dtype(), " ", channel.shape());
   }
-  const core::Tensor on_device = channel.to(all.device());
+  const Tensor on_device = channel.to(all.device());
   return decode(embed(channel_of_each(all, on_device)), encode(all, on_device));
 }
 
@@ -184,23 +182,23 @@ Tensor AxialTransformer::decode(const Tensor& h, const Tensor& context) const {
   return inner(z);
 }
 
-Tensor AxialTransformer::loss(const core::Tensor& images, core::Generator& gen) const {
-  const core::Tensor all = as_channels(images);
+Tensor AxialTransformer::loss(const Tensor& images, core::Generator& gen) const {
+  const Tensor all = as_channels(images);
   const int64_t b = all.size(0);
-  const core::Tensor channel =
-      (config_.channels == 1 ? core::zeros({b}, Dtype::int64) : core::randint({b}, 0, config_.channels, gen)).to(all.device());
-  const Tensor targets(channel_of_each(all, channel));
+  const Tensor channel = config_.channels == 1 ? axiom::zeros({b}, Dtype::int64, all.device())
+                                               : axiom::randint({b}, 0, config_.channels, gen, all.device());
+  const Tensor targets = channel_of_each(all, channel);
   return div(cross_entropy(logits(all, channel), targets), std::log(2.0));  // nats -> bits
 }
 
-Likelihood AxialTransformer::evaluate(const core::Tensor& images) const {
+Likelihood AxialTransformer::evaluate(const Tensor& images) const {
   NoGrad no_grad;
-  const core::Tensor all = as_channels(images);
+  const Tensor all = as_channels(images);
   const int64_t b = all.size(0);
   Likelihood total;
   for (int64_t c = 0; c < config_.channels; ++c) {
-    const core::Tensor channel = core::full({b}, static_cast<double>(c), Dtype::int64, all.device());
-    const Tensor targets(all.select(1, c).contiguous());
+    const Tensor channel = axiom::full({b}, static_cast<double>(c), Dtype::int64, all.device());
+    const Tensor targets = all.select(1, c).contiguous();
     total.nats += cross_entropy(logits(all, channel), targets, {.reduction = Reduction::sum}).item();
     total.count += targets.numel();
   }

@@ -51,17 +51,17 @@ class AxialTransformer : public nn::Module {
 
   // images: uint8 or int64, [B, H, W] (one channel) or [B, C, H, W]; channel: int64 [B], the
   // channel each example generates. Returns that channel's logits for every pixel, [B, H, W, 256].
-  Tensor logits(const core::Tensor& images, const core::Tensor& channel) const;
+  Tensor logits(const Tensor& images, const Tensor& channel) const;
   // The training loss in bits per dimension: one random channel per example (drawn from `gen`),
   // an unbiased estimate of the full likelihood.
-  Tensor loss(const core::Tensor& images, core::Generator& gen) const;
+  Tensor loss(const Tensor& images, core::Generator& gen) const;
   // The exact likelihood of a batch: every channel of every pixel (no graph is recorded).
-  Likelihood evaluate(const core::Tensor& images) const;
+  Likelihood evaluate(const Tensor& images) const;
 
   // --- the pieces, for the samplers --------------------------------------------------------------
-  core::Tensor as_channels(const core::Tensor& images) const;  // int64 [B, C, H, W] on device(), checked
-  Tensor embed(const core::Tensor& values) const;              // int64 [B, H, W] -> [B, H, W, D]
-  Tensor encode(const core::Tensor& images, const core::Tensor& channel) const;  // [B, H, W, D], or undefined for C = 1
+  Tensor as_channels(const Tensor& images) const;  // int64 [B, C, H, W] on device(), checked
+  Tensor embed(const Tensor& values) const;        // int64 [B, H, W] -> [B, H, W, D]
+  Tensor encode(const Tensor& images, const Tensor& channel) const;  // [B, H, W, D], or undefined for C = 1
   Tensor outer(const Tensor& h, const Tensor& context) const;  // u before its shift
   // Everything after the embedding: h [B, H, W, D] (and the encoder's context) -> logits [B, H, W, 256].
   Tensor decode(const Tensor& h, const Tensor& context) const;

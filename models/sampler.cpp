@@ -2,10 +2,8 @@
 
 #include <cmath>
 
+#include "autograd/factory.h"
 #include "core/error.h"
-#include "core/factory.h"
-#include "core/ops.h"
-#include "core/random.h"
 
 namespace axiom::models {
 
@@ -15,16 +13,15 @@ constexpr int64_t kValues = 256;
 
 // Standard Gumbel noise, -log(-log U), for every value of every pixel: [N, C, H, W, 256] (float64).
 // Drawn on the CPU and moved: the same seed gives the same noise on every device.
-core::Tensor gumbel_noise(const AxialTransformerConfig& c, const SampleOptions& options, Device device) {
+Tensor gumbel_noise(const AxialTransformerConfig& c, const SampleOptions& options, Device device) {
   core::Generator gen(options.seed);
-  const core::Tensor u =
-      core::uniform({options.count, c.channels, c.height, c.width, kValues}, 0, 1, gen, Dtype::float64).to(device);
-  return core::neg(core::log(core::neg(core::log(u))));
+  const Tensor u = axiom::uniform({options.count, c.channels, c.height, c.width, kValues}, 0, 1, gen, Dtype::float64, device);
+  return neg(log(neg(log(u))));
 }
 
 // argmax_v (logits / T + noise) for a [N, 256] slice of logits and noise.
-core::Tensor pick(const core::Tensor& logits, const core::Tensor& noise, double temperature) {
-  return core::argmax(core::add(core::div(logits.to(Dtype::float64), temperature), noise), -1);
+Tensor pick(const Tensor& logits, const Tensor& noise, double temperature) {
+  return argmax(add(div(logits.to(Dtype::float64), temperature), noise), -1);
 }
 
 // What both samplers share: the options, the noise drawn up front, and the images being filled in
@@ -34,35 +31,35 @@ struct Drawing {
     if (options.count <= 0) throw Error("sample", "count must be positive, got ", options.count);
     if (!(options.temperature > 0)) throw Error("sample", "temperature must be > 0, got ", options.temperature);
     noise = gumbel_noise(config, options, model.device());
-    images = core::zeros({options.count, config.channels, config.height, config.width}, Dtype::int64, model.device());
+    images = axiom::zeros({options.count, config.channels, config.height, config.width}, Dtype::int64, model.device());
   }
 
   // int64 [N]: every image generates `channel`
-  core::Tensor channel_of_every_image(int64_t channel) const {
-    return core::full({options.count}, static_cast<double>(channel), Dtype::int64, images.device());
+  Tensor channel_of_every_image(int64_t channel) const {
+    return axiom::full({options.count}, static_cast<double>(channel), Dtype::int64, images.device());
   }
 
-  // Samples pixel (c, i, j) of every image from that pixel's logits [N, 256].
-  void draw(const core::Tensor& logits, int64_t c, int64_t i, int64_t j) {
-    const core::Tensor value = pick(logits, noise.select(1, c).select(1, i).select(1, j), options.temperature);  // [N]
-    core::copy_into(value, images.select(1, c).select(1, i).select(1, j));
+  // Samples pixel (c, i, j) of every image from that pixel's logits [N, 256], and writes it in.
+  void draw(const Tensor& logits, int64_t c, int64_t i, int64_t j) {
+    const Tensor value = pick(logits, noise.select(1, c).select(1, i).select(1, j), options.temperature);  // [N]
+    copy_into(value, images.select(1, c).select(1, i).select(1, j));
   }
 
-  core::Tensor result() const {
-    const core::Tensor pixels = images.to(Dtype::uint8).to(Device::cpu());
+  Tensor result() const {
+    const Tensor pixels = images.to(Dtype::uint8).to(Device::cpu());
     return config.channels == 1 ? pixels.squeeze(1) : pixels;
   }
 
   const AxialTransformerConfig& config;
   SampleOptions options;
-  core::Tensor noise, images;
+  Tensor noise, images;
 };
 
 // The inner decoder's input at pixel (i, j) of every image, [N, D]:
 //   z = ShiftRight(h) + ShiftDown(u) + positions, where ShiftRight(h) at (i, j) is the embedding of
 //   pixel (i, j-1) (zeros at j = 0). above: ShiftDown(u) on row i, [N, W, D]; position: [W, D];
 //   values: int64 [N, H, W], the channel being drawn.
-Tensor inner_input(const AxialTransformer& model, const core::Tensor& values, const Tensor& above, const Tensor& position,
+Tensor inner_input(const AxialTransformer& model, const Tensor& values, const Tensor& above, const Tensor& position,
                    int64_t i, int64_t j) {
   Tensor z = above.select(1, j);
   if (j > 0) z = add(model.embed(values.select(1, i).select(1, j - 1).contiguous()), z);
@@ -71,15 +68,15 @@ Tensor inner_input(const AxialTransformer& model, const core::Tensor& values, co
 
 }  // namespace
 
-core::Tensor sample_naive(const AxialTransformer& model, const SampleOptions& options) {
+Tensor sample_naive(const AxialTransformer& model, const SampleOptions& options) {
   const AxialTransformerConfig& c = model.config();
   NoGrad no_grad;
   Drawing drawing(model, options);
   for (int64_t channel = 0; channel < c.channels; ++channel) {
-    const core::Tensor which = drawing.channel_of_every_image(channel);
+    const Tensor which = drawing.channel_of_every_image(channel);
     for (int64_t i = 0; i < c.height; ++i) {
       for (int64_t j = 0; j < c.width; ++j) {
-        const core::Tensor logits = model.logits(drawing.images, which).data();  // the whole model, every time
+        const Tensor logits = model.logits(drawing.images, which);  // the whole model, every time
         drawing.draw(logits.select(1, i).select(1, j), channel, i, j);
       }
     }
@@ -87,24 +84,24 @@ core::Tensor sample_naive(const AxialTransformer& model, const SampleOptions& op
   return drawing.result();
 }
 
-core::Tensor sample_fast(const AxialTransformer& model, const SampleOptions& options) {
+Tensor sample_fast(const AxialTransformer& model, const SampleOptions& options) {
   const AxialTransformerConfig& c = model.config();
   NoGrad no_grad;
   Drawing drawing(model, options);
   for (int64_t channel = 0; channel < c.channels; ++channel) {
-    const core::Tensor which = drawing.channel_of_every_image(channel);
+    const Tensor which = drawing.channel_of_every_image(channel);
     const Tensor context = model.encode(drawing.images, which);  // once per channel: earlier channels are final
-    const core::Tensor values = drawing.images.select(1, channel);  // [N, H, W], a view: fills in as we draw
+    const Tensor values = drawing.images.select(1, channel);  // [N, H, W], a view: fills in as we draw
     OuterRowState outer = model.start_outer_rows();                 // empty key/value caches of the column blocks
     Tensor above;                                                   // ShiftDown(u) on the current row, [N, W, D]
     for (int64_t i = 0; i < c.height; ++i) {
       const Tensor position = model.inner_position(i, 1).select(0, 0);  // [W, D]
-      if (i == 0) above = Tensor(core::zeros({options.count, c.width, c.features}, position.dtype(), position.device()));  // the zero row on top
+      if (i == 0) above = axiom::zeros({options.count, c.width, c.features}, position.dtype(), position.device());  // the zero row on top
       InnerRowState row = model.start_inner_row();  // empty key/value caches (or LSTM state)
       for (int64_t j = 0; j < c.width; ++j) {
         // once per pixel: the inner decoder on pixel j alone, attending over what it cached of 0..j-1
         const Tensor logits = model.inner_step(inner_input(model, values, above, position, i, j), row);  // [N, 256]
-        drawing.draw(logits.data(), channel, i, j);
+        drawing.draw(logits, channel, i, j);
       }
       // once per row: row i is final, so the outer decoder steps down by it; ShiftDown(u) on row
       // i + 1 is u on row i  [N, W, D]

@@ -22,7 +22,7 @@ struct SampleOptions {
 };
 
 // uint8 [count, H, W] for one channel, [count, C, H, W] for more.
-core::Tensor sample_naive(const AxialTransformer& model, const SampleOptions& options);
-core::Tensor sample_fast(const AxialTransformer& model, const SampleOptions& options);
+Tensor sample_naive(const AxialTransformer& model, const SampleOptions& options);
+Tensor sample_fast(const AxialTransformer& model, const SampleOptions& options);
 
 }  // namespace axiom::models

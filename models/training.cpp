@@ -107,7 +107,8 @@ Trainer::Trainer(const Checkpoint& checkpoint, core::Tensor images, const Placem
 }
 
 namespace {
-// The mean over the ranks of a value each computed (each rank's share is the same size).
+// The mean over the ranks of a value each computed (each rank's share is the same size). The
+// communicator works on numbers (core::Tensor), as the optimizers do.
 double mean_over_ranks(core::Communicator& comm, double value) {
   const core::Tensor all = core::from_vector<double>({value});
   comm.allreduce(all);
@@ -141,9 +142,10 @@ double Trainer::step() {
 }
 
 void Trainer::check_weights_finite(int64_t after_step) const {
+  NoGrad no_grad;  // a check, not part of any computation
   for (const auto& [name, p] : model_->named_parameters()) {
     // p * 0 is 0 where p is finite and NaN where p is NaN or infinite: one sum tells which.
-    if (core::sum(core::mul(p.data(), 0.0)).item() != 0) {
+    if (sum(mul(p, 0.0)).item() != 0) {
       throw Error("train", "after step ", after_step, " the weights '", name,
                   "' hold NaN or infinite values: the training diverged (lr ", options_.lr,
                   "); the last checkpoint is kept: resume from it with a smaller --lr or with --clip");

@@ -2,9 +2,8 @@
 
 #include <cmath>
 
+#include "autograd/factory.h"
 #include "core/error.h"
-#include "core/factory.h"
-#include "core/ops.h"
 
 namespace axiom::nn {
 
@@ -55,8 +54,8 @@ void check_step(const AxialAttention& a, const Tensor& x_t, const AttentionCache
 // At the first step: room for every position of the line, [B, H, L, Dh] in x_t's dtype.
 void allocate(AttentionCache& cache, const Tensor& x_t, int64_t heads, int64_t head_features) {
   const Shape shape{x_t.size(0), heads, cache.capacity, head_features};
-  cache.keys = core::empty(shape, x_t.dtype(), x_t.device());
-  cache.values = core::empty(shape, x_t.dtype(), x_t.device());
+  cache.keys = axiom::zeros(shape, x_t.dtype(), x_t.device());
+  cache.values = axiom::zeros(shape, x_t.dtype(), x_t.device());
 }
 
 }  // namespace
@@ -70,10 +69,10 @@ Tensor AxialAttention::forward_step(const Tensor& x_t, AttentionCache& cache) co
   const Tensor qkv_t = qkv->forward(x_t);
   auto part = [&](int64_t i) { return qkv_t.narrow(-1, i * features, features).reshape({batch, heads, head_features}); };
   // append its key and value: cache[:, :, t, :] = k, v
-  core::copy_into(part(1).data(), cache.keys.select(2, t));
-  core::copy_into(part(2).data(), cache.values.select(2, t));
+  copy_into(part(1), cache.keys.select(2, t));
+  copy_into(part(2), cache.values.select(2, t));
   cache.length = t + 1;
-  const Tensor keys(cache.keys.narrow(2, 0, t + 1)), values(cache.values.narrow(2, 0, t + 1));  // [B, H, t+1, Dh]
+  const Tensor keys = cache.keys.narrow(2, 0, t + 1), values = cache.values.narrow(2, 0, t + 1);  // [B, H, t+1, Dh]
 
   // scores = q k^T / sqrt(Dh) : [B, H, 1, Dh] x [B, H, Dh, t+1] -> [B, H, 1, t+1]
   // (no mask needed: the cache holds positions 0..t only, exactly what the causal mask lets t see)

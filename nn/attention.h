@@ -22,8 +22,8 @@ namespace axiom::nn {
 // are known) and filled one position per step; it is plain data, outside autograd.
 struct AttentionCache {
   explicit AttentionCache(int64_t capacity = 0) : capacity(capacity) {}
-  core::Tensor keys;    // [B, heads, capacity, Dh]; positions 0..length-1 are filled
-  core::Tensor values;  // [B, heads, capacity, Dh]
+  Tensor keys;    // [B, heads, capacity, Dh]; positions 0..length-1 are filled
+  Tensor values;  // [B, heads, capacity, Dh]
   int64_t capacity;     // the line's length L
   int64_t length = 0;   // how many positions have been stepped
 };

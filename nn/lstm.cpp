@@ -2,8 +2,8 @@
 
 #include <cmath>
 
+#include "autograd/factory.h"
 #include "core/error.h"
-#include "core/factory.h"
 
 namespace axiom::nn {
 
@@ -20,8 +20,7 @@ LSTM::LSTM(int64_t input_features, int64_t hidden_features, core::Generator& gen
 }
 
 LSTMState LSTM::initial_state(int64_t batch, Dtype dtype, Device device) const {
-  return {Tensor(core::zeros({batch, hidden_features}, dtype, device)),
-          Tensor(core::zeros({batch, hidden_features}, dtype, device))};
+  return {axiom::zeros({batch, hidden_features}, dtype, device), axiom::zeros({batch, hidden_features}, dtype, device)};
 }
 
 LSTMState LSTM::cell(const Tensor& gates_from_input, const LSTMState& state) const {
@@ -52,7 +51,7 @@ std::pair<Tensor, LSTMState> LSTM::forward(const Tensor& x, LSTMState state) con
     state = cell(projected.select(1, t), state);
     outputs.push_back(state.h);
   }
-  const Tensor h = outputs.empty() ? Tensor(core::zeros({x.size(0), 0, hidden_features}, x.dtype(), x.device()))
+  const Tensor h = outputs.empty() ? axiom::zeros({x.size(0), 0, hidden_features}, x.dtype(), x.device())
                                    : stack(outputs, 1);
   return {h, state};
 }

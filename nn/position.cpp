@@ -44,7 +44,7 @@ Tensor FactorizedPositionEmbedding::forward(const Tensor& x) const {
   return add(x, embeddings());
 }
 
-core::Tensor sinusoidal_encoding(int64_t length, int64_t features, Dtype dtype) {
+Tensor sinusoidal_encoding(int64_t length, int64_t features, Dtype dtype) {
   if (length < 0 || features <= 0 || features % 2 != 0) {
     throw Error("sinusoidal_encoding", "needs length >= 0 and an even, positive features, got ", length, " and ", features);
   }
@@ -56,7 +56,7 @@ core::Tensor sinusoidal_encoding(int64_t length, int64_t features, Dtype dtype) 
       values[t * features + 2 * i + 1] = std::cos(angle);
     }
   }
-  return core::from_vector(values, {length, features}).to(dtype);
+  return Tensor(core::from_vector(values, {length, features}).to(dtype));  // the numbers, computed here
 }
 
 }  // namespace axiom::nn

@@ -21,7 +21,7 @@ class FactorizedPositionEmbedding : public Module {
 
 // The fixed sinusoidal encoding of "Attention is all you need": [length, features] with
 //   PE[t, 2i] = sin(t / 10000^(2i / D)),  PE[t, 2i + 1] = cos(t / 10000^(2i / D)).
-core::Tensor sinusoidal_encoding(int64_t length, int64_t features, Dtype dtype = Dtype::float32);
+Tensor sinusoidal_encoding(int64_t length, int64_t features, Dtype dtype = Dtype::float32);
 
 // Moves a tensor one step along an axis (zeros in, the last slice out): what makes a masked,
 // inclusive attention strictly causal. On [B, H, W, D]: shift_right moves along W, shift_down along H.

@@ -43,7 +43,7 @@ std::vector<GradCase> grad_cases() {
        }},
       {"reductions", {u({3, 4, 5}, 6)}, [](const T& x) {
          const Tensor t = x[0].permute({2, 0, 1});
-         return axiom::sum(t, {0}) + axiom::mean(t, {0}) + axiom::var(t, {0}) + axiom::max(t, {0}) + axiom::sum(t);
+         return axiom::sum(t, {0}) + axiom::mean(t, {0}) + axiom::var(t, {0}) + axiom::max(t, {0}) + axiom::min(t, {0}) + axiom::sum(t);
        }},
       {"matmul and linear on views", {u({2, 3, 4}, 7), u({5, 4}, 8), u({5}, 9)}, [](const T& x) {
          return axiom::linear(x[0], x[1].transpose(0, 1), x[2]) + axiom::matmul(x[0], x[1].transpose(0, 1));
@@ -58,6 +58,10 @@ std::vector<GradCase> grad_cases() {
          const Tensor e = axiom::embedding(x[0], x[2]);                        // [5, 3]
          const Tensor ce = axiom::cross_entropy(x[1], x[3], {.label_smoothing = 0.1, .reduction = Reduction::none});
          return axiom::sum(e, {1}) + axiom::sum(ce);
+       }},
+      {"gather, and a round trip to the CPU and back", {u({3, 4}, 17), core::from_vector<int64_t>({3, 0, 0, 1, 2, 2}, {3, 2})}, [](const T& x) {
+         const Tensor picked = axiom::gather(x[0], 1, x[1]);  // [3, 2], column 0 picked twice in row 1
+         return axiom::mul(picked, picked.to(core::Device::cpu()).to(x[0].device()));
        }},
       {"concat, pad, shift, expand and slices", {u({3, 4}, 16)}, [](const T& x) {
          const Tensor c = axiom::concat({x[0], x[0].slice(1, 0, 4, 2)}, 1);  // [3, 6]

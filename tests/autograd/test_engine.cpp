@@ -246,6 +246,14 @@ TEST_CASE("a tensor saved for backward and modified afterwards makes backward th
     y.data().set({1}, 0.0);
     check_error([&] { y.backward(core::ones({3}, Dtype::float64)); }, {"[backward]", "exp", "modified"});
   }
+  SUBCASE("axiom::copy_into a tensor the graph saw") {
+    const auto x = leaf(uniform64({3}, 20));
+    const axiom::Tensor w(uniform64({3}, 21));
+    const axiom::Tensor y = sum(mul(x, w));
+    axiom::copy_into(axiom::Tensor(core::zeros({3}, Dtype::float64)), w);
+    check_error([&] { y.backward(); }, {"[backward]", "mul", "modified"});
+    check_error([&] { axiom::copy_into(w, x); }, {"[copy_into] the destination requires a gradient"});
+  }
   SUBCASE("changes after backward, or to tensors outside the graph, are fine") {
     const auto x = leaf(uniform64({3}, 18));
     const core::Tensor outside = uniform64({3}, 19);

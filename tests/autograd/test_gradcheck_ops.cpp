@@ -193,6 +193,17 @@ TEST_CASE("reductions of non-contiguous leaves") {
   check_grad("min", [](const In& in) { return axiom::min(in[0], {1}); }, {x});
 }
 
+// --- indexing -------------------------------------------------------------------------------------------
+
+TEST_CASE("gather along each axis, an index used twice") {
+  const auto x = leaf(uniform64({3, 4}, 35));
+  const axiom::Tensor rows(core::from_vector<int64_t>({2, 0, 0, 1, 1, 2, 0, 2}, {2, 4}));     // axis 0: [2, 4]
+  const axiom::Tensor columns(core::from_vector<int64_t>({3, 3, 0, 1, 2, 1}, {3, 2}));        // axis 1: [3, 2]
+  check_grad("gather", [&](const In& in) { return gather(in[0], 0, rows); }, {x});
+  check_grad("gather", [&](const In& in) { return gather(in[0], 1, columns); }, {x});
+  check_grad("gather", [&](const In& in) { return gather(in[0], -1, columns); }, {transposed_leaf(36)});
+}
+
 // --- matmul -------------------------------------------------------------------------------------------
 
 TEST_CASE("matmul of every operand rank") {

@@ -88,11 +88,11 @@ TEST_CASE("on the device the semi-parallel sampler makes exactly the naive sampl
     for (const auto& [name, p] : model.named_parameters()) core::copy_into(core::normal(p.shape(), 0, 0.5, gen, p.dtype()), p.data());
     model.eval();
     const models::SampleOptions options{.count = 2, .temperature = 1.0, .seed = 11};
-    const core::Tensor on_cpu = models::sample_fast(model, options);
+    const core::Tensor on_cpu = models::sample_fast(model, options).data();
     axiom::testing::on_every_device([&] {
       model.to(Device::cuda());
-      const core::Tensor fast = models::sample_fast(model, options);
-      const core::Tensor naive = models::sample_naive(model, options);
+      const core::Tensor fast = models::sample_fast(model, options).data();
+      const core::Tensor naive = models::sample_naive(model, options).data();
       model.to(Device::cpu());
       CHECK(fast.device() == Device::cpu());  // samples come back to the host
       CHECK(core::sum(core::ne(fast, naive)).item() == 0);

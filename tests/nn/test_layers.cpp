@@ -117,7 +117,7 @@ TEST_CASE("factorized position embeddings add one table per axis") {
 }
 
 TEST_CASE("sinusoidal encoding follows its formula") {
-  const core::Tensor pe = nn::sinusoidal_encoding(5, 6, Dtype::float64);
+  const core::Tensor pe = nn::sinusoidal_encoding(5, 6, Dtype::float64).data();
   for (int64_t t = 0; t < 5; ++t) {
     for (int64_t i = 0; i < 3; ++i) {
       const double angle = t / std::pow(10000.0, 2.0 * i / 6);
