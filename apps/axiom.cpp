@@ -176,6 +176,46 @@ void add_sample(CLI::App* sample, SampleCommand& c) {
   sample->add_option("--device", c.device, "Where to run the model: cpu, cuda or cuda:N")->capture_default_str();
 }
 
+// `axiom bench ...`: the subcommands, and the options they fill in.
+struct BenchCommands {
+  CLI::App *bench = nullptr, *ops = nullptr, *autograd = nullptr, *layers = nullptr, *train = nullptr, *sample = nullptr,
+           *allreduce = nullptr;
+  bool json = false;
+  axiom::bench::TrainBenchOptions train_options;
+  axiom::bench::SampleBenchOptions sample_options;
+};
+
+void add_bench(CLI::App& app, BenchCommands& b) {
+  b.bench = app.add_subcommand("bench", "Print performance figures (a report, not a test)");
+  b.bench->require_subcommand(1);
+  b.bench->fallthrough();  // `axiom bench ops --json` as well as `axiom bench --json ops`
+  b.bench->add_flag("--json", b.json, "One JSON object per line and figure");
+  b.ops = b.bench->add_subcommand("ops", "Core kernels: matmul, elementwise, softmax");
+  b.autograd = b.bench->add_subcommand("autograd", "Graph recording and backward overhead; matmul backward/forward");
+  b.layers = b.bench->add_subcommand("layers", "Axial attention along each axis next to Dense and raw sgemm");
+  b.train = b.bench->add_subcommand("train", "One training step of the Axial Transformer: time, memory, GFLOP/s");
+  b.train->add_option("--config", b.train_options.config, "A preset (tiny, small, medium) or a JSON file")->capture_default_str();
+  b.train->add_option("--batch", b.train_options.batch, "Images per step (default: the preset's: tiny 16, small 32, medium 16)")
+      ->check(whole_number<int64_t>(1, kMaxBatch));
+  b.train->add_option("--steps", b.train_options.steps, "Timed steps")->capture_default_str()->check(whole_number(1, 1000));
+  b.train->add_option("--device", b.train_options.device, "cpu or cuda")->capture_default_str();
+  b.allreduce = b.bench->add_subcommand("allreduce", "MPI allreduce of 1 to 64 MiB across the ranks of mpirun: time and bandwidth");
+  b.sample = b.bench->add_subcommand("sample", "Milliseconds per image of the naive and the semi-parallel sampler");
+  b.sample->add_option("--config", b.sample_options.config, "A preset (tiny, small, medium) or a JSON file")->capture_default_str();
+  b.sample->add_option("--device", b.sample_options.device, "cpu or cuda")->capture_default_str();
+}
+
+// Runs the bench subcommand that was parsed; rank 0 alone prints under mpirun.
+void run_bench(const BenchCommands& b, axiom::core::Communicator& comm) {
+  const axiom::bench::Reporter reporter(b.json, /*quiet=*/comm.rank() != 0);
+  if (b.ops->parsed()) axiom::bench::bench_ops(reporter);
+  if (b.autograd->parsed()) axiom::bench::bench_autograd(reporter);
+  if (b.layers->parsed()) axiom::bench::bench_layers(reporter);
+  if (b.train->parsed()) axiom::bench::bench_train(reporter, b.train_options, comm);
+  if (b.sample->parsed()) axiom::bench::bench_sample(reporter, b.sample_options);
+  if (b.allreduce->parsed()) axiom::bench::bench_allreduce(reporter, comm);
+}
+
 // CLI11's errors are printed as one line naming the subcommand's help; --help prints the help.
 int parse_error(const CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
   if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
@@ -215,27 +255,9 @@ int main(int argc, char** argv) {
   auto* sample = app.add_subcommand("sample", "Draw images from a trained model: a PNG grid and an NPY file");
   add_sample(sample, sample_command);
 
-  auto* bench = app.add_subcommand("bench", "Print performance figures (a report, not a test)");
-  bench->require_subcommand(1);
-  bench->fallthrough();  // `axiom bench ops --json` as well as `axiom bench --json ops`
-  bool json = false;
-  bench->add_flag("--json", json, "One JSON object per line and figure");
-  auto* ops = bench->add_subcommand("ops", "Core kernels: matmul, elementwise, softmax");
-  auto* autograd = bench->add_subcommand("autograd", "Graph recording and backward overhead; matmul backward/forward");
-  auto* layers = bench->add_subcommand("layers", "Axial attention along each axis next to Dense and raw sgemm");
-  axiom::bench::TrainBenchOptions train_bench;
-  auto* train_step = bench->add_subcommand("train", "One training step of the Axial Transformer: time, memory, GFLOP/s");
-  train_step->add_option("--config", train_bench.config, "A preset (tiny, small, medium) or a JSON file")->capture_default_str();
-  train_step->add_option("--batch", train_bench.batch, "Images per step (default: the preset's: tiny 16, small 32, medium 16)")
-      ->check(whole_number<int64_t>(1, kMaxBatch));
-  train_step->add_option("--steps", train_bench.steps, "Timed steps")->capture_default_str()->check(whole_number(1, 1000));
-  train_step->add_option("--device", train_bench.device, "cpu or cuda")->capture_default_str();
-  axiom::bench::SampleBenchOptions sample_bench;
-  auto* allreduce = bench->add_subcommand("allreduce", "MPI allreduce of 1 to 64 MiB across the ranks of mpirun: time and bandwidth");
-  auto* sampling = bench->add_subcommand("sample", "Milliseconds per image of the naive and the semi-parallel sampler");
-  sampling->add_option("--config", sample_bench.config, "A preset (tiny, small, medium) or a JSON file")->capture_default_str();
-  sampling->add_option("--device", sample_bench.device, "cpu or cuda")->capture_default_str();
-  for (CLI::App* command : {train, eval, sample, bench}) add_threads(command, threads);
+  BenchCommands bench;
+  add_bench(app, bench);
+  for (CLI::App* command : {train, eval, sample, bench.bench}) add_threads(command, threads);
 
   try {
     app.parse(argc, argv);
@@ -247,7 +269,8 @@ int main(int argc, char** argv) {
     axiom::core::Communicator& comm = axiom::apps::join_job(argc, argv, threads > 0);
     if (threads > 0) axiom::core::set_num_threads(threads);
     axiom::core::num_threads();  // (reads AXIOM_NUM_THREADS now: a bad value is refused before any work)
-    const bool one_process_only = sample->parsed() || ops->parsed() || autograd->parsed() || layers->parsed() || sampling->parsed();
+    const bool one_process_only =
+        sample->parsed() || bench.ops->parsed() || bench.autograd->parsed() || bench.layers->parsed() || bench.sample->parsed();
     if (one_process_only && comm.size() > 1) {
       throw axiom::Error("axiom", "this command runs in one process; mpirun started ", comm.size(),
                          " (train, eval, bench train and bench allreduce run across processes)");
@@ -258,13 +281,7 @@ int main(int argc, char** argv) {
     }
     if (eval->parsed()) return axiom::apps::evaluate(eval_command);
     if (sample->parsed()) return axiom::apps::sample(sample_command);
-    const axiom::bench::Reporter reporter(json, /*quiet=*/comm.rank() != 0);
-    if (ops->parsed()) axiom::bench::bench_ops(reporter);
-    if (autograd->parsed()) axiom::bench::bench_autograd(reporter);
-    if (layers->parsed()) axiom::bench::bench_layers(reporter);
-    if (train_step->parsed()) axiom::bench::bench_train(reporter, train_bench, comm);
-    if (sampling->parsed()) axiom::bench::bench_sample(reporter, sample_bench);
-    if (allreduce->parsed()) axiom::bench::bench_allreduce(reporter, comm);
+    run_bench(bench, comm);
   } catch (const std::bad_alloc&) {  // memory outside tensors (which raise an Error of their own)
     return fail("out of memory (std::bad_alloc); a smaller --batch, config or --n needs less");
   } catch (const std::filesystem::filesystem_error& e) {  // (an unexpected one; the usual cases are Errors of their own)

@@ -263,6 +263,30 @@ struct Loop {
   }
 };
 
+// Runs the loop with Ctrl-C, SIGTERM and SIGUSR1 turned into "stop after this step"; says why it stopped.
+const char* run_until_stopped(Loop& loop) {
+  interrupted = 0;
+  std::signal(SIGINT, on_interrupt);
+  std::signal(SIGTERM, on_interrupt);
+  std::signal(SIGUSR1, on_stop_request);
+  const char* why = loop.run();
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  std::signal(SIGUSR1, SIG_DFL);
+  return why;
+}
+
+// The last lines a finished (or stopped) run prints: where it is, and how to go on.
+void print_summary(const TrainCommand& command, const Loop& loop, const models::Trainer& trainer, const char* why) {
+  std::fprintf(stderr, "axiom: stopped at step %lld after %s: %s\n  checkpoint: %s/checkpoint.json\n  loss curve: %s\n",
+               static_cast<long long>(trainer.steps_done()), format_duration(loop.clock.seconds()).c_str(), why,
+               command.out.c_str(), loop.log->curve_path().c_str());
+  if (interrupted) {
+    std::fprintf(stderr, "  continue with: axiom train --out %s --resume --steps %lld\n", command.out.c_str(),
+                 static_cast<long long>(command.steps));
+  }
+}
+
 }  // namespace
 
 int train(const TrainCommand& command) {
@@ -293,27 +317,12 @@ int train(const TrainCommand& command) {
                  static_cast<long long>(trainer->options().batch_size / comm.size()));
   }
 
-  interrupted = 0;
-  std::signal(SIGINT, on_interrupt);
-  std::signal(SIGTERM, on_interrupt);
-  std::signal(SIGUSR1, on_stop_request);
-  const char* why = loop.run();
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGTERM, SIG_DFL);
-  std::signal(SIGUSR1, SIG_DFL);
-
+  const char* why = run_until_stopped(loop);
   loop.line.finish();
   trainer->save(command.out);
   if (trainer->steps_done() % command.eval_every != 0) loop.evaluate_and_plot();
   const int exit_code = interrupted ? 128 + interrupted : 0;  // the shell's code for a process ended by that signal
-  if (!writer) return exit_code;
-  std::fprintf(stderr, "axiom: stopped at step %lld after %s: %s\n  checkpoint: %s/checkpoint.json\n  loss curve: %s\n",
-               static_cast<long long>(trainer->steps_done()), format_duration(loop.clock.seconds()).c_str(), why,
-               command.out.c_str(), loop.log->curve_path().c_str());
-  if (interrupted) {
-    std::fprintf(stderr, "  continue with: axiom train --out %s --resume --steps %lld\n", command.out.c_str(),
-                 static_cast<long long>(command.steps));
-  }
+  if (writer) print_summary(command, loop, *trainer, why);
   return exit_code;
 }
 

@@ -23,6 +23,11 @@ inline Tensor uniform(const Shape& shape, double low, double high, core::Generat
                       Device device = Device::cpu()) {
   return Tensor(core::uniform(shape, low, high, gen, dtype).to(device));
 }
+// Normal with the given mean and standard deviation, drawn on the CPU and moved.
+inline Tensor normal(const Shape& shape, double mean, double std, core::Generator& gen, Dtype dtype = Dtype::float32,
+                     Device device = Device::cpu()) {
+  return Tensor(core::normal(shape, mean, std, gen, dtype).to(device));
+}
 // int64 integers uniform in [low, high), drawn on the CPU and moved.
 inline Tensor randint(const Shape& shape, int64_t low, int64_t high, core::Generator& gen, Device device = Device::cpu()) {
   return Tensor(core::randint(shape, low, high, gen).to(device));

@@ -237,6 +237,72 @@ const Json& field(const Json& info, const char* key, const std::string& tensor, 
   return *it;
 }
 
+// "dtype": one of the codes axiom reads.
+Dtype parse_dtype(const Json& info, const std::string& tensor, const std::string& origin) {
+  const Json& dtype = field(info, "dtype", tensor, origin);
+  if (!dtype.is_string()) fail(origin, tensor, ": \"dtype\" must be a string, got ", describe(dtype));
+  const auto known = std::find_if(std::begin(kDtypeCodes), std::end(kDtypeCodes),
+                                  [&](const auto& code) { return code.first == dtype.get_ref<const std::string&>(); });
+  if (known == std::end(kDtypeCodes)) {
+    fail(origin, tensor, " has unsupported dtype ", describe(dtype), " (axiom reads F32, F64, I64 and U8)");
+  }
+  return known->second;
+}
+
+// "shape": non-negative integers whose product (the element count) fits in an int64_t. The product
+// of the non-zero sizes is bounded, so no partial product overflows, even with a zero size.
+Shape parse_shape(const Json& info, const std::string& tensor, const std::string& origin) {
+  const Json& shape = field(info, "shape", tensor, origin);
+  const auto bad_shape = [&] { fail(origin, tensor, ": \"shape\" must be a list of non-negative integers, got ", describe(shape)); };
+  if (!shape.is_array()) bad_shape();
+  Shape sizes;
+  uint64_t nonzero_product = 1;
+  for (const Json& size : shape) {
+    if (!size.is_number_unsigned()) bad_shape();  // a negative, fractional or non-number size
+    const uint64_t s = size.get<uint64_t>();
+    if (s > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ||
+        (s != 0 && nonzero_product > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / s)) {
+      fail(origin, tensor, ": shape ", describe(shape), " has too many elements to count in 64 bits");
+    }
+    if (s != 0) nonzero_product *= s;
+    sizes.push_back(static_cast<int64_t>(s));
+  }
+  return sizes;
+}
+
+// The bytes a tensor of this dtype and shape holds, checked to fit in 64 bits.
+uint64_t byte_count(Dtype dtype, const Shape& shape, const std::string& tensor, const std::string& origin) {
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return 0;
+  uint64_t count = 1;
+  for (int64_t size : shape) count *= static_cast<uint64_t>(size);  // parse_shape bounded this product
+  const uint64_t element_size = dtype_size(dtype);
+  if (count > std::numeric_limits<uint64_t>::max() / element_size) {
+    fail(origin, tensor, ": shape ", shape, " has too many bytes to count in 64 bits");
+  }
+  return count * element_size;
+}
+
+// "data_offsets": [begin, end] inside the data section, holding exactly `nbytes`.
+void parse_offsets(const Json& info, uint64_t nbytes, uint64_t data_size, Entry& entry, const std::string& tensor,
+                   const std::string& origin) {
+  const Json& offsets = field(info, "data_offsets", tensor, origin);
+  if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() || !offsets[1].is_number_unsigned()) {
+    fail(origin, tensor, ": \"data_offsets\" must be [begin, end], two non-negative integers, got ", describe(offsets));
+  }
+  entry.begin = offsets[0].get<uint64_t>();
+  entry.end = offsets[1].get<uint64_t>();
+  if (entry.end < entry.begin) {
+    fail(origin, tensor, ": data_offsets [", entry.begin, ", ", entry.end, "] end before they begin");
+  }
+  if (entry.end - entry.begin != nbytes) {
+    fail(origin, tensor, ": shape ", entry.shape, " of ", dtype_code(entry.dtype), " needs ", nbytes, " bytes, but data_offsets [",
+         entry.begin, ", ", entry.end, "] hold ", entry.end - entry.begin);
+  }
+  if (entry.end > data_size) {
+    fail(origin, tensor, " ends at byte ", entry.end, " of the data, but the data section has ", data_size, " bytes");
+  }
+}
+
 // One entry of the header, checked on its own: a known dtype, a shape of non-negative integers,
 // offsets [begin, end] inside the data section holding exactly the shape's bytes. Fields other
 // than these three are ignored, as the reference library does.
@@ -248,57 +314,9 @@ Entry parse_entry(const std::string& name, const Json& info, uint64_t data_size,
   }
   Entry entry;
   entry.name = name;
-
-  const Json& dtype = field(info, "dtype", tensor, origin);
-  if (!dtype.is_string()) fail(origin, tensor, ": \"dtype\" must be a string, got ", describe(dtype));
-  const auto known = std::find_if(std::begin(kDtypeCodes), std::end(kDtypeCodes),
-                                  [&](const auto& code) { return code.first == dtype.get_ref<const std::string&>(); });
-  if (known == std::end(kDtypeCodes)) {
-    fail(origin, tensor, " has unsupported dtype ", describe(dtype), " (axiom reads F32, F64, I64 and U8)");
-  }
-  entry.dtype = known->second;
-
-  // Shape: non-negative integers whose product (the element count) fits in an int64_t. The product
-  // of the non-zero sizes is bounded, so no partial product overflows, even with a zero size.
-  const Json& shape = field(info, "shape", tensor, origin);
-  const auto bad_shape = [&] { fail(origin, tensor, ": \"shape\" must be a list of non-negative integers, got ", describe(shape)); };
-  if (!shape.is_array()) bad_shape();
-  uint64_t nonzero_product = 1;
-  bool has_zero = false;
-  for (const Json& size : shape) {
-    if (!size.is_number_unsigned()) bad_shape();  // a negative, fractional or non-number size
-    const uint64_t s = size.get<uint64_t>();
-    if (s > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ||
-        (s != 0 && nonzero_product > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / s)) {
-      fail(origin, tensor, ": shape ", describe(shape), " has too many elements to count in 64 bits");
-    }
-    if (s == 0) has_zero = true;
-    else nonzero_product *= s;
-    entry.shape.push_back(static_cast<int64_t>(s));
-  }
-  const uint64_t count = has_zero ? 0 : nonzero_product;
-  const uint64_t element_size = dtype_size(entry.dtype);
-  if (count > std::numeric_limits<uint64_t>::max() / element_size) {
-    fail(origin, tensor, ": shape ", entry.shape, " has too many bytes to count in 64 bits");
-  }
-  const uint64_t nbytes = count * element_size;
-
-  const Json& offsets = field(info, "data_offsets", tensor, origin);
-  if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() || !offsets[1].is_number_unsigned()) {
-    fail(origin, tensor, ": \"data_offsets\" must be [begin, end], two non-negative integers, got ", describe(offsets));
-  }
-  entry.begin = offsets[0].get<uint64_t>();
-  entry.end = offsets[1].get<uint64_t>();
-  if (entry.end < entry.begin) {
-    fail(origin, tensor, ": data_offsets [", entry.begin, ", ", entry.end, "] end before they begin");
-  }
-  if (entry.end - entry.begin != nbytes) {
-    fail(origin, tensor, ": shape ", entry.shape, " of ", dtype.get<std::string>(), " needs ", nbytes, " bytes, but data_offsets [",
-         entry.begin, ", ", entry.end, "] hold ", entry.end - entry.begin);
-  }
-  if (entry.end > data_size) {
-    fail(origin, tensor, " ends at byte ", entry.end, " of the data, but the data section has ", data_size, " bytes");
-  }
+  entry.dtype = parse_dtype(info, tensor, origin);
+  entry.shape = parse_shape(info, tensor, origin);
+  parse_offsets(info, byte_count(entry.dtype, entry.shape, tensor, origin), data_size, entry, tensor, origin);
   return entry;
 }
 

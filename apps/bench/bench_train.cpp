@@ -78,6 +78,29 @@ double sgemm_gflops(int64_t m, int64_t k, int64_t n, core::Generator& gen) {
   return 2.0 * static_cast<double>(m * n * k) / seconds / 1e9;
 }
 
+// Raw sgemm on the CPU at the size of the feed-forward's first product: the baseline of a CPU run
+// (a GPU's would need cuBLAS timings of its own). Under mpirun: the sum over the ranks, each timed
+// while the others run theirs, against the whole job's GFLOP/s.
+std::optional<double> sgemm_baseline(core::Device device, const models::AxialTransformerConfig& config, int64_t positions,
+                                     core::Generator& gen, core::Communicator& comm) {
+  if (device != core::Device::cpu()) return std::nullopt;
+  const core::Tensor total = core::from_vector<double>({sgemm_gflops(positions, config.features, config.ff_multiple * config.features, gen)});
+  comm.allreduce(total);
+  return total.item();
+}
+
+// A data-parallel job's communication per step, between two readings of the trainer's counters
+// (averaged over the timed steps and the one warm-up of seconds_per_call).
+template <typename Figure>
+void report_communication(const Figure& figure, const optim::CommunicationStats& before, const optim::CommunicationStats& after,
+                          double step_seconds) {
+  const double steps = static_cast<double>(after.steps - before.steps);
+  figure("communication_per_step", "s", (after.communication_seconds - before.communication_seconds) / steps);
+  figure("exposed_communication_per_step", "s", (after.exposed_seconds - before.exposed_seconds) / steps);
+  figure("exposed_communication_share", "%", 100 * (after.exposed_seconds - before.exposed_seconds) / steps / step_seconds);
+  figure("gradient_mib_per_step", "MiB", (after.bytes - before.bytes) / steps / (1 << 20));
+}
+
 }  // namespace
 
 void bench_train(const Reporter& reporter, const TrainBenchOptions& options, core::Communicator& comm) {
@@ -98,18 +121,7 @@ void bench_train(const Reporter& reporter, const TrainBenchOptions& options, cor
   training.data = "random images", training.batch_size = batch, training.warmup_steps = 0;
   models::Trainer trainer(config, training, images, {.device = device, .communicator = &comm});
 
-  const int64_t positions = batch * config.height * config.width;
-  // raw sgemm on the CPU: the baseline of a CPU run (a GPU's would need cuBLAS timings of its own)
-  // (under mpirun: the sum over the ranks, each timed while the others run theirs, against the
-  // whole job's GFLOP/s)
-  std::optional<double> gemm =
-      device == core::Device::cpu() ? std::optional(sgemm_gflops(positions, config.features, config.ff_multiple * config.features, gen))
-                                    : std::nullopt;
-  if (gemm) {
-    const core::Tensor total = core::from_vector<double>({*gemm});
-    comm.allreduce(total);
-    gemm = total.item();
-  }
+  const std::optional<double> gemm = sgemm_baseline(device, config, batch * config.height * config.width, gen, comm);
 
   trainer.step();  // warm-up: the allocator's cache, lazy initialisation (seconds_per_call adds one more)
   reset_peak_memory();
@@ -134,14 +146,7 @@ void bench_train(const Reporter& reporter, const TrainBenchOptions& options, cor
   figure("peak_tensor_memory", "MiB", peak_tensors / (1 << 20));
   figure("estimated_tensor_memory", "MiB", estimate.total() / (1 << 20));  // models/memory_budget.h, before the step
   figure("gflop_per_step", "GFLOP", flops / 1e9);
-  if (comm.size() > 1) {  // per step, averaged over the timed steps and the one warm-up of seconds_per_call
-    const optim::CommunicationStats& after = trainer.communication();
-    const double steps = static_cast<double>(after.steps - before.steps);
-    figure("communication_per_step", "s", (after.communication_seconds - before.communication_seconds) / steps);
-    figure("exposed_communication_per_step", "s", (after.exposed_seconds - before.exposed_seconds) / steps);
-    figure("exposed_communication_share", "%", 100 * (after.exposed_seconds - before.exposed_seconds) / steps / step_seconds);
-    figure("gradient_mib_per_step", "MiB", (after.bytes - before.bytes) / steps / (1 << 20));
-  }
+  if (comm.size() > 1) report_communication(figure, before, trainer.communication(), step_seconds);
   reporter.report({.bench = "train", .name = options.config + "_gflops", .unit = "GFLOP/s", .value = flops / step_seconds / 1e9,
                    .baseline = gemm, .baseline_name = gemm ? "sgemm" : ""});
 }

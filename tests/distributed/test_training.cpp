@@ -15,6 +15,7 @@
 #include "models/models.h"
 #include "tests/core/reference.h"
 #include "tests/support/emulated_cuda.h"
+#include "tests/support/tiny_models.h"
 
 using namespace axiom;
 namespace fs = std::filesystem;
@@ -27,12 +28,7 @@ core::Communicator& comm() { return core::world(); }
 
 // Two channels (a channel drawn per example) and dropout (masks drawn per example): the random
 // numbers that must not depend on how the batch is split.
-models::AxialTransformerConfig two_channel_config() {
-  models::AxialTransformerConfig c;
-  c.height = 3, c.width = 4, c.channels = 2, c.features = 8, c.heads = 2;
-  c.upper_layers = 2, c.row_layers = 1, c.encoder_layers = 1, c.ff_multiple = 2, c.dropout = 0.1;
-  return c;
-}
+using axiom::testing::two_channel_config;
 
 // A batch of 6: 1, 2 and 3 ranks divide it. A large rate, so the weights move far from zero.
 models::TrainingOptions batches_of_six() {

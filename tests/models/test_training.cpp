@@ -9,6 +9,7 @@
 
 #include "models/models.h"
 #include "tests/core/reference.h"
+#include "tests/support/tiny_models.h"
 
 using namespace axiom;
 namespace fs = std::filesystem;
@@ -17,12 +18,7 @@ namespace {
 
 // Two channels (so each step draws a channel per example) and dropout (so it draws masks too):
 // both come from the generator that a checkpoint must restore.
-models::AxialTransformerConfig two_channel_config() {
-  models::AxialTransformerConfig c;
-  c.height = 3, c.width = 4, c.channels = 2, c.features = 8, c.heads = 2;
-  c.upper_layers = 2, c.row_layers = 1, c.encoder_layers = 1, c.ff_multiple = 2, c.dropout = 0.1;
-  return c;
-}
+using axiom::testing::two_channel_config;
 
 models::TrainingOptions small_batches() {
   models::TrainingOptions o;
