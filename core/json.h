@@ -74,9 +74,11 @@ struct JsonValueReader {
 template <typename Struct, size_t N>
 void read_fields(const nlohmann::json& j, const std::array<JsonField<Struct>, N>& fields, Struct& out, const char* op,
                  const std::string& origin, const char* what) {
-  if (!j.is_object()) throw Error(op, origin, ": expected a JSON object, got ", j.dump());
+  if (!j.is_object()) throw Error(op, origin, ": expected a JSON object, got a JSON ", j.type_name());
   const JsonValueReader read{op, origin};
-  for (const auto& [key, value] : j.items()) {
+  for (auto item = j.begin(); item != j.end(); ++item) {
+    const std::string& key = item.key();  // (named, not structured bindings: clang 14's lambdas cannot capture those)
+    const nlohmann::json& value = item.value();
     const auto field = std::find_if(fields.begin(), fields.end(), [&](const JsonField<Struct>& f) { return key == f.key; });
     if (field == fields.end()) throw Error(op, origin, ": unknown ", what, " \"", key, "\"");
     std::visit(
