@@ -68,6 +68,11 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t axis);
 Tensor pad(const Tensor& x, int64_t axis, int64_t before, int64_t after, double value = 0);
 Tensor shift(const Tensor& x, int64_t axis, int64_t amount);
 
+// --- attention (ops_attention.cpp) ----------------------------------------------------------------
+// Multi-head self-attention along `axis` from packed projections qkv [..., 3D] -> [..., D]
+// (core::attention: scores, softmax and mixing fused; causal = inclusive mask).
+Tensor attention(const Tensor& qkv, int64_t axis, int64_t heads, bool causal);
+
 // --- indexing (ops_index.cpp) ---------------------------------------------------------------------
 // out[i][j][k] = x[i][index[i][j][k]][k] for axis 1 (any rank); index: int64, x's shape but on `axis`.
 Tensor gather(const Tensor& x, int64_t axis, const Tensor& index);
@@ -83,9 +88,6 @@ Tensor softmax(const Tensor& x, int64_t axis = -1);
 Tensor log_softmax(const Tensor& x, int64_t axis = -1);
 // Over the last axis; weight and bias [D] may be undefined Tensors.
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps = 1e-5);
-// Multi-head self-attention along `axis` from packed projections qkv [..., 3D] -> [..., D]
-// (core::attention: scores, softmax and mixing fused; causal = inclusive mask).
-Tensor attention(const Tensor& qkv, int64_t axis, int64_t heads, bool causal);
 // weight [V, D] at indices [...] (int64) -> [..., D]; the gradient goes to weight only.
 Tensor embedding(const Tensor& weight, const Tensor& indices);
 
