@@ -99,7 +99,10 @@ CLI::Validator utf8_path() {
       "PATH");
 }
 
-constexpr int64_t kMaxSteps = 1'000'000'000'000, kMaxBatch = 1 << 20;
+constexpr int64_t kMaxSteps = 1'000'000'000'000, kMaxBatch = 1 << 20, kMaxBlocks = 1 << 20;
+constexpr const char* kCheckpointBlocksHelp =
+    "Recompute the first N transformer blocks in the backward pass instead of keeping their activations: "
+    "less memory, the same gradients, a slower step (0: none; the model's block count or more: all)";
 constexpr uint64_t kMaxSeed = std::numeric_limits<uint64_t>::max();
 
 void add_threads(CLI::App* command, int& threads) {
@@ -136,6 +139,7 @@ RunFlags add_train(CLI::App* train, TrainCommand& c) {
   train->add_option("--checkpoint-every", c.checkpoint_every, "Write a checkpoint every N steps")
       ->capture_default_str()->check(whole_number<int64_t>(1, kMaxSteps));
   train->add_option("--device", c.device, "Where to train: cpu, cuda or cuda:N")->capture_default_str();
+  train->add_option("--checkpoint-blocks", c.checkpoint_blocks, kCheckpointBlocksHelp)->capture_default_str()->check(whole_number<int64_t>(0, kMaxBlocks));
   train->add_flag("--resume", c.resume, "Continue the run in --out where it stopped (start one if there is none)");
   train->add_flag("--force", c.force,
                   "Start a run in an --out that holds other files (never ones a run writes: metrics.jsonl, loss.png, "
@@ -199,6 +203,8 @@ void add_bench(CLI::App& app, BenchCommands& b) {
       ->check(whole_number<int64_t>(1, kMaxBatch));
   b.train->add_option("--steps", b.train_options.steps, "Timed steps")->capture_default_str()->check(whole_number(1, 1000));
   b.train->add_option("--device", b.train_options.device, "cpu or cuda")->capture_default_str();
+  b.train->add_option("--checkpoint-blocks", b.train_options.checkpoint_blocks, kCheckpointBlocksHelp)
+      ->capture_default_str()->check(whole_number<int64_t>(0, kMaxBlocks));
   b.allreduce = b.bench->add_subcommand("allreduce", "MPI allreduce of 1 to 64 MiB across the ranks of mpirun: time and bandwidth");
   b.sample = b.bench->add_subcommand("sample", "Milliseconds per image of the naive and the semi-parallel sampler");
   b.sample->add_option("--config", b.sample_options.config, "A preset (tiny, small, medium) or a JSON file")->capture_default_str();

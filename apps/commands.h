@@ -30,6 +30,7 @@ struct TrainCommand {
   bool resume = false;                   // continue the run in `out` (a new one if there is none)
   bool force = false;                    // start a run in a non-empty directory that is not a run
   std::string device = "cpu";            // where the model trains: cpu or cuda
+  int64_t checkpoint_blocks = 0;         // blocks recomputed in backward instead of kept (less memory, slower)
   // Flags the user gave explicitly (on --resume they must agree with the run's own values).
   bool given_config = false, given_data = false, given_data_dir = false, given_batch_size = false, given_lr = false,
        given_warmup_steps = false, given_clip = false, given_seed = false;

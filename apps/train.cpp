@@ -112,7 +112,7 @@ core::Tensor images_of(const models::TrainingOptions& o, const models::AxialTran
 }
 
 models::Placement placement_of(const TrainCommand& c, core::Communicator& comm) {
-  return {.device = device_of("train", c.device), .communicator = &comm};
+  return {.device = device_of("train", c.device), .communicator = &comm, .checkpoint_blocks = c.checkpoint_blocks};
 }
 
 // Refuses, before anything is allocated, a run whose training step cannot fit in this machine's memory.

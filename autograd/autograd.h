@@ -1,6 +1,7 @@
 // Everything in autograd, for users who want one include.
 #pragma once
 
+#include "autograd/checkpoint.h"
 #include "autograd/factory.h"
 #include "autograd/gradcheck.h"
 #include "autograd/ops.h"

@@ -62,6 +62,8 @@ thread_local bool grad_mode = true;
 bool grad_enabled() { return grad_mode; }
 NoGrad::NoGrad() : previous_(grad_mode) { grad_mode = false; }
 NoGrad::~NoGrad() { grad_mode = previous_; }
+EnableGrad::EnableGrad() : previous_(grad_mode) { grad_mode = true; }
+EnableGrad::~EnableGrad() { grad_mode = previous_; }
 
 // --- gradient-ready hooks -----------------------------------------------------------------------
 
@@ -75,6 +77,9 @@ GradientReadyHook::GradientReadyHook(Callback callback) : callback_(std::move(ca
 }
 
 GradientReadyHook::~GradientReadyHook() { innermost_hook = previous_; }
+
+GradientReadyHooksPaused::GradientReadyHooksPaused() : paused_(innermost_hook) { innermost_hook = nullptr; }
+GradientReadyHooksPaused::~GradientReadyHooksPaused() { innermost_hook = paused_; }
 
 // Tells every live hook that `leaf`'s gradient is complete.
 void notify_gradient_ready(const std::shared_ptr<TensorImpl>& leaf) {

@@ -131,6 +131,19 @@ class NoGrad {
 };
 bool grad_enabled();
 
+// While an EnableGrad is alive (on this thread), ops record again, even inside a NoGrad: for a
+// forward pass that a backward rule runs again (autograd/checkpoint.h).
+class EnableGrad {
+ public:
+  EnableGrad();
+  ~EnableGrad();
+  EnableGrad(const EnableGrad&) = delete;
+  EnableGrad& operator=(const EnableGrad&) = delete;
+
+ private:
+  bool previous_;
+};
+
 // --- gradient-ready hooks -----------------------------------------------------------------------
 // While a GradientReadyHook is alive (on this thread), backward() calls it with each leaf whose
 // gradient has just become complete: every Node of the graph that uses the leaf has run, so
@@ -149,6 +162,20 @@ class GradientReadyHook {
   friend void notify_gradient_ready(const std::shared_ptr<TensorImpl>& leaf);  // engine.cpp
   Callback callback_;
   GradientReadyHook* previous_;  // hooks nest: an inner one is called too, then the outer
+};
+
+// While a GradientReadyHooksPaused is alive (on this thread), no hook is called: a backward pass
+// nested inside another one's rule (autograd/checkpoint.h) hands its gradients to the outer pass,
+// which tells the hooks once they are complete.
+class GradientReadyHooksPaused {
+ public:
+  GradientReadyHooksPaused();
+  ~GradientReadyHooksPaused();
+  GradientReadyHooksPaused(const GradientReadyHooksPaused&) = delete;
+  GradientReadyHooksPaused& operator=(const GradientReadyHooksPaused&) = delete;
+
+ private:
+  GradientReadyHook* paused_;
 };
 
 // Records `output` as made by the op `name` from `inputs` (used by every op in autograd/ops_*.cpp).

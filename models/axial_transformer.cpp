@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "autograd/checkpoint.h"
 #include "autograd/factory.h"
 #include "core/error.h"
 
@@ -91,7 +92,7 @@ Tensor AxialTransformer::encode(const Tensor& images, const Tensor& channel) con
   Tensor context = sum(mul(values, keep), {1});                                       // [B, H, W, D]
   context = add(context, channel_marker_->forward(channel).reshape({b, 1, 1, config_.features}));
   context = encoder_position_->forward(context);
-  for (const auto& block : *encoder_) context = block->forward(context);
+  for (size_t i = 0; i < encoder_->size(); ++i) context = run_block(encoder_->at(i), context, static_cast<int64_t>(i));
   return context;
 }
 
@@ -99,7 +100,8 @@ Tensor AxialTransformer::outer(const Tensor& h, const Tensor& context) const {
   Tensor u = outer_position_->forward(h);
   if (context.defined()) u = add(u, context);
   u = dropout_->forward(u);
-  for (const auto& block : *outer_) u = block->forward(u);
+  const int64_t first = encoder_ ? static_cast<int64_t>(encoder_->size()) : 0;  // forward order: the encoder's blocks come first
+  for (size_t i = 0; i < outer_->size(); ++i) u = run_block(outer_->at(i), u, first + static_cast<int64_t>(i));
   return u;
 }
 
@@ -141,7 +143,8 @@ Tensor AxialTransformer::inner(const Tensor& z_in) const {
     const Shape shape = z.shape();
     z = inner_lstm_->forward(z.reshape({shape[0] * shape[1], shape[2], shape[3]})).first.reshape(shape);
   } else {
-    for (const auto& block : *inner_) z = block->forward(z);
+    const int64_t first = (encoder_ ? static_cast<int64_t>(encoder_->size()) : 0) + static_cast<int64_t>(outer_->size());
+    for (size_t i = 0; i < inner_->size(); ++i) z = run_block(inner_->at(i), z, first + static_cast<int64_t>(i));
   }
   return logits_->forward(final_norm_->forward(z));
 }
@@ -189,6 +192,26 @@ Tensor AxialTransformer::loss(const Tensor& images, core::Generator& gen) const 
                                                : axiom::randint({b}, 0, config_.channels, gen, all.device());
   const Tensor targets = channel_of_each(all, channel);
   return div(cross_entropy(logits(all, channel), targets), std::log(2.0));  // nats -> bits
+}
+
+// --- memory ---------------------------------------------------------------------------------------
+
+void AxialTransformer::set_checkpoint_blocks(int64_t blocks) {
+  if (blocks < 0) throw Error("AxialTransformer", "checkpoint_blocks must be >= 0, got ", blocks);
+  checkpoint_blocks_ = blocks;
+}
+
+int64_t AxialTransformer::block_count() const {
+  int64_t count = static_cast<int64_t>(outer_->size());
+  if (inner_) count += static_cast<int64_t>(inner_->size());
+  if (encoder_) count += static_cast<int64_t>(encoder_->size());
+  return count;
+}
+
+Tensor AxialTransformer::run_block(const std::shared_ptr<nn::TransformerBlock>& block, const Tensor& x, int64_t position) const {
+  if (position >= checkpoint_blocks_) return block->forward(x);
+  // Blocks draw no random numbers (dropout acts on the decoders' inputs, outside them): no generator.
+  return checkpoint([block](const Tensor& input) { return block->forward(input); }, x, block->parameters());
 }
 
 Likelihood AxialTransformer::evaluate(const Tensor& images) const {

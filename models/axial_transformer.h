@@ -83,7 +83,20 @@ class AxialTransformer : public nn::Module {
   OuterRowState start_outer_rows() const;
   Tensor outer_step(const Tensor& h_row, const Tensor& context_row, OuterRowState& state) const;
 
+  // --- memory ------------------------------------------------------------------------------------
+  // Activation checkpointing: the first `blocks` transformer blocks, counted in the order the
+  // forward pass runs them (channel encoder, outer decoder, inner decoder), keep only their input
+  // for the backward pass and run again there (autograd/checkpoint.h). Gradients are bitwise the
+  // same; a step costs up to one more forward pass, and each such block keeps D floats per pixel
+  // instead of about 16 D. 0 (the default): none; at least block_count(): all.
+  void set_checkpoint_blocks(int64_t blocks);
+  int64_t checkpoint_blocks() const { return checkpoint_blocks_; }
+  int64_t block_count() const;  // transformer blocks in the model
+
  private:
+  // block(x), through checkpoint() when `position` (in forward order) is among the first checkpoint_blocks_.
+  Tensor run_block(const std::shared_ptr<nn::TransformerBlock>& block, const Tensor& x, int64_t position) const;
+
   AxialTransformerConfig config_;
   std::shared_ptr<nn::Embedding> embedding_;
   std::shared_ptr<nn::FactorizedPositionEmbedding> outer_position_, inner_position_, encoder_position_;
@@ -93,6 +106,7 @@ class AxialTransformer : public nn::Module {
   std::shared_ptr<nn::LayerNorm> final_norm_;
   std::shared_ptr<nn::Dense> logits_;
   std::shared_ptr<nn::Dropout> dropout_;
+  int64_t checkpoint_blocks_ = 0;
 };
 
 }  // namespace axiom::models

@@ -91,6 +91,7 @@ Trainer::Trainer(const AxialTransformerConfig& config, const TrainingOptions& op
   model_ = std::make_unique<AxialTransformer>(config_, gen_);
   model_->to(placement.dtype);
   model_->to(placement.device);
+  model_->set_checkpoint_blocks(placement.checkpoint_blocks);
   optimizer_ = std::make_unique<optim::Adam>(
       model_->named_parameters(), optim::AdamOptions{.lr = options_.lr, .betas = {options_.beta1, options_.beta2}});
   averager_ = std::make_unique<optim::GradientAverager>(model_->named_parameters(), comm_);

@@ -99,6 +99,9 @@ struct Placement {
   // process alone. Every rank makes a Trainer with the same arguments and calls step() and
   // save() as often as the others.
   core::Communicator* communicator = nullptr;
+  // Transformer blocks whose inside is recomputed in the backward pass instead of kept
+  // (AxialTransformer::set_checkpoint_blocks): less memory, the same numbers, a slower step.
+  int64_t checkpoint_blocks = 0;
 };
 
 class Trainer {

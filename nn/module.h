@@ -83,6 +83,7 @@ class ModuleList : public Module {
   }
   size_t size() const { return items_.size(); }
   M& operator[](size_t i) const { return *items_.at(i); }
+  const std::shared_ptr<M>& at(size_t i) const { return items_.at(i); }
   auto begin() const { return items_.begin(); }
   auto end() const { return items_.end(); }
 

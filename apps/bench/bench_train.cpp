@@ -119,7 +119,8 @@ void bench_train(const Reporter& reporter, const TrainBenchOptions& options, cor
   const core::Tensor images = core::randint(image_shape, 0, 256, gen, core::Dtype::uint8);
   models::TrainingOptions training;
   training.data = "random images", training.batch_size = batch, training.warmup_steps = 0;
-  models::Trainer trainer(config, training, images, {.device = device, .communicator = &comm});
+  models::Trainer trainer(config, training, images,
+                          {.device = device, .communicator = &comm, .checkpoint_blocks = options.checkpoint_blocks});
 
   const std::optional<double> gemm = sgemm_baseline(device, config, batch * config.height * config.width, gen, comm);
 

@@ -93,6 +93,35 @@ TEST_CASE("training: N steps, a checkpoint and N more steps give exactly the wei
   CHECK_FALSE(same_weights(straight.model(), wrong.model()));
 }
 
+TEST_CASE("training: blocks recomputed in backward (checkpoint_blocks) change no bit of any step") {
+  const auto config = two_channel_config();  // 4 blocks (1 encoder, 2 outer, 1 inner) and dropout
+  const core::Tensor images = images_for(config);
+  for (Dtype dtype : {Dtype::float64, Dtype::float32}) {
+    CAPTURE(dtype);
+    models::Trainer plain(config, small_batches(), images, {.dtype = dtype});
+    train(plain, 3);
+    for (int64_t blocks : {2, 100}) {  // some, and all
+      CAPTURE(blocks);
+      models::Trainer recomputed(config, small_batches(), images, {.dtype = dtype, .checkpoint_blocks = blocks});
+      CHECK(recomputed.model().checkpoint_blocks() == blocks);
+      train(recomputed, 3);
+      CHECK(same_weights(plain.model(), recomputed.model()));
+    }
+  }
+  // and a run resumed with recomputation ends where the run without it ends
+  models::Trainer straight(config, small_batches(), images);
+  train(straight, 4);
+  TempDir dir;
+  models::Trainer first_half(config, small_batches(), images);
+  train(first_half, 2);
+  first_half.save(dir.str());
+  models::Trainer resumed(models::read_checkpoint(dir.str()), images, {.checkpoint_blocks = 100});
+  train(resumed, 2);
+  CHECK(same_weights(straight.model(), resumed.model()));
+  CHECK(straight.model().block_count() == 4);
+  CHECK_THROWS_WITH_AS(straight.model().set_checkpoint_blocks(-1), "[AxialTransformer] checkpoint_blocks must be >= 0, got -1", Error);
+}
+
 TEST_CASE("training: the loss goes down on a small set of images") {
   auto config = two_channel_config();
   config.dropout = 0;
