@@ -62,6 +62,14 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 // x [..., K] @ weight [K, N] + bias [N] -> [..., N], the bias added inside the product (Dense).
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
 
+// The nonlinearities of a feed-forward layer.
+enum class Activation { gelu, gelu_tanh, relu };
+Tensor activate(Activation activation, const Tensor& x);  // gelu(x), gelu_tanh(x) or relu(x)
+// linear(activate(activation, h), weight, bias) with the same numbers and gradients, keeping only
+// h for the backward pass: activate(h), as wide as h, is recomputed there instead of kept.
+// h [..., K], weight [K, N], bias [N] or undefined -> [..., N].
+Tensor activation_linear(Activation activation, const Tensor& h, const Tensor& weight, const Tensor& bias);
+
 // --- shape (ops_shape.cpp; the view methods are on Tensor) --------------------------------------
 Tensor concat(const std::vector<Tensor>& tensors, int64_t axis);
 Tensor stack(const std::vector<Tensor>& tensors, int64_t axis);

@@ -1,6 +1,8 @@
-// The matrix products (matmul, linear) and their backward rules. The op functions are
+// The matrix products (matmul, linear, activation_linear) and their backward rules. The op functions are
 // core/ops_matmul.cpp; the kernels core/cpu/matmul.cpp and core/cuda/matmul.cpp.
 #include "autograd/ops.h"
+#include "core/error.h"
+#include "core/factory.h"
 #include "core/ops.h"
 
 namespace axiom {
@@ -15,6 +17,32 @@ core::Tensor transposed(const core::Tensor& m) { return m.transpose(-1, -2); }
 core::Tensor shared_weight_grad(const core::Tensor& a, const core::Tensor& g) {
   const int64_t k = a.size(-1), n = g.size(-1);
   return core::matmul(transposed(a.reshape({-1, k})), g.reshape({-1, n}));
+}
+
+// dL/dw of out = x @ w (+ b) for w [K, N]: x^T @ g, with any batch of x [..., K] folded into one GEMM.
+core::Tensor weight_grad(const core::Tensor& x, const core::Tensor& g) {
+  if (x.dim() == 1) return core::matmul(x.unsqueeze(1), g.unsqueeze(0));  // [K, 1] x [1, N]
+  if (x.dim() == 2) return core::matmul(transposed(x), g);                // [K, M] x [M, N]
+  return shared_weight_grad(x, g);
+}
+
+core::Tensor activated(Activation activation, const core::Tensor& h) {
+  switch (activation) {
+    case Activation::gelu: return core::gelu(h);
+    case Activation::gelu_tanh: return core::gelu_tanh(h);
+    case Activation::relu: return core::relu(h);
+  }
+  throw Error("activation", "unknown kind ", static_cast<int>(activation));
+}
+
+// d activate(h) / dh, elementwise (the derivatives the ops gelu, gelu_tanh and relu use).
+core::Tensor activation_slope(Activation activation, const core::Tensor& h) {
+  switch (activation) {
+    case Activation::gelu: return core::gelu_derivative(h);
+    case Activation::gelu_tanh: return core::gelu_tanh_derivative(h);
+    case Activation::relu: return core::gt(h, core::scalar(0, h.dtype(), h.device())).to(h.dtype());
+  }
+  throw Error("activation", "unknown kind ", static_cast<int>(activation));
 }
 }  // namespace
 
@@ -48,10 +76,35 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
                 [x = x.data(), w = weight.data()](const core::Tensor& g, const Needs& needs) {
                   core::Tensor dx, dw;
                   if (needs[0]) dx = core::matmul(g, transposed(w));
-                  if (needs[1] && x.dim() == 1) dw = core::matmul(x.unsqueeze(1), g.unsqueeze(0));  // [K, 1] x [1, N]
-                  if (needs[1] && x.dim() == 2) dw = core::matmul(transposed(x), g);
-                  if (needs[1] && x.dim() > 2) dw = shared_weight_grad(x, g);
+                  if (needs[1]) dw = weight_grad(x, g);
                   return Grads{dx, dw, needs[2] ? g : core::Tensor()};
+                });
+}
+
+Tensor activate(Activation activation, const Tensor& x) {
+  switch (activation) {
+    case Activation::gelu: return gelu(x);
+    case Activation::gelu_tanh: return gelu_tanh(x);
+    case Activation::relu: return relu(x);
+  }
+  throw Error("activation", "unknown kind ", static_cast<int>(activation));
+}
+
+// out = a @ w + b with a = act(h); only h is kept, and a is recomputed in backward:
+//   dw = a^T @ g             : [K, ...] x [..., N] -> [K, N]
+//   dh = (g @ w^T) * act'(h) : [..., N] x [N, K] -> [..., K], times the slope elementwise
+//   db = g                   : summed over every axis but the last by the engine
+// The same ops on the same values as linear(activate(h)), so the same bits.
+Tensor activation_linear(Activation activation, const Tensor& h, const Tensor& weight, const Tensor& bias) {
+  const core::Tensor a = activated(activation, h.data());  // freed when this function returns
+  core::Tensor out = bias.defined() ? core::linear(a, weight.data(), bias.data()) : core::matmul(a, weight.data());
+  return record("activation_linear", {h, weight, bias}, std::move(out),
+                [activation, h = h.data(), w = weight.data()](const core::Tensor& g, const Needs& needs) {
+                  Grads grads(3);
+                  if (needs[1]) grads[1] = weight_grad(activated(activation, h), g);
+                  if (needs[0]) grads[0] = core::mul(core::matmul(g, transposed(w)), activation_slope(activation, h));
+                  if (needs[2]) grads[2] = g;
+                  return grads;
                 });
 }
 

@@ -125,10 +125,12 @@ double Trainer::step() {
   schedule_.apply(*optimizer_, step_);
   optimizer_->zero_grad();
   Tensor loss;  // bits/dim of this rank's share
+  forward_memory_.before = core::allocation_stats().live_bytes;
   {
     const core::BatchShare draws(gen_, first, share, batch.size(0));  // the channels and dropout of the whole batch
     loss = model_->loss(batch.narrow(0, first, share), gen_);
   }
+  forward_memory_.after = core::allocation_stats().live_bytes;
   const double bits = mean_over_ranks(comm_, loss.item());  // the same on every rank, so all stop together
   if (!std::isfinite(bits)) {
     throw Error("train", "the loss is ", bits, " at step ", step_, " (lr ", optimizer_->lr(),

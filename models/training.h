@@ -145,6 +145,13 @@ class Trainer {
   AxialTransformer& model() { return *model_; }
   core::Communicator& communicator() const { return comm_; }
   const optim::CommunicationStats& communication() const { return averager_->stats(); }
+  const optim::Adam& optimizer() const { return *optimizer_; }
+  // Bytes held by live tensors (core::allocation_stats) in the last step, when its forward pass
+  // began and when it ended: the difference is what the graph keeps for the backward pass.
+  struct ForwardMemory {
+    int64_t before = 0, after = 0;
+  };
+  const ForwardMemory& last_forward_memory() const { return forward_memory_; }
 
  private:
   void write_checkpoint(const std::string& dir) const;
@@ -163,6 +170,7 @@ class Trainer {
   data::DataLoader loader_;
   core::Communicator& comm_;
   std::unique_ptr<optim::GradientAverager> averager_;
+  ForwardMemory forward_memory_;
   int64_t step_ = 0;
 };
 

@@ -20,8 +20,10 @@ FeedforwardBlock::FeedforwardBlock(int64_t features, core::Generator& gen, const
   down = register_module("down", std::make_shared<Dense>(hidden, features, gen, DenseOptions{.init_scale = options.output_init_scale}));
 }
 
+// The nonlinearity and the second Dense in one op that keeps only the first Dense's output for the
+// backward pass (the nonlinearity's output, as wide, is recomputed there).
 Tensor FeedforwardBlock::forward(const Tensor& x) const {
-  return add(x, down->forward(apply(nonlinearity, up->forward(norm->forward(x)))));
+  return add(x, activation_linear(nonlinearity, up->forward(norm->forward(x)), down->weight, down->bias));
 }
 
 TransformerBlock::TransformerBlock(int64_t features, int64_t axis, core::Generator& gen, const BlockOptions& options)

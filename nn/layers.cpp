@@ -56,13 +56,4 @@ Dropout::Dropout(double p, core::Generator& gen) : p(p), gen_(&gen) {
 
 Tensor Dropout::forward(const Tensor& x) const { return dropout(x, p, is_training(), *gen_); }
 
-Tensor apply(Nonlinearity nonlinearity, const Tensor& x) {
-  switch (nonlinearity) {
-    case Nonlinearity::gelu: return gelu(x);
-    case Nonlinearity::gelu_tanh: return gelu_tanh(x);
-    case Nonlinearity::relu: return relu(x);
-  }
-  throw Error("nonlinearity", "unknown kind ", static_cast<int>(nonlinearity));
-}
-
 }  // namespace axiom::nn

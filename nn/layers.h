@@ -60,7 +60,7 @@ class Dropout : public Module {
   core::Generator* gen_;
 };
 
-enum class Nonlinearity { gelu, gelu_tanh, relu };
-Tensor apply(Nonlinearity nonlinearity, const Tensor& x);
+using Nonlinearity = Activation;  // gelu, gelu_tanh, relu (autograd/ops.h)
+inline Tensor apply(Nonlinearity nonlinearity, const Tensor& x) { return activate(nonlinearity, x); }
 
 }  // namespace axiom::nn

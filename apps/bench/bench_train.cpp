@@ -8,8 +8,10 @@
 //
 // Figures: the median step time after two warm-up steps, images per second, the peak resident
 // memory while stepping (the process's, with the allocator's cache of freed buffers) and the peak
-// of the bytes held by live tensors alone (next to models/memory_budget.h's estimate of it), and the achieved GFLOP/s next to raw cblas_sgemm on the model's largest
-// product (the feed-forward layer's [B*H*W, D] @ [D, 4D]) timed in the same run.
+// of the bytes held by live tensors alone (next to models/memory_budget.h's estimate of it), split
+// into parameters, the optimizer's state, gradients and the activations the forward pass saves for
+// backward; and the achieved GFLOP/s next to raw cblas_sgemm on the model's largest product (the
+// feed-forward layer's [B*H*W, D] @ [D, 4D]) timed in the same run.
 //
 // How FLOPs are counted (multiply-adds count two; only the matrix products, which are nearly all of
 // the work): per position and per transformer block attending along an axis of length L,
@@ -101,6 +103,25 @@ void report_communication(const Figure& figure, const optim::CommunicationStats&
   figure("gradient_mib_per_step", "MiB", (after.bytes - before.bytes) / steps / (1 << 20));
 }
 
+// Where a training step's tensor memory goes, in bytes (read after a step; the gradients are kept
+// until the next step's zero_grad).
+struct MemoryBreakdown {
+  double parameters = 0, optimizer_state = 0, gradients = 0, saved_activations = 0;
+};
+
+MemoryBreakdown memory_breakdown(const models::Trainer& trainer) {
+  MemoryBreakdown m;
+  auto bytes = [](const core::Tensor& t) { return t.defined() ? static_cast<double>(t.numel() * core::dtype_size(t.dtype())) : 0.0; };
+  for (const auto& [name, p] : trainer.optimizer().parameters()) {
+    m.parameters += bytes(p.data());
+    m.gradients += bytes(p.grad());
+    for (const auto& [buffer, value] : trainer.optimizer().state_of(name).buffers) m.optimizer_state += bytes(value);
+  }
+  const models::Trainer::ForwardMemory& forward = trainer.last_forward_memory();
+  m.saved_activations = static_cast<double>(forward.after - forward.before);
+  return m;
+}
+
 }  // namespace
 
 void bench_train(const Reporter& reporter, const TrainBenchOptions& options, core::Communicator& comm) {
@@ -146,6 +167,11 @@ void bench_train(const Reporter& reporter, const TrainBenchOptions& options, cor
   figure("peak_memory", "MiB", peak / (1 << 20));
   figure("peak_tensor_memory", "MiB", peak_tensors / (1 << 20));
   figure("estimated_tensor_memory", "MiB", estimate.total() / (1 << 20));  // models/memory_budget.h, before the step
+  const MemoryBreakdown split = memory_breakdown(trainer);
+  figure("parameter_memory", "MiB", split.parameters / (1 << 20));
+  figure("optimizer_state_memory", "MiB", split.optimizer_state / (1 << 20));
+  figure("gradient_memory", "MiB", split.gradients / (1 << 20));
+  figure("saved_activation_memory", "MiB", split.saved_activations / (1 << 20));
   figure("gflop_per_step", "GFLOP", flops / 1e9);
   if (comm.size() > 1) report_communication(figure, before, trainer.communication(), step_seconds);
   reporter.report({.bench = "train", .name = options.config + "_gflops", .unit = "GFLOP/s", .value = flops / step_seconds / 1e9,

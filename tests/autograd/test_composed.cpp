@@ -14,14 +14,14 @@ using In = std::vector<axiom::Tensor>;
 
 namespace {
 
-enum class Activation { gelu, tanh };
+enum class Squash { gelu, tanh };
 
 // in = {x, W1, b1, gamma, beta, W2, b2}
-axiom::Tensor mlp_loss(const In& in, const axiom::Tensor& targets, Activation activation,
+axiom::Tensor mlp_loss(const In& in, const axiom::Tensor& targets, Squash activation,
                        const CrossEntropyOptions& options = {}) {
   axiom::Tensor h = add(matmul(in[0], in[1]), in[2]);  // [..., 3] @ [3, 5] + [5] -> [..., 5]
   h = layer_norm(h, in[3], in[4]);
-  h = activation == Activation::gelu ? gelu(h) : tanh(h);
+  h = activation == Squash::gelu ? gelu(h) : tanh(h);
   const axiom::Tensor logits = add(matmul(h, in[5]), in[6]);  // [..., 5] @ [5, 3] + [3] -> [..., 3]
   return cross_entropy(logits, targets, options);
 }
@@ -46,8 +46,8 @@ const char* const kNames[] = {"x", "W1", "b1", "gamma", "beta", "W2", "b2"};
 
 TEST_CASE("a two-layer MLP with layer norm and cross-entropy passes gradcheck in every parameter") {
   const Mlp net = make_mlp({4, 3}, {2, 0, 1, 2}, 1);
-  for (Activation activation : {Activation::gelu, Activation::tanh}) {
-    CAPTURE(activation == Activation::gelu ? "gelu" : "tanh");
+  for (Squash activation : {Squash::gelu, Squash::tanh}) {
+    CAPTURE(activation == Squash::gelu ? "gelu" : "tanh");
     check_grad("mean loss", [&](const In& in) { return mlp_loss(in, net.targets, activation); }, net.params);
     check_grad("label smoothing 0.1, summed",
                [&](const In& in) { return mlp_loss(in, net.targets, activation, {0.1, Reduction::sum}); }, net.params);
@@ -55,7 +55,7 @@ TEST_CASE("a two-layer MLP with layer norm and cross-entropy passes gradcheck in
                [&](const In& in) { return mlp_loss(in, net.targets, activation, {0, Reduction::none}); }, net.params);
   }
   // The check is not vacuous: every parameter gets a gradient that is not zero.
-  const axiom::Tensor loss = mlp_loss(net.params, net.targets, Activation::gelu);
+  const axiom::Tensor loss = mlp_loss(net.params, net.targets, Squash::gelu);
   loss.backward();
   for (size_t i = 0; i < net.params.size(); ++i) {
     CAPTURE(kNames[i]);
@@ -68,10 +68,10 @@ TEST_CASE("a two-layer MLP with layer norm and cross-entropy passes gradcheck in
 
 TEST_CASE("the MLP on a batch of sequences: a 2x4x3 input through shared weights") {
   const Mlp net = make_mlp({2, 4, 3}, {2, 0, 1, 2, 1, 1, 0, 2}, 20);
-  check_grad("full Jacobian", [&](const In& in) { return mlp_loss(in, net.targets, Activation::tanh); }, net.params);
+  check_grad("full Jacobian", [&](const In& in) { return mlp_loss(in, net.targets, Squash::tanh); }, net.params);
   GradcheckOptions projection;
   projection.full_jacobian = false;
-  check_grad("projections", [&](const In& in) { return mlp_loss(in, net.targets, Activation::gelu, {0.1}); }, net.params,
+  check_grad("projections", [&](const In& in) { return mlp_loss(in, net.targets, Squash::gelu, {0.1}); }, net.params,
              projection);
 }
 
@@ -80,7 +80,7 @@ TEST_CASE("gradient descent on the MLP lowers the loss") {
   const In weights(net.params.begin() + 1, net.params.end());
   double previous = 0;
   for (int step = 0; step < 5; ++step) {
-    const axiom::Tensor loss = mlp_loss(net.params, net.targets, Activation::gelu);
+    const axiom::Tensor loss = mlp_loss(net.params, net.targets, Squash::gelu);
     if (step > 0) CHECK(loss.item() < previous);
     previous = loss.item();
     for (const axiom::Tensor& w : weights) w.zero_grad();

@@ -271,6 +271,45 @@ TEST_CASE("linear: x @ w + b for 1-D, 2-D and batched x") {
              {leaf(uniform64({3, 5}, 78).transpose(0, 1)), w, b});
 }
 
+TEST_CASE("activation_linear: act(h) @ w + b for every activation, with and without a bias") {
+  const auto w = leaf(uniform64({3, 4}, 79)), b = leaf(uniform64({4}, 80));
+  for (Activation act : {Activation::gelu, Activation::gelu_tanh, Activation::relu}) {
+    CAPTURE(static_cast<int>(act));
+    for (const Shape& shape : {Shape{3}, Shape{5, 3}, Shape{2, 5, 3}}) {
+      CAPTURE(core::shape_str(shape));
+      const auto h = leaf(away_from_zero(shape, 81));  // relu's kink at 0 stays away from the finite differences
+      check_grad("activation_linear", [act](const In& in) { return activation_linear(act, in[0], in[1], in[2]); }, {h, w, b});
+      check_grad("activation_linear without a bias", [act](const In& in) { return activation_linear(act, in[0], in[1], {}); }, {h, w});
+    }
+  }
+}
+
+TEST_CASE("activation_linear: the bits of linear(activate(h)), keeping h alone for backward") {
+  for (Dtype dtype : {Dtype::float64, Dtype::float32}) {
+    CAPTURE(dtype);
+    core::Generator gen(82);
+    const auto h = leaf(core::uniform({2, 64, 16}, -3, 3, gen, dtype));
+    const auto w = leaf(core::uniform({16, 8}, -1, 1, gen, dtype)), b = leaf(core::uniform({8}, -1, 1, gen, dtype));
+    const axiom::Tensor weights(core::uniform({2, 64, 8}, -1, 1, gen, dtype));
+    auto gradients = [&](bool fused) {
+      for (const auto& t : {h, w, b}) t.zero_grad();
+      const int64_t before = core::allocation_stats().live_bytes;
+      const axiom::Tensor out = fused ? activation_linear(Activation::gelu, h, w, b) : linear(gelu(h), w, b);
+      const int64_t kept = core::allocation_stats().live_bytes - before;  // the output, and what backward needs
+      sum(mul(out, weights)).backward();
+      return std::make_tuple(axiom::test::values_of(out.data()), axiom::test::values_of(h.grad()), axiom::test::values_of(w.grad()), axiom::test::values_of(b.grad()), kept);
+    };
+    const auto [out, dh, dw, db, kept] = gradients(false);
+    const auto [fused_out, fused_dh, fused_dw, fused_db, fused_kept] = gradients(true);
+    CHECK(fused_out == out);
+    CHECK(fused_dh == dh);
+    CHECK(fused_dw == dw);
+    CHECK(fused_db == db);
+    // gelu(h), as big as h, is not kept
+    CHECK(kept - fused_kept == static_cast<int64_t>(h.numel() * core::dtype_size(dtype)));
+  }
+}
+
 TEST_CASE("attention along each axis, causal or not") {
   const auto qkv = leaf(uniform64({2, 3, 4, 12}, 86));
   for (int64_t axis : {1, 2}) {
