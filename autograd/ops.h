@@ -96,6 +96,11 @@ Tensor softmax(const Tensor& x, int64_t axis = -1);
 Tensor log_softmax(const Tensor& x, int64_t axis = -1);
 // Over the last axis; weight and bias [D] may be undefined Tensors.
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps = 1e-5);
+// linear(layer_norm(x, norm_weight, norm_bias, eps), weight, bias) with the same numbers and
+// gradients, keeping x for the backward pass instead of the normalized x (recomputed there).
+// x [..., D], norm_weight and norm_bias [D] or undefined, weight [D, N], bias [N] or undefined -> [..., N].
+Tensor layer_norm_linear(const Tensor& x, const Tensor& norm_weight, const Tensor& norm_bias, double eps, const Tensor& weight,
+                         const Tensor& bias);
 // weight [V, D] at indices [...] (int64) -> [..., D]; the gradient goes to weight only.
 Tensor embedding(const Tensor& weight, const Tensor& indices);
 

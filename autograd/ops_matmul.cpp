@@ -1,6 +1,7 @@
 // The matrix products (matmul, linear, activation_linear) and their backward rules. The op functions are
 // core/ops_matmul.cpp; the kernels core/cpu/matmul.cpp and core/cuda/matmul.cpp.
 #include "autograd/ops.h"
+#include "autograd/rules.h"
 #include "core/error.h"
 #include "core/factory.h"
 #include "core/ops.h"
@@ -17,13 +18,6 @@ core::Tensor transposed(const core::Tensor& m) { return m.transpose(-1, -2); }
 core::Tensor shared_weight_grad(const core::Tensor& a, const core::Tensor& g) {
   const int64_t k = a.size(-1), n = g.size(-1);
   return core::matmul(transposed(a.reshape({-1, k})), g.reshape({-1, n}));
-}
-
-// dL/dw of out = x @ w (+ b) for w [K, N]: x^T @ g, with any batch of x [..., K] folded into one GEMM.
-core::Tensor weight_grad(const core::Tensor& x, const core::Tensor& g) {
-  if (x.dim() == 1) return core::matmul(x.unsqueeze(1), g.unsqueeze(0));  // [K, 1] x [1, N]
-  if (x.dim() == 2) return core::matmul(transposed(x), g);                // [K, M] x [M, N]
-  return shared_weight_grad(x, g);
 }
 
 core::Tensor activated(Activation activation, const core::Tensor& h) {
@@ -45,6 +39,12 @@ core::Tensor activation_slope(Activation activation, const core::Tensor& h) {
   throw Error("activation", "unknown kind ", static_cast<int>(activation));
 }
 }  // namespace
+
+core::Tensor rules::weight_grad(const core::Tensor& x, const core::Tensor& g) {
+  if (x.dim() == 1) return core::matmul(x.unsqueeze(1), g.unsqueeze(0));  // [K, 1] x [1, N]
+  if (x.dim() == 2) return core::matmul(transposed(x), g);                // [K, M] x [M, N]
+  return shared_weight_grad(x, g);
+}
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
   // Vectors become matrices and back, through differentiable views: the rule below sees >= 2-D.
@@ -76,7 +76,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
                 [x = x.data(), w = weight.data()](const core::Tensor& g, const Needs& needs) {
                   core::Tensor dx, dw;
                   if (needs[0]) dx = core::matmul(g, transposed(w));
-                  if (needs[1]) dw = weight_grad(x, g);
+                  if (needs[1]) dw = rules::weight_grad(x, g);
                   return Grads{dx, dw, needs[2] ? g : core::Tensor()};
                 });
 }
@@ -101,7 +101,7 @@ Tensor activation_linear(Activation activation, const Tensor& h, const Tensor& w
   return record("activation_linear", {h, weight, bias}, std::move(out),
                 [activation, h = h.data(), w = weight.data()](const core::Tensor& g, const Needs& needs) {
                   Grads grads(3);
-                  if (needs[1]) grads[1] = weight_grad(activated(activation, h), g);
+                  if (needs[1]) grads[1] = rules::weight_grad(activated(activation, h), g);
                   if (needs[0]) grads[0] = core::mul(core::matmul(g, transposed(w)), activation_slope(activation, h));
                   if (needs[2]) grads[2] = g;
                   return grads;

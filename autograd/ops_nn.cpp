@@ -1,6 +1,9 @@
 // Neural-network ops and their backward rules: softmax, layer norm, embedding, cross-entropy,
 // dropout. Rules that have a well-known closed form use it instead of composing smaller ops.
+#include <algorithm>
+
 #include "autograd/ops.h"
+#include "autograd/rules.h"
 #include "core/checks.h"
 #include "core/error.h"
 #include "core/factory.h"
@@ -31,19 +34,52 @@ Tensor log_softmax(const Tensor& x, int64_t axis) {
 //   dL/dx: one fused kernel from the saved mean and rstd (core::layer_norm_backward)
 //   dL/dw = sum over rows of g * xhat      : [..., D] -> [D]   (the engine sums the rows,
 //   dL/db = sum over rows of g             : [..., D] -> [D]    as for any broadcast input)
+Grads rules::layer_norm_grads(const core::Tensor& x, const core::Tensor& w, const core::Tensor& mean, const core::Tensor& rstd,
+                              const core::Tensor& g, const Needs& needs) {
+  Grads grads(3);
+  if (needs[0]) grads[0] = core::layer_norm_backward(x, w, mean, rstd, g);
+  if (needs[1]) {
+    const core::Tensor xhat = core::mul(core::sub(x, mean.unsqueeze(-1)), rstd.unsqueeze(-1));
+    grads[1] = core::mul(g, xhat);
+  }
+  if (needs[2]) grads[2] = g;
+  return grads;
+}
+
+namespace {
+core::Tensor data_or_undefined(const Tensor& t) { return t.defined() ? t.data() : core::Tensor(); }
+}  // namespace
+
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
-  const core::Tensor w = weight.defined() ? weight.data() : core::Tensor();
-  const core::Tensor b = bias.defined() ? bias.data() : core::Tensor();
-  core::LayerNormResult r = core::layer_norm(x.data(), w, b, eps);
+  const core::Tensor w = data_or_undefined(weight);
+  core::LayerNormResult r = core::layer_norm(x.data(), w, data_or_undefined(bias), eps);
   return record("layer_norm", {x, weight, bias}, r.output,
                 [x = x.data(), w, mean = r.mean, rstd = r.rstd](const core::Tensor& g, const Needs& needs) {
-                  Grads grads(3);
-                  if (needs[0]) grads[0] = core::layer_norm_backward(x, w, mean, rstd, g);
-                  if (needs[1]) {
-                    const core::Tensor xhat = core::mul(core::sub(x, mean.unsqueeze(-1)), rstd.unsqueeze(-1));
-                    grads[1] = core::mul(g, xhat);
+                  return rules::layer_norm_grads(x, w, mean, rstd, g, needs);
+                });
+}
+
+// out = y @ weight + bias with y = layer_norm(x, norm_weight, norm_bias); x, mean and rstd are kept,
+// and y is recomputed in backward (the same kernel on the same x: the same bits):
+//   dweight = y^T @ g          : [D, ...] x [..., N] -> [D, N]
+//   dbias   = g                : summed over the rows by the engine
+//   dy      = g @ weight^T     : [..., N] x [N, D] -> [..., D], then layer_norm's own rule to x, norm_weight, norm_bias
+Tensor layer_norm_linear(const Tensor& x, const Tensor& norm_weight, const Tensor& norm_bias, double eps, const Tensor& weight,
+                         const Tensor& bias) {
+  const core::Tensor nw = data_or_undefined(norm_weight), nb = data_or_undefined(norm_bias);
+  core::LayerNormResult r = core::layer_norm(x.data(), nw, nb, eps);
+  core::Tensor out = bias.defined() ? core::linear(r.output, weight.data(), bias.data()) : core::matmul(r.output, weight.data());
+  r.output = core::Tensor();  // y is not kept
+  return record("layer_norm_linear", {x, norm_weight, norm_bias, weight, bias}, std::move(out),
+                [x = x.data(), nw, nb, eps, w = weight.data(), mean = r.mean, rstd = r.rstd](const core::Tensor& g, const Needs& needs) {
+                  Grads grads(5);
+                  if (needs[3]) grads[3] = rules::weight_grad(core::layer_norm(x, nw, nb, eps).output, g);
+                  if (needs[4]) grads[4] = g;
+                  if (needs[0] || needs[1] || needs[2]) {
+                    const core::Tensor dy = core::matmul(g, w.transpose(0, 1));
+                    const Grads norm = rules::layer_norm_grads(x, nw, mean, rstd, dy, {needs[0], needs[1], needs[2]});
+                    std::copy(norm.begin(), norm.end(), grads.begin());
                   }
-                  if (needs[2]) grads[2] = g;
                   return grads;
                 });
 }

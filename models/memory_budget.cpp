@@ -32,12 +32,17 @@ double block_parameters(double d, double m) { return 2 * d + (3 * d * d + 3 * d)
 
 // Floats that a training step keeps per pixel of one image, at its peak (saved for the backward
 // pass, and the backward pass's own temporaries). The weights are fitted (see the header).
-double training_floats_per_pixel(const AxialTransformerConfig& c) {
+// With checkpointing, the first `checkpoint_blocks` blocks keep their input alone (d floats), and
+// one block's activations come back at a time while the backward pass runs it again.
+double training_floats_per_pixel(const AxialTransformerConfig& c, int64_t checkpoint_blocks) {
   const double d = static_cast<double>(c.features), m = static_cast<double>(c.ff_multiple), heads = static_cast<double>(c.heads);
   double floats = 2 * kValues + 9 * d;  // the logits and their softmax; embeddings, positions, final norm
   const BlockCounts blocks = block_counts(c);
-  floats += blocks.total() * (9.5 * d + 2.4 * d * m);  // each block, and its attention weights along its line:
-  floats += 0.65 * heads * (blocks.rows * static_cast<double>(c.width) + blocks.columns * static_cast<double>(c.height));
+  double all_blocks = blocks.total() * (7.5 * d + 1.4 * d * m);  // each block, and its attention weights along its line:
+  all_blocks += 0.65 * heads * (blocks.rows * static_cast<double>(c.width) + blocks.columns * static_cast<double>(c.height));
+  const double recomputed = std::min(static_cast<double>(checkpoint_blocks), blocks.total()), one_block = all_blocks / blocks.total();
+  const double running_again = one_block + d * m;  // its activations and its backward's widest temporaries
+  floats += recomputed > 0 ? all_blocks - recomputed * (one_block - d) + running_again : all_blocks;
   if (c.channels > 1) floats += 3.8 * static_cast<double>(c.channels) * d;  // every channel's embedding
   if (c.inner == "lstm") floats += 23.3 * d;  // the LSTM's gates at every step
   return floats;
@@ -65,10 +70,10 @@ double parameter_count(const AxialTransformerConfig& c) {
   return count;
 }
 
-MemoryEstimate training_memory(const AxialTransformerConfig& c, int64_t batch, core::Dtype dtype) {
+MemoryEstimate training_memory(const AxialTransformerConfig& c, int64_t batch, core::Dtype dtype, int64_t checkpoint_blocks) {
   const double element = static_cast<double>(core::dtype_size(dtype));
   return {.weights = 4 * parameter_count(c) * element,  // parameters, gradients, Adam's m and v
-          .activations = training_floats_per_pixel(c) * pixels(c) * static_cast<double>(batch) * element};
+          .activations = training_floats_per_pixel(c, checkpoint_blocks) * pixels(c) * static_cast<double>(batch) * element};
 }
 
 MemoryEstimate evaluation_memory(const AxialTransformerConfig& c, int64_t batch) {

@@ -30,8 +30,10 @@ struct MemoryEstimate {
 // config gives a huge number rather than an overflow).
 double parameter_count(const AxialTransformerConfig& c);
 
-// One training step on `batch` images (the batch of one process), with parameters of `dtype`.
-MemoryEstimate training_memory(const AxialTransformerConfig& c, int64_t batch, core::Dtype dtype = core::Dtype::float32);
+// One training step on `batch` images (the batch of one process), with parameters of `dtype`, and
+// the first `checkpoint_blocks` transformer blocks recomputed in backward (AxialTransformer::set_checkpoint_blocks).
+MemoryEstimate training_memory(const AxialTransformerConfig& c, int64_t batch, core::Dtype dtype = core::Dtype::float32,
+                               int64_t checkpoint_blocks = 0);
 // The exact likelihood of `batch` images at once, without a graph.
 MemoryEstimate evaluation_memory(const AxialTransformerConfig& c, int64_t batch);
 // Drawing `count` images with sample_fast or sample_naive (their Gumbel noise is drawn up front).

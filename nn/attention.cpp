@@ -18,17 +18,28 @@ AxialAttention::AxialAttention(int64_t features, int64_t heads, int64_t axis, co
   out = register_module("out", std::make_shared<Dense>(features, features, gen, DenseOptions{.init_scale = options.output_init_scale}));
 }
 
-Tensor AxialAttention::forward(const Tensor& x) const {
+int64_t AxialAttention::checked_axis(const Tensor& x) const {
   const int64_t rank = x.dim();
   const int64_t a = axis < 0 ? axis + rank : axis;  // -2 -> rank - 2, the last spatial axis
   if (rank < 3 || a < 1 || a > rank - 2 || x.size(-1) != features) {
     throw Error("AxialAttention", "input ", x.shape(), " must be [B, d1, ..., dn, ", features, "] with axis ", axis,
                 " one of its spatial axes");
   }
-  // softmax(q k^T / sqrt(Dh)) v for every line along the axis and every head, in one fused op
-  // (core/cpu/attention.cpp) that reads q, k and v in place from the packed projections [..., 3D]
-  // and writes the heads side by side: [..., D]
-  return out->forward(attention(qkv->forward(x), a, heads, masked));
+  return a;
+}
+
+// softmax(q k^T / sqrt(Dh)) v for every line along the axis and every head, in one fused op
+// (core/cpu/attention.cpp) that reads q, k and v in place from the packed projections [..., 3D]
+// and writes the heads side by side: [..., D]; then the output projection.
+Tensor AxialAttention::mix(const Tensor& qkv_x, int64_t line_axis) const {
+  return out->forward(attention(qkv_x, line_axis, heads, masked));
+}
+
+Tensor AxialAttention::forward(const Tensor& x) const { return mix(qkv->forward(x), checked_axis(x)); }
+
+Tensor AxialAttention::forward(const LayerNorm& norm, const Tensor& x) const {
+  const int64_t a = checked_axis(x);
+  return mix(layer_norm_linear(x, norm.weight, norm.bias, norm.eps, qkv->weight, qkv->bias), a);
 }
 
 // --- one position at a time ---------------------------------------------------------------------

@@ -39,6 +39,9 @@ class AxialAttention : public Module {
   AxialAttention(int64_t features, int64_t heads, int64_t axis, core::Generator& gen, AttentionOptions options = {});
   Tensor forward(const Tensor& x) const;  // [B, d1, ..., dn, D] -> same shape
   Tensor operator()(const Tensor& x) const { return forward(x); }
+  // forward(norm(x)), the same numbers, keeping x instead of norm(x) for the backward pass (a
+  // pre-LayerNorm block's attention: the LayerNorm and the q, k, v projection in one op).
+  Tensor forward(const LayerNorm& norm, const Tensor& x) const;
   // Masked attention for the next position t = cache.length of B lines at once, under NoGrad:
   // x_t [B, D] is that position's input; its key and value are appended to the cache, and its
   // query attends over positions 0..t. Stepping t = 0..L-1 gives what `forward` gives along the axis.
@@ -48,6 +51,10 @@ class AxialAttention : public Module {
   std::shared_ptr<Dense> out;  // D -> D
   int64_t features, heads, axis;
   bool masked;
+
+ private:
+  int64_t checked_axis(const Tensor& x) const;             // the axis along which x's lines run, or an Error
+  Tensor mix(const Tensor& qkv_x, int64_t line_axis) const;  // attention on the projections [..., 3D], then `out`
 };
 
 }  // namespace axiom::nn

@@ -24,7 +24,7 @@ struct BlockOptions {
 class AttentionBlock : public Module {
  public:
   AttentionBlock(int64_t features, int64_t axis, core::Generator& gen, const BlockOptions& options = {});
-  Tensor forward(const Tensor& x) const { return add(x, attention->forward(norm->forward(x))); }
+  Tensor forward(const Tensor& x) const { return add(x, attention->forward(*norm, x)); }  // keeps x, not norm(x)
   Tensor operator()(const Tensor& x) const { return forward(x); }
   // x_t [B, D] at the next position of B lines -> [B, D]; see AxialAttention::forward_step.
   Tensor forward_step(const Tensor& x_t, AttentionCache& cache) const {

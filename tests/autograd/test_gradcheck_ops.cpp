@@ -310,6 +310,43 @@ TEST_CASE("activation_linear: the bits of linear(activate(h)), keeping h alone f
   }
 }
 
+TEST_CASE("layer_norm_linear: linear(layer_norm(x)) with and without the norm's and the product's parameters") {
+  const auto nw = leaf(uniform64({3}, 83)), nb = leaf(uniform64({3}, 84));
+  const auto w = leaf(uniform64({3, 4}, 85)), b = leaf(uniform64({4}, 86));
+  for (const Shape& shape : {Shape{3}, Shape{5, 3}, Shape{2, 5, 3}}) {
+    CAPTURE(core::shape_str(shape));
+    const auto x = leaf(uniform64(shape, 87));
+    check_grad("layer_norm_linear", [](const In& in) { return layer_norm_linear(in[0], in[1], in[2], 1e-5, in[3], in[4]); },
+               {x, nw, nb, w, b});
+    check_grad("without the parameters that may be left out", [](const In& in) { return layer_norm_linear(in[0], {}, {}, 1e-5, in[1], {}); },
+               {x, w});
+  }
+}
+
+TEST_CASE("layer_norm_linear: the bits of linear(layer_norm(x)), keeping x alone for backward") {
+  for (Dtype dtype : {Dtype::float64, Dtype::float32}) {
+    CAPTURE(dtype);
+    core::Generator gen(88);
+    auto param = [&](const Shape& shape) { return leaf(core::uniform(shape, -1, 1, gen, dtype)); };
+    const auto x = param({2, 64, 16}), nw = param({16}), nb = param({16}), w = param({16, 8}), b = param({8});
+    const axiom::Tensor weights(core::uniform({2, 64, 8}, -1, 1, gen, dtype));
+    auto gradients = [&](bool fused) {
+      for (const auto& t : {x, nw, nb, w, b}) t.zero_grad();
+      const int64_t before = core::allocation_stats().live_bytes;
+      const axiom::Tensor out = fused ? layer_norm_linear(x, nw, nb, 1e-5, w, b) : linear(layer_norm(x, nw, nb, 1e-5), w, b);
+      const int64_t kept = core::allocation_stats().live_bytes - before;
+      sum(mul(out, weights)).backward();
+      std::vector<std::vector<double>> values{axiom::test::values_of(out.data())};
+      for (const auto& t : {x, nw, nb, w, b}) values.push_back(axiom::test::values_of(t.grad()));
+      return std::make_pair(values, kept);
+    };
+    const auto [plain, kept] = gradients(false);
+    const auto [fused, fused_kept] = gradients(true);
+    CHECK(fused == plain);
+    CHECK(kept - fused_kept == static_cast<int64_t>(x.numel() * core::dtype_size(dtype)));  // layer_norm(x) is not kept
+  }
+}
+
 TEST_CASE("attention along each axis, causal or not") {
   const auto qkv = leaf(uniform64({2, 3, 4, 12}, 86));
   for (int64_t axis : {1, 2}) {

@@ -69,6 +69,14 @@ TEST_CASE("the estimates are close to the measured peaks of training, evaluation
     const double estimate = models::training_memory(c, batch).total();
     CHECK(estimate >= 0.93 * training);
     CHECK(estimate <= 1.1 * training);
+    const double recomputing = peak_bytes_of([&] {  // every block recomputed in backward
+      models::Trainer trainer(c, options, images, {.checkpoint_blocks = 100});
+      trainer.step(), trainer.step();
+    });
+    const double recomputing_estimate = models::training_memory(c, batch, Dtype::float32, 100).total();
+    // a bound within 30%: the terms fitted without checkpointing weigh more once the blocks keep little
+    CHECK(recomputing_estimate >= recomputing);
+    CHECK(recomputing_estimate <= 1.3 * recomputing);
 
     core::Generator gen(1);
     models::AxialTransformer model(c, gen);
