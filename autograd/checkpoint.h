@@ -23,8 +23,8 @@
 namespace axiom {
 
 // f must depend only on x and on `parameters` (every tensor inside f that wants a gradient must be
-// listed) and draw its random numbers, if any, from `gen` (null: f draws none). x [any shape],
-// the result [whatever f returns].
+// listed) and draw its random numbers, if any, from `gen` (null: f draws none). f is kept until the
+// backward pass runs it again: capture by value what it uses. x [any shape], the result [whatever f returns].
 Tensor checkpoint(std::function<Tensor(const Tensor&)> f, const Tensor& x, const std::vector<Tensor>& parameters,
                   core::Generator* gen = nullptr);
 

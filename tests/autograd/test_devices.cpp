@@ -48,6 +48,12 @@ std::vector<GradCase> grad_cases() {
       {"matmul and linear on views", {u({2, 3, 4}, 7), u({5, 4}, 8), u({5}, 9)}, [](const T& x) {
          return axiom::linear(x[0], x[1].transpose(0, 1), x[2]) + axiom::matmul(x[0], x[1].transpose(0, 1));
        }},
+      {"the fused layer_norm_linear and activation_linear, and a checkpointed function", {u({2, 3, 4}, 18), u({4}, 19), u({4}, 20), u({4, 5}, 21), u({5}, 22)},
+       [](const T& x) {
+         const Tensor h = axiom::layer_norm_linear(x[0], x[1], x[2], 1e-5, x[3], x[4]);                  // [2, 3, 5]
+         const Tensor y = axiom::activation_linear(axiom::Activation::gelu, h, x[3].transpose(0, 1), x[1]);  // [2, 3, 4]
+         return axiom::checkpoint([w = x[3], b = x[4]](const Tensor& in) { return axiom::relu(axiom::linear(in, w, b)); }, y, {x[3], x[4]});
+       }},
       {"softmax, log_softmax and layer norm", {u({2, 7, 6}, 10), u({6}, 11), u({6}, 12)}, [](const T& x) {
          return axiom::softmax(x[0], 1) + axiom::log_softmax(x[0], -1) + axiom::layer_norm(x[0].transpose(0, 1), x[1], x[2]).transpose(0, 1);
        }},
