@@ -89,6 +89,12 @@ void notify_gradient_ready(const std::shared_ptr<TensorImpl>& leaf) {
 // --- recording -------------------------------------------------------------------------------------
 
 namespace {
+Edge edge_to(const Tensor& input) {
+  if (!input.requires_grad()) return {};
+  if (input.is_leaf()) return {.node = nullptr, .leaf = input.impl()};
+  return {.node = input.grad_fn(), .leaf = nullptr};
+}
+
 void remember_version(Node& node, const core::Tensor& t) {
   if (t.defined()) node.versions.emplace_back(t.storage(), t.storage()->version());
 }
@@ -102,7 +108,7 @@ Tensor record(const char* name, const std::vector<Tensor>& inputs, core::Tensor 
   node->name = name;
   node->backward = std::move(backward);
   for (const Tensor& input : inputs) {
-    node->inputs.push_back(input.requires_grad() ? input.impl() : nullptr);
+    node->inputs.push_back(edge_to(input));
     node->input_shapes.push_back(input.defined() ? input.shape() : Shape{});
     node->input_dtypes.push_back(input.defined() ? input.dtype() : Dtype::float32);
     if (input.defined()) remember_version(*node, input.data());
@@ -115,17 +121,16 @@ Tensor record(const char* name, const std::vector<Tensor>& inputs, core::Tensor 
   return Tensor(std::move(impl));
 }
 
-// A Node owns its inputs, which own the Nodes that made them: destroying the last handle of a
-// long chain would recurse once per Node. Instead, each dying Node hands the Nodes only it kept
-// alive to a local list, and those die one at a time, their own inputs already taken away.
+// A Node owns the Nodes that made its inputs: destroying the last handle of a long chain would
+// recurse once per Node. Instead, each dying Node hands the Nodes only it kept alive to a local
+// list, and those die one at a time, their own inputs already taken away.
 Node::~Node() {
   std::vector<std::shared_ptr<Node>> pending;
   auto take_inputs = [&pending](Node& node) {
-    for (auto& input : node.inputs) {
-      // Only this Node keeps the input alive? (An input used twice, as in mul(y, y), is held twice.)
-      if (input && input->grad_fn && input.use_count() == std::count(node.inputs.begin(), node.inputs.end(), input)) {
-        pending.push_back(std::move(input->grad_fn));
-      }
+    for (Edge& input : node.inputs) {
+      // Only this Node keeps the maker alive? (An input used twice, as in mul(y, y), is held twice.)
+      const auto uses = std::count_if(node.inputs.begin(), node.inputs.end(), [&](const Edge& e) { return e.node == input.node; });
+      if (input.node && input.node.use_count() == uses) pending.push_back(std::move(input.node));
     }
     node.inputs.clear();
   };
@@ -178,8 +183,8 @@ std::vector<std::shared_ptr<Node>> topological_order(const std::shared_ptr<Node>
   while (!stack.empty()) {
     auto& [node, next] = stack.back();
     if (next < node->inputs.size()) {
-      const auto& input = node->inputs[next++];
-      if (input && input->grad_fn && seen.insert(input->grad_fn.get()).second) stack.emplace_back(input->grad_fn, 0);
+      const Edge& input = node->inputs[next++];
+      if (input.node && seen.insert(input.node.get()).second) stack.emplace_back(input.node, 0);
     } else {
       post_order.push_back(std::move(node));
       stack.pop_back();
@@ -195,15 +200,15 @@ class LeafCountdown {
  public:
   explicit LeafCountdown(const std::vector<std::shared_ptr<Node>>& order) {
     for (const auto& node : order) {
-      for (const auto& input : node->inputs) {
-        if (input && !input->grad_fn) ++uses_left_[input.get()];
+      for (const Edge& input : node->inputs) {
+        if (input.leaf) ++uses_left_[input.leaf.get()];
       }
     }
   }
   // `node` has run (or nothing flowed into it, so it never will): its leaves have one use fewer.
   void node_done(const Node& node) {
-    for (const auto& input : node.inputs) {
-      if (input && !input->grad_fn && --uses_left_[input.get()] == 0) notify_gradient_ready(input);
+    for (const Edge& input : node.inputs) {
+      if (input.leaf && --uses_left_[input.leaf.get()] == 0) notify_gradient_ready(input.leaf);
     }
   }
 
@@ -234,7 +239,7 @@ void run_node(Node& node, const core::Tensor& grad_out, std::unordered_map<Node*
   check_not_freed(node);
   check_versions(node);
   std::vector<bool> needs(node.inputs.size());
-  for (size_t i = 0; i < needs.size(); ++i) needs[i] = node.inputs[i] != nullptr;
+  for (size_t i = 0; i < needs.size(); ++i) needs[i] = static_cast<bool>(node.inputs[i]);
   std::vector<core::Tensor> input_grads = node.backward(grad_out, needs);
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     if (!needs[i] || i >= input_grads.size() || !input_grads[i].defined()) continue;
@@ -243,11 +248,11 @@ void run_node(Node& node, const core::Tensor& grad_out, std::unordered_map<Node*
       throw Error("backward", node.name, " returned a ", grad.dtype(), " gradient for a ", node.input_dtypes[i],
                   " input");
     }
-    TensorImpl& input = *node.inputs[i];
-    if (input.grad_fn) {
-      accumulate(grads[input.grad_fn.get()], grad);
+    const Edge& input = node.inputs[i];
+    if (input.node) {
+      accumulate(grads[input.node.get()], grad);
     } else {
-      accumulate_leaf(input.grad, std::move(grad));
+      accumulate_leaf(input.leaf->grad, std::move(grad));
     }
   }
 }

@@ -99,11 +99,21 @@ std::ostream& operator<<(std::ostream& out, const Tensor& tensor);
 using Grads = std::vector<core::Tensor>;
 using Needs = std::vector<bool>;
 
+// Where an input's gradient goes: to the Node that made the input (an op's output), or to the
+// input itself (a leaf, which keeps its gradient); neither where the input needs no gradient.
+// A Node holds what made its inputs, never their values: an op's output that no backward rule
+// saved is freed as soon as nothing else holds it.
+struct Edge {
+  std::shared_ptr<Node> node;
+  std::shared_ptr<TensorImpl> leaf;
+  explicit operator bool() const { return node || leaf; }
+};
+
 struct Node {
   using Backward = std::function<Grads(const core::Tensor& grad_out, const Needs& needs)>;
 
   const char* name = "";
-  std::vector<std::shared_ptr<TensorImpl>> inputs;  // null where an input needs no gradient
+  std::vector<Edge> inputs;  // one per input
   std::vector<Shape> input_shapes;
   std::vector<Dtype> input_dtypes;
   Backward backward;  // emptied when the graph is freed

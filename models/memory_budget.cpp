@@ -33,18 +33,19 @@ double block_parameters(double d, double m) { return 2 * d + (3 * d * d + 3 * d)
 // Floats that a training step keeps per pixel of one image, at its peak (saved for the backward
 // pass, and the backward pass's own temporaries). The weights are fitted (see the header).
 // With checkpointing, the first `checkpoint_blocks` blocks keep their input alone (d floats), and
-// one block's activations come back at a time while the backward pass runs it again.
+// while the backward pass runs one of them again its activations and temporaries come back.
 double training_floats_per_pixel(const AxialTransformerConfig& c, int64_t checkpoint_blocks) {
   const double d = static_cast<double>(c.features), m = static_cast<double>(c.ff_multiple), heads = static_cast<double>(c.heads);
-  double floats = 2 * kValues + 9 * d;  // the logits and their softmax; embeddings, positions, final norm
+  double floats = 2 * kValues + 2 * d;  // the logits and their softmax; embeddings, positions, final norm
   const BlockCounts blocks = block_counts(c);
-  double all_blocks = blocks.total() * (7.5 * d + 1.4 * d * m);  // each block, and its attention weights along its line:
-  all_blocks += 0.65 * heads * (blocks.rows * static_cast<double>(c.width) + blocks.columns * static_cast<double>(c.height));
-  const double recomputed = std::min(static_cast<double>(checkpoint_blocks), blocks.total()), one_block = all_blocks / blocks.total();
-  const double running_again = one_block + d * m;  // its activations and its backward's widest temporaries
-  floats += recomputed > 0 ? all_blocks - recomputed * (one_block - d) + running_again : all_blocks;
-  if (c.channels > 1) floats += 3.8 * static_cast<double>(c.channels) * d;  // every channel's embedding
-  if (c.inner == "lstm") floats += 23.3 * d;  // the LSTM's gates at every step
+  // each block: its input, the projections and the feed-forward's hidden layer; the attention weights along its line
+  const double block_values = 5.5 * d + 1.4 * d * m;
+  const double weights = heads * (blocks.rows * static_cast<double>(c.width) + blocks.columns * static_cast<double>(c.height));
+  const double n = blocks.total(), recomputed = std::min(static_cast<double>(checkpoint_blocks), n);
+  if (n > 0) floats += (n - recomputed) * block_values + recomputed * d + weights * (n - recomputed) / n;
+  if (recomputed > 0) floats += 6 * d * m + weights / n;  // one block run again, with its backward's temporaries
+  if (c.channels > 1) floats += 2 * static_cast<double>(c.channels) * d;  // every channel's embedding
+  if (c.inner == "lstm") floats += 16.4 * d;  // the LSTM's gates at every step
   return floats;
 }
 

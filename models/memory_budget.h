@@ -8,7 +8,8 @@
 //
 // The activation figures are per pixel of each image, a sum over the model's pieces, with weights
 // fitted to the peak bytes that core::allocation_stats measured on 17 configs (one training step,
-// one evaluation, one sampling run); tests/models/test_memory_budget.cpp checks them against fresh
+// one evaluation, one sampling run; training refitted on the test's 7 configs when the blocks'
+// fused ops and the engine stopped keeping values that no backward rule needs); tests/models/test_memory_budget.cpp checks them against fresh
 // measurements. They describe the CPU backend's float32 tensors; other devices are similar.
 #pragma once
 

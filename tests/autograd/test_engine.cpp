@@ -341,7 +341,7 @@ TEST_CASE("a chain of 100,000 ops: backward and teardown without deep recursion"
   SUBCASE("teardown of a chain never backwarded") {
     {
       axiom::Tensor y = x;
-      for (int i = 0; i < kDepth; ++i) y = add(y, 1.0);
+      for (int i = 0; i < kDepth; ++i) y = tanh(y);  // each rule keeps its output: the graph holds every value
       CHECK(live_buffers() >= start + kDepth);
     }
     CHECK_FALSE(x.grad().defined());
@@ -351,6 +351,20 @@ TEST_CASE("a chain of 100,000 ops: backward and teardown without deep recursion"
 }
 
 // --- memory ------------------------------------------------------------------------------------------------
+
+TEST_CASE("memory: an op's output that no backward rule keeps is freed with its last handle") {
+  const auto x = leaf(uniform64({4096}, 34));
+  const int64_t bytes = 4096 * 8, before = core::allocation_stats().live_bytes;
+  axiom::Tensor y, z;
+  {
+    const axiom::Tensor a = add(x, x);  // add's rule keeps nothing: a lives only while its handle does
+    y = add(a, x);
+    z = tanh(y);                        // tanh keeps its output z, and y (its input) for the rule too
+  }
+  CHECK(core::allocation_stats().live_bytes - before == 2 * bytes);  // y and z; a is gone
+  sum(z).backward();
+  CHECK(x.grad().defined());
+}
 
 namespace {
 
