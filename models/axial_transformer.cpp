@@ -133,6 +133,11 @@ Tensor AxialTransformer::outer_step(const Tensor& h_row, const Tensor& context_r
   return u;
 }
 
+// Dense_256(LayerNorm(z)) in one op that keeps z, not LayerNorm(z), for the backward pass: [..., D] -> [..., 256]
+Tensor AxialTransformer::logits_of(const Tensor& z) const {
+  return layer_norm_linear(z, final_norm_->weight, final_norm_->bias, final_norm_->eps, logits_->weight, logits_->bias);
+}
+
 Tensor AxialTransformer::inner_position(int64_t first_row, int64_t rows) const {
   return inner_position_->embeddings().narrow(0, first_row, rows);
 }
@@ -146,7 +151,7 @@ Tensor AxialTransformer::inner(const Tensor& z_in) const {
     const int64_t first = (encoder_ ? static_cast<int64_t>(encoder_->size()) : 0) + static_cast<int64_t>(outer_->size());
     for (size_t i = 0; i < inner_->size(); ++i) z = run_block(inner_->at(i), z, first + static_cast<int64_t>(i));
   }
-  return logits_->forward(final_norm_->forward(z));
+  return logits_of(z);
 }
 
 InnerRowState AxialTransformer::start_inner_row() const {
@@ -166,7 +171,7 @@ Tensor AxialTransformer::inner_step(const Tensor& z_j, InnerRowState& state) con
   } else {
     for (size_t k = 0; k < inner_->size(); ++k) z = (*inner_)[k].forward_step(z, state.caches[k]);
   }
-  return logits_->forward(final_norm_->forward(z));  // [B, 256]
+  return logits_of(z);  // [B, 256]
 }
 
 Tensor AxialTransformer::logits(const Tensor& images, const Tensor& channel) const {

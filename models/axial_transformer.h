@@ -96,6 +96,7 @@ class AxialTransformer : public nn::Module {
  private:
   // block(x), through checkpoint() when `position` (in forward order) is among the first checkpoint_blocks_.
   Tensor run_block(const std::shared_ptr<nn::TransformerBlock>& block, const Tensor& x, int64_t position) const;
+  Tensor logits_of(const Tensor& z) const;  // the final LayerNorm and the logits layer
 
   AxialTransformerConfig config_;
   std::shared_ptr<nn::Embedding> embedding_;
