@@ -29,6 +29,8 @@ refused "--lr: '1e30' is outside the accepted range [1e-12, 10]" train $out --lr
 refused "--lr: 'nan' is not a number in [1e-12, 10]" train $out --lr nan
 refused "--minutes: 'inf' is not a number in [0, 1e+07]" train $out --minutes inf
 refused "--threads: '4294967297' is outside the accepted range [1, 4096]" train $out --threads 4294967297
+refused "--checkpoint-blocks: '-1' is outside the accepted range [0, 1048576]" train $out --checkpoint-blocks -1
+refused "--checkpoint-blocks: '2x' is not a whole number in [0, 1048576]" bench train --checkpoint-blocks 2x
 refused "--limit: '-1' is outside the accepted range [0, 1000000000000]" eval --checkpoint "$work/run" --limit -1
 refused "--temperature: '0' is outside the accepted range [0.001, 1000]" sample --checkpoint "$work/run" --temperature 0
 refused "--n: '100000000' is outside the accepted range [1, 1048576]" sample --checkpoint "$work/run" --n 100000000
