@@ -102,7 +102,10 @@ Tensor activation_linear(Activation activation, const Tensor& h, const Tensor& w
                 [activation, h = h.data(), w = weight.data()](const core::Tensor& g, const Needs& needs) {
                   Grads grads(3);
                   if (needs[1]) grads[1] = rules::weight_grad(activated(activation, h), g);
-                  if (needs[0]) grads[0] = core::mul(core::matmul(g, transposed(w)), activation_slope(activation, h));
+                  if (needs[0]) {  // dh = (g @ w^T) * act'(h), the product taken in place: one [..., K] buffer fewer at once
+                    grads[0] = core::matmul(g, transposed(w));
+                    core::mul_in_place(grads[0], activation_slope(activation, h));
+                  }
                   if (needs[2]) grads[2] = g;
                   return grads;
                 });

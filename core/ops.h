@@ -152,6 +152,11 @@ Tensor pad(const Tensor& x, int64_t axis, int64_t before, int64_t after, double 
 // end, values fall out at the other; the shape stays.  shift([1, 2, 3], 0, 1) -> [0, 1, 2].
 Tensor shift(const Tensor& x, int64_t axis, int64_t amount);
 
+// target *= factor, elementwise and in place (factor broadcast to target's shape, same dtype):
+// for a backward rule that owns a fresh buffer and need not allocate another as big. target must
+// be contiguous. Counts as a write, like copy_into.
+void mul_in_place(const Tensor& target, const Tensor& factor);
+
 // --- conversions -----------------------------------------------------------------------------
 // dst[...] = src[...] (converting dtype) for same-shaped tensors on one device; dst may be a view.
 void copy_into(const Tensor& src, const Tensor& dst);

@@ -70,6 +70,20 @@ Tensor le(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::le, a, 
 Tensor gt(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::gt, a, b); }
 Tensor ge(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::ge, a, b); }
 
+void mul_in_place(const Tensor& target, const Tensor& factor) {
+  checks::defined("mul_in_place", target, "target");
+  checks::defined("mul_in_place", factor, "factor");
+  checks::same_device("mul_in_place", target, factor);
+  checks::same_dtype("mul_in_place", target, factor);
+  if (!target.is_contiguous()) throw Error("mul_in_place", "the target must be contiguous, got strides ", target.strides());
+  if (broadcast_shapes("mul_in_place", target.shape(), factor.shape()) != target.shape()) {
+    throw Error("mul_in_place", "the factor's shape ", factor.shape(), " does not broadcast to the target's shape ", target.shape());
+  }
+  // each element is read and then written by the same step of the map: out may be an input
+  backend(target.device()).binary(BinaryOp::mul, target, factor.expand(target.shape()), target);
+  target.storage()->mark_written();
+}
+
 Tensor add(const Tensor& a, double b) { return add(a, like(a, b)); }
 Tensor sub(const Tensor& a, double b) { return sub(a, like(a, b)); }
 Tensor mul(const Tensor& a, double b) { return mul(a, like(a, b)); }

@@ -362,3 +362,21 @@ TEST_CASE("masked_fill with broadcast masks") {
   const Tensor x = core::zeros({2, 2}, Dtype::int64);
   check_equal(core::masked_fill(x, core::from_vector<uint8_t>({0, 1}), 7), {0, 7, 0, 7});
 }
+
+TEST_CASE("mul_in_place gives mul's values in the target's own buffer, and refuses what it cannot do") {
+  for (Dtype dtype : {Dtype::float32, Dtype::float64}) {
+    core::Generator gen(41);
+    const Tensor target = core::uniform({3, 4, 5}, -2, 2, gen, dtype), factor = core::uniform({4, 1}, -2, 2, gen, dtype);
+    const std::vector<double> expected = values_of(core::mul(target, factor));
+    const void* buffer = target.raw_data();
+    const uint64_t version = target.storage()->version();
+    core::mul_in_place(target, factor);
+    CHECK(values_of(target) == expected);
+    CHECK(target.raw_data() == buffer);
+    CHECK(target.storage()->version() > version);  // a write that autograd's version check sees
+  }
+  const Tensor t = core::zeros({3, 4});
+  check_error([&] { core::mul_in_place(t.transpose(0, 1), core::ones({3})); }, {"[mul_in_place] the target must be contiguous"});
+  check_error([&] { core::mul_in_place(t, core::ones({2, 3, 4})); }, {"[mul_in_place] the factor's shape [2, 3, 4] does not broadcast"});
+  check_error([&] { core::mul_in_place(t, core::ones({4}, Dtype::float64)); }, {"[mul_in_place]", "float64"});
+}
