@@ -4,6 +4,7 @@
 // parallel. Sums are taken in double, whatever the dtype.
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "core/cpu/cpu_backend.h"
 #include "core/cpu/fast_math.h"
@@ -49,16 +50,34 @@ void softmax_row(const T* x, int64_t x_step, T* y, int64_t y_step, int64_t lengt
   }
 }
 
+// sum over i of f(x[i * step]) in double, in 8 running sums (lane j takes i = j mod 8) added at the
+// end: independent additions that the compiler turns into vector instructions when step is 1,
+// instead of one chain of dependent ones. The order is the same for every step: the same bits.
+template <typename T, typename F>
+double lane_sum(const T* x, int64_t step, int64_t length, F f) {
+  constexpr int kLanes = 8;
+  double lanes[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= length; i += kLanes) {
+    for (int j = 0; j < kLanes; ++j) lanes[j] += f(static_cast<double>(x[(i + j) * step]));
+  }
+  for (int j = 0; i < length; ++i, ++j) lanes[j] += f(static_cast<double>(x[i * step]));
+  double total = 0;
+  for (double lane : lanes) total += lane;
+  return total;
+}
+
 // Layer norm of one row: y = (x - mean) * rstd * w + b, with rstd = 1 / sqrt(var + eps).
 template <typename T>
 void layer_norm_row(const T* x, int64_t x_step, int64_t length, const T* w, const T* b, double eps, T* y, T* mean_out,
                     T* rstd_out) {
-  double total = 0;
-  for (int64_t i = 0; i < length; ++i) total += x[i * x_step];
-  const double mean = total / length;
-  double squares = 0;
-  for (int64_t i = 0; i < length; ++i) squares += (x[i * x_step] - mean) * (x[i * x_step] - mean);
-  const double rstd = 1.0 / std::sqrt(squares / length + eps);
+  auto moments = [&](int64_t step) {  // step is 1 (a literal, for the vectorizer) or x_step
+    const double mean = lane_sum(x, step, length, [](double v) { return v; }) / static_cast<double>(length);
+    const double squares = lane_sum(x, step, length, [mean](double v) { return (v - mean) * (v - mean); });
+    return std::pair{mean, squares};
+  };
+  const auto [mean, squares] = x_step == 1 ? moments(1) : moments(x_step);
+  const double rstd = 1.0 / std::sqrt(squares / static_cast<double>(length) + eps);
   const T m = static_cast<T>(mean), r = static_cast<T>(rstd);
   for (int64_t i = 0; i < length; ++i) {
     T v = (x[i * x_step] - m) * r;
