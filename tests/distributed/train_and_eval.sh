@@ -1,9 +1,10 @@
 # `mpirun -np 2 axiom train` on Fashion-MNIST takes the single-process steps (losses and held-out
-# figures agree to float32 rounding); only rank 0 writes the run's files; `mpirun -np 2 axiom
-# eval` gives one process's bits/dim.
+# figures agree to float32 rounding), also with blocks recomputed in backward on the two ranks
+# (--checkpoint-blocks; tests/autograd checks that the hooks hear of each parameter once); only
+# rank 0 writes the run's files; `mpirun -np 2 axiom eval` gives one process's bits/dim.
 . "$(dirname "$0")/lib.sh"
 
-$launcher -np 2 "$axiom" train $common --steps 4 --eval-every 2 --out "$work/two" < /dev/null
+$launcher -np 2 "$axiom" train $common --steps 4 --eval-every 2 --checkpoint-blocks 2 --out "$work/two" < /dev/null
 "$axiom" train $common --steps 4 --eval-every 2 --out "$work/one" < /dev/null
 
 [ "$(wc -l < "$work/two/metrics.jsonl")" -eq "$(wc -l < "$work/one/metrics.jsonl")" ] || fail "metrics.jsonl: other line counts"
