@@ -92,7 +92,7 @@ Tensor AxialTransformer::encode(const Tensor& images, const Tensor& channel) con
   Tensor context = sum(mul(values, keep), {1});                                       // [B, H, W, D]
   context = add(context, channel_marker_->forward(channel).reshape({b, 1, 1, config_.features}));
   context = encoder_position_->forward(context);
-  for (size_t i = 0; i < encoder_->size(); ++i) context = run_block(encoder_->at(i), context, static_cast<int64_t>(i));
+  context = run_blocks(*encoder_, context, 0);
   return context;
 }
 
@@ -100,8 +100,7 @@ Tensor AxialTransformer::outer(const Tensor& h, const Tensor& context) const {
   Tensor u = outer_position_->forward(h);
   if (context.defined()) u = add(u, context);
   u = dropout_->forward(u);
-  const int64_t first = encoder_ ? static_cast<int64_t>(encoder_->size()) : 0;  // forward order: the encoder's blocks come first
-  for (size_t i = 0; i < outer_->size(); ++i) u = run_block(outer_->at(i), u, first + static_cast<int64_t>(i));
+  u = run_blocks(*outer_, u, encoder_blocks());  // forward order: the encoder's blocks come first
   return u;
 }
 
@@ -148,8 +147,7 @@ Tensor AxialTransformer::inner(const Tensor& z_in) const {
     const Shape shape = z.shape();
     z = inner_lstm_->forward(z.reshape({shape[0] * shape[1], shape[2], shape[3]})).first.reshape(shape);
   } else {
-    const int64_t first = (encoder_ ? static_cast<int64_t>(encoder_->size()) : 0) + static_cast<int64_t>(outer_->size());
-    for (size_t i = 0; i < inner_->size(); ++i) z = run_block(inner_->at(i), z, first + static_cast<int64_t>(i));
+    z = run_blocks(*inner_, z, encoder_blocks() + static_cast<int64_t>(outer_->size()));
   }
   return logits_of(z);
 }
@@ -206,17 +204,22 @@ void AxialTransformer::set_checkpoint_blocks(int64_t blocks) {
   checkpoint_blocks_ = blocks;
 }
 
+int64_t AxialTransformer::encoder_blocks() const { return encoder_ ? static_cast<int64_t>(encoder_->size()) : 0; }
+
 int64_t AxialTransformer::block_count() const {
-  int64_t count = static_cast<int64_t>(outer_->size());
-  if (inner_) count += static_cast<int64_t>(inner_->size());
-  if (encoder_) count += static_cast<int64_t>(encoder_->size());
-  return count;
+  return encoder_blocks() + static_cast<int64_t>(outer_->size()) + (inner_ ? static_cast<int64_t>(inner_->size()) : 0);
 }
 
-Tensor AxialTransformer::run_block(const std::shared_ptr<nn::TransformerBlock>& block, const Tensor& x, int64_t position) const {
-  if (position >= checkpoint_blocks_) return block->forward(x);
-  // Blocks draw no random numbers (dropout acts on the decoders' inputs, outside them): no generator.
-  return checkpoint([block](const Tensor& input) { return block->forward(input); }, x, block->parameters());
+Tensor AxialTransformer::run_blocks(const nn::ModuleList<nn::TransformerBlock>& blocks, Tensor x, int64_t first) const {
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    const std::shared_ptr<nn::TransformerBlock>& block = blocks.at(i);
+    if (first + static_cast<int64_t>(i) >= checkpoint_blocks_) {
+      x = block->forward(x);
+    } else {  // blocks draw no random numbers (dropout acts on the decoders' inputs, outside them): no generator
+      x = checkpoint([block](const Tensor& input) { return block->forward(input); }, x, block->parameters());
+    }
+  }
+  return x;
 }
 
 Likelihood AxialTransformer::evaluate(const Tensor& images) const {

@@ -94,8 +94,10 @@ class AxialTransformer : public nn::Module {
   int64_t block_count() const;  // transformer blocks in the model
 
  private:
-  // block(x), through checkpoint() when `position` (in forward order) is among the first checkpoint_blocks_.
-  Tensor run_block(const std::shared_ptr<nn::TransformerBlock>& block, const Tensor& x, int64_t position) const;
+  // x through each of `blocks` in turn, the first being block number `first` in forward order; those
+  // among the first checkpoint_blocks_ go through checkpoint().
+  Tensor run_blocks(const nn::ModuleList<nn::TransformerBlock>& blocks, Tensor x, int64_t first) const;
+  int64_t encoder_blocks() const;  // 0 without a channel encoder
   Tensor logits_of(const Tensor& z) const;  // the final LayerNorm and the logits layer
 
   AxialTransformerConfig config_;
