@@ -31,6 +31,7 @@ struct TrainCommand {
   bool force = false;                    // start a run in a non-empty directory that is not a run
   std::string device = "cpu";            // where the model trains: cpu or cuda
   int64_t checkpoint_blocks = 0;         // blocks recomputed in backward instead of kept (less memory, slower)
+  std::string matmul = "float32";        // how float32 products multiply: float32, or bfloat16 (faster, less exact)
   // Flags the user gave explicitly (on --resume they must agree with the run's own values).
   bool given_config = false, given_data = false, given_data_dir = false, given_batch_size = false, given_lr = false,
        given_warmup_steps = false, given_clip = false, given_seed = false;
@@ -67,6 +68,11 @@ int sample(const SampleCommand& command);
 // The device a --device flag names, checked to be usable here (an Error naming `command` if not:
 // axiom built without CUDA, or no GPU).
 core::Device device_of(const char* command, const std::string& flag);
+
+// Makes the process's float32 products multiply as a --matmul flag says (float32 or bfloat16;
+// core::MatmulPrecision), or an Error naming `command` where that cannot run (bfloat16 off the
+// CPU, in a build without oneDNN, or on a CPU without AVX-512 BF16).
+void use_matmul_precision(const char* command, const std::string& flag, const std::string& device_flag);
 
 // The data-parallel job this process is one rank of (core::world(); this process alone unless a
 // launcher such as mpirun started it). With more than one rank it checks that every rank was given

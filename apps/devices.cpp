@@ -1,5 +1,6 @@
 #include "apps/commands.h"
 #include "core/backend.h"
+#include "core/ops.h"
 
 namespace axiom::apps {
 
@@ -11,6 +12,17 @@ core::Device device_of(const char* command, const std::string& flag) {
                 backend.name() == "cuda" ? "no CUDA device was found" : "axiom was built without CUDA (configure with the CUDA toolkit installed)");
   }
   return device;
+}
+
+void use_matmul_precision(const char* command, const std::string& flag, const std::string& device_flag) {
+  const core::MatmulPrecision precision = core::parse_matmul_precision(flag);
+  if (precision == core::MatmulPrecision::bfloat16 && core::Device::parse(device_flag).type != core::DeviceType::cpu) {
+    throw Error(command, "--matmul bfloat16 runs on the CPU only, not on --device ", device_flag);
+  }
+  if (const std::string reason = core::matmul_precision_unavailable_reason(precision); !reason.empty()) {
+    throw Error(command, "--matmul ", flag, " cannot run here: ", reason);
+  }
+  core::set_matmul_precision(precision);
 }
 
 }  // namespace axiom::apps

@@ -292,6 +292,7 @@ void print_summary(const TrainCommand& command, const Loop& loop, const models::
 
 int train(const TrainCommand& command) {
   check_command(command);
+  use_matmul_precision("train", command.matmul, command.device);
   core::Communicator& comm = core::world();
   const bool writer = comm.rank() == 0;  // prints, and writes the run's files
   std::optional<RunLock> lock;  // one training at a time in a run's directory

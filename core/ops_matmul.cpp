@@ -1,7 +1,10 @@
 // The op functions of matrix products (core/ops.h): matmul and linear check their operands and
 // size the output; the backends compute (core/cpu/matmul.cpp, core/cuda/matmul.cpp); the autograd
 // rules are autograd/ops_matmul.cpp.
+#include <atomic>
+
 #include "core/backend.h"
+#include "core/cpu/onednn_gemm.h"
 #include "core/checks.h"
 #include "core/error.h"
 #include "core/factory.h"
@@ -10,6 +13,8 @@
 namespace axiom::core {
 
 namespace {
+
+std::atomic<MatmulPrecision> precision_setting{MatmulPrecision::float32};
 
 // The product's operands as the backend takes them, and its output shape.
 struct Product {
@@ -24,6 +29,9 @@ Product checked_product(const char* name, const Tensor& a, const Tensor& b) {
   checks::same_device(name, a, b);
   checks::same_dtype(name, a, b);
   checks::floating(name, a);
+  if (a.dtype() == Dtype::float32 && matmul_precision() == MatmulPrecision::bfloat16 && a.device().type != DeviceType::cpu) {
+    throw Error(name, "bfloat16 products (set_matmul_precision) run on the CPU only; got ", a.device(), " tensors");
+  }
   if (a.dim() == 0 || b.dim() == 0) {
     throw Error(name, "needs operands with at least one axis, got shapes ", a.shape(), " and ", b.shape());
   }
@@ -77,6 +85,29 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   backend(x.device()).copy(bias.expand(p.out_shape), out);
   backend(x.device()).matmul(p.a, p.b, out, /*accumulate=*/true);
   return unvectored(out, p);
+}
+
+void set_matmul_precision(MatmulPrecision precision) {
+  if (const std::string reason = matmul_precision_unavailable_reason(precision); !reason.empty()) {
+    throw Error("set_matmul_precision", to_string(precision), " products cannot run here: ", reason);
+  }
+  precision_setting = precision;
+}
+
+MatmulPrecision matmul_precision() { return precision_setting.load(); }
+
+std::string matmul_precision_unavailable_reason(MatmulPrecision precision) {
+  return precision == MatmulPrecision::bfloat16 ? cpu::bfloat16_gemm_unavailable_reason() : "";
+}
+
+std::string to_string(MatmulPrecision precision) {
+  return precision == MatmulPrecision::bfloat16 ? "bfloat16" : "float32";
+}
+
+MatmulPrecision parse_matmul_precision(const std::string& word) {
+  if (word == "float32") return MatmulPrecision::float32;
+  if (word == "bfloat16") return MatmulPrecision::bfloat16;
+  throw Error("matmul precision", "expected float32 or bfloat16, got '", word, "'");
 }
 
 }  // namespace axiom::core

@@ -126,11 +126,12 @@ MemoryBreakdown memory_breakdown(const models::Trainer& trainer) {
 
 void bench_train(const Reporter& reporter, const TrainBenchOptions& options, core::Communicator& comm) {
   const core::Device device = apps::device_of("bench", options.device);
+  apps::use_matmul_precision("bench", options.matmul, options.device);
   const models::AxialTransformerConfig config = models::load_config(options.config);
   const int64_t batch = options.batch > 0 ? options.batch : preset_batch(options.config);
   const std::string ranks = comm.size() > 1 ? std::to_string(comm.size()) + " processes x " : "";
   reporter.note("axiom bench train --config " + options.config + " on " + device.str() + ": " + ranks + std::to_string(core::num_threads()) +
-                " threads, batch " + std::to_string(batch) + ", " + std::to_string(options.steps) + " timed steps after 2 warm-up steps");
+                " threads, batch " + std::to_string(batch) + ", " + options.matmul + " products, " + std::to_string(options.steps) + " timed steps after 2 warm-up steps");
   const models::MemoryEstimate estimate = models::training_memory(config, batch / comm.size(), core::Dtype::float32, options.checkpoint_blocks);
   models::check_fits(estimate, "bench", "a training step of " + std::to_string(batch / comm.size()) + " images",
                      "use a smaller --batch or config", comm.local_size());

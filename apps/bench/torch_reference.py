@@ -370,7 +370,7 @@ def bench_train(args, reporter):
     torch.manual_seed(0)
     model = AxialTransformer(c).train()
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, betas=(0.9, 0.98))
-    header(reporter, "train", args.config, c, model, f"batch {batch}, {args.steps} timed steps after 2 warm-up steps")
+    header(reporter, "train", args.config, c, model, f"batch {batch}, autocast {args.autocast}, {args.steps} timed steps after 2 warm-up steps")
 
     gen = torch.Generator().manual_seed(11)
     images = torch.randint(0, VALUES, (4 * batch, c["height"], c["width"]), generator=gen, dtype=torch.uint8)
@@ -378,10 +378,14 @@ def bench_train(args, reporter):
 
     steps_done = 0
 
+    # --autocast bfloat16: PyTorch's CPU mixed precision (matrix products in bfloat16, float32 weights)
+    autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.autocast == "bfloat16")
+
     def step():  # forward, loss, backward, Adam, on the next of the four batches
         nonlocal steps_done
         first = (steps_done % 4) * batch
-        loss = model.loss(images[first : first + batch].long())
+        with autocast:
+            loss = model.loss(images[first : first + batch].long())
         loss.backward()
         optimizer.step()
         optimizer.zero_grad()
@@ -522,6 +526,8 @@ def main():
     train.add_argument("--config", choices=sorted(PRESETS), default="small")
     train.add_argument("--batch", type=int, default=0, help="images per step (0: the preset's: tiny 16, small 32, medium 16)")
     train.add_argument("--steps", type=int, default=5, help="timed steps (the median is reported)")
+    train.add_argument("--autocast", choices=["off", "bfloat16"], default="off",
+                       help="bfloat16: torch.autocast on the CPU (as axiom bench train --matmul bfloat16)")
     sample = commands.add_parser("sample", help="ms per image of the naive and the fast (cached) sampler")
     sample.add_argument("--config", choices=sorted(PRESETS), default="small")
     sample.add_argument("--naive-rows", type=int, default=2, help="rows the naive sampler is timed on")

@@ -1,5 +1,6 @@
 // Matrix products through OpenBLAS: out[b] = a[b] @ b[b] for every batch index b. Views are
-// read in place where BLAS can (core/matrix_layout.h).
+// read in place where BLAS can (core/matrix_layout.h). Large float32 products go to oneDNN when
+// this build has it (onednn_gemm.h), in float32 or bfloat16 (core/ops.h: MatmulPrecision).
 //
 // How the work is spread over the cores (see also core/parallel.h):
 // - many small GEMMs (m*n*k <= 64^3, which OpenBLAS runs on the calling thread) are spread over
@@ -9,10 +10,12 @@
 #include <cblas.h>
 
 
+#include "core/cpu/onednn_gemm.h"
 #include "core/cpu/blas.h"
 #include "core/cpu/cpu_backend.h"
 #include "core/cpu/loops.h"
 #include "core/matrix_layout.h"
+#include "core/ops.h"
 #include "core/tensor.h"
 
 namespace axiom::core::cpu {
@@ -40,9 +43,17 @@ bool is_shared_across_batch(const Tensor& x) {
   return true;
 }
 
-// c = a @ b (beta 0), or c += a @ b (beta 1), with a and b as BLAS reads them
+// c = a @ b (beta 0), or c += a @ b (beta 1), with a and b as BLAS reads them. A large float32
+// product goes to oneDNN when this build has it, in the process's precision (core/ops.h:
+// MatmulPrecision); everything else to OpenBLAS.
 template <typename T>
 void gemm(const MatrixLayout& a, const MatrixLayout& b, int64_t m, int64_t n, int64_t k, const T* pa, const T* pb, T* pc, T beta) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (m * n * k > kSmallGemm && onednn_built()) {
+      const bool bfloat16 = matmul_precision() == MatmulPrecision::bfloat16;
+      return onednn_gemm(a, b, m, n, k, pa, pb, pc, n, /*accumulate=*/beta != 0, bfloat16);
+    }
+  }
   cpu::gemm<T>(a.transposed, b.transposed, m, n, k, T(1), pa, a.ld, pb, b.ld, beta, pc, n);
 }
 

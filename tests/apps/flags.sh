@@ -31,6 +31,8 @@ refused "--minutes: 'inf' is not a number in [0, 1e+07]" train $out --minutes in
 refused "--threads: '4294967297' is outside the accepted range [1, 4096]" train $out --threads 4294967297
 refused "--checkpoint-blocks: '-1' is outside the accepted range [0, 1048576]" train $out --checkpoint-blocks -1
 refused "--checkpoint-blocks: '2x' is not a whole number in [0, 1048576]" bench train --checkpoint-blocks 2x
+refused "--matmul: fp16 not in {float32,bfloat16}" train $out --matmul fp16
+refused "[train] --matmul bfloat16 runs on the CPU only, not on --device cuda" train $out --matmul bfloat16 --device cuda
 refused "--limit: '-1' is outside the accepted range [0, 1000000000000]" eval --checkpoint "$work/run" --limit -1
 refused "--temperature: '0' is outside the accepted range [0.001, 1000]" sample --checkpoint "$work/run" --temperature 0
 refused "--n: '100000000' is outside the accepted range [1, 1048576]" sample --checkpoint "$work/run" --n 100000000

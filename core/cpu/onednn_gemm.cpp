@@ -1,0 +1,228 @@
+// Large float32 products through oneDNN (see onednn_gemm.h). Each call:
+// 1. with bfloat16 operands, copies a and b into bfloat16 (compact, in the same orientation), in
+//    parallel over their lines (float32 operands are read in place);
+// 2. splits c into one band per thread and runs oneDNN's matmul of each band's rows of a and
+//    columns of b on axiom's threads (oneTBB), with a float32 output, adding onto c when
+//    accumulating. oneDNN's own OpenMP threads are not used: they would keep spinning after each
+//    product while axiom's threads run the next op (OpenMP reads its wait policy only at start-up).
+#include "core/cpu/onednn_gemm.h"
+
+#include "core/error.h"
+
+#if AXIOM_WITH_ONEDNN
+
+#include <omp.h>
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <tuple>
+#include <vector>
+
+#include "core/cpu/allocator.h"
+#include "core/parallel.h"
+
+namespace axiom::core::cpu {
+
+namespace {
+
+using dnnl::memory;
+
+// Bytes from the host allocator for the life of a scope (reused by the tensors after it).
+class HostBuffer {
+ public:
+  explicit HostBuffer(size_t nbytes) : nbytes_(nbytes), data_(nbytes ? host_allocator().allocate(nbytes) : nullptr) {}
+  ~HostBuffer() {
+    if (data_) host_allocator().deallocate(data_, nbytes_);
+  }
+  HostBuffer(const HostBuffer&) = delete;
+  HostBuffer& operator=(const HostBuffer&) = delete;
+  void* data() const { return data_; }
+
+ private:
+  size_t nbytes_;
+  void* data_;
+};
+
+// A matrix as oneDNN reads it: its element type, its [0, 0] element and its strides.
+struct Operand {
+  memory::data_type type;
+  void* data;
+  int64_t row_stride, col_stride;
+
+  memory::desc desc(int64_t rows, int64_t cols) const { return memory::desc({rows, cols}, type, memory::dims{row_stride, col_stride}); }
+  void* at(int64_t row, int64_t col) const {
+    const size_t element = type == memory::data_type::bf16 ? sizeof(uint16_t) : sizeof(float);
+    return static_cast<char*>(data) + (row * row_stride + col * col_stride) * static_cast<int64_t>(element);
+  }
+};
+
+// A float32 matrix as BLAS reads it (core/matrix_layout.h), read in place.
+Operand float32_operand(const MatrixLayout& layout, const float* x) {
+  return {memory::data_type::f32, const_cast<float*>(x), layout.transposed ? 1 : layout.ld, layout.transposed ? layout.ld : 1};
+}
+
+// A matrix's bfloat16 copy, in memory from the host allocator.
+class Bfloat16Copy {
+ public:
+  // x [rows, cols] as BLAS reads it; the copy keeps its orientation, with no gaps between lines.
+  Bfloat16Copy(const MatrixLayout& layout, int64_t rows, int64_t cols, const float* x)
+      : lines_(layout.transposed ? cols : rows), line_length_(layout.transposed ? rows : cols),
+        row_stride_(layout.transposed ? 1 : line_length_), col_stride_(layout.transposed ? line_length_ : 1),
+        buffer_(static_cast<size_t>(lines_ * line_length_) * sizeof(uint16_t)),
+        bits_(static_cast<uint16_t*>(buffer_.data())) {
+    parallel_for(lines_, std::max<int64_t>(1, 16384 / line_length_), [&](int64_t begin, int64_t end) {
+      for (int64_t line = begin; line < end; ++line) {
+        const float* from = x + line * layout.ld;
+        uint16_t* to = bits_ + line * line_length_;
+        for (int64_t i = 0; i < line_length_; ++i) to[i] = round_to_bfloat16(from[i]);
+      }
+    });
+  }
+  Operand operand() const { return {memory::data_type::bf16, bits_, row_stride_, col_stride_}; }
+
+ private:
+  int64_t lines_, line_length_, row_stride_, col_stride_;
+  HostBuffer buffer_;
+  uint16_t* bits_;
+};
+
+// A part of the product: rows [row, row + rows) of c, or columns [column, column + columns).
+struct Part {
+  int64_t row, rows, column, columns;
+};
+
+// c split into `count` bands along its longer side (oneDNN would split it the same way over its
+// own threads; here each band runs on one of axiom's threads, so no second thread pool waits).
+std::vector<Part> parts_of(int64_t m, int64_t n, int64_t count) {
+  const bool by_rows = m >= n;
+  const int64_t length = by_rows ? m : n, bands = std::min(count, length);
+  std::vector<Part> parts;
+  for (int64_t i = 0; i < bands; ++i) {
+    const int64_t begin = length * i / bands, end = length * (i + 1) / bands;
+    parts.push_back(by_rows ? Part{begin, end - begin, 0, n} : Part{0, m, begin, end - begin});
+  }
+  return parts;
+}
+
+// What a compiled product is for: c's [rows, columns] and k, a's and b's strides, c's row stride,
+// whether it adds onto c, and whether a and b are bfloat16 (else float32).
+using ProductKey = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, bool>;
+
+// A compiled product and the scratch memory each run of it needs.
+struct CompiledProduct {
+  dnnl::matmul product;
+  memory::desc scratchpad;
+};
+
+// oneDNN compiles a kernel for each shape the first time it sees it; they are kept here. Each is
+// compiled to take its scratch memory from the caller: oneDNN's own (one buffer shared by all
+// products) would let two threads' bands overwrite each other's.
+class CompiledProducts {
+ public:
+  CompiledProduct get(const ProductKey& key, const memory::desc& a, const memory::desc& b, const memory::desc& c) {
+    std::lock_guard lock(mutex_);
+    auto found = products_.find(key);
+    if (found == products_.end()) {
+      if (products_.size() >= 1024) products_.clear();  // shapes that keep changing: start over
+      found = products_.emplace(key, compile(a, b, c, std::get<8>(key))).first;
+    }
+    return found->second;
+  }
+
+  const dnnl::engine& engine() const { return engine_; }
+
+ private:
+  CompiledProduct compile(const memory::desc& a, const memory::desc& b, const memory::desc& c, bool accumulate) const {
+    dnnl::primitive_attr attributes;
+    attributes.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    if (accumulate) {
+      dnnl::post_ops add_onto_c;
+      add_onto_c.append_sum(1.0f);
+      attributes.set_post_ops(add_onto_c);
+    }
+    const dnnl::matmul::primitive_desc compiled(dnnl::matmul::desc(a, b, c), attributes, engine_);
+    return {dnnl::matmul(compiled), compiled.scratchpad_desc()};
+  }
+
+  dnnl::engine engine_{dnnl::engine::kind::cpu, 0};
+  std::mutex mutex_;
+  std::map<ProductKey, CompiledProduct> products_;
+};
+
+CompiledProducts& compiled_products() {
+  static CompiledProducts instance;
+  return instance;
+}
+
+// One band of c = a @ b, on this thread alone.
+void multiply_part(const Part& part, const Operand& a, const Operand& b, int64_t k, float* pc, int64_t ldc, bool accumulate) {
+  CompiledProducts& products = compiled_products();
+  const memory::desc a_part = a.desc(part.rows, k), b_part = b.desc(k, part.columns);
+  const memory::desc c_part({part.rows, part.columns}, memory::data_type::f32, memory::dims{ldc, 1});
+  const ProductKey key{part.rows, part.columns, k,    a.row_stride, a.col_stride, b.row_stride, b.col_stride,
+                       ldc,       accumulate,   a.type == memory::data_type::bf16};
+  const CompiledProduct compiled = products.get(key, a_part, b_part, c_part);
+  const HostBuffer scratch(compiled.scratchpad.get_size());
+  const dnnl::engine& engine = products.engine();
+  omp_set_num_threads(1);  // oneDNN's own threads (OpenMP) stay unused: the parts are the parallelism
+  dnnl::stream stream(engine);
+  compiled.product.execute(stream, {{DNNL_ARG_SRC, memory(a_part, engine, a.at(part.row, 0))},
+                                    {DNNL_ARG_WEIGHTS, memory(b_part, engine, b.at(0, part.column))},
+                                    {DNNL_ARG_DST, memory(c_part, engine, pc + part.row * ldc + part.column)},
+                                    {DNNL_ARG_SCRATCHPAD, memory(compiled.scratchpad, engine, scratch.data())}});
+  stream.wait();
+}
+
+// c [m, n] = a @ b (+ c), split into one band per thread.
+void multiply(const Operand& a, const Operand& b, int64_t m, int64_t n, int64_t k, float* pc, int64_t ldc, bool accumulate) {
+  const std::vector<Part> parts = parts_of(m, n, num_threads());
+  try {
+    parallel_for(static_cast<int64_t>(parts.size()), 1, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) multiply_part(parts[i], a, b, k, pc, ldc, accumulate);
+    });
+  } catch (const dnnl::error& e) {
+    throw Error("matmul", "oneDNN's product of [", m, ", ", k, "] and [", k, ", ", n, "] failed: ", e.what());
+  }
+}
+
+}  // namespace
+
+bool onednn_built() { return true; }
+
+std::string bfloat16_gemm_unavailable_reason() {
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx512bf16")) {
+    return "this CPU has no AVX-512 BF16 instructions, so bfloat16 products would be slower than float32 ones";
+  }
+  return "";
+}
+
+void onednn_gemm(const MatrixLayout& a, const MatrixLayout& b, int64_t m, int64_t n, int64_t k, const float* pa,
+                 const float* pb, float* pc, int64_t ldc, bool accumulate, bool bfloat16) {
+  if (!bfloat16) return multiply(float32_operand(a, pa), float32_operand(b, pb), m, n, k, pc, ldc, accumulate);
+  const Bfloat16Copy a16(a, m, k, pa), b16(b, k, n, pb);
+  multiply(a16.operand(), b16.operand(), m, n, k, pc, ldc, accumulate);
+}
+
+}  // namespace axiom::core::cpu
+
+#else  // built without oneDNN: every float32 product goes to OpenBLAS
+
+namespace axiom::core::cpu {
+
+bool onednn_built() { return false; }
+
+std::string bfloat16_gemm_unavailable_reason() {
+  return "this build of axiom has no oneDNN (install libdnnl-dev and build again)";
+}
+
+void onednn_gemm(const MatrixLayout&, const MatrixLayout&, int64_t, int64_t, int64_t, const float*, const float*, float*,
+                 int64_t, bool, bool) {
+  throw Error("matmul", "this build of axiom has no oneDNN");
+}
+
+}  // namespace axiom::core::cpu
+
+#endif

@@ -1,0 +1,42 @@
+// Large float32 matrix products through oneDNN, in float32 or with bfloat16 operands
+// (MatmulPrecision, core/ops.h). On this project's 2-core machine oneDNN's float32 kernels run a
+// training step's products at 0.8 of OpenBLAS's best sgemm rate where OpenBLAS itself reaches 0.7
+// (its threads wait between products), and bfloat16 operands halve the time again on a CPU with
+// AVX-512 BF16: each instruction multiplies twice as many pairs, at the cost of all but 8 bits of
+// each operand's mantissa (about 3 significant digits). The sums stay float32 either way.
+#pragma once
+
+#include <bit>
+#include <cstdint>
+#include <string>
+
+#include "core/matrix_layout.h"
+
+namespace axiom::core::cpu {
+
+// The bfloat16 nearest to x (ties to even), as its 16 bits: float32's sign, exponent and top 7
+// mantissa bits. Infinities stay infinite, NaN stays NaN; a float32 beyond bfloat16's largest
+// finite value rounds to infinity, as in IEEE rounding.
+inline uint16_t round_to_bfloat16(float x) {
+  const uint32_t bits = std::bit_cast<uint32_t>(x);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((bits >> 16) | 0x40u);  // a quiet NaN
+  const uint32_t lowest_kept_bit = (bits >> 16) & 1u;
+  return static_cast<uint16_t>((bits + 0x7fffu + lowest_kept_bit) >> 16);
+}
+
+inline float bfloat16_to_float(uint16_t bits) { return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16); }
+
+// True when this build has oneDNN (else every float32 product goes to OpenBLAS).
+bool onednn_built();
+
+// Empty when bfloat16 products can run here; else why not (no oneDNN in this build, or a CPU
+// without AVX-512 BF16, where they would be slower than float32 ones).
+std::string bfloat16_gemm_unavailable_reason();
+
+// c [m, n] (row stride ldc) = a @ b, or c += a @ b when accumulate; a [m, k] and b [k, n] as BLAS
+// reads them (core/matrix_layout.h). With `bfloat16`, a and b are first rounded to bfloat16
+// (round_to_bfloat16). c is split into one band of rows or columns per thread (core/parallel.h).
+void onednn_gemm(const MatrixLayout& a, const MatrixLayout& b, int64_t m, int64_t n, int64_t k, const float* pa,
+                 const float* pb, float* pc, int64_t ldc, bool accumulate, bool bfloat16);
+
+}  // namespace axiom::core::cpu

@@ -1,0 +1,159 @@
+// Large float32 products (oneDNN where built, core/cpu/onednn_gemm.h) against loops in double, in
+// both precisions (core/ops.h: MatmulPrecision). For bfloat16 the loop's operands are rounded by a
+// second method (frexp and nearbyint, not the kernel's bit arithmetic); small products and float64
+// stay exact.
+#include <cfloat>
+#include <cmath>
+
+#include "core/cpu/onednn_gemm.h"
+#include "tests/core/reference.h"
+#include "tests/support/emulated_cuda.h"
+
+namespace axiom::test {
+namespace {
+
+using core::MatmulPrecision;
+
+// The process's precision for one test, float32 again after it.
+struct PrecisionForTest {
+  explicit PrecisionForTest(MatmulPrecision p) { core::set_matmul_precision(p); }
+  ~PrecisionForTest() { core::set_matmul_precision(MatmulPrecision::float32); }
+};
+
+bool bfloat16_here() {
+  const std::string reason = core::matmul_precision_unavailable_reason(MatmulPrecision::bfloat16);
+  if (!reason.empty()) MESSAGE("bfloat16 products not checked here: " << reason);
+  return reason.empty();
+}
+
+// x rounded to 8 significant bits, ties to even (x = f * 2^e with f in [0.5, 1): keep 2^8 f whole).
+double bfloat16_reference(double x) {
+  int exponent = 0;
+  const double fraction = std::frexp(x, &exponent);
+  return std::ldexp(std::nearbyint(std::ldexp(fraction, 8)), exponent - 8);
+}
+
+// a [m, k] @ b [k, n] (2-D, any strides) in double, each operand first passed through `round`.
+template <typename Round>
+std::vector<double> product_reference(const Tensor& a, const Tensor& b, Round round) {
+  const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
+  std::vector<double> out;
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      double total = 0;
+      for (int64_t p = 0; p < k; ++p) total += round(a.at({i, p})) * round(b.at({p, j}));
+      out.push_back(total);
+    }
+  }
+  return out;
+}
+
+double unchanged(double x) { return x; }
+
+// Each product of bfloat16 values is exact in float32; only the float32 sums round.
+Tolerance float32_sums(int64_t k) { return {1e-4, 1e-5 * static_cast<double>(k)}; }
+
+}  // namespace
+
+TEST_CASE("round_to_bfloat16: nearest, ties to even, infinities and NaN kept") {
+  using core::cpu::round_to_bfloat16;
+  CHECK(round_to_bfloat16(1.0f) == 0x3f80);
+  CHECK(round_to_bfloat16(1.0f + 0x1p-8f) == 0x3f80);             // a tie: down to the even 1
+  CHECK(round_to_bfloat16(1.0f + 0x1p-7f + 0x1p-8f) == 0x3f82);   // a tie: up to the even neighbour
+  CHECK(round_to_bfloat16(1.0f + 0x1p-8f + 0x1p-20f) == 0x3f81);  // past the tie: up
+  CHECK(round_to_bfloat16(-2.0f) == 0xc000);
+  CHECK(round_to_bfloat16(-0.0f) == 0x8000);
+  CHECK(round_to_bfloat16(INFINITY) == 0x7f80);
+  CHECK(round_to_bfloat16(-INFINITY) == 0xff80);
+  CHECK(round_to_bfloat16(FLT_MAX) == 0x7f80);  // beyond bfloat16's largest finite value
+  CHECK(std::isnan(core::cpu::bfloat16_to_float(round_to_bfloat16(NAN))));
+  CHECK(std::isnan(core::cpu::bfloat16_to_float(round_to_bfloat16(-NAN))));
+  CHECK(core::cpu::bfloat16_to_float(round_to_bfloat16(3.140625f)) == 3.140625f);  // 8 significant bits: exact
+}
+
+TEST_CASE("matmul: large float32 products in every layout against loops, split over 1 or 2 threads") {
+  const int64_t m = 70, k = 80, n = 60;  // 336,000 multiply-adds: past the 64^3 of a small product
+  const int threads_before = core::num_threads();
+  for (const int threads : {1, 2}) {
+    core::set_num_threads(threads);
+    for (const Layout la : {Layout::contiguous, Layout::permuted, Layout::sliced}) {
+      for (const Layout lb : {Layout::contiguous, Layout::permuted, Layout::sliced}) {
+        CAPTURE(threads);
+        CAPTURE(la);
+        CAPTURE(lb);
+        Generator gen(41);
+        const Tensor a = random_tensor({m, k}, Dtype::float32, gen, la), b = random_tensor({k, n}, Dtype::float32, gen, lb);
+        check_close(core::matmul(a, b), product_reference(a, b, unchanged), float32_sums(k), "float32");
+        check_close(core::matmul(a.narrow(0, 0, 67), b), product_reference(a.narrow(0, 0, 67), b, unchanged), float32_sums(k), "odd rows");
+        if (!bfloat16_here()) continue;
+        const PrecisionForTest bfloat16(MatmulPrecision::bfloat16);
+        const Tensor out = core::matmul(a, b);
+        check_close(out, product_reference(a, b, bfloat16_reference), float32_sums(k), "bfloat16 operands");
+        // and it is not the float32 product: the rounding of the operands shows
+        const std::vector<double> exact = product_reference(a, b, unchanged);
+        double largest_change = 0;
+        for (int64_t i = 0; i < out.numel(); ++i) largest_change = std::max(largest_change, std::abs(out.at({i / n, i % n}) - exact[i]));
+        CHECK(largest_change > 1e-2);
+      }
+    }
+  }
+  core::set_num_threads(threads_before);
+}
+
+TEST_CASE("matmul: linear adds the bias, batches of shared and of separate matrices, in both precisions") {
+  for (const MatmulPrecision precision : {MatmulPrecision::float32, MatmulPrecision::bfloat16}) {
+    if (precision == MatmulPrecision::bfloat16 && !bfloat16_here()) continue;
+    CAPTURE(core::to_string(precision));
+    const PrecisionForTest scope(precision);
+    const auto round = precision == MatmulPrecision::bfloat16 ? bfloat16_reference : unchanged;
+    Generator gen(42);
+    const Tensor x = random_tensor({2, 70, 80}, Dtype::float32, gen), w = random_tensor({80, 60}, Dtype::float32, gen);
+    const Tensor bias = random_tensor({60}, Dtype::float32, gen), ws = random_tensor({2, 80, 60}, Dtype::float32, gen);
+    const Tensor dense = core::linear(x, w, bias), shared = core::matmul(x, w), separate = core::matmul(x, ws);
+    for (int64_t i = 0; i < 2; ++i) {
+      CAPTURE(i);
+      std::vector<double> expected = product_reference(x.select(0, i), w, round);
+      check_close(shared.select(0, i), expected, float32_sums(80), "x @ w, one GEMM over the batch");
+      for (size_t e = 0; e < expected.size(); ++e) expected[e] += bias.at({static_cast<int64_t>(e % 60)});  // not rounded
+      check_close(dense.select(0, i), expected, float32_sums(80), "linear");
+      check_close(separate.select(0, i), product_reference(x.select(0, i), ws.select(0, i), round), float32_sums(80), "a matrix each");
+    }
+  }
+}
+
+TEST_CASE("matmul in bfloat16: small products and float64 stay exact") {
+  if (!bfloat16_here()) return;
+  const PrecisionForTest bfloat16(MatmulPrecision::bfloat16);
+  Generator gen(43);
+  const Tensor a = random_tensor({20, 30}, Dtype::float32, gen), b = random_tensor({30, 10}, Dtype::float32, gen);
+  check_close(core::matmul(a, b), product_reference(a, b, unchanged), {1e-5, 1e-6 * 30}, "6,000 multiply-adds: float32");
+  const Tensor a64 = random_tensor({70, 80}, Dtype::float64, gen), b64 = random_tensor({80, 60}, Dtype::float64, gen);
+  check_close(core::matmul(a64, b64), product_reference(a64, b64, unchanged), {1e-12, 1e-13 * 80}, "float64");
+}
+
+TEST_CASE("matmul precision: names, and refusals that say why") {
+  CHECK(core::to_string(MatmulPrecision::bfloat16) == "bfloat16");
+  CHECK(core::parse_matmul_precision("float32") == MatmulPrecision::float32);
+  CHECK(core::parse_matmul_precision("bfloat16") == MatmulPrecision::bfloat16);
+  check_error([] { (void)core::parse_matmul_precision("fp16"); }, {"[matmul precision] expected float32 or bfloat16, got 'fp16'"});
+  CHECK(core::matmul_precision() == MatmulPrecision::float32);  // the default
+  CHECK(core::matmul_precision_unavailable_reason(MatmulPrecision::float32).empty());
+  const std::string reason = core::matmul_precision_unavailable_reason(MatmulPrecision::bfloat16);
+  if (!reason.empty()) {
+    check_error([] { core::set_matmul_precision(MatmulPrecision::bfloat16); }, {"[set_matmul_precision] bfloat16 products cannot run here: ", reason});
+    CHECK(core::matmul_precision() == MatmulPrecision::float32);
+  }
+}
+
+TEST_CASE("matmul in bfloat16 refuses CUDA tensors" * doctest::test_suite("cuda-emulated")) {
+  if (!bfloat16_here()) return;
+  axiom::testing::ScopedEmulatedCuda emulated;
+  const PrecisionForTest bfloat16(MatmulPrecision::bfloat16);
+  const Tensor a = core::ones({2, 3}).to(core::Device::cuda(0));
+  check_error([&] { (void)core::matmul(a, a.transpose(0, 1)); },
+              {"[matmul] bfloat16 products (set_matmul_precision) run on the CPU only; got cuda:0 tensors"});
+  const Tensor a64 = a.to(Dtype::float64);
+  CHECK(core::matmul(a64, a64.transpose(0, 1)).to(core::Device::cpu()).at({0, 0}) == 3);  // float64: unaffected
+}
+
+}  // namespace axiom::test
