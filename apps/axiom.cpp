@@ -115,7 +115,7 @@ void add_threads(CLI::App* command, int& threads) {
 
 // Options that decide the run itself; on --resume they must agree with the run's (see train.cpp).
 struct RunFlags {
-  CLI::Option *config, *data, *data_dir, *batch, *lr, *warmup, *clip, *seed;
+  CLI::Option *config, *data, *data_dir, *steps, *batch, *lr, *beta1, *beta2, *warmup, *schedule, *clip, *seed;
 };
 
 RunFlags add_train(CLI::App* train, TrainCommand& c) {
@@ -125,13 +125,18 @@ RunFlags add_train(CLI::App* train, TrainCommand& c) {
   flags.config = train->add_option("--config", c.config, "A preset (tiny, small, medium) or a JSON file")->capture_default_str()->check(utf8_path());
   flags.data = train->add_option("--data", c.data, data_help)->capture_default_str()->check(utf8_path());
   flags.data_dir = train->add_option("--data-dir", c.data_dir, "Where the dataset's files are (default: its usual place)")->check(utf8_path());
-  train->add_option("--steps", c.steps, "Train until the run has made this many steps")->capture_default_str()->check(whole_number<int64_t>(1, kMaxSteps));
+  flags.steps = train->add_option("--steps", c.steps, "Train until the run has made this many steps (a decaying schedule ends there)")
+                    ->capture_default_str()->check(whole_number<int64_t>(1, kMaxSteps));
   train->add_option("--minutes", c.minutes, "Stop after this many minutes in this invocation (0: no limit)")
       ->capture_default_str()->check(real_number(0, 1e7));
   flags.batch = train->add_option("--batch", c.batch_size, "Images per step")->capture_default_str()->check(whole_number<int64_t>(1, kMaxBatch));
-  flags.lr = train->add_option("--lr", c.lr, "Adam's learning rate after the warmup (betas 0.9, 0.98)")->capture_default_str()->check(real_number(1e-12, 10));
+  flags.lr = train->add_option("--lr", c.lr, "Adam's peak learning rate, reached at the end of the warmup")->capture_default_str()->check(real_number(1e-12, 10));
+  flags.beta1 = train->add_option("--beta1", c.beta1, "Adam's decay of the gradients' running mean")->capture_default_str()->check(real_number(0, 0.999999));
+  flags.beta2 = train->add_option("--beta2", c.beta2, "Adam's decay of the squared gradients' running mean")->capture_default_str()->check(real_number(0, 0.999999));
   flags.warmup = train->add_option("--warmup", c.warmup_steps, "Steps of linear warmup from 0 to --lr")
                      ->capture_default_str()->check(whole_number<int64_t>(0, kMaxSteps));
+  flags.schedule = train->add_option("--schedule", c.schedule, "After the warmup: constant, or linear or cosine decay to 0 at --steps")
+                       ->capture_default_str()->check(CLI::IsMember({"constant", "linear", "cosine"}));
   flags.clip = train->add_option("--clip", c.clip, "Clip the gradients' global norm (0: off)")->capture_default_str()->check(real_number(0, 1e6));
   flags.seed = train->add_option("--seed", c.seed, "Seed of the weights, the batch order and the channels")
                    ->capture_default_str()->check(whole_number<uint64_t>(0, kMaxSeed));
@@ -153,8 +158,9 @@ RunFlags add_train(CLI::App* train, TrainCommand& c) {
 
 void note_given(const RunFlags& f, TrainCommand& c) {
   c.given_config = f.config->count() > 0, c.given_data = f.data->count() > 0, c.given_data_dir = f.data_dir->count() > 0;
-  c.given_batch_size = f.batch->count() > 0, c.given_lr = f.lr->count() > 0, c.given_warmup_steps = f.warmup->count() > 0;
-  c.given_clip = f.clip->count() > 0, c.given_seed = f.seed->count() > 0;
+  c.given_steps = f.steps->count() > 0, c.given_batch_size = f.batch->count() > 0, c.given_lr = f.lr->count() > 0;
+  c.given_beta1 = f.beta1->count() > 0, c.given_beta2 = f.beta2->count() > 0, c.given_warmup_steps = f.warmup->count() > 0;
+  c.given_schedule = f.schedule->count() > 0, c.given_clip = f.clip->count() > 0, c.given_seed = f.seed->count() > 0;
 }
 
 void add_eval(CLI::App* eval, EvalCommand& c) {

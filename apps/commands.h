@@ -21,7 +21,9 @@ struct TrainCommand {
   double minutes = 0;                    // and for at most this long in this invocation; 0 = no limit
   int64_t batch_size = 32;
   double lr = 1e-3;
+  double beta1 = 0.9, beta2 = 0.98;
   int64_t warmup_steps = 200;
+  std::string schedule = "constant";     // after the warmup: constant, linear or cosine (decays to 0 at --steps)
   double clip = 0;                       // gradient norm clipping; 0 = off
   uint64_t seed = 0;
   int64_t eval_every = 100;              // held-out bits/dim and the loss curve every this many steps
@@ -34,7 +36,8 @@ struct TrainCommand {
   std::string matmul = "float32";        // how float32 products multiply: float32, or bfloat16 (faster, less exact)
   // Flags the user gave explicitly (on --resume they must agree with the run's own values).
   bool given_config = false, given_data = false, given_data_dir = false, given_batch_size = false, given_lr = false,
-       given_warmup_steps = false, given_clip = false, given_seed = false;
+       given_beta1 = false, given_beta2 = false, given_warmup_steps = false, given_schedule = false, given_clip = false,
+       given_seed = false, given_steps = false;
 };
 int train(const TrainCommand& command);
 

@@ -1,5 +1,6 @@
 #include "apps/run_log.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -20,7 +21,7 @@ bool usable(const nlohmann::json& j, int64_t last_step) {
   if (!j.is_object()) return false;
   const auto step = j.find("step");
   if (step == j.end() || !step->is_number_integer() || step->get<int64_t>() < 0 || step->get<int64_t>() > last_step) return false;
-  for (const char* key : {"train_bits_per_dim", "held_out_bits_per_dim", "lr", "seconds"}) {
+  for (const char* key : {"train_bits_per_dim", "held_out_bits_per_dim", "lr", "seconds", "wall_seconds"}) {
     const auto value = j.find(key);
     if (value != j.end() && !value->is_number()) return false;
   }
@@ -44,6 +45,7 @@ RunLog::RunLog(const std::string& dir, int64_t step)
     const double x = j["step"].get<double>();
     if (j.contains("train_bits_per_dim")) train_.x.push_back(x), train_.y.push_back(j["train_bits_per_dim"].get<double>());
     if (j.contains("held_out_bits_per_dim")) held_out_.x.push_back(x), held_out_.y.push_back(j["held_out_bits_per_dim"].get<double>());
+    if (j.contains("wall_seconds")) seconds_before_ = std::max(seconds_before_, j["wall_seconds"].get<double>());
     kept += line + "\n";
     ++kept_;
   }
@@ -52,15 +54,16 @@ RunLog::RunLog(const std::string& dir, int64_t step)
   if (!file_) throw Error("train", "cannot append to '", path_, "': ", std::strerror(errno));
 }
 
-void RunLog::train_step(int64_t step, double bits, double lr, double seconds) {
+void RunLog::train_step(int64_t step, double bits, double lr, double seconds, double wall_seconds) {
   train_.x.push_back(static_cast<double>(step)), train_.y.push_back(bits);
-  const nlohmann::ordered_json j = {{"step", step}, {"train_bits_per_dim", bits}, {"lr", lr}, {"seconds", seconds}};
+  const nlohmann::ordered_json j = {
+      {"step", step}, {"train_bits_per_dim", bits}, {"lr", lr}, {"seconds", seconds}, {"wall_seconds", wall_seconds}};
   write(j.dump());
 }
 
-void RunLog::held_out(int64_t step, double bits) {
+void RunLog::held_out(int64_t step, double bits, double wall_seconds) {
   held_out_.x.push_back(static_cast<double>(step)), held_out_.y.push_back(bits);
-  const nlohmann::ordered_json j = {{"step", step}, {"held_out_bits_per_dim", bits}};
+  const nlohmann::ordered_json j = {{"step", step}, {"held_out_bits_per_dim", bits}, {"wall_seconds", wall_seconds}};
   write(j.dump());
 }
 

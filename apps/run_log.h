@@ -1,6 +1,9 @@
 // A run's metrics file and loss curve (`axiom train`):
-//   metrics.jsonl   one JSON object a line: {"step": 12, "train_bits_per_dim": 6.1, "lr": 6e-5, "seconds": 2.4}
-//                   after each step, {"step": 100, "held_out_bits_per_dim": 4.2} after each evaluation
+//   metrics.jsonl   one JSON object a line: {"step": 12, "train_bits_per_dim": 6.1, "lr": 6e-5, "seconds": 2.4,
+//                   "wall_seconds": 30.5} after each step, {"step": 100, "held_out_bits_per_dim": 4.2,
+//                   "wall_seconds": 250.1} after each evaluation. "seconds" is the step's own time;
+//                   "wall_seconds" the run's wall-clock time when the line was written, summed over
+//                   the invocations that made it (the time between them not counted).
 //   loss.png        the curves of both, redrawn after each evaluation
 #pragma once
 
@@ -21,12 +24,14 @@ class RunLog {
   // is an Error naming the file.
   RunLog(const std::string& dir, int64_t step);
 
-  void train_step(int64_t step, double bits, double lr, double seconds);
-  void held_out(int64_t step, double bits);
+  void train_step(int64_t step, double bits, double lr, double seconds, double wall_seconds);
+  void held_out(int64_t step, double bits, double wall_seconds);
   // loss.png: bits/dim of each training batch and of the held-out images, against the step.
   void plot(const std::string& title) const;
   std::string curve_path() const { return curve_; }
   int64_t lines_kept() const { return kept_; }  // how many lines the constructor kept
+  // The largest wall_seconds of the lines kept (0 if none): where this invocation's clock starts.
+  double seconds_before() const { return seconds_before_; }
 
  private:
   void write(const std::string& line);
@@ -37,6 +42,7 @@ class RunLog {
   std::unique_ptr<std::FILE, Closer> file_;
   Series train_{"training batch", {}, {}}, held_out_{"held-out test images", {}, {}};
   int64_t kept_ = 0;
+  double seconds_before_ = 0;
 };
 
 }  // namespace axiom::apps

@@ -95,17 +95,28 @@ void check_resume_flags(const TrainCommand& c, const models::Checkpoint& run) {
   check_same(c.given_data_dir, "--data-dir", c.data_dir, o.data_dir);
   check_same(c.given_batch_size, "--batch", c.batch_size, o.batch_size);
   check_same(c.given_lr, "--lr", c.lr, o.lr);
+  check_same(c.given_beta1, "--beta1", c.beta1, o.beta1);
+  check_same(c.given_beta2, "--beta2", c.beta2, o.beta2);
   check_same(c.given_warmup_steps, "--warmup", c.warmup_steps, o.warmup_steps);
+  check_same(c.given_schedule, "--schedule", c.schedule, o.schedule);
+  if (o.steps > 0 && c.given_steps && c.steps != o.steps) {  // a decaying run's length is part of the run
+    throw Error("train", "--steps ", c.steps, " differs from the run's ", o.steps, ", where its ", o.schedule,
+                " schedule ends; a resumed run keeps its settings (or use a new --out)");
+  }
   check_same(c.given_clip, "--clip", c.clip, o.max_grad_norm);
   check_same(c.given_seed, "--seed", c.seed, o.seed);
 }
 
 models::TrainingOptions options_of(const TrainCommand& c) {
   models::TrainingOptions o;
-  o.data = c.data, o.data_dir = c.data_dir, o.batch_size = c.batch_size, o.lr = c.lr;
-  o.warmup_steps = c.warmup_steps, o.max_grad_norm = c.clip, o.seed = c.seed;
+  o.data = c.data, o.data_dir = c.data_dir, o.batch_size = c.batch_size, o.lr = c.lr, o.beta1 = c.beta1, o.beta2 = c.beta2;
+  o.warmup_steps = c.warmup_steps, o.schedule = c.schedule, o.steps = c.schedule == "constant" ? 0 : c.steps;
+  o.max_grad_norm = c.clip, o.seed = c.seed;
   return o;
 }
+
+// The step this invocation trains to: a decaying run's own length, else --steps.
+int64_t target_step(const TrainCommand& c, const models::TrainingOptions& o) { return o.steps > 0 ? o.steps : c.steps; }
 
 core::Tensor images_of(const models::TrainingOptions& o, const models::AxialTransformerConfig& config, const std::string& split) {
   return data::load_images(o.data, split, {.root = o.data_dir, .frames = config.channels, .canvas = config.height});
@@ -185,25 +196,29 @@ void check_command(const TrainCommand& c) {
 
 // --- the loop -----------------------------------------------------------------------------------------
 
-// "step 120/500 [####....] 4.123 bits/dim  13.0 img/s  ETA 15m42s"
-std::string status(const models::Trainer& t, int64_t target, double bits, double seconds_per_step, double eta) {
+// "step 120/500 [####....] 4.123 bits/dim  13.0 img/s  2m10s, ETA 15m42s"
+std::string status(const models::Trainer& t, int64_t target, double bits, double seconds_per_step, double elapsed, double eta) {
   char text[200];
-  std::snprintf(text, sizeof text, "step %lld/%lld %s %.3f bits/dim  %.1f img/s  ETA %s", static_cast<long long>(t.steps_done()),
+  std::snprintf(text, sizeof text, "step %lld/%lld %s %.3f bits/dim  %.1f img/s  %s, ETA %s", static_cast<long long>(t.steps_done()),
                 static_cast<long long>(target), progress_bar(t.steps_done(), target).c_str(), bits,
-                static_cast<double>(t.options().batch_size) / seconds_per_step, format_duration(eta).c_str());
+                static_cast<double>(t.options().batch_size) / seconds_per_step, format_duration(elapsed).c_str(),
+                format_duration(eta).c_str());
   return text;
 }
 
 struct Loop {
   models::Trainer& trainer;
   const TrainCommand& command;
+  const int64_t target;         // the step to train to (target_step)
   const core::Tensor held_out;  // uint8 [eval_images, ...]
   std::optional<RunLog> log;    // rank 0's
   StatusLine line;              // visible on rank 0
-  Stopwatch clock;
-  double average_step = 0;  // seconds, a moving average for the ETA
+  Stopwatch clock;             // since this invocation began
+  double average_step = 0;     // seconds, a moving average for the ETA
 
   core::Communicator& comm() const { return trainer.communicator(); }
+  // Wall-clock seconds of the run so far: its earlier invocations (as the metrics recorded them) and this one.
+  double run_seconds() const { return (log ? log->seconds_before() : 0) + clock.seconds(); }
 
   double held_out_bits() {
     line.show("evaluating " + std::to_string(held_out.size(0)) + " held-out images...", false);
@@ -213,7 +228,7 @@ struct Loop {
   void evaluate_and_plot() {
     const double bits = held_out_bits();
     if (!log) return;
-    log->held_out(trainer.steps_done(), bits);
+    log->held_out(trainer.steps_done(), bits, run_seconds());
     log->plot(trainer.options().data + ", " + std::to_string(trainer.options().batch_size) + " images a batch");
     char text[120];
     std::snprintf(text, sizeof text, "step %lld: held-out %.4f bits/dim", static_cast<long long>(trainer.steps_done()), bits);
@@ -233,8 +248,8 @@ struct Loop {
     const double seconds = step_clock.seconds();
     average_step = average_step == 0 ? seconds : 0.9 * average_step + 0.1 * seconds;
     const int64_t step = trainer.steps_done();
-    if (log) log->train_step(step, bits, trainer.lr_at(step - 1), seconds);
-    line.show(status(trainer, command.steps, bits, average_step, seconds_left(command.steps - step)), step % 10 == 0);
+    if (log) log->train_step(step, bits, trainer.lr_at(step - 1), seconds, run_seconds());
+    line.show(status(trainer, target, bits, average_step, run_seconds(), seconds_left(target - step)), step % 10 == 0);
     if (step % command.checkpoint_every == 0) trainer.save(command.out);
     if (step % command.eval_every == 0) evaluate_and_plot();
   }
@@ -251,7 +266,7 @@ struct Loop {
 
   // Trains until the target step, the time budget or a signal; returns how it stopped.
   const char* run() {
-    while (trainer.steps_done() < command.steps) {
+    while (trainer.steps_done() < target) {
       const int64_t reason = stop_reason();
       if (reason >= kSignalled) {
         interrupted = static_cast<int>(reason - kSignalled);  // on every rank, so that all exit alike
@@ -284,7 +299,7 @@ void print_summary(const TrainCommand& command, const Loop& loop, const models::
                command.out.c_str(), loop.log->curve_path().c_str());
   if (interrupted) {
     std::fprintf(stderr, "  continue with: axiom train --out %s --resume --steps %lld\n", command.out.c_str(),
-                 static_cast<long long>(command.steps));
+                 static_cast<long long>(loop.target));
   }
 }
 
@@ -303,14 +318,15 @@ int train(const TrainCommand& command) {
   }
   const std::unique_ptr<models::Trainer> trainer = start_or_resume(command, plan, comm);
   check_same_run(*trainer, comm);
-  if (trainer->steps_done() >= command.steps) {
+  const int64_t target = target_step(command, trainer->options());
+  if (trainer->steps_done() >= target) {
     if (writer) std::fprintf(stderr, "axiom: '%s' is at step %lld already (--steps %lld): nothing to train\n", command.out.c_str(),
-                 static_cast<long long>(trainer->steps_done()), static_cast<long long>(command.steps));
+                 static_cast<long long>(trainer->steps_done()), static_cast<long long>(target));
     return 0;
   }
   const core::Tensor test_images = images_of(trainer->options(), trainer->config(), "test");
   if (trainer->steps_done() == 0) trainer->save(command.out);  // the run exists from the start (before its metrics)
-  Loop loop{*trainer, command, test_images.narrow(0, 0, std::min(command.eval_images, test_images.size(0))),
+  Loop loop{*trainer, command, target, test_images.narrow(0, 0, std::min(command.eval_images, test_images.size(0))),
             writer ? std::optional<RunLog>(std::in_place, command.out, trainer->steps_done()) : std::nullopt,
             StatusLine(writer), {}, 0};
   if (writer && comm.size() > 1) {

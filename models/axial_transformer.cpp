@@ -25,18 +25,23 @@ AxialTransformer::AxialTransformer(const AxialTransformerConfig& config, core::G
   config_.validate();
   const int64_t d = config_.features;
   const Shape grid{config_.height, config_.width};
-  nn::BlockOptions block{.heads = config_.heads, .ff_multiple = config_.ff_multiple, .output_init_scale = 0};
+  const bool authors = config_.init == "authors";  // the initial values (config.h)
+  const double embedding_std = authors ? 5 / std::sqrt(static_cast<double>(d)) : 1.0;
+  const double position_std = authors ? embedding_std : 0.02;
+  auto positions = [&] { return std::make_shared<nn::FactorizedPositionEmbedding>(grid, d, gen, position_std); };
+  nn::BlockOptions block{.heads = config_.heads, .ff_multiple = config_.ff_multiple, .output_init_scale = 0,
+                         .init = authors ? nn::DenseInit::normal : nn::DenseInit::uniform};
   nn::BlockOptions masked = block;
   masked.masked = true;
 
-  embedding_ = register_module("embedding", std::make_shared<nn::Embedding>(kValues, d, gen, 1.0));
-  outer_position_ = register_module("outer_position", std::make_shared<nn::FactorizedPositionEmbedding>(grid, d, gen));
+  embedding_ = register_module("embedding", std::make_shared<nn::Embedding>(kValues, d, gen, embedding_std));
+  outer_position_ = register_module("outer_position", positions());
   outer_ = register_module("outer", std::make_shared<nn::ModuleList<nn::TransformerBlock>>());
   for (int64_t i = 0; i < config_.upper_layers / 2; ++i) {
     outer_->push_back(std::make_shared<nn::TransformerBlock>(d, kRowAxis, gen, block));       // unmasked row
     outer_->push_back(std::make_shared<nn::TransformerBlock>(d, kColumnAxis, gen, masked));   // masked column
   }
-  inner_position_ = register_module("inner_position", std::make_shared<nn::FactorizedPositionEmbedding>(grid, d, gen));
+  inner_position_ = config_.positions == "shared" ? outer_position_ : register_module("inner_position", positions());
   if (config_.inner == "lstm") {
     inner_lstm_ = register_module("inner_lstm", std::make_shared<nn::LSTM>(d, d, gen));
   } else {
@@ -44,9 +49,9 @@ AxialTransformer::AxialTransformer(const AxialTransformerConfig& config, core::G
     for (int64_t i = 0; i < config_.row_layers; ++i) inner_->push_back(std::make_shared<nn::TransformerBlock>(d, kRowAxis, gen, masked));
   }
   if (config_.channels > 1) {
-    channel_values_ = register_module("channel_values", std::make_shared<nn::Embedding>(config_.channels * kValues, d, gen, 1.0));
-    channel_marker_ = register_module("channel_marker", std::make_shared<nn::Embedding>(config_.channels, d, gen, 1.0));
-    encoder_position_ = register_module("encoder_position", std::make_shared<nn::FactorizedPositionEmbedding>(grid, d, gen));
+    channel_values_ = register_module("channel_values", std::make_shared<nn::Embedding>(config_.channels * kValues, d, gen, embedding_std));
+    channel_marker_ = register_module("channel_marker", std::make_shared<nn::Embedding>(config_.channels, d, gen, embedding_std));
+    encoder_position_ = register_module("encoder_position", positions());
     encoder_ = register_module("encoder", std::make_shared<nn::ModuleList<nn::TransformerBlock>>());
     for (int64_t i = 0; i < config_.encoder_layers; ++i) {
       encoder_->push_back(std::make_shared<nn::TransformerBlock>(d, i % 2 == 0 ? kRowAxis : kColumnAxis, gen, block));

@@ -15,7 +15,7 @@ namespace axiom::models {
 namespace {
 // The config's JSON keys, in the order to_json writes them.
 using Config = AxialTransformerConfig;
-const std::array<core::JsonField<Config>, 11> kConfigFields{{
+const std::array<core::JsonField<Config>, 13> kConfigFields{{
     {"height", &Config::height},
     {"width", &Config::width},
     {"channels", &Config::channels},
@@ -27,6 +27,8 @@ const std::array<core::JsonField<Config>, 11> kConfigFields{{
     {"ff_multiple", &Config::ff_multiple},
     {"inner", &Config::inner},
     {"dropout", &Config::dropout},
+    {"init", &Config::init},
+    {"positions", &Config::positions},
 }};
 }  // namespace
 
@@ -50,6 +52,10 @@ void AxialTransformerConfig::validate() const {
   in_range("encoder_layers", encoder_layers, 0, kMaxLayers);
   if (inner != "transformer" && inner != "lstm") throw Error("config", "inner must be \"transformer\" or \"lstm\", got \"", inner, "\"");
   if (!(dropout >= 0 && dropout < 1)) throw Error("config", "dropout must be in [0, 1), got ", dropout);
+  if (init != "pytorch" && init != "authors") throw Error("config", "init must be \"pytorch\" or \"authors\", got \"", init, "\"");
+  if (positions != "separate" && positions != "shared") {
+    throw Error("config", "positions must be \"separate\" or \"shared\", got \"", positions, "\"");
+  }
 }
 
 std::string AxialTransformerConfig::to_json() const { return core::write_fields(*this, kConfigFields).dump(2); }

@@ -3,7 +3,9 @@
 //
 //   {"height": 28, "width": 28, "channels": 1, "features": 128, "heads": 4,
 //    "upper_layers": 4, "row_layers": 4, "encoder_layers": 4, "ff_multiple": 4,
-//    "inner": "transformer", "dropout": 0.0}
+//    "inner": "transformer", "dropout": 0.0, "init": "pytorch", "positions": "separate"}
+//
+// A key a file leaves out keeps the value below; a checkpoint's config names them all.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +24,16 @@ struct AxialTransformerConfig {
   int64_t ff_multiple = 4;     // feed-forward width D' = ff_multiple * D
   std::string inner = "transformer";  // or "lstm": the paper's ablation, one LSTM layer along each row
   double dropout = 0;
+  // How the weights start (the trained model is the same kind of function either way):
+  //   "pytorch": value embeddings N(0, 1), position tables N(0, 0.02^2), Dense layers uniform in
+  //              +-1/sqrt(fan_in), biases too (PyTorch's defaults for Embedding and Linear)
+  //   "authors": value embeddings and position tables N(0, (5/sqrt(D))^2), Dense weights
+  //              N(0, 1/fan_in) and zero biases (the paper's released code)
+  // Either way the residual branches' output projections and the logits layer start at zero.
+  std::string init = "pytorch";
+  // "separate": the outer and inner decoders each add their own position tables; "shared": both
+  // add the same ones (the paper's released code). The channel encoder keeps its own.
+  std::string positions = "separate";
 
   void validate() const;  // throws axiom::Error("[config] ...") naming the bad key and value
   std::string to_json() const;

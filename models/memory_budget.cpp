@@ -61,7 +61,8 @@ double pixels(const AxialTransformerConfig& c) { return static_cast<double>(c.he
 double parameter_count(const AxialTransformerConfig& c) {
   const double d = static_cast<double>(c.features), m = static_cast<double>(c.ff_multiple);
   const double positions = static_cast<double>(c.height + c.width) * d;  // a FactorizedPositionEmbedding
-  double count = kValues * d + 2 * positions + 2 * d + (d * kValues + kValues);  // embedding, positions, final norm, logits
+  const double decoder_positions = c.positions == "shared" ? positions : 2 * positions;  // one set, or the outer's and the inner's
+  double count = kValues * d + decoder_positions + 2 * d + (d * kValues + kValues);  // embedding, positions, final norm, logits
   count += block_counts(c).total() * block_parameters(d, m);
   if (c.inner == "lstm") count += (d * 4 * d + 4 * d) + d * 4 * d;  // input (with bias) and hidden (without)
   if (c.channels > 1) {

@@ -36,7 +36,7 @@ const TrainingOptions& validated(const TrainingOptions& options) {
 }
 
 // The training options' JSON keys, in the order to_json writes them.
-const std::array<core::JsonField<TrainingOptions>, 9> kOptionFields{{
+const std::array<core::JsonField<TrainingOptions>, 11> kOptionFields{{
     {"data", &TrainingOptions::data},
     {"data_dir", &TrainingOptions::data_dir},
     {"batch_size", &TrainingOptions::batch_size},
@@ -44,9 +44,19 @@ const std::array<core::JsonField<TrainingOptions>, 9> kOptionFields{{
     {"beta1", &TrainingOptions::beta1},
     {"beta2", &TrainingOptions::beta2},
     {"warmup_steps", &TrainingOptions::warmup_steps},
+    {"schedule", &TrainingOptions::schedule},
+    {"steps", &TrainingOptions::steps},
     {"max_grad_norm", &TrainingOptions::max_grad_norm},
     {"seed", &TrainingOptions::seed},
 }};
+
+// The rate of every step: the warmup, then the run's schedule (checked by validate()).
+optim::Schedule schedule_of(const TrainingOptions& o) {
+  const optim::Warmup warmup{.steps = o.warmup_steps};
+  if (o.schedule == "linear") return optim::Schedule::linear(o.lr, warmup, o.steps - o.warmup_steps);
+  if (o.schedule == "cosine") return optim::Schedule::cosine(o.lr, warmup, o.steps - o.warmup_steps);
+  return optim::Schedule::constant(o.lr, warmup);
+}
 
 }  // namespace
 
@@ -57,6 +67,16 @@ void TrainingOptions::validate() const {
   if (!(beta1 >= 0 && beta1 < 1)) throw Error("train", "beta1 must be in [0, 1), got ", beta1);
   if (!(beta2 >= 0 && beta2 < 1)) throw Error("train", "beta2 must be in [0, 1), got ", beta2);
   if (warmup_steps < 0) throw Error("train", "warmup_steps must be >= 0, got ", warmup_steps);
+  if (schedule != "constant" && schedule != "linear" && schedule != "cosine") {
+    throw Error("train", "schedule must be \"constant\", \"linear\" or \"cosine\", got \"", schedule, "\"");
+  }
+  if (schedule == "constant" && steps != 0) {
+    throw Error("train", "a constant schedule has no length: steps must be 0, got ", steps);
+  }
+  if (schedule != "constant" && steps <= warmup_steps) {
+    throw Error("train", "a ", schedule, " schedule decays after the warmup: steps (", steps, ") must be greater than warmup_steps (",
+                warmup_steps, ")");
+  }
   if (!(max_grad_norm >= 0) || !std::isfinite(max_grad_norm)) throw Error("train", "max_grad_norm must be >= 0, got ", max_grad_norm);
 }
 
@@ -76,7 +96,7 @@ Trainer::Trainer(const AxialTransformerConfig& config, const TrainingOptions& op
     : config_(config),
       options_(validated(options)),
       gen_(options_.seed),
-      schedule_(optim::Schedule::constant(options_.lr, {.steps = options_.warmup_steps})),
+      schedule_(schedule_of(options_)),
       loader_(data::TensorDataset{{checked_images(config_, std::move(images))}},
               {.batch_size = options_.batch_size, .shuffle = true, .drop_last = true,
                .seed = options_.seed + kLoaderSeedOffset, .prefetch = false}),

@@ -11,7 +11,8 @@
 //
 // Why resuming is exact: everything that decides step s is either saved or a pure function of s.
 // - The batch: step s trains on batch s mod B of epoch s / B of a DataLoader shuffled from the seed.
-// - The learning rate: a linear warmup, then constant (optim::Schedule), a function of s.
+// - The learning rate: a linear warmup, then constant or a decay that ends at the run's last step
+//   (optim::Schedule), a function of s.
 // - The model's random numbers (the channel each example trains on, dropout) come from one
 //   generator, whose counter is saved; Adam's moments and step counts are saved.
 // So N steps, a save, a load and N more steps give, bit for bit, the weights of 2N steps in one go
@@ -49,9 +50,13 @@ struct TrainingOptions {
   std::string data = "fashion-mnist";  // a name from data/datasets.h
   std::string data_dir;                // "" = the dataset's default place
   int64_t batch_size = 32;
-  double lr = 1e-3;                    // Adam's rate after the warmup
+  double lr = 1e-3;                    // Adam's peak rate, reached at the end of the warmup
   double beta1 = 0.9, beta2 = 0.98;
-  int64_t warmup_steps = 200;          // linear from 0 to lr over these steps, then constant
+  int64_t warmup_steps = 200;          // linear from 0 to lr over these steps
+  // After the warmup: "constant" (lr), or a decay from lr to 0 at step `steps`, "linear" or
+  // "cosine". A decaying run's length is part of the run: it ends where the rate reaches 0.
+  std::string schedule = "constant";
+  int64_t steps = 0;                   // the run's length, for "linear" and "cosine"; 0 for "constant"
   double max_grad_norm = 0;            // clip the gradients' global norm to this; 0 = no clipping
   uint64_t seed = 0;                   // the initial weights, the batch order, channels and dropout
 

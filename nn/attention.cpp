@@ -14,8 +14,9 @@ AxialAttention::AxialAttention(int64_t features, int64_t heads, int64_t axis, co
     throw Error("AxialAttention", "features (", features, ") must be a positive multiple of heads (", heads, ")");
   }
   if (axis == 0) throw Error("AxialAttention", "axis 0 is the batch axis; attend along a spatial axis (1, 2, ... or -2)");
-  qkv = register_module("qkv", std::make_shared<Dense>(features, 3 * features, gen));
-  out = register_module("out", std::make_shared<Dense>(features, features, gen, DenseOptions{.init_scale = options.output_init_scale}));
+  qkv = register_module("qkv", std::make_shared<Dense>(features, 3 * features, gen, DenseOptions{.init = options.init}));
+  out = register_module("out", std::make_shared<Dense>(features, features, gen,
+                                                       DenseOptions{.init_scale = options.output_init_scale, .init = options.init}));
 }
 
 int64_t AxialAttention::checked_axis(const Tensor& x) const {

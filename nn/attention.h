@@ -31,6 +31,7 @@ struct AttentionCache {
 struct AttentionOptions {
   bool masked = false;             // causal along the axis
   double output_init_scale = 1.0;  // 0 starts the output projection at zero
+  DenseInit init = DenseInit::uniform;  // of both projections
 };
 
 class AxialAttention : public Module {

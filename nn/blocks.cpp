@@ -9,15 +9,17 @@ AttentionBlock::AttentionBlock(int64_t features, int64_t axis, core::Generator& 
       attention(register_module("attention", std::make_shared<AxialAttention>(
                                                  features, options.heads, axis, gen,
                                                  AttentionOptions{.masked = options.masked,
-                                                                  .output_init_scale = options.output_init_scale}))) {}
+                                                                  .output_init_scale = options.output_init_scale,
+                                                                  .init = options.init}))) {}
 
 FeedforwardBlock::FeedforwardBlock(int64_t features, core::Generator& gen, const BlockOptions& options)
     : nonlinearity(options.nonlinearity) {
   if (options.ff_multiple <= 0) throw Error("FeedforwardBlock", "ff_multiple must be positive, got ", options.ff_multiple);
   const int64_t hidden = options.ff_multiple * features;
   norm = register_module("norm", std::make_shared<LayerNorm>(features));
-  up = register_module("up", std::make_shared<Dense>(features, hidden, gen));
-  down = register_module("down", std::make_shared<Dense>(hidden, features, gen, DenseOptions{.init_scale = options.output_init_scale}));
+  up = register_module("up", std::make_shared<Dense>(features, hidden, gen, DenseOptions{.init = options.init}));
+  down = register_module("down", std::make_shared<Dense>(hidden, features, gen,
+                                                         DenseOptions{.init_scale = options.output_init_scale, .init = options.init}));
 }
 
 // Two fused ops, so that the backward pass keeps x and the first Dense's output only: the

@@ -19,6 +19,7 @@ struct BlockOptions {
   bool masked = false;
   Nonlinearity nonlinearity = Nonlinearity::gelu;
   double output_init_scale = 1.0;
+  DenseInit init = DenseInit::uniform;  // of every Dense layer in the block
 };
 
 class AttentionBlock : public Module {

@@ -18,12 +18,14 @@ void check_positive(const char* layer, const char* what, int64_t value) {
 Dense::Dense(int64_t in, int64_t out, core::Generator& gen, DenseOptions options) {
   check_positive("Dense", "in", in);
   check_positive("Dense", "out", out);
-  const double bound = options.init_scale / std::sqrt(static_cast<double>(in));
+  const double s = options.init_scale / std::sqrt(static_cast<double>(in));
+  const bool normal = options.init == DenseInit::normal;
   auto draw = [&](const core::Shape& shape) {
-    return bound == 0 ? init::zeros(shape) : init::uniform(shape, -bound, bound, gen);
+    if (s == 0) return init::zeros(shape);
+    return normal ? init::normal(shape, 0, s, gen) : init::uniform(shape, -s, s, gen);
   };
   weight = register_parameter("weight", draw({in, out}));
-  if (options.bias) bias = register_parameter("bias", draw({out}));
+  if (options.bias) bias = register_parameter("bias", normal ? init::zeros({out}) : draw({out}));
 }
 
 // [..., in] @ [in, out] + [out] -> [..., out]

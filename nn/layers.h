@@ -7,12 +7,19 @@
 
 namespace axiom::nn {
 
+// How a Dense layer starts, with s = init_scale / sqrt(in):
+//   uniform: W and b uniform in [-s, s] (PyTorch's Linear)
+//   normal:  W normal with standard deviation s (variance init_scale^2 / fan_in), b = 0
+//            (LeCun's normal; the Axial Transformer authors' code)
+enum class DenseInit { uniform, normal };
+
 // y = x @ W + b over the last axis of x of any rank:  [..., in] -> [..., out].
-// W is [in, out]; both start uniform in +-1/sqrt(in) (as PyTorch's Linear), times init_scale:
-// init_scale = 0 starts the layer at exactly zero (the Axial Transformer's output projections).
+// W is [in, out]; init_scale = 0 starts the layer at exactly zero (the Axial Transformer's output
+// projections), whatever the init.
 struct DenseOptions {
   bool bias = true;
   double init_scale = 1.0;
+  DenseInit init = DenseInit::uniform;
 };
 class Dense : public Module {
  public:

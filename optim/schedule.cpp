@@ -17,15 +17,24 @@ Schedule::Schedule(Kind kind, double base_lr, Warmup warmup) : kind_(kind), base
 
 Schedule Schedule::constant(double base_lr, Warmup warmup) { return Schedule(Kind::constant, base_lr, warmup); }
 
-Schedule Schedule::cosine(double base_lr, Warmup warmup, int64_t decay_steps, double min_lr) {
-  Schedule s(Kind::cosine, base_lr, warmup);
-  if (decay_steps < 1) throw Error("Schedule", "cosine decay_steps must be >= 1, got ", decay_steps);
+// A decay from base_lr to min_lr over decay_steps steps (cosine or linear), its arguments checked.
+Schedule Schedule::decay(Kind kind, const char* name, double base_lr, Warmup warmup, int64_t decay_steps, double min_lr) {
+  Schedule s(kind, base_lr, warmup);
+  if (decay_steps < 1) throw Error("Schedule", name, " decay_steps must be >= 1, got ", decay_steps);
   if (!(min_lr >= 0 && min_lr <= base_lr)) {
-    throw Error("Schedule", "cosine min_lr must be in [0, base_lr = ", base_lr, "], got ", min_lr);
+    throw Error("Schedule", name, " min_lr must be in [0, base_lr = ", base_lr, "], got ", min_lr);
   }
   s.decay_steps_ = decay_steps;
   s.min_lr_ = min_lr;
   return s;
+}
+
+Schedule Schedule::cosine(double base_lr, Warmup warmup, int64_t decay_steps, double min_lr) {
+  return decay(Kind::cosine, "cosine", base_lr, warmup, decay_steps, min_lr);
+}
+
+Schedule Schedule::linear(double base_lr, Warmup warmup, int64_t decay_steps, double min_lr) {
+  return decay(Kind::linear, "linear", base_lr, warmup, decay_steps, min_lr);
 }
 
 Schedule Schedule::exponential(double base_lr, Warmup warmup, double gamma) {
@@ -56,6 +65,11 @@ double Schedule::lr(int64_t step) const {
       // min_lr + (base_lr - min_lr) * (1 + cos(pi * min(t, T) / T)) / 2
       const auto T = static_cast<double>(decay_steps_);
       return min_lr_ + (base_lr_ - min_lr_) * (1 + std::cos(std::numbers::pi * std::min(t, T) / T)) / 2;
+    }
+    case Kind::linear: {
+      // base_lr - (base_lr - min_lr) * min(t, T) / T
+      const auto T = static_cast<double>(decay_steps_);
+      return base_lr_ - (base_lr_ - min_lr_) * std::min(t, T) / T;
     }
     case Kind::exponential: return base_lr_ * std::pow(gamma_, t);  // base_lr * gamma^t
     case Kind::inverse_sqrt: return base_lr_ * std::sqrt(W) / std::sqrt(s);  // base_lr * sqrt(W) / sqrt(s)

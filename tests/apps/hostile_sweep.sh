@@ -287,7 +287,7 @@ inf
 EOF
 count=$(wc -l < "$W/numbers.txt")
 i=0
-for item in "train --steps" "train --minutes" "train --batch" "train --lr" "train --warmup" "train --clip" "train --seed" \
+for item in "train --steps" "train --minutes" "train --batch" "train --lr" "train --beta1" "train --beta2" "train --warmup" "train --clip" "train --seed" \
   "train --eval-every" "train --eval-images" "train --checkpoint-every" "train --threads" "eval --batch" "eval --limit" \
   "eval --threads" "sample --n" "sample --temperature" "sample --seed" "sample --columns" "sample --zoom" "sample --threads" \
   "bench-train --batch" "bench-train --steps" "bench --threads"; do

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -71,6 +72,14 @@ std::vector<int64_t> trained_steps(const std::string& run) {
   return steps;
 }
 
+// The wall_seconds of every line of metrics.jsonl, in order.
+std::vector<double> wall_seconds(const std::string& run) {
+  std::vector<double> seconds;
+  std::ifstream file(run + "/metrics.jsonl");
+  for (std::string line; std::getline(file, line);) seconds.push_back(nlohmann::json::parse(line).at("wall_seconds").get<double>());
+  return seconds;
+}
+
 }  // namespace
 
 TEST_CASE("train writes a checkpoint, metrics and a loss curve") {
@@ -94,6 +103,41 @@ TEST_CASE("train --resume continues exactly: 3 + 3 steps give the files of 6 ste
   CHECK(bytes_of(w.run("halves") + "/optimizer-000006.safetensors") ==
         bytes_of(w.run("straight") + "/optimizer-000006.safetensors"));
   CHECK(trained_steps(w.run("halves")) == std::vector<int64_t>{1, 2, 3, 4, 5, 6});
+  // The run's clock goes on across the two invocations: every line's wall_seconds is at least the one before.
+  const std::vector<double> seconds = wall_seconds(w.run("halves"));
+  CHECK(seconds.size() == 8);  // 6 steps, held-out evaluations after steps 3 and 6
+  CHECK(std::is_sorted(seconds.begin(), seconds.end()));
+  CHECK(seconds.front() > 0);
+}
+
+TEST_CASE("train: a run whose rate decays has a length: a second invocation finds it done, a different --steps is refused") {
+  Workspace w;
+  apps::TrainCommand linear = w.train_command("run", 5);
+  linear.schedule = "linear";
+  REQUIRE(apps::train(linear) == 0);
+  const auto training = nlohmann::json::parse(bytes_of(w.run("run") + "/checkpoint.json"))["training"];
+  CHECK((training["schedule"] == "linear" && training["steps"] == 5));
+  std::ifstream metrics(w.run("run") + "/metrics.jsonl");
+  std::vector<double> rates;
+  for (std::string line; std::getline(metrics, line);) {
+    const auto j = nlohmann::json::parse(line);
+    if (j.contains("lr")) rates.push_back(j["lr"].get<double>());
+  }
+  const std::vector<double> expected{0, 0.0005, 0.001, 0.001 * 2 / 3, 0.001 / 3};  // 2 warmup steps, then down to 0 at step 5
+  REQUIRE(rates.size() == expected.size());
+  for (size_t i = 0; i < rates.size(); ++i) CHECK(rates[i] == doctest::Approx(expected[i]).epsilon(1e-12));
+
+  apps::TrainCommand again = w.train_command("run", 5);
+  again.resume = true, again.given_steps = false, again.steps = 500;  // no --steps: the run's own length
+  CHECK(apps::train(again) == 0);
+  CHECK(trained_steps(w.run("run")).size() == 5);
+  apps::TrainCommand longer = w.train_command("run", 8);
+  longer.resume = true, longer.given_steps = true;
+  CHECK(test::error_message([&] { apps::train(longer); }) ==
+        "[train] --steps 8 differs from the run's 5, where its linear schedule ends; a resumed run keeps its settings (or use a new --out)");
+  apps::TrainCommand other = w.train_command("run", 5);
+  other.resume = true, other.schedule = "cosine", other.given_schedule = true;
+  CHECK(test::error_message([&] { apps::train(other); }).find("--schedule cosine differs from the run's linear") != std::string::npos);
 }
 
 TEST_CASE("train refuses to overwrite a run, and a resumed run keeps its settings") {
@@ -164,7 +208,7 @@ TEST_CASE("train never deletes or overwrites a file it did not write") {
   CHECK(bytes_of(other + "/model-000004.safetensors") == "old weights whose checkpoint.json was lost");
 }
 
-TEST_CASE("one training at a time in a run's directory; a resumed run drops stale temporary files and a torn metrics line") {
+TEST_CASE("one training at a time in a run's directory, and a resumed run drops stale temporary files and a torn metrics line") {
   Workspace w;
   REQUIRE(apps::train(w.train_command("run", 2)) == 0);
   const std::string dir = w.run("run");
@@ -267,7 +311,7 @@ TEST_CASE("--device names a usable device or is an error before anything runs") 
   }
 }
 
-TEST_CASE("sample writes a PNG grid and the values as NPY; fast and naive agree") {
+TEST_CASE("sample writes a PNG grid and the values as NPY, and fast and naive agree") {
   Workspace w;
   REQUIRE(apps::train(w.train_command("run", 2)) == 0);
   apps::SampleCommand fast;
@@ -289,7 +333,7 @@ TEST_CASE("sample writes a PNG grid and the values as NPY; fast and naive agree"
         std::string::npos);
 }
 
-TEST_CASE("eval reads a run and its data; bad checkpoints are named") {
+TEST_CASE("eval reads a run and its data, and bad checkpoints are named") {
   Workspace w;
   REQUIRE(apps::train(w.train_command("run", 2)) == 0);
   apps::EvalCommand eval;
@@ -297,5 +341,5 @@ TEST_CASE("eval reads a run and its data; bad checkpoints are named") {
   CHECK(apps::evaluate(eval) == 0);
   eval.checkpoint = w.run("missing");
   CHECK(test::error_message([&] { apps::evaluate(eval); }) ==
-        "[checkpoint] '" + w.run("missing") + "' is neither a checkpoint directory nor a file");
+        "[checkpoint] '" + w.run("missing") + "' is neither a checkpoint directory nor a file (No such file or directory)");
 }

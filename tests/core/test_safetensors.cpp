@@ -163,7 +163,7 @@ TEST_CASE("safetensors: known answers shared with the reference library's own te
   check_same(core::from_safetensors_bytes(expected, "attn0").tensors, {{"attn0", attn}});
 }
 
-TEST_CASE("safetensors: header keys keep the order given, not sorted; uint8 and float64 bytes") {
+TEST_CASE("safetensors: header keys keep the order given, not sorted, and uint8 and float64 bytes") {
   const std::string json = R"({"z":{"dtype":"U8","shape":[3],"data_offsets":[0,3]},)"
                            R"("a":{"dtype":"F64","shape":[1],"data_offsets":[3,11]}})";
   REQUIRE(json.size() == 107);  // 5 spaces pad it to N = 112

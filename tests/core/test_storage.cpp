@@ -88,7 +88,7 @@ TEST_CASE("large buffers are counted as freed, whatever the allocator keeps") {
   CHECK(live_bytes() == start_bytes);
 }
 
-TEST_CASE("a buffer the machine cannot give is an Error with the size and the machine's memory; freeing never throws") {
+TEST_CASE("a buffer the machine cannot give is an Error with the size and the machine's memory, and freeing never throws") {
   // Freeing runs in destructors, also while an out-of-memory Error unwinds: it must not throw.
   static_assert(noexcept(std::declval<core::Backend&>().deallocate(nullptr, 0)));
   const int64_t start = live_buffers(), start_bytes = live_bytes();

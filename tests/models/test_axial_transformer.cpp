@@ -34,15 +34,89 @@ core::Tensor random_images(const Shape& shape, uint64_t seed) {
 TEST_CASE("an untrained model predicts the uniform distribution: 8.00 bits per dimension") {
   for (const std::string inner : {"transformer", "lstm"}) {
     for (int64_t channels : {1, 3}) {
-      CAPTURE(inner);
-      CAPTURE(channels);
-      core::Generator gen(1);
-      models::AxialTransformer model(tiny_config(channels, inner), gen);
-      const Shape shape = channels == 1 ? Shape{3, 4, 5} : Shape{3, channels, 4, 5};
-      CHECK(model.loss(random_images(shape, 2), gen).item() == doctest::Approx(8.0).epsilon(1e-6));
-      CHECK(model.evaluate(random_images(shape, 3)).bits_per_dim() == doctest::Approx(8.0).epsilon(1e-6));
+      for (const std::string init : {"pytorch", "authors"}) {
+        for (const std::string positions : {"separate", "shared"}) {
+          CAPTURE(inner);
+          CAPTURE(channels);
+          CAPTURE(init);
+          CAPTURE(positions);
+          core::Generator gen(1);
+          models::AxialTransformerConfig config = tiny_config(channels, inner);
+          config.init = init, config.positions = positions;
+          models::AxialTransformer model(config, gen);
+          const Shape shape = channels == 1 ? Shape{3, 4, 5} : Shape{3, channels, 4, 5};
+          CHECK(model.loss(random_images(shape, 2), gen).item() == doctest::Approx(8.0).epsilon(1e-6));
+          CHECK(model.evaluate(random_images(shape, 3)).bits_per_dim() == doctest::Approx(8.0).epsilon(1e-6));
+        }
+      }
     }
   }
+}
+
+namespace {
+core::Tensor parameter(const models::AxialTransformer& model, const std::string& name) {
+  for (const auto& [n, p] : model.named_parameters()) {
+    if (n == name) return p.data();
+  }
+  FAIL("no parameter named ", name);
+  return {};
+}
+
+double standard_deviation(const core::Tensor& t) {
+  const std::vector<double> v = test::values_of(t);
+  double sum = 0, squares = 0;
+  for (double x : v) sum += x, squares += x * x;
+  const double mean = sum / static_cast<double>(v.size());
+  return std::sqrt(squares / static_cast<double>(v.size()) - mean * mean);
+}
+
+bool all_zero(const core::Tensor& t) { return core::sum(core::abs(t)).item() == 0; }
+}  // namespace
+
+// The two inits of config.h, told apart by the spread of what they draw (thousands of values each:
+// a deviation within a few percent of its target).
+TEST_CASE("init: \"pytorch\" and \"authors\" draw the embeddings, positions and Dense layers as config.h says") {
+  models::AxialTransformerConfig config;  // 28 x 28, D = 64
+  config.features = 64, config.heads = 4, config.upper_layers = 2, config.row_layers = 1;
+  core::Generator gen(21);
+  config.init = "authors";
+  const models::AxialTransformer authors(config, gen);
+  const double d = 5 / std::sqrt(64.0);  // 5 / sqrt(D)
+  CHECK(standard_deviation(parameter(authors, "embedding.weight")) == doctest::Approx(d).epsilon(0.03));
+  CHECK(standard_deviation(parameter(authors, "outer_position.axis_1")) == doctest::Approx(d).epsilon(0.06));
+  CHECK(standard_deviation(parameter(authors, "inner_position.axis_2")) == doctest::Approx(d).epsilon(0.06));
+  CHECK(standard_deviation(parameter(authors, "outer.0.attention.attention.qkv.weight")) == doctest::Approx(1 / 8.0).epsilon(0.03));
+  CHECK(standard_deviation(parameter(authors, "inner.0.feedforward.up.weight")) == doctest::Approx(1 / 8.0).epsilon(0.03));
+  CHECK(standard_deviation(parameter(authors, "inner.0.feedforward.down.weight")) == 0);  // the residual branch starts at zero
+  CHECK(all_zero(parameter(authors, "outer.0.attention.attention.qkv.bias")));
+  CHECK(all_zero(parameter(authors, "outer.1.feedforward.up.bias")));
+  CHECK(all_zero(parameter(authors, "outer.1.attention.attention.out.weight")));
+  CHECK(all_zero(parameter(authors, "logits.weight")));
+
+  config.init = "pytorch";
+  const models::AxialTransformer pytorch(config, gen);
+  CHECK(standard_deviation(parameter(pytorch, "embedding.weight")) == doctest::Approx(1.0).epsilon(0.03));
+  CHECK(standard_deviation(parameter(pytorch, "outer_position.axis_1")) == doctest::Approx(0.02).epsilon(0.06));
+  CHECK(standard_deviation(parameter(pytorch, "outer.0.attention.attention.qkv.weight")) ==
+        doctest::Approx(1 / 8.0 / std::sqrt(3.0)).epsilon(0.03));  // U(-1/8, 1/8)
+  CHECK_FALSE(all_zero(parameter(pytorch, "outer.0.attention.attention.qkv.bias")));
+  CHECK(all_zero(parameter(pytorch, "outer.1.attention.attention.out.weight")));
+}
+
+TEST_CASE("positions: \"shared\" gives both decoders one set of tables; \"separate\" one each") {
+  models::AxialTransformerConfig config = tiny_config(2);
+  config.positions = "shared";
+  core::Generator gen(22);
+  const models::AxialTransformer shared(config, gen);
+  for (const auto& [name, p] : shared.named_parameters()) CHECK_MESSAGE(name.rfind("inner_position", 0) != 0, name);
+  CHECK(test::values_of(shared.inner_position(0, 4).data()) == test::values_of(core::add(
+                                                                   parameter(shared, "outer_position.axis_1").reshape({4, 1, 8}),
+                                                                   parameter(shared, "outer_position.axis_2").reshape({1, 5, 8}))));
+  CHECK_FALSE(all_zero(parameter(shared, "encoder_position.axis_1")));  // the channel encoder keeps its own
+  config.positions = "separate";
+  const models::AxialTransformer separate(config, gen);
+  CHECK(separate.named_parameters().size() == shared.named_parameters().size() + 2);
+  CHECK_FALSE(all_zero(parameter(separate, "inner_position.axis_1")));
 }
 
 // The log-probability of pixel (i, j) must not depend on the embedding of (i, j) itself or of any
@@ -149,25 +223,32 @@ TEST_CASE("the outer decoder stepped one row at a time equals the outer decoder 
 }
 
 // sample_fast steps the outer and inner decoders with their caches (or the LSTM's state);
-// sample_naive runs the whole model. Both inner decoders, one and two channels.
+// sample_naive runs the whole model. Both inner decoders, one and two channels, separate and shared
+// position tables.
 TEST_CASE("the semi-parallel sampler makes exactly the naive sampler's images") {
-  for (int64_t channels : {1, 2}) {
-    for (const std::string inner : {"transformer", "lstm"}) {
-      CAPTURE(channels);
-      CAPTURE(inner);
-      core::Generator gen(9);
-      models::AxialTransformer model(tiny_config(channels, inner), gen);
-      randomize(model, 10);
-      const models::SampleOptions options{.count = 2, .temperature = 1.0, .seed = 11};
-      const core::Tensor naive = models::sample_naive(model, options).data();
-      const core::Tensor fast = models::sample_fast(model, options).data();
-      CHECK(naive.shape() == (channels == 1 ? Shape{2, 4, 5} : Shape{2, channels, 4, 5}));
-      CHECK(core::sum(core::ne(naive, fast)).item() == 0);
-      // not a constant image: the test can fail
-      CHECK(core::max(naive.to(Dtype::int64)).item() != core::max(core::neg(naive.to(Dtype::int64))).item() * -1);
-      const core::Tensor other = models::sample_fast(model, {.count = 2, .temperature = 1.0, .seed = 12}).data();
-      CHECK(core::sum(core::ne(naive, other)).item() > 0);
-    }
+  struct Case {
+    int64_t channels;
+    std::string inner, positions;
+  };
+  for (const Case& c : {Case{1, "transformer", "separate"}, Case{1, "lstm", "separate"}, Case{2, "transformer", "separate"},
+                        Case{2, "lstm", "separate"}, Case{1, "transformer", "shared"}, Case{2, "transformer", "shared"}}) {
+    CAPTURE(c.channels);
+    CAPTURE(c.inner);
+    CAPTURE(c.positions);
+    core::Generator gen(9);
+    models::AxialTransformerConfig config = tiny_config(c.channels, c.inner);
+    config.positions = c.positions;
+    models::AxialTransformer model(config, gen);
+    randomize(model, 10);
+    const models::SampleOptions options{.count = 2, .temperature = 1.0, .seed = 11};
+    const core::Tensor naive = models::sample_naive(model, options).data();
+    const core::Tensor fast = models::sample_fast(model, options).data();
+    CHECK(naive.shape() == (c.channels == 1 ? Shape{2, 4, 5} : Shape{2, c.channels, 4, 5}));
+    CHECK(core::sum(core::ne(naive, fast)).item() == 0);
+    // not a constant image: the test can fail
+    CHECK(core::max(naive.to(Dtype::int64)).item() != core::max(core::neg(naive.to(Dtype::int64))).item() * -1);
+    const core::Tensor other = models::sample_fast(model, {.count = 2, .temperature = 1.0, .seed = 12}).data();
+    CHECK(core::sum(core::ne(naive, other)).item() > 0);
   }
 }
 

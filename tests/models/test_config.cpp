@@ -20,6 +20,15 @@ TEST_CASE("presets have the sizes the issue gives") {
   CHECK_THROWS_WITH_AS(models::preset("huge"), doctest::Contains("unknown preset \"huge\""), Error);
 }
 
+TEST_CASE("init and positions round-trip, and a config without them (written before they existed) keeps the original model") {
+  models::AxialTransformerConfig c = models::preset("tiny");
+  c.init = "authors", c.positions = "shared";
+  const models::AxialTransformerConfig back = models::config_from_json(c.to_json(), "test");
+  CHECK((back.init == "authors" && back.positions == "shared"));
+  const models::AxialTransformerConfig old = models::config_from_json(R"({"features": 64, "heads": 4})", "old.json");
+  CHECK((old.init == "pytorch" && old.positions == "separate"));
+}
+
 TEST_CASE("a JSON config round-trips and bad keys or values are named") {
   models::AxialTransformerConfig c = models::preset("small");
   c.channels = 3, c.inner = "lstm";
@@ -30,6 +39,10 @@ TEST_CASE("a JSON config round-trips and bad keys or values are named") {
   CHECK_THROWS_WITH_AS(models::config_from_json(R"({"features": 66, "heads": 4})", "a.json"), doctest::Contains("multiple of heads"), Error);
   CHECK_THROWS_WITH_AS(models::config_from_json(R"({"upper_layers": 3})", "a.json"), doctest::Contains("upper_layers"), Error);
   CHECK_THROWS_WITH_AS(models::config_from_json(R"({"inner": "gru"})", "a.json"), doctest::Contains("\"gru\""), Error);
+  CHECK_THROWS_WITH_AS(models::config_from_json(R"({"init": "xavier"})", "a.json"),
+                       doctest::Contains("init must be \"pytorch\" or \"authors\", got \"xavier\""), Error);
+  CHECK_THROWS_WITH_AS(models::config_from_json(R"({"positions": "tied"})", "a.json"),
+                       doctest::Contains("positions must be \"separate\" or \"shared\", got \"tied\""), Error);
   CHECK_THROWS_WITH_AS(models::config_from_json("{", "a.json"), doctest::Contains("not valid JSON"), Error);
   CHECK_THROWS_WITH_AS(models::load_config("/no/such/config.json"), doctest::Contains("/no/such/config.json"), Error);
 }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fstream>
 #include <iterator>
+#include <numbers>
 
 #include "models/models.h"
 #include "tests/core/reference.h"
@@ -71,7 +72,6 @@ TEST_CASE("training: N steps, a checkpoint and N more steps give exactly the wei
   const core::Tensor images = images_for(config);
   models::Trainer straight(config, small_batches(), images);
   train(straight, 6);
-
   TempDir dir;
   models::Trainer first_half(config, small_batches(), images);
   train(first_half, 3);
@@ -91,6 +91,24 @@ TEST_CASE("training: N steps, a checkpoint and N more steps give exactly the wei
   models::Trainer wrong(forgetful, images);
   train(wrong, 3);
   CHECK_FALSE(same_weights(straight.model(), wrong.model()));
+}
+
+TEST_CASE("training: a run whose rate decays resumes exactly too, with its schedule and length") {
+  const auto config = two_channel_config();
+  const core::Tensor images = images_for(config);
+  models::TrainingOptions options = small_batches();
+  options.schedule = "linear", options.steps = 6;
+  models::Trainer straight(config, options, images);
+  train(straight, 6);
+  TempDir dir;
+  models::Trainer first_half(config, options, images);
+  train(first_half, 3);
+  first_half.save(dir.str());
+  models::Trainer resumed(models::read_checkpoint(dir.str()), images);
+  CHECK(resumed.options().to_json() == options.to_json());
+  CHECK(resumed.lr_at(5) == straight.lr_at(5));
+  train(resumed, 3);
+  CHECK(same_weights(straight.model(), resumed.model()));
 }
 
 TEST_CASE("training: blocks recomputed in backward (checkpoint_blocks) change no bit of any step") {
@@ -139,6 +157,40 @@ TEST_CASE("training: the learning rate warms up linearly, then stays") {
   CHECK(trainer.lr_at(1) == doctest::Approx(1e-2 / 3));
   CHECK(trainer.lr_at(3) == doctest::Approx(1e-2));
   CHECK(trainer.lr_at(1000) == doctest::Approx(1e-2));
+}
+
+TEST_CASE("training: a linear or cosine schedule warms up, then decays to 0 at the run's last step") {
+  const auto config = two_channel_config();
+  models::TrainingOptions options = small_batches();  // lr 1e-2, 3 warmup steps
+  options.schedule = "linear", options.steps = 13;
+  models::Trainer linear(config, options, images_for(config));
+  CHECK(linear.lr_at(1) == doctest::Approx(1e-2 / 3));
+  CHECK(linear.lr_at(3) == doctest::Approx(1e-2));
+  CHECK(linear.lr_at(8) == doctest::Approx(1e-2 / 2));
+  CHECK(linear.lr_at(12) == doctest::Approx(1e-2 / 10));  // the last step's rate
+  CHECK(linear.lr_at(13) == 0);
+  options.schedule = "cosine";
+  models::Trainer cosine(config, options, images_for(config));
+  CHECK(cosine.lr_at(3) == doctest::Approx(1e-2));
+  CHECK(cosine.lr_at(8) == doctest::Approx(1e-2 / 2));
+  CHECK(cosine.lr_at(12) == doctest::Approx(1e-2 * (1 + std::cos(std::numbers::pi * 9 / 10)) / 2));
+}
+
+TEST_CASE("training options: the schedule and the run's length, and options written before they existed") {
+  using test::error_message;
+  const auto config = two_channel_config();
+  auto options = small_batches();
+  options.schedule = "step";
+  CHECK(error_message([&] { models::Trainer(config, options, images_for(config)); }) ==
+        "[train] schedule must be \"constant\", \"linear\" or \"cosine\", got \"step\"");
+  options.schedule = "constant", options.steps = 100;
+  CHECK(error_message([&] { models::Trainer(config, options, images_for(config)); }) ==
+        "[train] a constant schedule has no length: steps must be 0, got 100");
+  options.schedule = "linear", options.steps = 3;  // no step left after the 3 of the warmup
+  CHECK(error_message([&] { models::Trainer(config, options, images_for(config)); }) ==
+        "[train] a linear schedule decays after the warmup: steps (3) must be greater than warmup_steps (3)");
+  const models::TrainingOptions old = models::training_options_from_json(R"({"lr": 0.002, "warmup_steps": 10})", "old.json");
+  CHECK((old.schedule == "constant" && old.steps == 0 && old.lr == 0.002));
 }
 
 TEST_CASE("checkpoint: a save replaces the previous one whole and leaves only its own files") {

@@ -51,6 +51,33 @@ TEST_CASE("Dense is x @ W + b over the last axis of any rank") {
   CHECK_THROWS_WITH_AS(dense(Tensor(core::zeros({2, 4}))), doctest::Contains("[Dense]"), Error);
 }
 
+namespace {
+// The standard deviation of a tensor's values.
+double standard_deviation(const core::Tensor& t) {
+  const std::vector<double> v = values_of(t);
+  double sum = 0, squares = 0;
+  for (double x : v) sum += x, squares += x * x;
+  const double mean = sum / static_cast<double>(v.size());
+  return std::sqrt(squares / static_cast<double>(v.size()) - mean * mean);
+}
+}  // namespace
+
+TEST_CASE("Dense starts uniform in +-s (weights and biases) or normal with deviation s and zero biases, s = scale / sqrt(in)") {
+  core::Generator gen(2);
+  const int64_t in = 256, out = 128;
+  const double s = 1 / std::sqrt(static_cast<double>(in));
+  const nn::Dense uniform(in, out, gen);
+  CHECK(core::max(core::abs(uniform.weight.data())).item() <= s);
+  CHECK(standard_deviation(uniform.weight.data()) == doctest::Approx(s / std::sqrt(3.0)).epsilon(0.02));  // U(-s, s): s / sqrt(3)
+  CHECK(core::max(core::abs(uniform.bias.data())).item() > 0);
+  const nn::Dense normal(in, out, gen, {.init_scale = 2, .init = nn::DenseInit::normal});
+  CHECK(standard_deviation(normal.weight.data()) == doctest::Approx(2 * s).epsilon(0.02));  // 32768 draws: within 1%
+  CHECK(core::max(core::abs(normal.weight.data())).item() > 2 * 2 * s);  // not uniform: the tails of a normal reach past 2 sigma
+  CHECK(core::sum(core::abs(normal.bias.data())).item() == 0);
+  const nn::Dense zero(in, out, gen, {.init_scale = 0, .init = nn::DenseInit::normal});
+  CHECK(core::sum(core::abs(zero.weight.data())).item() == 0);
+}
+
 TEST_CASE("gradcheck: Dense, LayerNorm, Embedding, Dropout") {
   core::Generator gen(2);
   nn::Dense dense(3, 4, gen);
@@ -136,7 +163,7 @@ TEST_CASE("shift_right and shift_down move one step along W and H") {
              {agtest::leaf(randn64({1, 2, 3, 2}, 9))});
 }
 
-TEST_CASE("LSTM: one step follows the cell equations; a sequence equals its steps; gradcheck") {
+TEST_CASE("LSTM: one step follows the cell equations, a sequence equals its steps, gradcheck") {
   core::Generator gen(7);
   nn::LSTM lstm(3, 2, gen);
   lstm.to(Dtype::float64);

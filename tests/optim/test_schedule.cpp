@@ -65,6 +65,24 @@ TEST_CASE("cosine: from base_lr to min_lr over decay_steps after the warmup, the
   check_lr(z, 10, 0.0);
 }
 
+TEST_CASE("linear: a straight line from base_lr to min_lr over decay_steps after the warmup, then min_lr") {
+  const double base = 3e-3, low = 3e-4;
+  const Schedule s = Schedule::linear(base, {.steps = 20}, 200, low);
+  check_lr(s, 0, 0.0);
+  check_lr(s, 10, base / 2);
+  check_lr(s, 20, base);                         // warmup end = decay start
+  check_lr(s, 70, base - (base - low) * 0.25);   // a quarter of the way
+  check_lr(s, 120, (base + low) / 2);            // the middle
+  check_lr(s, 219, low + (base - low) / 200);    // one step before the end
+  check_lr(s, 220, low);                         // the end
+  check_lr(s, 9000, low);                        // after it
+  // Without a warmup and down to 0: the rate of the last of 10 steps is a tenth of base_lr.
+  const Schedule z = Schedule::linear(2.0, {}, 10);
+  check_lr(z, 0, 2.0);
+  check_lr(z, 9, 0.2);
+  check_lr(z, 10, 0.0);
+}
+
 TEST_CASE("exponential: base_lr gamma^(s - W) after the warmup") {
   const Schedule s = Schedule::exponential(0.1, {.steps = 5, .start_factor = 0.5}, 0.9);
   check_lr(s, 0, 0.05);
@@ -119,6 +137,8 @@ TEST_CASE("schedule arguments are checked") {
   check_error([] { Schedule::cosine(0.1, {}, 0); }, {"[Schedule]", "decay_steps", "0"});
   check_error([] { Schedule::cosine(0.1, {}, 10, 0.2); }, {"[Schedule]", "min_lr", "0.2"});
   check_error([] { Schedule::cosine(0.1, {}, 10, -0.1); }, {"[Schedule]", "min_lr", "-0.1"});
+  check_error([] { Schedule::linear(0.1, {}, -5); }, {"[Schedule]", "linear", "decay_steps", "-5"});
+  check_error([] { Schedule::linear(0.1, {}, 10, 0.3); }, {"[Schedule]", "linear", "min_lr", "0.3"});
   check_error([] { Schedule::exponential(0.1, {}, 0); }, {"[Schedule]", "gamma", "0"});
   check_error([] { Schedule::exponential(0.1, {}, 1.1); }, {"[Schedule]", "gamma", "1.1"});
   check_error([] { Schedule::inverse_sqrt(0.1, {}); }, {"[Schedule]", "inverse_sqrt", "warmup", "0"});
