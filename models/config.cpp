@@ -30,6 +30,9 @@ const std::array<core::JsonField<Config>, 13> kConfigFields{{
     {"init", &Config::init},
     {"positions", &Config::positions},
 }};
+
+bool is_preset(const std::string& name) { return name == "tiny" || name == "small" || name == "medium"; }
+
 }  // namespace
 
 // The accepted ranges are far beyond any model that fits in memory (the memory budget refuses
@@ -87,7 +90,7 @@ AxialTransformerConfig config_from_json(const std::string& text, const std::stri
 }
 
 AxialTransformerConfig load_config(const std::string& name_or_path) {
-  if (name_or_path == "tiny" || name_or_path == "small" || name_or_path == "medium") return preset(name_or_path);
+  if (is_preset(name_or_path)) return preset(name_or_path);
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::file_status status = fs::status(name_or_path, ec);
