@@ -3,6 +3,7 @@
 
 #include "nn/attention.h"
 #include "nn/blocks.h"
+#include "nn/gru.h"
 #include "nn/init.h"
 #include "nn/layers.h"
 #include "nn/lstm.h"

@@ -197,3 +197,42 @@ TEST_CASE("LSTM: one step follows the cell equations, a sequence equals its step
   check_module("LSTM", lstm, x, [&](const Tensor& in) { return lstm.forward(in).first; });
   CHECK_THROWS_WITH_AS(lstm.forward(Tensor(core::zeros({2, 3}))), doctest::Contains("[LSTM]"), Error);
 }
+
+TEST_CASE("GRU: one step follows the gate equations, a sequence equals its steps, gradcheck") {
+  core::Generator gen(8);
+  nn::GRU gru(3, 2, gen);
+  gru.to(Dtype::float64);
+  const core::Tensor x = randn64({2, 4, 3}, 11), h0 = randn64({2, 2}, 12);
+  // one step by hand: r, z, n from x W_x + b_x and h W_h + b_h, then h' = (1 - z) n + z h
+  const std::vector<double> xs = values_of(x.select(1, 0)), hs = values_of(h0), wx = values_of(gru.input->weight.data()),
+                            bx = values_of(gru.input->bias.data()), wh = values_of(gru.hidden->weight.data()),
+                            bh = values_of(gru.hidden->bias.data());
+  auto sigmoid = [](double v) { return 1 / (1 + std::exp(-v)); };
+  std::vector<double> expected_h;
+  for (int64_t b = 0; b < 2; ++b) {
+    std::vector<double> from_x(bx), from_h(bh);  // [3H] each
+    for (int64_t c = 0; c < 6; ++c) {
+      for (int64_t i = 0; i < 3; ++i) from_x[c] += xs[b * 3 + i] * wx[i * 6 + c];
+      for (int64_t i = 0; i < 2; ++i) from_h[c] += hs[b * 2 + i] * wh[i * 6 + c];
+    }
+    for (int64_t u = 0; u < 2; ++u) {
+      const double reset = sigmoid(from_x[u] + from_h[u]), update = sigmoid(from_x[2 + u] + from_h[2 + u]);
+      const double candidate = std::tanh(from_x[4 + u] + reset * from_h[4 + u]);
+      expected_h.push_back((1 - update) * candidate + update * hs[b * 2 + u]);
+    }
+  }
+  check_close(gru.step(Tensor(x.select(1, 0)), Tensor(h0)).data(), expected_h, 1e-12, 1e-12);
+
+  auto [outputs, final_h] = gru.forward(Tensor(x));
+  CHECK(outputs.shape() == core::Shape{2, 4, 2});
+  Tensor h;
+  for (int64_t t = 0; t < 4; ++t) {
+    h = gru.step(Tensor(x.select(1, t)), h);
+    check_close(outputs.data().select(1, t), values_of(h.data()), 1e-12, 1e-12);
+  }
+  check_close(final_h.data(), values_of(h.data()), 0, 0);
+  check_module("GRU", gru, x, [&](const Tensor& in) { return gru.forward(in).first; });
+  CHECK_THROWS_WITH_AS(gru.forward(Tensor(core::zeros({2, 3}))), doctest::Contains("[GRU]"), Error);
+  CHECK_THROWS_WITH_AS(gru.step(Tensor(core::zeros({2, 3})), Tensor(core::zeros({2, 5}))),
+                       doctest::Contains("h [2, 2]"), Error);
+}

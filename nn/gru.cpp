@@ -1,0 +1,65 @@
+#include "nn/gru.h"
+
+#include <cmath>
+
+#include "autograd/factory.h"
+#include "core/error.h"
+
+namespace axiom::nn {
+
+// Every weight and bias starts uniform in +-1/sqrt(hidden), as in PyTorch's GRU.
+GRU::GRU(int64_t input_features, int64_t hidden_features, core::Generator& gen) : hidden_features(hidden_features) {
+  if (input_features <= 0 || hidden_features <= 0) {
+    throw Error("GRU", "feature sizes must be positive, got ", input_features, " and ", hidden_features);
+  }
+  const double input_scale = std::sqrt(static_cast<double>(input_features) / static_cast<double>(hidden_features));
+  input = register_module("input", std::make_shared<Dense>(input_features, 3 * hidden_features, gen,
+                                                           DenseOptions{.bias = true, .init_scale = input_scale}));
+  hidden = register_module("hidden", std::make_shared<Dense>(hidden_features, 3 * hidden_features, gen));
+}
+
+Tensor GRU::initial_state(int64_t batch, Dtype dtype, Device device) const {
+  return axiom::zeros({batch, hidden_features}, dtype, device);
+}
+
+Tensor GRU::cell(const Tensor& gates_from_input, const Tensor& h) const {
+  const Tensor gates_from_h = hidden->forward(h);  // [B, 3H]
+  const int64_t n = hidden_features;
+  auto part = [n](const Tensor& gates, int64_t k) { return gates.narrow(-1, k * n, n); };  // [B, H]
+  const Tensor reset = sigmoid(add(part(gates_from_input, 0), part(gates_from_h, 0)));
+  const Tensor update = sigmoid(add(part(gates_from_input, 1), part(gates_from_h, 1)));
+  const Tensor candidate = tanh(add(part(gates_from_input, 2), mul(reset, part(gates_from_h, 2))));
+  return add(candidate, mul(update, sub(h, candidate)));  // (1 - z) n + z h
+}
+
+Tensor GRU::step(const Tensor& x_t, const Tensor& h) const {
+  if (x_t.dim() != 2 || x_t.size(1) != input->in_features()) {
+    throw Error("GRU", "a step takes x_t [B, ", input->in_features(), "], got ", x_t.shape());
+  }
+  const Tensor state = h.defined() ? h : initial_state(x_t.size(0), x_t.dtype(), x_t.device());
+  if (state.shape() != core::Shape{x_t.size(0), hidden_features}) {
+    throw Error("GRU", "the state must be h [", x_t.size(0), ", ", hidden_features, "], got ", state.shape());
+  }
+  return cell(input->forward(x_t), state);
+}
+
+std::pair<Tensor, Tensor> GRU::forward(const Tensor& x, Tensor h) const {
+  if (x.dim() != 3 || x.size(2) != input->in_features()) {
+    throw Error("GRU", "expected x [B, T, ", input->in_features(), "], got ", x.shape());
+  }
+  if (!h.defined()) h = initial_state(x.size(0), x.dtype(), x.device());
+  if (h.shape() != core::Shape{x.size(0), hidden_features}) {
+    throw Error("GRU", "the state must be h [", x.size(0), ", ", hidden_features, "], got ", h.shape());
+  }
+  const Tensor projected = input->forward(x);  // [B, T, 3H], all steps at once
+  std::vector<Tensor> outputs;
+  for (int64_t t = 0; t < x.size(1); ++t) {
+    h = cell(projected.select(1, t), h);
+    outputs.push_back(h);
+  }
+  const Tensor all = outputs.empty() ? axiom::zeros({x.size(0), 0, hidden_features}, x.dtype(), x.device())
+                                     : stack(outputs, 1);
+  return {all, h};
+}
+
+}  // namespace axiom::nn
