@@ -9,3 +9,4 @@
 #include "nn/lstm.h"
 #include "nn/module.h"
 #include "nn/position.h"
+#include "nn/relative.h"
