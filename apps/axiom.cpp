@@ -206,7 +206,7 @@ void add_bench(CLI::App& app, BenchCommands& b) {
   b.bench->add_flag("--json", b.json, "One JSON object per line and figure");
   b.ops = b.bench->add_subcommand("ops", "Core kernels: matmul, elementwise, softmax");
   b.autograd = b.bench->add_subcommand("autograd", "Graph recording and backward overhead; matmul backward/forward");
-  b.layers = b.bench->add_subcommand("layers", "Axial attention along each axis next to Dense and raw sgemm");
+  b.layers = b.bench->add_subcommand("layers", "Axial attention along each axis next to Dense and raw sgemm; relative position logits, direct and skewed");
   b.train = b.bench->add_subcommand("train", "One training step of the Axial Transformer: time, memory, GFLOP/s");
   b.train->add_option("--config", b.train_options.config, "A preset (tiny, small, medium) or a JSON file")->capture_default_str();
   b.train->add_option("--batch", b.train_options.batch, "Images per step (default: the preset's: tiny 16, small 32, medium 16)")

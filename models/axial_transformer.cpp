@@ -30,7 +30,8 @@ AxialTransformer::AxialTransformer(const AxialTransformerConfig& config, core::G
   const double position_std = authors ? embedding_std : 0.02;
   auto positions = [&] { return std::make_shared<nn::FactorizedPositionEmbedding>(grid, d, gen, position_std); };
   nn::BlockOptions block{.heads = config_.heads, .ff_multiple = config_.ff_multiple, .output_init_scale = 0,
-                         .init = authors ? nn::DenseInit::normal : nn::DenseInit::uniform};
+                         .init = authors ? nn::DenseInit::normal : nn::DenseInit::uniform,
+                         .relative_distance = config_.relative};
   nn::BlockOptions masked = block;
   masked.masked = true;
 

@@ -15,7 +15,7 @@ namespace axiom::models {
 namespace {
 // The config's JSON keys, in the order to_json writes them.
 using Config = AxialTransformerConfig;
-const std::array<core::JsonField<Config>, 13> kConfigFields{{
+const std::array<core::JsonField<Config>, 14> kConfigFields{{
     {"height", &Config::height},
     {"width", &Config::width},
     {"channels", &Config::channels},
@@ -29,6 +29,7 @@ const std::array<core::JsonField<Config>, 13> kConfigFields{{
     {"dropout", &Config::dropout},
     {"init", &Config::init},
     {"positions", &Config::positions},
+    {"relative", &Config::relative},
 }};
 
 bool is_preset(const std::string& name) { return name == "tiny" || name == "small" || name == "medium"; }
@@ -53,6 +54,7 @@ void AxialTransformerConfig::validate() const {
   if (upper_layers % 2 != 0) throw Error("config", "upper_layers must be even (pairs of row and column blocks), got ", upper_layers);
   in_range("row_layers", row_layers, 0, kMaxLayers);
   in_range("encoder_layers", encoder_layers, 0, kMaxLayers);
+  in_range("relative", relative, 0, kMaxSide);
   if (inner != "transformer" && inner != "lstm") throw Error("config", "inner must be \"transformer\" or \"lstm\", got \"", inner, "\"");
   if (!(dropout >= 0 && dropout < 1)) throw Error("config", "dropout must be in [0, 1), got ", dropout);
   if (init != "pytorch" && init != "authors") throw Error("config", "init must be \"pytorch\" or \"authors\", got \"", init, "\"");

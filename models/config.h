@@ -3,7 +3,7 @@
 //
 //   {"height": 28, "width": 28, "channels": 1, "features": 128, "heads": 4,
 //    "upper_layers": 4, "row_layers": 4, "encoder_layers": 4, "ff_multiple": 4,
-//    "inner": "transformer", "dropout": 0.0, "init": "pytorch", "positions": "separate"}
+//    "inner": "transformer", "dropout": 0.0, "init": "pytorch", "positions": "separate", "relative": 0}
 //
 // A key a file leaves out keeps the value below; a checkpoint's config names them all.
 #pragma once
@@ -34,6 +34,10 @@ struct AxialTransformerConfig {
   // "separate": the outer and inner decoders each add their own position tables; "shared": both
   // add the same ones (the paper's released code). The channel encoder keeps its own.
   std::string positions = "separate";
+  // > 0: every attention layer also scores each query against a learned embedding of its distance
+  // to the key along the line, clipped at this many positions (Shaw et al.; nn/relative.h), on top
+  // of the position tables. 0: the position tables alone.
+  int64_t relative = 0;
 
   void validate() const;  // throws axiom::Error("[config] ...") naming the bad key and value
   std::string to_json() const;

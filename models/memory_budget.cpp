@@ -40,7 +40,9 @@ double training_floats_per_pixel(const AxialTransformerConfig& c, int64_t checkp
   const BlockCounts blocks = block_counts(c);
   // each block: its input, the projections and the feed-forward's hidden layer; the attention weights along its line
   const double block_values = 5.5 * d + 1.4 * d * m;
-  const double weights = heads * (blocks.rows * static_cast<double>(c.width) + blocks.columns * static_cast<double>(c.height));
+  // (attention from plain ops, for relative positions, keeps its scores and their softmax: 2.6 times as much, fitted)
+  const double weights = (c.relative > 0 ? 2.6 : 1.0) * heads *
+                         (blocks.rows * static_cast<double>(c.width) + blocks.columns * static_cast<double>(c.height));
   const double n = blocks.total(), recomputed = std::min(static_cast<double>(checkpoint_blocks), n);
   if (n > 0) floats += (n - recomputed) * block_values + recomputed * d + weights * (n - recomputed) / n;
   if (recomputed > 0) floats += 6 * d * m + weights / n;  // one block run again, with its backward's temporaries
@@ -64,6 +66,7 @@ double parameter_count(const AxialTransformerConfig& c) {
   const double decoder_positions = c.positions == "shared" ? positions : 2 * positions;  // one set, or the outer's and the inner's
   double count = kValues * d + decoder_positions + 2 * d + (d * kValues + kValues);  // embedding, positions, final norm, logits
   count += block_counts(c).total() * block_parameters(d, m);
+  if (c.relative > 0) count += block_counts(c).total() * static_cast<double>(2 * c.relative + 1) * (d / static_cast<double>(c.heads));
   if (c.inner == "lstm") count += (d * 4 * d + 4 * d) + d * 4 * d;  // input (with bias) and hidden (without)
   if (c.channels > 1) {
     const double channels = static_cast<double>(c.channels);

@@ -1,9 +1,13 @@
 #include "nn/attention.h"
 
 #include <cmath>
+#include <limits>
 
 #include "autograd/factory.h"
 #include "core/error.h"
+#include "core/ops.h"
+#include "nn/init.h"
+#include "nn/relative.h"
 
 namespace axiom::nn {
 
@@ -17,6 +21,14 @@ AxialAttention::AxialAttention(int64_t features, int64_t heads, int64_t axis, co
   qkv = register_module("qkv", std::make_shared<Dense>(features, 3 * features, gen, DenseOptions{.init = options.init}));
   out = register_module("out", std::make_shared<Dense>(features, features, gen,
                                                        DenseOptions{.init_scale = options.output_init_scale, .init = options.init}));
+  if (options.relative_distance < 0) {
+    throw Error("AxialAttention", "relative_distance must be >= 0 (0: no relative positions), got ", options.relative_distance);
+  }
+  if (options.relative_distance > 0) {  // N(0, 1/Dh): q . E starts at the scale of q . k / sqrt(Dh)
+    const int64_t head_features = features / heads;
+    relative = register_parameter("relative", init::normal({2 * options.relative_distance + 1, head_features}, 0,
+                                                           1 / std::sqrt(static_cast<double>(head_features)), gen));
+  }
 }
 
 int64_t AxialAttention::checked_axis(const Tensor& x) const {
@@ -33,7 +45,34 @@ int64_t AxialAttention::checked_axis(const Tensor& x) const {
 // (core/cpu/attention.cpp) that reads q, k and v in place from the packed projections [..., 3D]
 // and writes the heads side by side: [..., D]; then the output projection.
 Tensor AxialAttention::mix(const Tensor& qkv_x, int64_t line_axis) const {
+  if (relative.defined()) return out->forward(attend_relative(qkv_x, line_axis));
   return out->forward(attention(qkv_x, line_axis, heads, masked));
+}
+
+// The same attention with relative logits, from plain ops. The line's axis moves next to the
+// features, every other axis is a batch axis, and the heads get an axis of their own:
+//   q, k, v   = qkv_x split, as [..., H, L, Dh]
+//   scores    = q k^T / sqrt(Dh) + relative_logits(q, E)      [..., H, L, L]
+//   mixed     = softmax(masked scores) v                      [..., H, L, Dh] -> back to [..., D]
+Tensor AxialAttention::attend_relative(const Tensor& qkv_x, int64_t line_axis) const {
+  const int64_t head_features = features / heads;
+  const Tensor lines = qkv_x.movedim(line_axis, -2);  // [B, ..., L, 3D]
+  const int64_t length = lines.size(-2);
+  Shape split_shape(lines.shape().begin(), lines.shape().end() - 1);  // [B, ..., L, H, Dh]
+  split_shape.insert(split_shape.end(), {heads, head_features});
+  auto part = [&](int64_t i) { return lines.narrow(-1, i * features, features).reshape(split_shape).transpose(-2, -3); };
+  const Tensor q = part(0), k = part(1), v = part(2);  // [B, ..., H, L, Dh]
+  Tensor scores = add(mul(matmul(q, k.transpose(-1, -2)), 1 / std::sqrt(static_cast<double>(head_features))),
+                      relative_logits_skewed(q, relative));
+  if (masked) {  // key j after query i: [L, L], 1 where j > i
+    const core::Tensor positions = core::arange(length).to(qkv_x.device());
+    scores = masked_fill(scores, Tensor(core::gt(positions.reshape({1, length}), positions.reshape({length, 1}))),
+                         -std::numeric_limits<double>::infinity());
+  }
+  const Tensor mixed = matmul(softmax(scores, -1), v);  // [B, ..., H, L, Dh]
+  Shape merged_shape = lines.shape();
+  merged_shape.back() = features;  // [B, ..., L, D]
+  return mixed.transpose(-2, -3).reshape(merged_shape).movedim(-2, line_axis);
 }
 
 Tensor AxialAttention::forward(const Tensor& x) const { return mix(qkv->forward(x), checked_axis(x)); }
@@ -89,7 +128,8 @@ Tensor AxialAttention::forward_step(const Tensor& x_t, AttentionCache& cache) co
   // scores = q k^T / sqrt(Dh) : [B, H, 1, Dh] x [B, H, Dh, t+1] -> [B, H, 1, t+1]
   // (no mask needed: the cache holds positions 0..t only, exactly what the causal mask lets t see)
   const Tensor q = part(0).unsqueeze(2);
-  const Tensor scores = mul(matmul(q, keys.transpose(-1, -2)), 1.0 / std::sqrt(static_cast<double>(head_features)));
+  Tensor scores = mul(matmul(q, keys.transpose(-1, -2)), 1.0 / std::sqrt(static_cast<double>(head_features)));
+  if (relative.defined()) scores = add(scores, relative_logits_step(q, relative, t, t + 1));  // position t against 0..t
   // mixed = softmax(scores) v : [B, H, 1, t+1] x [B, H, t+1, Dh] -> [B, H, 1, Dh]
   const Tensor mixed = matmul(softmax(scores, -1), values);
   return out->forward(mixed.reshape({batch, features}));  // heads back together: [B, D]

@@ -11,6 +11,12 @@
 // For sampling, masked attention can also run one position at a time (`forward_step`): each new
 // position's key and value go into an AttentionCache, and its query attends over the cache. Along
 // a line of length L that is O(L) work per position instead of O(L^2) for re-running `forward`.
+//
+// With relative positions (`AttentionOptions::relative_distance` M > 0, Shaw et al. 2018), every
+// logit also scores the query against a learned embedding of the distance to the key, clipped to
+// [-M, M] (`relative.h`; one table [2M + 1, Dh] shared by the heads). The fused op has no room for
+// that term, so those layers attend with plain ops: q k^T, the skewed relative logits, the mask,
+// softmax and the product with v, each on [..., heads, L, L].
 #pragma once
 
 #include "nn/layers.h"
@@ -32,6 +38,7 @@ struct AttentionOptions {
   bool masked = false;             // causal along the axis
   double output_init_scale = 1.0;  // 0 starts the output projection at zero
   DenseInit init = DenseInit::uniform;  // of both projections
+  int64_t relative_distance = 0;   // > 0: relative position logits, distances clipped at this
 };
 
 class AxialAttention : public Module {
@@ -50,12 +57,14 @@ class AxialAttention : public Module {
 
   std::shared_ptr<Dense> qkv;  // D -> 3D: queries, keys and values at once
   std::shared_ptr<Dense> out;  // D -> D
+  Tensor relative;             // [2M + 1, Dh]: the distance embeddings (undefined without relative positions)
   int64_t features, heads, axis;
   bool masked;
 
  private:
   int64_t checked_axis(const Tensor& x) const;             // the axis along which x's lines run, or an Error
   Tensor mix(const Tensor& qkv_x, int64_t line_axis) const;  // attention on the projections [..., 3D], then `out`
+  Tensor attend_relative(const Tensor& qkv_x, int64_t line_axis) const;  // the same with relative logits, unfused
 };
 
 }  // namespace axiom::nn

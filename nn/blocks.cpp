@@ -10,7 +10,8 @@ AttentionBlock::AttentionBlock(int64_t features, int64_t axis, core::Generator& 
                                                  features, options.heads, axis, gen,
                                                  AttentionOptions{.masked = options.masked,
                                                                   .output_init_scale = options.output_init_scale,
-                                                                  .init = options.init}))) {}
+                                                                  .init = options.init,
+                                                                  .relative_distance = options.relative_distance}))) {}
 
 FeedforwardBlock::FeedforwardBlock(int64_t features, core::Generator& gen, const BlockOptions& options)
     : nonlinearity(options.nonlinearity) {

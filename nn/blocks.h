@@ -20,6 +20,7 @@ struct BlockOptions {
   Nonlinearity nonlinearity = Nonlinearity::gelu;
   double output_init_scale = 1.0;
   DenseInit init = DenseInit::uniform;  // of every Dense layer in the block
+  int64_t relative_distance = 0;        // > 0: the attention adds relative position logits (attention.h)
 };
 
 class AttentionBlock : public Module {

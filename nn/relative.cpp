@@ -65,4 +65,16 @@ Tensor relative_logits_skewed(const Tensor& q, const Tensor& table) {
   return flat.reshape(skewed_shape).narrow(-1, 0, length);  // [..., L, L]
 }
 
+Tensor relative_logits_step(const Tensor& q_t, const Tensor& table, int64_t query, int64_t keys) {
+  const int64_t max_distance = check_shapes("relative_logits_step", q_t, table);
+  if (q_t.size(-2) != 1 || query < 0 || keys < 1) {
+    throw Error("relative_logits_step", "expected one query q_t [..., 1, Dh] at a position >= 0 and at least one key, got q_t ",
+                q_t.shape(), ", query ", query, ", keys ", keys);
+  }
+  std::vector<int64_t> rows;  // [keys]: distances -query .. keys - 1 - query
+  for (int64_t j = 0; j < keys; ++j) rows.push_back(table_row(j - query, max_distance));
+  const Tensor e_keys = embedding(table, indices(rows, {keys}, q_t.device()));  // [keys, Dh]
+  return matmul(q_t, e_keys.transpose(0, 1));                                     // [..., 1, keys]
+}
+
 }  // namespace axiom::nn

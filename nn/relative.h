@@ -23,5 +23,8 @@ namespace axiom::nn {
 // q [..., L, Dh], table [2M + 1, Dh] -> q_i . E[clip(j - i, -M, M)]  [..., L, L]
 Tensor relative_logits_direct(const Tensor& q, const Tensor& table);
 Tensor relative_logits_skewed(const Tensor& q, const Tensor& table);
+// One query at position `query` against the keys at positions 0..keys-1 (a sampler's step, where
+// only the keys seen so far exist): q_t [..., 1, Dh] -> [..., 1, keys], row `query` of the above.
+Tensor relative_logits_step(const Tensor& q_t, const Tensor& table, int64_t query, int64_t keys);
 
 }  // namespace axiom::nn

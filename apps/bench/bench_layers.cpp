@@ -6,9 +6,14 @@
 // FLOPs counted: projections 2 N D (3D + D), attention scores and mixing 2 * 2 N L D, with N the
 // number of positions (16 * 28 * 28) and L the attended axis' length (28); backward counts twice
 // the forward.
+//
+// Then relative position logits (nn/relative.h) for lines of growing length L, computed directly
+// (an [L, L, Dh] gather) and by skewing ([2L - 1, Dh]): forward + backward time and the peak of
+// the memory they allocate.
 #include <cblas.h>
 
 #include <string>
+#include <utility>
 
 #include "apps/bench/bench.h"
 #include "core/core.h"
@@ -24,6 +29,34 @@ void report(const Reporter& reporter, const std::string& name, double seconds, d
                    .baseline_name = {}});
   reporter.report({.bench = "layers", .name = name + "_gflops", .unit = "GFLOP/s", .value = flops / seconds / 1e9,
                    .baseline = sgemm_gflops, .baseline_name = "sgemm"});
+}
+// Relative logits of q [4 lines, 4 heads, L, 32] against a table clipped at distance 64, forward and
+// backward, for both ways of computing them: time, and the peak bytes allocated above what lived before.
+void bench_relative(const Reporter& reporter, core::Generator& gen) {
+  using RelativeLogits = Tensor (*)(const Tensor&, const Tensor&);
+  const std::pair<const char*, RelativeLogits> ways[] = {{"direct", nn::relative_logits_direct},
+                                                         {"skewed", nn::relative_logits_skewed}};
+  for (int64_t length : {64, 256, 1024}) {
+    const Tensor q(core::randn({4, 4, length, 32}, gen), true), table(core::randn({129, 32}, gen), true);
+    const core::Tensor seed = core::ones({4, 4, length, length});
+    for (const auto& [way, logits] : ways) {
+      auto forward_backward = [&] {
+        q.zero_grad();
+        table.zero_grad();
+        logits(q, table).backward(seed);
+      };
+      const double seconds = seconds_per_call(forward_backward, 3, 0.2);
+      core::reset_allocation_peak();
+      const int64_t before = core::allocation_stats().live_bytes;
+      forward_backward();
+      const double peak_mib = static_cast<double>(core::allocation_stats().peak_bytes - before) / (1 << 20);
+      const std::string name = std::string("relative_") + way + "_L" + std::to_string(length);
+      reporter.report({.bench = "layers", .name = name + "_ms", .unit = "ms", .value = seconds * 1e3, .baseline = {},
+                       .baseline_name = {}});
+      reporter.report({.bench = "layers", .name = name + "_peak", .unit = "MiB", .value = peak_mib, .baseline = {},
+                       .baseline_name = {}});
+    }
+  }
 }
 }  // namespace
 
@@ -68,6 +101,7 @@ void bench_layers(const Reporter& reporter) {
     attention.out->forward(attention.qkv->forward(x).narrow(-1, 0, kFeatures));
   }, 5, 0.2);
   report(reporter, "dense_qkv_and_out_forward", dense, projection_flops, sgemm_gflops);
+  bench_relative(reporter, gen);
 }
 
 }  // namespace axiom::bench

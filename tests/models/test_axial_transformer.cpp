@@ -1,6 +1,7 @@
 // The Axial Transformer: the free sanity check at initialisation, causality in raster and channel
 // order, the inner decoder stepped pixel by pixel, the two samplers agreeing, and gradients.
 #include <cmath>
+#include <utility>
 
 #include "models/models.h"
 #include "tests/autograd/helpers.h"
@@ -50,6 +51,25 @@ TEST_CASE("an untrained model predicts the uniform distribution: 8.00 bits per d
         }
       }
     }
+  }
+}
+
+TEST_CASE("relative positions: 8.00 bits per dimension at initialisation, and a table in every attention layer") {
+  for (int64_t channels : {1, 3}) {
+    CAPTURE(channels);
+    core::Generator gen(1);
+    models::AxialTransformerConfig config = tiny_config(channels);
+    config.relative = 2;
+    models::AxialTransformer model(config, gen);
+    const Shape shape = channels == 1 ? Shape{3, 4, 5} : Shape{3, channels, 4, 5};
+    CHECK(model.loss(random_images(shape, 2), gen).item() == doctest::Approx(8.0).epsilon(1e-6));
+    int64_t tables = 0;
+    for (const auto& [name, p] : model.named_parameters()) {
+      if (!name.ends_with("attention.relative")) continue;
+      ++tables;
+      CHECK(p.shape() == Shape{5, 4});  // [2M + 1, D / heads]
+    }
+    CHECK(tables == (channels == 1 ? 2 + 2 : 2 + 2 + 2));  // outer, inner (and encoder) blocks
   }
 }
 
@@ -124,10 +144,13 @@ TEST_CASE("positions: \"shared\" gives both decoders one set of tables; \"separa
 // or a mask breaks this (tried: each makes this test fail at the first pixel that sees itself or
 // the row below).
 TEST_CASE("the logits of every pixel depend only on the pixels before it in raster order") {
-  for (const std::string inner : {"transformer", "lstm"}) {
+  for (const auto& [inner, relative] : {std::pair<std::string, int64_t>{"transformer", 0}, {"lstm", 0}, {"transformer", 2}}) {
     CAPTURE(inner);
+    CAPTURE(relative);
     core::Generator gen(3);
-    models::AxialTransformer model(tiny_config(1, inner), gen);
+    models::AxialTransformerConfig config = tiny_config(1, inner);
+    config.relative = relative;
+    models::AxialTransformer model(config, gen);
     model.to(Dtype::float64);
     randomize(model, 4);
     const core::Tensor images = model.as_channels(random_images({2, 4, 5}, 5)).data();
@@ -229,15 +252,18 @@ TEST_CASE("the semi-parallel sampler makes exactly the naive sampler's images") 
   struct Case {
     int64_t channels;
     std::string inner, positions;
+    int64_t relative = 0;
   };
   for (const Case& c : {Case{1, "transformer", "separate"}, Case{1, "lstm", "separate"}, Case{2, "transformer", "separate"},
-                        Case{2, "lstm", "separate"}, Case{1, "transformer", "shared"}, Case{2, "transformer", "shared"}}) {
+                        Case{2, "lstm", "separate"}, Case{1, "transformer", "shared"}, Case{2, "transformer", "shared"},
+                        Case{1, "transformer", "separate", 2}, Case{2, "transformer", "separate", 3}}) {
     CAPTURE(c.channels);
     CAPTURE(c.inner);
     CAPTURE(c.positions);
+    CAPTURE(c.relative);
     core::Generator gen(9);
     models::AxialTransformerConfig config = tiny_config(c.channels, c.inner);
-    config.positions = c.positions;
+    config.positions = c.positions, config.relative = c.relative;
     models::AxialTransformer model(config, gen);
     randomize(model, 10);
     const models::SampleOptions options{.count = 2, .temperature = 1.0, .seed = 11};

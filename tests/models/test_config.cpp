@@ -20,13 +20,14 @@ TEST_CASE("presets have the sizes the issue gives") {
   CHECK_THROWS_WITH_AS(models::preset("huge"), doctest::Contains("unknown preset \"huge\""), Error);
 }
 
-TEST_CASE("init and positions round-trip, and a config without them (written before they existed) keeps the original model") {
+TEST_CASE("init, positions and relative round-trip, and a config without them (written before they existed) keeps the original model") {
   models::AxialTransformerConfig c = models::preset("tiny");
-  c.init = "authors", c.positions = "shared";
+  c.init = "authors", c.positions = "shared", c.relative = 5;
   const models::AxialTransformerConfig back = models::config_from_json(c.to_json(), "test");
-  CHECK((back.init == "authors" && back.positions == "shared"));
+  CHECK((back.init == "authors" && back.positions == "shared" && back.relative == 5));
   const models::AxialTransformerConfig old = models::config_from_json(R"({"features": 64, "heads": 4})", "old.json");
-  CHECK((old.init == "pytorch" && old.positions == "separate"));
+  CHECK((old.init == "pytorch" && old.positions == "separate" && old.relative == 0));
+  CHECK_THROWS_WITH_AS(models::config_from_json(R"({"relative": -1})", "a.json"), doctest::Contains("relative must be in [0, 65536], got -1"), Error);
 }
 
 TEST_CASE("a JSON config round-trips and bad keys or values are named") {

@@ -2,6 +2,7 @@
 // results, with every tensor on the model's device. Runs core/cuda's own kernels on the CPU
 // emulator always, and on the real GPU when there is one (tests/support/emulated_cuda.h).
 #include <cmath>
+#include <utility>
 
 #include "models/models.h"
 #include "tests/core/reference.h"
@@ -79,11 +80,12 @@ TEST_CASE("evaluation on the device gives the CPU's likelihood") {
 }
 
 TEST_CASE("on the device the semi-parallel sampler makes exactly the naive sampler's images and the CPU's") {
-  for (const std::string inner : {"transformer", "lstm"}) {
+  for (const auto& [inner, relative] : {std::pair<std::string, int64_t>{"transformer", 0}, {"lstm", 0}, {"transformer", 2}}) {
     CAPTURE(inner);
+    CAPTURE(relative);
     core::Generator gen(9);
     auto config = device_config(inner);
-    config.dropout = 0;
+    config.dropout = 0, config.relative = relative;
     models::AxialTransformer model(config, gen);
     for (const auto& [name, p] : model.named_parameters()) core::copy_into(core::normal(p.shape(), 0, 0.5, gen, p.dtype()), p.data());
     model.eval();

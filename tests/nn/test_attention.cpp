@@ -1,7 +1,9 @@
 // Axial attention against a plain-loop reference along every axis, its causality, and stepping it
 // one position at a time with a key/value cache.
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "nn/nn.h"
 #include "tests/autograd/helpers.h"
@@ -16,13 +18,16 @@ namespace {
 
 // Attention along `axis` of x [B, d1, ..., dn, D], with the module's own weights, written as
 // loops in double: for every line along the axis and every head,
-//   out_i = sum_j softmax_j(q_i . k_j / sqrt(Dh)) v_j   (j <= i when masked), then @ W_out + b_out.
+//   out_i = sum_j softmax_j(q_i . k_j / sqrt(Dh) + q_i . E[clip(j - i)]) v_j   (j <= i when masked), then @ W_out + b_out,
+// the relative term E only when the module has relative positions.
 std::vector<double> attention_reference(const nn::AxialAttention& attention, const core::Tensor& x, int64_t axis) {
   const core::Shape shape = x.shape();
   const int64_t d = attention.features, heads = attention.heads, dh = d / heads, positions = x.numel() / d;
   const std::vector<double> xs = values_of(x), wqkv = values_of(attention.qkv->weight.data()),
                             bqkv = values_of(attention.qkv->bias.data()), wout = values_of(attention.out->weight.data()),
                             bout = values_of(attention.out->bias.data());
+  const std::vector<double> table = attention.relative.defined() ? values_of(attention.relative.data()) : std::vector<double>{};
+  const int64_t max_distance = attention.relative.defined() ? (attention.relative.size(0) - 1) / 2 : 0;
   // qkv[p][c] = x[p] . Wqkv[:, c] + b[c]
   std::vector<double> qkv(positions * 3 * d);
   for (int64_t p = 0; p < positions; ++p) {
@@ -46,7 +51,11 @@ std::vector<double> attention_reference(const nn::AxialAttention& attention, con
         const int64_t pj = ravel(other, grid);
         double dot = 0;
         for (int64_t e = 0; e < dh; ++e) dot += qkv[p * 3 * d + h * dh + e] * qkv[pj * 3 * d + d + h * dh + e];
-        scores[j] = (attention.masked && j > at[axis]) ? -std::numeric_limits<double>::infinity() : dot / std::sqrt(double(dh));
+        double relative = 0;
+        const int64_t row = max_distance + std::clamp(j - at[axis], -max_distance, max_distance);
+        for (int64_t e = 0; e < dh && !table.empty(); ++e) relative += qkv[p * 3 * d + h * dh + e] * table[row * dh + e];
+        scores[j] = (attention.masked && j > at[axis]) ? -std::numeric_limits<double>::infinity()
+                                                        : dot / std::sqrt(double(dh)) + relative;
         max = std::max(max, scores[j]);
       }
       double total = 0;
@@ -72,17 +81,20 @@ std::vector<double> attention_reference(const nn::AxialAttention& attention, con
 
 }  // namespace
 
-TEST_CASE("axial attention equals a loop reference along every axis of 1-D, 2-D and 3-D inputs") {
+TEST_CASE("axial attention equals a loop reference along every axis of 1-D, 2-D and 3-D inputs, with and without relative positions") {
   for (const core::Shape& shape : {core::Shape{2, 5, 8}, core::Shape{2, 3, 4, 8}, core::Shape{1, 3, 2, 4, 8}}) {
     for (int64_t axis = 1; axis + 1 < static_cast<int64_t>(shape.size()); ++axis) {
       for (bool masked : {false, true}) {
-        CAPTURE(axiom::test::str(shape));
-        CAPTURE(axis);
-        CAPTURE(masked);
-        core::Generator gen(11);
-        nn::AxialAttention attention(8, 2, axis, gen, {.masked = masked});
-        const core::Tensor x = core::randn(shape, gen);
-        check_close(attention(Tensor(x)).data(), attention_reference(attention, x, axis), 1e-4, 1e-5);
+        for (int64_t relative : {0, 2}) {
+          CAPTURE(axiom::test::str(shape));
+          CAPTURE(axis);
+          CAPTURE(masked);
+          CAPTURE(relative);
+          core::Generator gen(11);
+          nn::AxialAttention attention(8, 2, axis, gen, {.masked = masked, .relative_distance = relative});
+          const core::Tensor x = core::randn(shape, gen);
+          check_close(attention(Tensor(x)).data(), attention_reference(attention, x, axis), 1e-4, 1e-5);
+        }
       }
     }
   }
@@ -106,12 +118,13 @@ TEST_CASE("attention rejects a bad axis, heads or input shape") {
 
 // d out[position p] / d x[position q] along the attended axis, summed over features: zero for
 // every q after p (masked) and for q on another line; nonzero for q <= p on the same line.
-TEST_CASE("masked axial attention is causal along its axis and keeps other lines independent") {
+TEST_CASE("masked axial attention is causal along its axis and keeps other lines independent, with relative positions too") {
   const core::Shape shape{1, 4, 5, 8};
-  for (int64_t axis : {1, 2}) {
+  for (auto [axis, relative] : {std::pair<int64_t, int64_t>{1, 0}, {2, 0}, {1, 2}, {2, 1}}) {
     CAPTURE(axis);
+    CAPTURE(relative);
     core::Generator gen(21);
-    nn::AxialAttention attention(8, 2, axis, gen, {.masked = true});
+    nn::AxialAttention attention(8, 2, axis, gen, {.masked = true, .relative_distance = relative});
     attention.to(Dtype::float64);
     const core::Shape grid{1, 4, 5};
     for (int64_t p = 0; p < 20; ++p) {
@@ -185,15 +198,18 @@ double largest_step_error(const Layer& layer, const core::Tensor& x, int64_t axi
 
 }  // namespace
 
-TEST_CASE("masked attention stepped one position at a time with a cache equals the full forward") {
+TEST_CASE("masked attention stepped one position at a time with a cache equals the full forward, with relative positions too") {
   for (const core::Shape& shape : {core::Shape{3, 6, 8}, core::Shape{2, 3, 5, 8}}) {
     for (int64_t axis = 1; axis + 1 < static_cast<int64_t>(shape.size()); ++axis) {
-      CAPTURE(axiom::test::str(shape));
-      CAPTURE(axis);
-      core::Generator gen(31);
-      nn::AxialAttention attention(8, 2, axis, gen, {.masked = true});
-      attention.to(Dtype::float64);
-      CHECK(largest_step_error(attention, core::randn(shape, gen, Dtype::float64), axis) < 1e-10);
+      for (int64_t relative : {0, 2}) {
+        CAPTURE(axiom::test::str(shape));
+        CAPTURE(axis);
+        CAPTURE(relative);
+        core::Generator gen(31);
+        nn::AxialAttention attention(8, 2, axis, gen, {.masked = true, .relative_distance = relative});
+        attention.to(Dtype::float64);
+        CHECK(largest_step_error(attention, core::randn(shape, gen, Dtype::float64), axis) < 1e-10);
+      }
     }
   }
 }

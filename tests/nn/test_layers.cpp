@@ -98,14 +98,17 @@ TEST_CASE("gradcheck: Dense, LayerNorm, Embedding, Dropout") {
   CHECK(core::sum(core::ne(drop(x).data(), x.data())).item() == 0);  // identity in eval mode
 }
 
-TEST_CASE("gradcheck: axial attention, masked and unmasked, along each axis") {
+TEST_CASE("gradcheck: axial attention, masked and unmasked, along each axis, with and without relative positions") {
   for (int64_t axis : {1, 2}) {
     for (bool masked : {false, true}) {
-      CAPTURE(axis);
-      CAPTURE(masked);
-      core::Generator gen(3);
-      nn::AxialAttention attention(4, 2, axis, gen, {.masked = masked});
-      check_module("AxialAttention", attention, randn64({1, 3, 2, 4}, 4), [&](const Tensor& x) { return attention(x); });
+      for (int64_t relative : {0, 1}) {
+        CAPTURE(axis);
+        CAPTURE(masked);
+        CAPTURE(relative);
+        core::Generator gen(3);
+        nn::AxialAttention attention(4, 2, axis, gen, {.masked = masked, .relative_distance = relative});
+        check_module("AxialAttention", attention, randn64({1, 3, 2, 4}, 4), [&](const Tensor& x) { return attention(x); });
+      }
     }
   }
 }
