@@ -3,6 +3,7 @@
 //   axiom eval   --checkpoint runs/NAME [--data NAME] [--split test] [--limit N]
 //   axiom sample --checkpoint runs/NAME --n 16 --out grid.png [--method naive|fast] [--temperature T]
 // train, eval and sample take --device cpu|cuda (cuda: when axiom was built with CUDA and a GPU is present).
+//   axiom classify --model vit|gru|lstm [--steps N] [--batch B] [--lr R] ...
 //   axiom bench  ops|autograd|layers|train|sample|allreduce [--json]
 // Every subcommand takes --threads N. Bad flags and bad input end in one line on standard error
 // ("axiom: ...") and a non-zero exit code.
@@ -34,6 +35,7 @@ extern "C" const char* __lsan_default_suppressions() { return "leak:libfontconfi
 
 namespace {
 
+using axiom::apps::ClassifyCommand;
 using axiom::apps::EvalCommand;
 using axiom::apps::SampleCommand;
 using axiom::apps::TrainCommand;
@@ -190,6 +192,26 @@ void add_sample(CLI::App* sample, SampleCommand& c) {
   sample->add_option("--device", c.device, "Where to run the model: cpu, cuda or cuda:N")->capture_default_str();
 }
 
+void add_classify(CLI::App* classify, ClassifyCommand& c) {
+  classify->add_option("--model", c.model, "vit (a Vision Transformer), gru or lstm (reading the image row by row)")
+      ->capture_default_str()->check(CLI::IsMember({"vit", "gru", "lstm"}));
+  classify->add_option("--data", c.data, "fashion-mnist or mnist")->capture_default_str()->check(CLI::IsMember({"fashion-mnist", "mnist"}));
+  classify->add_option("--data-dir", c.data_dir, "Where the dataset's files are (default: its usual place)")->check(utf8_path());
+  classify->add_option("--steps", c.steps, "Training steps")->capture_default_str()->check(whole_number<int64_t>(1, kMaxSteps));
+  classify->add_option("--batch", c.batch_size, "Images per step")->capture_default_str()->check(whole_number<int64_t>(1, kMaxBatch));
+  classify->add_option("--lr", c.lr, "AdamW's peak learning rate (then a linear decay to 0 at the last step)")
+      ->capture_default_str()->check(real_number(1e-12, 10));
+  classify->add_option("--weight-decay", c.weight_decay, "AdamW's decoupled weight decay")->capture_default_str()->check(real_number(0, 10));
+  classify->add_option("--warmup", c.warmup_steps, "Steps of linear warmup")->capture_default_str()->check(whole_number<int64_t>(0, kMaxSteps));
+  classify->add_option("--width", c.width, "The ViT's features, or the RNN's hidden size")
+      ->capture_default_str()->check(whole_number<int64_t>(1, 1 << 14));
+  classify->add_option("--layers", c.layers, "The ViT's transformer blocks")->capture_default_str()->check(whole_number<int64_t>(0, 1000));
+  classify->add_option("--heads", c.heads, "The ViT's attention heads (they divide --width)")->capture_default_str()->check(whole_number<int64_t>(1, 1 << 14));
+  classify->add_option("--patch", c.patch, "The ViT's patch side (it divides the image's sides)")->capture_default_str()->check(whole_number<int64_t>(1, 1 << 14));
+  classify->add_option("--seed", c.seed, "Seed of the initial weights and the data order")->capture_default_str()->check(whole_number<uint64_t>(0, kMaxSeed));
+  classify->add_option("--limit", c.limit, "Score the first N test images only (0: all)")->capture_default_str()->check(whole_number<int64_t>(0, kMaxSteps));
+}
+
 // `axiom bench ...`: the subcommands, and the options they fill in.
 struct BenchCommands {
   CLI::App *bench = nullptr, *ops = nullptr, *autograd = nullptr, *layers = nullptr, *train = nullptr, *sample = nullptr,
@@ -237,9 +259,9 @@ void run_bench(const BenchCommands& b, axiom::core::Communicator& comm) {
 int parse_error(const CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
   if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
   const std::string first = argc > 1 ? argv[1] : "";
-  const bool a_command = first == "train" || first == "eval" || first == "sample" || first == "bench";
+  const bool a_command = first == "train" || first == "eval" || first == "sample" || first == "classify" || first == "bench";
   if (!first.empty() && first[0] != '-' && !a_command) {  // (CLI11 would say "A subcommand is required")
-    std::fprintf(stderr, "axiom: '%s' is not a command: train, eval, sample or bench (see axiom --help)\n", argv[1]);
+    std::fprintf(stderr, "axiom: '%s' is not a command: train, eval, sample, classify or bench (see axiom --help)\n", argv[1]);
     return static_cast<int>(CLI::ExitCodes::ExtrasError);
   }
   std::fprintf(stderr, "axiom: %s (see axiom --help)\n", e.what());
@@ -272,9 +294,13 @@ int main(int argc, char** argv) {
   auto* sample = app.add_subcommand("sample", "Draw images from a trained model: a PNG grid and an NPY file");
   add_sample(sample, sample_command);
 
+  ClassifyCommand classify_command;
+  auto* classify = app.add_subcommand("classify", "Train a classifier of Fashion-MNIST's labels (vit, gru, lstm) and print its test accuracy");
+  add_classify(classify, classify_command);
+
   BenchCommands bench;
   add_bench(app, bench);
-  for (CLI::App* command : {train, eval, sample, bench.bench}) add_threads(command, threads);
+  for (CLI::App* command : {train, eval, sample, classify, bench.bench}) add_threads(command, threads);
 
   try {
     app.parse(argc, argv);
@@ -287,7 +313,7 @@ int main(int argc, char** argv) {
     if (threads > 0) axiom::core::set_num_threads(threads);
     axiom::core::num_threads();  // (reads AXIOM_NUM_THREADS now: a bad value is refused before any work)
     const bool one_process_only =
-        sample->parsed() || bench.ops->parsed() || bench.autograd->parsed() || bench.layers->parsed() || bench.sample->parsed();
+        sample->parsed() || classify->parsed() || bench.ops->parsed() || bench.autograd->parsed() || bench.layers->parsed() || bench.sample->parsed();
     if (one_process_only && comm.size() > 1) {
       throw axiom::Error("axiom", "this command runs in one process; mpirun started ", comm.size(),
                          " (train, eval, bench train and bench allreduce run across processes)");
@@ -298,6 +324,7 @@ int main(int argc, char** argv) {
     }
     if (eval->parsed()) return axiom::apps::evaluate(eval_command);
     if (sample->parsed()) return axiom::apps::sample(sample_command);
+    if (classify->parsed()) return axiom::apps::classify(classify_command);
     run_bench(bench, comm);
   } catch (const std::bad_alloc&) {  // memory outside tensors (which raise an Error of their own)
     return fail("out of memory (std::bad_alloc); a smaller --batch, config or --n needs less");

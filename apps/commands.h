@@ -68,6 +68,26 @@ struct SampleCommand {
 };
 int sample(const SampleCommand& command);
 
+// axiom classify --model vit|gru|lstm [--steps N] [--batch B] [--lr R] ...: a classifier of the
+// dataset's labels, trained, then its accuracy on the test images (classify.cpp).
+struct ClassifyCommand {
+  std::string model = "vit";            // vit, gru or lstm
+  std::string data = "fashion-mnist";   // fashion-mnist or mnist: datasets with labels
+  std::string data_dir;                 // "" = the dataset's default place
+  int64_t steps = 3000;
+  int64_t batch_size = 64;
+  double lr = 2e-3;                     // AdamW's peak rate, after the warmup; decays linearly to 0
+  double weight_decay = 0.05;
+  int64_t warmup_steps = 100;
+  int64_t width = 64;                   // the ViT's features D, or the RNN's hidden size
+  int64_t layers = 4;                   // the ViT's transformer blocks
+  int64_t heads = 4;                    // the ViT's attention heads
+  int64_t patch = 4;                    // the ViT's patch side P
+  uint64_t seed = 0;
+  int64_t limit = 0;                    // test images to score; 0 = all
+};
+int classify(const ClassifyCommand& command);
+
 // The device a --device flag names, checked to be usable here (an Error naming `command` if not:
 // axiom built without CUDA, or no GPU).
 core::Device device_of(const char* command, const std::string& flag);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "models/axial_transformer.h"
+#include "models/classifiers.h"
 #include "models/config.h"
 #include "models/memory_budget.h"
 #include "models/sampler.h"

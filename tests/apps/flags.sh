@@ -57,5 +57,5 @@ long=$(printf "%05000d" 0)
 refused "is neither a checkpoint directory nor a file (File name too long)" eval --checkpoint "$work/$long"
 ln -s loop "$work/loop"
 refused "cannot create the run's directory '$work/loop': Too many levels of symbolic links" train --out "$work/loop"
-refused "'frobnicate' is not a command: train, eval, sample or bench" frobnicate
+refused "'frobnicate' is not a command: train, eval, sample, classify or bench" frobnicate
 AXIOM_NUM_THREADS=' 2' refused "[AXIOM_NUM_THREADS] expected a whole number from 1 to 4096, got ' 2'" sample --checkpoint "$work/run"

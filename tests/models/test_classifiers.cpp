@@ -1,0 +1,57 @@
+// The classifiers of `axiom classify`: the ViT's patches in their documented order, logits of the
+// right shape, gradchecks of both models in float64, and errors for images of the wrong shape.
+#include "models/classifiers.h"
+#include "tests/autograd/helpers.h"
+
+using namespace axiom;
+using agtest::check_grad;
+using axiom::test::check_close;
+
+namespace {
+
+// gradcheck of model.forward(images) with respect to the images and every parameter.
+void check_classifier(const std::string& what, models::Classifier& model, const core::Tensor& images) {
+  model.to(Dtype::float64);
+  std::vector<Tensor> inputs{Tensor(images, true)};
+  for (const Tensor& p : model.parameters()) inputs.push_back(p);
+  check_grad(what, [&](const std::vector<Tensor>& in) { return model.forward(in[0]); }, inputs);
+}
+
+}  // namespace
+
+TEST_CASE("ViT: patches in raster order, each patch's pixels in raster order") {
+  core::Generator gen(1);
+  models::VisionTransformer vit(4, 6, {.patch = 2, .features = 4, .heads = 2, .layers = 1}, gen);
+  const Tensor image(core::arange(0, 24, 1, Dtype::float32).reshape({1, 4, 6}));  // pixel (r, c) holds 6 r + c
+  const Tensor patches = vit.patches(image);                                        // [1, 6, 4]
+  CHECK(patches.shape() == Shape{1, 6, 4});
+  // patch 0: rows 0-1, columns 0-1; patch 1: columns 2-3; patch 3: rows 2-3, columns 0-1
+  check_close(patches.data().select(1, 0), {0, 1, 6, 7}, 0, 0);
+  check_close(patches.data().select(1, 1), {2, 3, 8, 9}, 0, 0);
+  check_close(patches.data().select(1, 3), {12, 13, 18, 19}, 0, 0);
+}
+
+TEST_CASE("classifiers: logits [B, 10] and gradchecks in float64 of a tiny ViT, GRU and LSTM reader") {
+  core::Generator gen(2);
+  const core::Tensor images = core::uniform({2, 4, 4}, 0, 1, gen, Dtype::float64);
+  models::VisionTransformer vit(4, 4, {.patch = 2, .features = 4, .heads = 2, .layers = 1, .classes = 10}, gen);
+  CHECK(vit.forward(models::pixels_to_unit(core::zeros({3, 4, 4}, Dtype::uint8))).shape() == Shape{3, 10});
+  check_classifier("VisionTransformer", vit, images);
+  for (const std::string cell : {"gru", "lstm"}) {
+    CAPTURE(cell);
+    models::RowReader reader(cell, 4, 3, 10, gen);
+    CHECK(reader.forward(models::pixels_to_unit(core::zeros({3, 4, 4}, Dtype::uint8))).shape() == Shape{3, 10});
+    check_classifier(cell, reader, images);
+  }
+}
+
+TEST_CASE("classifiers: images of the wrong shape, a patch that does not divide the image, an unknown cell") {
+  core::Generator gen(3);
+  models::VisionTransformer vit(4, 4, {.patch = 2, .features = 4, .heads = 2, .layers = 1}, gen);
+  CHECK_THROWS_WITH_AS(vit.forward(Tensor(core::zeros({2, 4, 6}))), doctest::Contains("expected images [B, 4, 4], got [2, 4, 6]"), Error);
+  CHECK_THROWS_WITH_AS(models::VisionTransformer(28, 28, {.patch = 5}, gen), doctest::Contains("patch size (5)"), Error);
+  models::RowReader reader("gru", 4, 3, 10, gen);
+  CHECK_THROWS_WITH_AS(reader.forward(Tensor(core::zeros({2, 4, 5}))), doctest::Contains("rows of 4 pixels"), Error);
+  CHECK_THROWS_WITH_AS(models::RowReader("rnn", 4, 3, 10, gen), doctest::Contains("\"rnn\""), Error);
+  CHECK_THROWS_WITH_AS(models::pixels_to_unit(core::zeros({2, 4, 4})), doctest::Contains("uint8"), Error);
+}
