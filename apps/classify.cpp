@@ -35,7 +35,7 @@ std::unique_ptr<models::Classifier> classifier(const ClassifyCommand& c, int64_t
   return std::make_unique<models::RowReader>(c.model, width, c.width, 10, gen);
 }
 
-// The share of `images` whose most likely class is their label, in batches, without a graph.
+// The share of the first `count` test images whose most likely class is their label, in batches, without a graph.
 double accuracy(const models::Classifier& model, const data::ImageDataset& test, int64_t count) {
   NoGrad no_grad;
   int64_t right = 0;
@@ -55,6 +55,10 @@ int classify(const ClassifyCommand& c) {
     throw Error("classify", "--model must be vit, gru or lstm, got \"", c.model, "\"");
   }
   const data::ImageDataset train = labelled(c, "train"), test = labelled(c, "test");
+  if (c.warmup_steps >= c.steps) {
+    throw Error("classify", "--warmup (", c.warmup_steps, ") must be shorter than --steps (", c.steps, "): the rate decays after it");
+  }
+  if (test.size() == 0) throw Error("classify", "the test split of ", c.data, " holds no images");
   if (c.batch_size > train.size()) {  // (the loader drops a short last batch: an epoch would have none)
     throw Error("classify", "--batch ", c.batch_size, " is larger than the ", train.size(), " training images");
   }
@@ -62,7 +66,8 @@ int classify(const ClassifyCommand& c) {
   core::Generator gen(c.seed);
   const std::unique_ptr<models::Classifier> model = classifier(c, height, width, gen);
   optim::AdamW optimizer(model->named_parameters(), {.lr = c.lr, .betas = {0.9, 0.98}, .weight_decay = c.weight_decay});
-  const optim::Schedule schedule = optim::Schedule::linear(c.lr, {.steps = c.warmup_steps}, c.steps);
+  // the warmup's steps, then a decay that reaches 0 at the last step
+  const optim::Schedule schedule = optim::Schedule::linear(c.lr, {.steps = c.warmup_steps}, c.steps - c.warmup_steps);
   data::DataLoader loader(train, {.batch_size = c.batch_size, .seed = c.seed});
 
   StatusLine line;

@@ -8,7 +8,7 @@
 namespace axiom::models {
 
 Tensor pixels_to_unit(const core::Tensor& images) {
-  if (images.dtype() != Dtype::uint8) throw Error("classify", "expected uint8 images, got ", images.dtype());
+  if (images.dtype() != Dtype::uint8) throw Error("pixels_to_unit", "expected uint8 images, got ", images.dtype());
   return Tensor(core::mul(images.to(Dtype::float32), 1.0 / 255));
 }
 
@@ -24,8 +24,12 @@ void check_images(const char* model, const Tensor& images, int64_t height, int64
 
 VisionTransformer::VisionTransformer(int64_t height, int64_t width, const VisionTransformerOptions& o, core::Generator& gen)
     : height_(height), width_(width), patch_(o.patch) {
-  if (o.patch <= 0 || height % o.patch != 0 || width % o.patch != 0) {
+  if (height <= 0 || width <= 0 || o.patch <= 0 || height % o.patch != 0 || width % o.patch != 0) {
     throw Error("VisionTransformer", "the patch size (", o.patch, ") must divide the image's ", height, " x ", width);
+  }
+  if (o.features <= 0 || o.heads <= 0 || o.features % o.heads != 0 || o.classes <= 0) {
+    throw Error("VisionTransformer", "features (", o.features, ") must be a positive multiple of heads (", o.heads,
+                ") and classes (", o.classes, ") positive");
   }
   const int64_t tokens = (height / o.patch) * (width / o.patch) + 1;  // the patches and the class token
   embed_ = register_module("embed", std::make_shared<nn::Dense>(o.patch * o.patch, o.features, gen));
@@ -41,6 +45,7 @@ VisionTransformer::VisionTransformer(int64_t height, int64_t width, const Vision
 }
 
 Tensor VisionTransformer::patches(const Tensor& images) const {
+  check_images("VisionTransformer", images, height_, width_);
   const int64_t batch = images.size(0), rows = height_ / patch_, columns = width_ / patch_;
   return images.reshape({batch, rows, patch_, columns, patch_})  // [B, rows, P, columns, P]
       .permute({0, 1, 3, 2, 4})                                   // [B, rows, columns, P, P]
@@ -48,7 +53,6 @@ Tensor VisionTransformer::patches(const Tensor& images) const {
 }
 
 Tensor VisionTransformer::forward(const Tensor& images) const {
-  check_images("VisionTransformer", images, height_, width_);
   const int64_t batch = images.size(0), features = class_token_.size(2);
   const Tensor tokens = embed_->forward(patches(images));                         // [B, N, D]
   const Tensor cls = class_token_.expand({batch, 1, features});                   // [B, 1, D]

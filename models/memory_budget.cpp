@@ -52,9 +52,12 @@ double training_floats_per_pixel(const AxialTransformerConfig& c, int64_t checkp
 }
 
 // Without a graph only a few tensors live at once: the widest of them decide the peak.
+// (Attention from plain ops, for relative positions, adds its scores along the longer line: about
+// six [heads, L] temporaries per pixel at once.)
 double evaluation_floats_per_pixel(const AxialTransformerConfig& c) {
   const double d = static_cast<double>(c.features), m = static_cast<double>(c.ff_multiple);
-  return kValues + 8 * d + 2 * d * m + (c.channels > 1 ? static_cast<double>(c.channels) * d : 0);
+  const double relative = c.relative > 0 ? 6 * static_cast<double>(c.heads) * static_cast<double>(std::max(c.height, c.width)) : 0;
+  return kValues + 8 * d + 2 * d * m + (c.channels > 1 ? static_cast<double>(c.channels) * d : 0) + relative;
 }
 
 double pixels(const AxialTransformerConfig& c) { return static_cast<double>(c.height) * static_cast<double>(c.width); }

@@ -18,16 +18,15 @@ AxialAttention::AxialAttention(int64_t features, int64_t heads, int64_t axis, co
     throw Error("AxialAttention", "features (", features, ") must be a positive multiple of heads (", heads, ")");
   }
   if (axis == 0) throw Error("AxialAttention", "axis 0 is the batch axis; attend along a spatial axis (1, 2, ... or -2)");
+  if (options.relative_distance < 0 || options.relative_distance > kMaxRelativeDistance) {
+    throw Error("AxialAttention", "relative_distance must be in [0, ", kMaxRelativeDistance, "] (0: no relative positions), got ",
+                options.relative_distance);
+  }
   qkv = register_module("qkv", std::make_shared<Dense>(features, 3 * features, gen, DenseOptions{.init = options.init}));
   out = register_module("out", std::make_shared<Dense>(features, features, gen,
                                                        DenseOptions{.init_scale = options.output_init_scale, .init = options.init}));
-  if (options.relative_distance < 0) {
-    throw Error("AxialAttention", "relative_distance must be >= 0 (0: no relative positions), got ", options.relative_distance);
-  }
-  if (options.relative_distance > 0) {  // N(0, 1/Dh): q . E starts at the scale of q . k / sqrt(Dh)
-    const int64_t head_features = features / heads;
-    relative = register_parameter("relative", init::normal({2 * options.relative_distance + 1, head_features}, 0,
-                                                           1 / std::sqrt(static_cast<double>(head_features)), gen));
+  if (options.relative_distance > 0) {  // N(0, 1): q . E starts at the scale of q . k
+    relative = register_parameter("relative", init::normal({2 * options.relative_distance + 1, features / heads}, 0, 1, gen));
   }
 }
 
@@ -52,7 +51,7 @@ Tensor AxialAttention::mix(const Tensor& qkv_x, int64_t line_axis) const {
 // The same attention with relative logits, from plain ops. The line's axis moves next to the
 // features, every other axis is a batch axis, and the heads get an axis of their own:
 //   q, k, v   = qkv_x split, as [..., H, L, Dh]
-//   scores    = q k^T / sqrt(Dh) + relative_logits(q, E)      [..., H, L, L]
+//   scores    = (q k^T + relative_logits(q, E)) / sqrt(Dh)    [..., H, L, L]
 //   mixed     = softmax(masked scores) v                      [..., H, L, Dh] -> back to [..., D]
 Tensor AxialAttention::attend_relative(const Tensor& qkv_x, int64_t line_axis) const {
   const int64_t head_features = features / heads;
@@ -62,8 +61,8 @@ Tensor AxialAttention::attend_relative(const Tensor& qkv_x, int64_t line_axis) c
   split_shape.insert(split_shape.end(), {heads, head_features});
   auto part = [&](int64_t i) { return lines.narrow(-1, i * features, features).reshape(split_shape).transpose(-2, -3); };
   const Tensor q = part(0), k = part(1), v = part(2);  // [B, ..., H, L, Dh]
-  Tensor scores = add(mul(matmul(q, k.transpose(-1, -2)), 1 / std::sqrt(static_cast<double>(head_features))),
-                      relative_logits_skewed(q, relative));
+  Tensor scores = mul(add(matmul(q, k.transpose(-1, -2)), relative_logits_skewed(q, relative)),
+                      1 / std::sqrt(static_cast<double>(head_features)));
   if (masked) {  // key j after query i: [L, L], 1 where j > i
     const core::Tensor positions = core::arange(length).to(qkv_x.device());
     scores = masked_fill(scores, Tensor(core::gt(positions.reshape({1, length}), positions.reshape({length, 1}))),
@@ -128,8 +127,9 @@ Tensor AxialAttention::forward_step(const Tensor& x_t, AttentionCache& cache) co
   // scores = q k^T / sqrt(Dh) : [B, H, 1, Dh] x [B, H, Dh, t+1] -> [B, H, 1, t+1]
   // (no mask needed: the cache holds positions 0..t only, exactly what the causal mask lets t see)
   const Tensor q = part(0).unsqueeze(2);
-  Tensor scores = mul(matmul(q, keys.transpose(-1, -2)), 1.0 / std::sqrt(static_cast<double>(head_features)));
+  Tensor scores = matmul(q, keys.transpose(-1, -2));
   if (relative.defined()) scores = add(scores, relative_logits_step(q, relative, t, t + 1));  // position t against 0..t
+  scores = mul(scores, 1.0 / std::sqrt(static_cast<double>(head_features)));
   // mixed = softmax(scores) v : [B, H, 1, t+1] x [B, H, t+1, Dh] -> [B, H, 1, Dh]
   const Tensor mixed = matmul(softmax(scores, -1), values);
   return out->forward(mixed.reshape({batch, features}));  // heads back together: [B, D]

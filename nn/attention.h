@@ -14,7 +14,7 @@
 //
 // With relative positions (`AttentionOptions::relative_distance` M > 0, Shaw et al. 2018), every
 // logit also scores the query against a learned embedding of the distance to the key, clipped to
-// [-M, M] (`relative.h`; one table [2M + 1, Dh] shared by the heads). The fused op has no room for
+// [-M, M], before the 1/sqrt(Dh) (`relative.h`; one table [2M + 1, Dh] shared by the heads). The fused op has no room for
 // that term, so those layers attend with plain ops: q k^T, the skewed relative logits, the mask,
 // softmax and the product with v, each on [..., heads, L, L].
 #pragma once
@@ -40,6 +40,7 @@ struct AttentionOptions {
   DenseInit init = DenseInit::uniform;  // of both projections
   int64_t relative_distance = 0;   // > 0: relative position logits, distances clipped at this
 };
+inline constexpr int64_t kMaxRelativeDistance = int64_t{1} << 20;
 
 class AxialAttention : public Module {
  public:

@@ -17,8 +17,8 @@ int64_t table_row(int64_t distance, int64_t max_distance) {
 
 // The clipping distance M of a table [2M + 1, Dh], after checking it against q [..., L, Dh].
 int64_t check_shapes(const char* op, const Tensor& q, const Tensor& table) {
-  if (q.dim() < 2 || table.dim() != 2 || table.size(0) % 2 == 0 || table.size(1) != q.size(-1)) {
-    throw Error(op, "expected q [..., L, Dh] and a table [2M + 1, Dh], got q ", q.shape(), " and table ", table.shape());
+  if (q.dim() < 2 || q.size(-2) < 1 || table.dim() != 2 || table.size(0) % 2 == 0 || table.size(1) != q.size(-1)) {
+    throw Error(op, "expected q [..., L, Dh] with L >= 1 and a table [2M + 1, Dh], got q ", q.shape(), " and table ", table.shape());
   }
   if (q.dtype() != table.dtype() || q.device() != table.device()) {
     throw Error(op, "q and the table must share dtype and device, got ", q.dtype(), " on ", q.device(), " and ",

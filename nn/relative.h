@@ -1,8 +1,8 @@
 // Relative position logits (Shaw et al., 2018): attention between positions i and j also scores
 // the query against a learned embedding of their distance j - i, clipped to [-M, M]:
-//   logit[i][j] = q_i . k_j / sqrt(Dh) + q_i . E[clip(j - i, -M, M)]
-// (the second term unscaled, as in Shaw et al.). The table E is [2M + 1, Dh]; row M + d holds
-// distance d. Both functions below compute the second term, q [..., L, Dh] -> [..., L, L]:
+//   logit[i][j] = (q_i . k_j + q_i . E[clip(j - i, -M, M)]) / sqrt(Dh)
+// The table E is [2M + 1, Dh]; row M + d holds distance d. The functions below compute the
+// relative term q_i . E[clip(j - i)], unscaled, q [..., L, Dh] -> [..., L, L]:
 //
 // - relative_logits_direct gathers E_rel [L, L, Dh] (E_rel[i][j] = E[clip(j - i)]) and takes each
 //   q_i against its own [L, Dh] slice: L^2 Dh memory, the way the paper writes it.
@@ -12,7 +12,7 @@
 //
 // Skewing, for L = 3 (R's rows hold distances -2 .. 2; the wanted entries are in brackets):
 //   R = [ a b [c d e] ]     flattened, drop the first L - 1 = 2 entries, read rows of 2L - 2 = 4:
-//       [ f [g h i] j ]     [c d e f] [g h i j] [k l m .] -> keep the first L columns of each row:
+//       [ f [g h i] j ]     [c d e f] [g h i j] [k l m n] -> keep the first L columns of each row:
 //       [ [k l m] n o ]     [c d e] [g h i] [k l m]
 #pragma once
 

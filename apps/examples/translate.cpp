@@ -16,7 +16,7 @@
 // Run: build/apps/translate_example gru attention.png        (or: transformer attention.png;
 //      a third argument sets the number of training steps: 3000 for gru, 2000 for transformer)
 #include <cmath>
-#include <cstdlib>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -27,6 +27,7 @@
 #include "apps/pictures.h"
 #include "apps/progress.h"
 #include "autograd/factory.h"
+#include "core/error.h"
 #include "core/factory.h"
 #include "core/ops.h"
 #include "nn/nn.h"
@@ -117,7 +118,7 @@ class GruTranslator : public Translator {
 
   Tensor logits(const Batch& b) const override {
     auto [states, h] = encoder_->forward(embed_->forward(b.source));
-    Tensor context = zeros_like(h);
+    Tensor context = zeros_of(h);
     std::vector<Tensor> all;
     for (int64_t t = 0; t < kTarget; ++t) {
       Step s = step(b.decoder_in.select(1, t), h, context, states, b.source_pad);
@@ -130,7 +131,7 @@ class GruTranslator : public Translator {
   Decoded decode(const Batch& b) const override {
     NoGrad no_grad;
     auto [states, h] = encoder_->forward(embed_->forward(b.source));
-    Tensor context = zeros_like(h), token = axiom::full({b.source.size(0)}, kBegin, Dtype::int64);
+    Tensor context = zeros_of(h), token = axiom::full({b.source.size(0)}, kBegin, Dtype::int64);
     std::vector<Tensor> tokens, weights;
     for (int64_t t = 0; t < kTarget; ++t) {
       Step s = step(token, h, context, states, b.source_pad);
@@ -152,7 +153,7 @@ class GruTranslator : public Translator {
     const Tensor context_next = matmul(weights.unsqueeze(1), states).squeeze(1);                        // [B, H]
     return {out_->forward(concat({h_next, context_next}, 1)), h_next, context_next, weights};
   }
-  static Tensor zeros_like(const Tensor& x) { return axiom::zeros(x.shape(), x.dtype()); }
+  static Tensor zeros_of(const Tensor& x) { return axiom::zeros(x.shape(), x.dtype(), x.device()); }
   static std::vector<int64_t> values(const Tensor& t) { return t.data().to_vector<int64_t>(); }
 
   std::shared_ptr<nn::Embedding> embed_;
@@ -166,6 +167,7 @@ class GruTranslator : public Translator {
 class Attention : public nn::Module {
  public:
   Attention(int64_t features, int64_t heads, core::Generator& gen) : heads_(heads) {
+    if (heads <= 0 || features % heads != 0) throw Error("Attention", "features (", features, ") must be a multiple of heads (", heads, ")");
     for (const char* name : {"query", "key", "value", "out"}) {
       layers_.push_back(register_module(name, std::make_shared<nn::Dense>(features, features, gen)));
     }
@@ -228,6 +230,7 @@ class TransformerTranslator : public Translator {
   Tensor logits(const Batch& b) const override { return run(b, b.decoder_in, nullptr); }
 
   // Greedy: run the decoder on the tokens so far, take the last position's most likely token.
+  // (The encoder runs again at every step too: plain, and cheap at 11 steps.)
   Decoded decode(const Batch& b) const override {
     NoGrad no_grad;
     const int64_t batch = b.source.size(0);
@@ -334,9 +337,10 @@ void draw_attention(const Translator& model, const Batch& b, const std::string& 
 
 int main(int argc, char** argv) {
   const std::string which = argc > 1 ? argv[1] : "gru", picture = argc > 2 ? argv[2] : "attention.png";
-  const int64_t steps = argc > 3 ? std::atoll(argv[3]) : which == "gru" ? 3000 : 2000;
-  if ((which != "gru" && which != "transformer") || steps < 1 || argc > 4) {
-    std::fprintf(stderr, "usage: translate_example [gru|transformer] [attention.png] [steps]\n");
+  int64_t steps = which == "gru" ? 3000 : 2000;
+  const bool steps_ok = argc <= 3 || std::from_chars(argv[3], argv[3] + std::strlen(argv[3]), steps).ptr == argv[3] + std::strlen(argv[3]);
+  if ((which != "gru" && which != "transformer") || !steps_ok || steps <= 100 || steps > 1000000 || argc > 4) {
+    std::fprintf(stderr, "usage: translate_example [gru|transformer] [attention.png] [steps: 101 .. 1000000]\n");
     return 2;
   }
   core::Generator gen(1);
@@ -347,7 +351,7 @@ int main(int argc, char** argv) {
 
   const double peak_lr = which == "gru" ? 3e-3 : 1e-3;
   optim::Adam adam(model->named_parameters(), {.lr = peak_lr, .betas = {0.9, 0.98}});
-  const optim::Schedule schedule = optim::Schedule::linear(peak_lr, {.steps = 100}, steps);
+  const optim::Schedule schedule = optim::Schedule::linear(peak_lr, {.steps = 100}, steps - 100);  // 0 at the last step
   const Batch held = make_batch(2000, /*from_held_out=*/true, rng);
   apps::Stopwatch clock;
   for (int64_t step = 0; step < steps; ++step) {

@@ -18,7 +18,7 @@ namespace {
 
 // Attention along `axis` of x [B, d1, ..., dn, D], with the module's own weights, written as
 // loops in double: for every line along the axis and every head,
-//   out_i = sum_j softmax_j(q_i . k_j / sqrt(Dh) + q_i . E[clip(j - i)]) v_j   (j <= i when masked), then @ W_out + b_out,
+//   out_i = sum_j softmax_j((q_i . k_j + q_i . E[clip(j - i)]) / sqrt(Dh)) v_j   (j <= i when masked), then @ W_out + b_out,
 // the relative term E only when the module has relative positions.
 std::vector<double> attention_reference(const nn::AxialAttention& attention, const core::Tensor& x, int64_t axis) {
   const core::Shape shape = x.shape();
@@ -55,7 +55,7 @@ std::vector<double> attention_reference(const nn::AxialAttention& attention, con
         const int64_t row = max_distance + std::clamp(j - at[axis], -max_distance, max_distance);
         for (int64_t e = 0; e < dh && !table.empty(); ++e) relative += qkv[p * 3 * d + h * dh + e] * table[row * dh + e];
         scores[j] = (attention.masked && j > at[axis]) ? -std::numeric_limits<double>::infinity()
-                                                        : dot / std::sqrt(double(dh)) + relative;
+                                                        : (dot + relative) / std::sqrt(double(dh));
         max = std::max(max, scores[j]);
       }
       double total = 0;
