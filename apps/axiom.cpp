@@ -204,10 +204,10 @@ void add_classify(CLI::App* classify, ClassifyCommand& c) {
   classify->add_option("--weight-decay", c.weight_decay, "AdamW's decoupled weight decay")->capture_default_str()->check(real_number(0, 10));
   classify->add_option("--warmup", c.warmup_steps, "Steps of linear warmup")->capture_default_str()->check(whole_number<int64_t>(0, kMaxSteps));
   classify->add_option("--width", c.width, "The ViT's features, or the RNN's hidden size")
-      ->capture_default_str()->check(whole_number<int64_t>(1, 1 << 14));
+      ->capture_default_str()->check(whole_number<int64_t>(1, 4096));
   classify->add_option("--layers", c.layers, "The ViT's transformer blocks")->capture_default_str()->check(whole_number<int64_t>(0, 1000));
-  classify->add_option("--heads", c.heads, "The ViT's attention heads (they divide --width)")->capture_default_str()->check(whole_number<int64_t>(1, 1 << 14));
-  classify->add_option("--patch", c.patch, "The ViT's patch side (it divides the image's sides)")->capture_default_str()->check(whole_number<int64_t>(1, 1 << 14));
+  classify->add_option("--heads", c.heads, "The ViT's attention heads (they divide --width)")->capture_default_str()->check(whole_number<int64_t>(1, 4096));
+  classify->add_option("--patch", c.patch, "The ViT's patch side (it divides the image's sides)")->capture_default_str()->check(whole_number<int64_t>(1, 4096));
   classify->add_option("--seed", c.seed, "Seed of the initial weights and the data order")->capture_default_str()->check(whole_number<uint64_t>(0, kMaxSeed));
   classify->add_option("--limit", c.limit, "Score the first N test images only (0: all)")->capture_default_str()->check(whole_number<int64_t>(0, kMaxSteps));
 }

@@ -16,7 +16,7 @@
 # Prints a line per input (outcome, command, first line of output ... the last "axiom:" line) and
 # a summary; exits 1 on a crash or a changed foreign file. A tiny model (8x8 images, 8 features)
 # on a 20-image .npy data set keeps every accepted input to a second or so.
-# Run as: sh hostile_sweep.sh AXIOM   (from any directory; 258 inputs, each a run of axiom)
+# Run as: sh hostile_sweep.sh AXIOM   (from any directory; 290 inputs, each a run of axiom)
 set -u
 export LC_ALL=C  # bytes are bytes: a message quoting a path that is not UTF-8 still matches
 if [ $# -ne 1 ]; then
@@ -209,6 +209,7 @@ setup train $T --out "$W/base"
 setup train --config "$W/other.json" --data "$W/d.npy" --steps 1 --batch 2 --eval-images 2 --out "$W/other"
 [ -f "$W/base/model-000001.safetensors" ] || { echo "setup: no model-000001.safetensors in the base run" >&2; exit 2; }
 E="--limit 2 --batch 2"   # eval's usual flags
+C="--model vit --steps 2 --batch 4 --width 4 --heads 2 --layers 1 --limit 20 --warmup 1"  # classify's (on Fashion-MNIST)
 R="--resume --steps 2 --eval-images 2"   # resuming a run one more step
 o() { echo "$W/o/$((n + 1))"; }   # a new --out for the next input
 
@@ -290,7 +291,9 @@ i=0
 for item in "train --steps" "train --minutes" "train --batch" "train --lr" "train --beta1" "train --beta2" "train --warmup" "train --clip" "train --seed" \
   "train --eval-every" "train --eval-images" "train --checkpoint-every" "train --threads" "eval --batch" "eval --limit" \
   "eval --threads" "sample --n" "sample --temperature" "sample --seed" "sample --columns" "sample --zoom" "sample --threads" \
-  "bench-train --batch" "bench-train --steps" "bench --threads"; do
+  "bench-train --batch" "bench-train --steps" "bench --threads" "classify --steps" "classify --batch" "classify --lr" \
+  "classify --weight-decay" "classify --warmup" "classify --width" "classify --layers" "classify --heads" "classify --patch" \
+  "classify --seed" "classify --limit"; do
   command=${item% *} flag=${item#* }
   for j in 0 1; do
     value=$(sed -n "$(((2 * i + j) % count + 1))p" "$W/numbers.txt")
@@ -300,12 +303,22 @@ for item in "train --steps" "train --minutes" "train --batch" "train --lr" "trai
       sample) set -- sample --checkpoint "$W/base" --out "$W/s.png" $(without "$flag" --n 1) ;;
       bench-train) set -- bench train --config "$W/small.json" $(without "$flag" --steps 1 --batch 1) ;;
       bench) set -- bench ;;
+      classify) set -- classify $(without "$flag" $C) ;;
     esac
     [ "$command" = bench ] && rest="train --config $W/small.json --steps 1 --batch 1" || rest=
     if [ "$value" = "<missing>" ]; then try "$@" "$flag" $rest; else try "$@" "$flag" "$value" $rest; fi
   done
   i=$((i + 1))
 done
+
+# sizes that parse but do not fit: a patch that does not divide 28, heads that do not divide the
+# width, a batch beyond the training images, a warmup as long as the run, data that is not there
+try classify $(without --patch $C) --patch 5
+try classify $(without --heads $C) --heads 3
+try classify $(without --batch $C) --batch 70000
+try classify $(without --warmup $C) --warmup 2
+try classify $C --data-dir "$W/nonexistent"
+try classify $C --data mnist
 
 # ================================================================================================
 echo "== paths"
