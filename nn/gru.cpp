@@ -4,18 +4,13 @@
 
 #include "autograd/factory.h"
 #include "core/error.h"
+#include "nn/recurrent.h"
 
 namespace axiom::nn {
 
-// Every weight and bias starts uniform in +-1/sqrt(hidden), as in PyTorch's GRU.
 GRU::GRU(int64_t input_features, int64_t hidden_features, core::Generator& gen) : hidden_features(hidden_features) {
-  if (input_features <= 0 || hidden_features <= 0) {
-    throw Error("GRU", "feature sizes must be positive, got ", input_features, " and ", hidden_features);
-  }
-  const double input_scale = std::sqrt(static_cast<double>(input_features) / static_cast<double>(hidden_features));
-  input = register_module("input", std::make_shared<Dense>(input_features, 3 * hidden_features, gen,
-                                                           DenseOptions{.bias = true, .init_scale = input_scale}));
-  hidden = register_module("hidden", std::make_shared<Dense>(hidden_features, 3 * hidden_features, gen));
+  input = register_module("input", gate_projection("GRU", input_features, hidden_features, 3, /*bias=*/true, gen));
+  hidden = register_module("hidden", gate_projection("GRU", hidden_features, hidden_features, 3, /*bias=*/true, gen));
 }
 
 Tensor GRU::initial_state(int64_t batch, Dtype dtype, Device device) const {
