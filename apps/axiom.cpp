@@ -124,7 +124,7 @@ RunFlags add_train(CLI::App* train, TrainCommand& c) {
   static const std::string data_help = std::string("Dataset: ") + axiom::data::dataset_names();
   train->add_option("--out", c.out, "The run's directory: checkpoints, metrics.jsonl, loss.png")->required()->check(utf8_path());
   RunFlags flags;
-  flags.config = train->add_option("--config", c.config, "A preset (tiny, small, medium) or a JSON file")->capture_default_str()->check(utf8_path());
+  flags.config = train->add_option("--config", c.config, "A preset (tiny, small, medium, small-full, small-local1d, small-local2d, small-relative) or a JSON file")->capture_default_str()->check(utf8_path());
   flags.data = train->add_option("--data", c.data, data_help)->capture_default_str()->check(utf8_path());
   flags.data_dir = train->add_option("--data-dir", c.data_dir, "Where the dataset's files are (default: its usual place)")->check(utf8_path());
   flags.steps = train->add_option("--steps", c.steps, "Train until the run has made this many steps (a decaying schedule ends there)")
@@ -230,7 +230,7 @@ void add_bench(CLI::App& app, BenchCommands& b) {
   b.autograd = b.bench->add_subcommand("autograd", "Graph recording and backward overhead; matmul backward/forward");
   b.layers = b.bench->add_subcommand("layers", "Axial attention along each axis next to Dense and raw sgemm; relative position logits, direct and skewed");
   b.train = b.bench->add_subcommand("train", "One training step of the Axial Transformer: time, memory, GFLOP/s");
-  b.train->add_option("--config", b.train_options.config, "A preset (tiny, small, medium) or a JSON file")->capture_default_str();
+  b.train->add_option("--config", b.train_options.config, "A preset (tiny, small, medium, small-full, small-local1d, small-local2d, small-relative) or a JSON file")->capture_default_str();
   b.train->add_option("--batch", b.train_options.batch, "Images per step (default: the preset's: tiny 16, small 32, medium 16)")
       ->check(whole_number<int64_t>(1, kMaxBatch));
   b.train->add_option("--steps", b.train_options.steps, "Timed steps")->capture_default_str()->check(whole_number(1, 1000));
@@ -240,7 +240,7 @@ void add_bench(CLI::App& app, BenchCommands& b) {
   b.train->add_option("--matmul", b.train_options.matmul, kMatmulHelp)->capture_default_str()->check(CLI::IsMember({"float32", "bfloat16"}));
   b.allreduce = b.bench->add_subcommand("allreduce", "MPI allreduce of 1 to 64 MiB across the ranks of mpirun: time and bandwidth");
   b.sample = b.bench->add_subcommand("sample", "Milliseconds per image of the naive and the semi-parallel sampler");
-  b.sample->add_option("--config", b.sample_options.config, "A preset (tiny, small, medium) or a JSON file")->capture_default_str();
+  b.sample->add_option("--config", b.sample_options.config, "A preset (tiny, small, medium, small-full, small-local1d, small-local2d, small-relative) or a JSON file")->capture_default_str();
   b.sample->add_option("--device", b.sample_options.device, "cpu or cuda")->capture_default_str();
 }
 

@@ -36,18 +36,22 @@ AxialTransformer::AxialTransformer(const AxialTransformerConfig& config, core::G
   masked.masked = true;
 
   embedding_ = register_module("embedding", std::make_shared<nn::Embedding>(kValues, d, gen, embedding_std));
-  outer_position_ = register_module("outer_position", positions());
-  outer_ = register_module("outer", std::make_shared<nn::ModuleList<nn::TransformerBlock>>());
-  for (int64_t i = 0; i < config_.upper_layers / 2; ++i) {
-    outer_->push_back(std::make_shared<nn::TransformerBlock>(d, kRowAxis, gen, block));       // unmasked row
-    outer_->push_back(std::make_shared<nn::TransformerBlock>(d, kColumnAxis, gen, masked));   // masked column
-  }
-  inner_position_ = config_.positions == "shared" ? outer_position_ : register_module("inner_position", positions());
-  if (config_.inner == "lstm") {
-    inner_lstm_ = register_module("inner_lstm", std::make_shared<nn::LSTM>(d, d, gen));
+  if (config_.axial()) {
+    outer_position_ = register_module("outer_position", positions());
+    outer_ = register_module("outer", std::make_shared<nn::ModuleList<nn::TransformerBlock>>());
+    for (int64_t i = 0; i < config_.upper_layers / 2; ++i) {
+      outer_->push_back(std::make_shared<nn::TransformerBlock>(d, kRowAxis, gen, block));       // unmasked row
+      outer_->push_back(std::make_shared<nn::TransformerBlock>(d, kColumnAxis, gen, masked));   // masked column
+    }
+    inner_position_ = config_.positions == "shared" ? outer_position_ : register_module("inner_position", positions());
+    if (config_.inner == "lstm") {
+      inner_lstm_ = register_module("inner_lstm", std::make_shared<nn::LSTM>(d, d, gen));
+    } else {
+      inner_ = register_module("inner", std::make_shared<nn::ModuleList<nn::TransformerBlock>>());
+      for (int64_t i = 0; i < config_.row_layers; ++i) inner_->push_back(std::make_shared<nn::TransformerBlock>(d, kRowAxis, gen, masked));
+    }
   } else {
-    inner_ = register_module("inner", std::make_shared<nn::ModuleList<nn::TransformerBlock>>());
-    for (int64_t i = 0; i < config_.row_layers; ++i) inner_->push_back(std::make_shared<nn::TransformerBlock>(d, kRowAxis, gen, masked));
+    build_raster(masked, position_std, gen);
   }
   if (config_.channels > 1) {
     channel_values_ = register_module("channel_values", std::make_shared<nn::Embedding>(config_.channels * kValues, d, gen, embedding_std));
@@ -61,6 +65,31 @@ AxialTransformer::AxialTransformer(const AxialTransformerConfig& config, core::G
   final_norm_ = register_module("final_norm", std::make_shared<nn::LayerNorm>(d));
   logits_ = register_module("logits", std::make_shared<nn::Dense>(d, kValues, gen, nn::DenseOptions{.init_scale = 0}));
   dropout_ = register_module("dropout", std::make_shared<nn::Dropout>(config_.dropout, gen));
+}
+
+// A raster model's decoder: its position tables, and upper_layers + row_layers masked blocks whose
+// attention runs along the last axis of the grid (the raster order), whole or local (config.h).
+void AxialTransformer::build_raster(nn::BlockOptions masked, double position_std, core::Generator& gen) {
+  const int64_t d = config_.features;
+  raster_position_ = register_module(
+      "position", std::make_shared<nn::FactorizedPositionEmbedding>(Shape{config_.height, config_.width}, d, gen, position_std));
+  if (config_.attention == "local1d") masked.local = {.rows = 1, .columns = config_.local_length};
+  if (config_.attention == "local2d") masked.local = {.rows = config_.local_rows, .columns = config_.local_columns};
+  raster_ = register_module("blocks", std::make_shared<nn::ModuleList<nn::TransformerBlock>>());
+  for (int64_t i = 0; i < config_.upper_layers + config_.row_layers; ++i) {
+    raster_->push_back(std::make_shared<nn::TransformerBlock>(d, /*axis=*/-2, gen, masked));
+  }
+}
+
+Shape AxialTransformer::raster_grid() const {
+  if (config_.attention == "local2d") return {config_.height, config_.width};
+  return {1, config_.height * config_.width};
+}
+
+void AxialTransformer::require(bool axial, const char* method) const {
+  if (config_.axial() == axial) return;
+  throw Error("AxialTransformer", method, " is a piece of ", axial ? "the axial decoder" : "the raster models' decoder",
+              "; this model's attention is \"", config_.attention, "\"");
 }
 
 Tensor AxialTransformer::as_channels(const Tensor& images) const {
@@ -103,6 +132,7 @@ Tensor AxialTransformer::encode(const Tensor& images, const Tensor& channel) con
 }
 
 Tensor AxialTransformer::outer(const Tensor& h, const Tensor& context) const {
+  require(true, "outer");
   Tensor u = outer_position_->forward(h);
   if (context.defined()) u = add(u, context);
   u = dropout_->forward(u);
@@ -111,12 +141,14 @@ Tensor AxialTransformer::outer(const Tensor& h, const Tensor& context) const {
 }
 
 OuterRowState AxialTransformer::start_outer_rows() const {
+  require(true, "start_outer_rows");
   OuterRowState state;
   state.caches.assign(outer_->size() / 2, nn::AttentionCache(config_.height));
   return state;
 }
 
 Tensor AxialTransformer::outer_step(const Tensor& h_row, const Tensor& context_row, OuterRowState& state) const {
+  require(true, "outer_step");
   const int64_t i = state.rows, d = config_.features;
   if (h_row.dim() != 3 || h_row.size(1) != config_.width || h_row.size(2) != d) {
     throw Error("AxialTransformer", "outer_step takes one row of each image, h_row [B, ", config_.width, ", ", d, "], got ", h_row.shape());
@@ -144,10 +176,12 @@ Tensor AxialTransformer::logits_of(const Tensor& z) const {
 }
 
 Tensor AxialTransformer::inner_position(int64_t first_row, int64_t rows) const {
+  require(true, "inner_position");
   return inner_position_->embeddings().narrow(0, first_row, rows);
 }
 
 Tensor AxialTransformer::inner(const Tensor& z_in) const {
+  require(true, "inner");
   Tensor z = dropout_->forward(z_in);
   if (inner_lstm_) {  // one LSTM along every row: [B, R, W, D] -> [B*R, W, D] -> back
     const Shape shape = z.shape();
@@ -159,12 +193,14 @@ Tensor AxialTransformer::inner(const Tensor& z_in) const {
 }
 
 InnerRowState AxialTransformer::start_inner_row() const {
+  require(true, "start_inner_row");
   InnerRowState state;
   if (inner_) state.caches.assign(inner_->size(), nn::AttentionCache(config_.width));
   return state;
 }
 
 Tensor AxialTransformer::inner_step(const Tensor& z_j, InnerRowState& state) const {
+  require(true, "inner_step");
   if (z_j.dim() != 2 || z_j.size(1) != config_.features) {
     throw Error("AxialTransformer", "inner_step takes one pixel of each image, z_j [B, ", config_.features, "], got ", z_j.shape());
   }
@@ -189,9 +225,45 @@ Tensor AxialTransformer::logits(const Tensor& images, const Tensor& channel) con
 }
 
 Tensor AxialTransformer::decode(const Tensor& h, const Tensor& context) const {
+  if (!config_.axial()) return decode_raster(h, context);
   const Tensor u = outer(h, context);
   const Tensor z = add(add(nn::shift_right(h), nn::shift_down(u)), inner_position(0, config_.height));
   return inner(z);
+}
+
+// A raster model: z = ShiftRaster(h) + positions (+ context), the blocks on the grid, the logits.
+//   h [B, H, W, D] -> logits [B, H, W, 256]; ShiftRaster gives pixel t the embedding of pixel t - 1.
+Tensor AxialTransformer::decode_raster(const Tensor& h, const Tensor& context) const {
+  const int64_t b = h.size(0), d = config_.features, pixels = config_.height * config_.width;
+  const Shape grid = raster_grid();
+  Tensor z = nn::shift_right(h.reshape({b, 1, pixels, d})).reshape(h.shape());  // [B, H, W, D]
+  z = raster_position_->forward(z);
+  if (context.defined()) z = add(z, context);
+  z = dropout_->forward(z);
+  z = run_blocks(*raster_, z.reshape({b, grid[0], grid[1], d}), encoder_blocks());  // [B, grid, D]
+  return logits_of(z).reshape({b, config_.height, config_.width, kValues});
+}
+
+Tensor AxialTransformer::positions() const {
+  require(false, "positions");
+  return raster_position_->embeddings();
+}
+
+RasterState AxialTransformer::start_raster() const {
+  require(false, "start_raster");
+  RasterState state;
+  state.caches.assign(raster_->size(), nn::AttentionCache(config_.height * config_.width, raster_grid()[1]));
+  return state;
+}
+
+Tensor AxialTransformer::raster_step(const Tensor& z_t, RasterState& state) const {
+  require(false, "raster_step");
+  if (z_t.dim() != 2 || z_t.size(1) != config_.features) {
+    throw Error("AxialTransformer", "raster_step takes one pixel of each image, z_t [B, ", config_.features, "], got ", z_t.shape());
+  }
+  Tensor z = dropout_->forward(z_t);  // [B, D]
+  for (size_t k = 0; k < raster_->size(); ++k) z = (*raster_)[k].forward_step(z, state.caches[k]);
+  return logits_of(z);  // [B, 256]
 }
 
 Tensor AxialTransformer::loss(const Tensor& images, core::Generator& gen) const {
@@ -213,7 +285,8 @@ void AxialTransformer::set_checkpoint_blocks(int64_t blocks) {
 int64_t AxialTransformer::encoder_blocks() const { return encoder_ ? static_cast<int64_t>(encoder_->size()) : 0; }
 
 int64_t AxialTransformer::block_count() const {
-  return encoder_blocks() + static_cast<int64_t>(outer_->size()) + (inner_ ? static_cast<int64_t>(inner_->size()) : 0);
+  auto size = [](const auto& blocks) { return blocks ? static_cast<int64_t>(blocks->size()) : 0; };
+  return encoder_blocks() + size(outer_) + size(inner_) + size(raster_);
 }
 
 Tensor AxialTransformer::run_blocks(const nn::ModuleList<nn::TransformerBlock>& blocks, Tensor x, int64_t first) const {

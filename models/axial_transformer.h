@@ -14,6 +14,11 @@
 // encoder of unmasked row and column blocks over their embedded values (section 3.2.2).
 // The residual branches and the logits start at zero: an untrained model predicts the uniform
 // distribution, 8 bits per dimension.
+//
+// With config.attention "full", "local1d" or "local2d" the same class is instead the decoder-only
+// Transformer over the raster order that the paper compares with (config.h): the embedding, the
+// channel encoder, the logits and the training and sampling around them are shared; the outer
+// and inner decoders give way to one stack of masked blocks over all pixels.
 #pragma once
 
 #include "models/config.h"
@@ -39,6 +44,12 @@ struct InnerRowState {
 struct OuterRowState {
   std::vector<nn::AttentionCache> caches;  // one per masked column block, room for H rows each
   int64_t rows = 0;                        // rows stepped so far
+};
+
+// What a raster model remembers, while sampling, of the pixels already drawn: a key/value cache for
+// each block, over the H W pixels in raster order.
+struct RasterState {
+  std::vector<nn::AttentionCache> caches;
 };
 
 class AxialTransformer : public nn::Module {
@@ -83,6 +94,15 @@ class AxialTransformer : public nn::Module {
   OuterRowState start_outer_rows() const;
   Tensor outer_step(const Tensor& h_row, const Tensor& context_row, OuterRowState& state) const;
 
+  // --- the raster models' pieces (attention other than "axial"), for their sampler ----------------
+  Tensor positions() const;  // [H, W, D]: what the decoder adds at each pixel
+  // The decoder one pixel at a time in raster order (under NoGrad): take a fresh state for each
+  // image, then step t = i W + j = 0, 1, ... with z_t [B, D], the decoder's input at pixel (i, j):
+  // the embedding of pixel t - 1 (zeros at t = 0) + positions()[i][j] (+ the context there).
+  // Returns pixel t's logits [B, 256], what decode() gives there, attending over cached pixels.
+  RasterState start_raster() const;
+  Tensor raster_step(const Tensor& z_t, RasterState& state) const;
+
   // --- memory ------------------------------------------------------------------------------------
   // Activation checkpointing: the first `blocks` transformer blocks, counted in the order the
   // forward pass runs them (channel encoder, outer decoder, inner decoder), keep only their input
@@ -99,11 +119,17 @@ class AxialTransformer : public nn::Module {
   Tensor run_blocks(const nn::ModuleList<nn::TransformerBlock>& blocks, Tensor x, int64_t first) const;
   int64_t encoder_blocks() const;  // 0 without a channel encoder
   Tensor logits_of(const Tensor& z) const;  // the final LayerNorm and the logits layer
+  void build_raster(nn::BlockOptions masked, double position_std, core::Generator& gen);
+  Tensor decode_raster(const Tensor& h, const Tensor& context) const;
+  Shape raster_grid() const;  // the blocks' grid: [1, H W] (full, local1d) or [H, W] (local2d)
+  void require(bool axial, const char* method) const;  // an Error when `method` is not for this decoder
 
   AxialTransformerConfig config_;
   std::shared_ptr<nn::Embedding> embedding_;
   std::shared_ptr<nn::FactorizedPositionEmbedding> outer_position_, inner_position_, encoder_position_;
   std::shared_ptr<nn::ModuleList<nn::TransformerBlock>> outer_, inner_, encoder_;
+  std::shared_ptr<nn::FactorizedPositionEmbedding> raster_position_;  // raster models
+  std::shared_ptr<nn::ModuleList<nn::TransformerBlock>> raster_;
   std::shared_ptr<nn::LSTM> inner_lstm_;
   std::shared_ptr<nn::Embedding> channel_values_, channel_marker_;
   std::shared_ptr<nn::LayerNorm> final_norm_;

@@ -1,5 +1,7 @@
 #include "models/config.h"
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -15,7 +17,7 @@ namespace axiom::models {
 namespace {
 // The config's JSON keys, in the order to_json writes them.
 using Config = AxialTransformerConfig;
-const std::array<core::JsonField<Config>, 14> kConfigFields{{
+const std::array<core::JsonField<Config>, 18> kConfigFields{{
     {"height", &Config::height},
     {"width", &Config::width},
     {"channels", &Config::channels},
@@ -30,9 +32,21 @@ const std::array<core::JsonField<Config>, 14> kConfigFields{{
     {"init", &Config::init},
     {"positions", &Config::positions},
     {"relative", &Config::relative},
+    {"attention", &Config::attention},
+    {"local_length", &Config::local_length},
+    {"local_rows", &Config::local_rows},
+    {"local_columns", &Config::local_columns},
 }};
 
-bool is_preset(const std::string& name) { return name == "tiny" || name == "small" || name == "medium"; }
+const std::array<const char*, 7> kPresets{"tiny", "small", "medium", "small-full", "small-local1d", "small-local2d", "small-relative"};
+
+bool is_preset(const std::string& name) { return std::find(kPresets.begin(), kPresets.end(), name) != kPresets.end(); }
+
+std::string preset_names() {
+  std::string names;
+  for (const char* name : kPresets) names += std::string(names.empty() ? "" : ", ") + name;
+  return names;
+}
 
 }  // namespace
 
@@ -61,6 +75,20 @@ void AxialTransformerConfig::validate() const {
   if (positions != "separate" && positions != "shared") {
     throw Error("config", "positions must be \"separate\" or \"shared\", got \"", positions, "\"");
   }
+  validate_attention();
+}
+
+void AxialTransformerConfig::validate_attention() const {
+  if (attention != "axial" && attention != "full" && attention != "local1d" && attention != "local2d") {
+    throw Error("config", "attention must be \"axial\", \"full\", \"local1d\" or \"local2d\", got \"", attention, "\"");
+  }
+  constexpr int64_t kMaxBlock = int64_t{1} << 32;  // a whole image of the largest sides
+  if (local_length < 1 || local_length > kMaxBlock) throw Error("config", "local_length must be in [1, ", kMaxBlock, "], got ", local_length);
+  if (local_rows < 1 || local_rows > (1 << 16)) throw Error("config", "local_rows must be in [1, 65536], got ", local_rows);
+  if (local_columns < 1 || local_columns > (1 << 16)) throw Error("config", "local_columns must be in [1, 65536], got ", local_columns);
+  if (axial()) return;
+  if (inner != "transformer") throw Error("config", "inner \"", inner, "\" is a part of the axial decoder; attention \"", attention, "\" has none");
+  if (relative > 0) throw Error("config", "relative positions are for axial attention; attention \"", attention, "\" has relative ", relative);
 }
 
 std::string AxialTransformerConfig::to_json() const { return core::write_fields(*this, kConfigFields).dump(2); }
@@ -73,8 +101,12 @@ AxialTransformerConfig preset(const std::string& name) {
     c.features = 128, c.heads = 4, c.upper_layers = 4, c.row_layers = 4;
   } else if (name == "medium") {
     c.features = 256, c.heads = 8, c.upper_layers = 8, c.row_layers = 4;
+  } else if (name.starts_with("small-") && is_preset(name)) {
+    c = preset("small");
+    if (name == "small-relative") c.relative = 16;
+    else c.attention = name.substr(6);  // full, local1d, local2d
   } else {
-    throw Error("config", "unknown preset \"", name, "\" (tiny, small, medium, or a JSON file)");
+    throw Error("config", "unknown preset \"", name, "\" (", preset_names(), ", or a JSON file)");
   }
   return c;
 }
@@ -97,14 +129,14 @@ AxialTransformerConfig load_config(const std::string& name_or_path) {
   std::error_code ec;
   const fs::file_status status = fs::status(name_or_path, ec);
   if (fs::exists(status) && !fs::is_regular_file(status)) {  // a directory, a FIFO (would wait forever), /dev/zero (endless)
-    throw Error("config", "'", name_or_path, "' is not a regular file (a config is a JSON file, or a preset: tiny, small, medium)");
+    throw Error("config", "'", name_or_path, "' is not a regular file (a config is a JSON file, or a preset: ", preset_names(), ")");
   }
   constexpr uintmax_t kMaxConfigBytes = 1 << 20;
   if (fs::exists(status) && fs::file_size(name_or_path, ec) > kMaxConfigBytes) {
     throw Error("config", "'", name_or_path, "' has ", fs::file_size(name_or_path, ec), " bytes; a config has at most ", kMaxConfigBytes);
   }
   std::ifstream file(name_or_path);
-  if (!file) throw Error("config", "\"", name_or_path, "\" is neither a preset (tiny, small, medium) nor a readable file");
+  if (!file) throw Error("config", "\"", name_or_path, "\" is neither a preset (", preset_names(), ") nor a readable file");
   std::ostringstream text;
   text << file.rdbuf();
   return config_from_json(text.str(), name_or_path);

@@ -3,9 +3,22 @@
 //
 //   {"height": 28, "width": 28, "channels": 1, "features": 128, "heads": 4,
 //    "upper_layers": 4, "row_layers": 4, "encoder_layers": 4, "ff_multiple": 4,
-//    "inner": "transformer", "dropout": 0.0, "init": "pytorch", "positions": "separate", "relative": 0}
+//    "inner": "transformer", "dropout": 0.0, "init": "pytorch", "positions": "separate", "relative": 0,
+//    "attention": "axial", "local_length": 112, "local_rows": 7, "local_columns": 7}
 //
 // A key a file leaves out keeps the value below; a checkpoint's config names them all.
+//
+// "attention" picks the decoder. "axial" is the Axial Transformer. The others are the models the
+// paper compares it with, decoder-only Transformers over the pixels in raster order:
+//   z = ShiftRaster(h) + positions (+ the channel encoder's context)
+//   z = MaskedTransformerBlock(z)  x (upper_layers + row_layers)      (the same depth)
+//   logits = Dense_256(LayerNorm(z))
+// where each block's masked attention is
+//   "full":    over every pixel before it (the whole image, [HW, HW] weights per head);
+//   "local1d": the Image Transformer's 1-D local attention, blocks of local_length pixels in raster
+//              order, each attending to itself and the block before it;
+//   "local2d": its 2-D local attention, blocks of local_rows x local_columns pixels, each attending
+//              to itself and its neighbours left, right and above (nn/local.h).
 #pragma once
 
 #include <cstdint>
@@ -38,13 +51,20 @@ struct AxialTransformerConfig {
   // to the key along the line, clipped at this many positions (Shaw et al.; nn/relative.h), on top
   // of the position tables. 0: the position tables alone.
   int64_t relative = 0;
+  std::string attention = "axial";  // or "full", "local1d", "local2d" (above)
+  int64_t local_length = 112;       // local1d: pixels in a block (112: four rows of 28)
+  int64_t local_rows = 7, local_columns = 7;  // local2d: a block's rows and columns
 
+  bool axial() const { return attention == "axial"; }
   void validate() const;  // throws axiom::Error("[config] ...") naming the bad key and value
+  void validate_attention() const;  // the keys of the decoder's attention, and what they rule out
   std::string to_json() const;
 };
 
 // "tiny" (D=64, 4 heads, L_upper=2, L_row=2), "small" (D=128, 4 heads, 4, 4), "medium" (D=256, 8 heads, 8, 4),
-// all for 28 x 28 single-channel images with feed-forward width 4D.
+// all for 28 x 28 single-channel images with feed-forward width 4D; and small's size with the
+// other decoders, for the comparison in the README: "small-full", "small-local1d", "small-local2d"
+// (8 masked blocks each), and "small-relative" (relative positions clipped at 16).
 AxialTransformerConfig preset(const std::string& name);
 // A preset name, or a path to a JSON file; unknown keys are errors.
 AxialTransformerConfig load_config(const std::string& name_or_path);

@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "core/memory.h"
+#include "nn/local.h"
 
 namespace axiom::models {
 
@@ -16,15 +17,39 @@ struct BlockCounts {
   double rows = 0, columns = 0;
   double total() const { return rows + columns; }
 };
+// (A raster model's blocks are neither: `raster` counts them.)
 BlockCounts block_counts(const AxialTransformerConfig& c) {
   BlockCounts n;
-  n.rows = n.columns = static_cast<double>(c.upper_layers / 2);  // outer: unmasked row + masked column
-  if (c.inner == "transformer") n.rows += static_cast<double>(c.row_layers);
+  if (c.axial()) n.rows = n.columns = static_cast<double>(c.upper_layers / 2);  // outer: unmasked row + masked column
+  if (c.axial() && c.inner == "transformer") n.rows += static_cast<double>(c.row_layers);
   if (c.channels > 1) {  // encoder: row, column, row, ...
     n.rows += static_cast<double>((c.encoder_layers + 1) / 2);
     n.columns += static_cast<double>(c.encoder_layers / 2);
   }
   return n;
+}
+double raster_blocks(const AxialTransformerConfig& c) { return c.axial() ? 0 : static_cast<double>(c.upper_layers + c.row_layers); }
+
+double pixels(const AxialTransformerConfig& c) { return static_cast<double>(c.height) * static_cast<double>(c.width); }
+
+// A raster block's local attention (nn/local.h): the block shape, and the keys it gathers per pixel.
+nn::LocalBlocks local_blocks(const AxialTransformerConfig& c) {
+  if (c.attention == "local1d") return {.rows = 1, .columns = c.local_length};
+  return {.rows = c.local_rows, .columns = c.local_columns};
+}
+double local_memory_per_pixel(const AxialTransformerConfig& c) {
+  const nn::LocalBlocks blocks = local_blocks(c);
+  return c.attention == "local1d" ? nn::local_memory_per_position(blocks, 1, c.height * c.width)
+                                  : nn::local_memory_per_position(blocks, c.height, c.width);
+}
+bool local(const AxialTransformerConfig& c) { return c.attention == "local1d" || c.attention == "local2d"; }
+
+// The attention scores a raster block computes per pixel and head: every pixel (full), or a local
+// neighbourhood's.
+double raster_scores_per_pixel(const AxialTransformerConfig& c) {
+  if (c.attention == "full") return pixels(c);
+  const nn::LocalBlocks blocks = local_blocks(c);
+  return local_memory_per_pixel(c) * static_cast<double>(blocks.rows * blocks.columns);
 }
 
 // A TransformerBlock: LayerNorm + qkv (D -> 3D) + output (D -> D), then LayerNorm + D -> mD -> D.
@@ -41,9 +66,13 @@ double training_floats_per_pixel(const AxialTransformerConfig& c, int64_t checkp
   // each block: its input, the projections and the feed-forward's hidden layer; the attention weights along its line
   const double block_values = 5.5 * d + 1.4 * d * m;
   // (attention from plain ops, for relative positions, keeps its scores and their softmax: 2.6 times as much, fitted)
-  const double weights = (c.relative > 0 ? 2.6 : 1.0) * heads *
-                         (blocks.rows * static_cast<double>(c.width) + blocks.columns * static_cast<double>(c.height));
-  const double n = blocks.total(), recomputed = std::min(static_cast<double>(checkpoint_blocks), n);
+  double weights = (c.relative > 0 ? 2.6 : 1.0) * heads *
+                   (blocks.rows * static_cast<double>(c.width) + blocks.columns * static_cast<double>(c.height));
+  // (a raster block's scores; local attention also keeps the keys and values it gathers for each
+  // block: 2 D floats per gathered key, 2.6 D fitted with what the backward pass adds)
+  if (!c.axial()) weights += heads * raster_blocks(c) * raster_scores_per_pixel(c);
+  if (local(c)) weights += 2.6 * d * raster_blocks(c) * local_memory_per_pixel(c);
+  const double n = blocks.total() + raster_blocks(c), recomputed = std::min(static_cast<double>(checkpoint_blocks), n);
   if (n > 0) floats += (n - recomputed) * block_values + recomputed * d + weights * (n - recomputed) / n;
   if (recomputed > 0) floats += 6 * d * m + weights / n;  // one block run again, with its backward's temporaries
   if (c.channels > 1) floats += 2 * static_cast<double>(c.channels) * d;  // every channel's embedding
@@ -57,18 +86,19 @@ double training_floats_per_pixel(const AxialTransformerConfig& c, int64_t checkp
 double evaluation_floats_per_pixel(const AxialTransformerConfig& c) {
   const double d = static_cast<double>(c.features), m = static_cast<double>(c.ff_multiple);
   const double relative = c.relative > 0 ? 6 * static_cast<double>(c.heads) * static_cast<double>(std::max(c.height, c.width)) : 0;
-  return kValues + 8 * d + 2 * d * m + (c.channels > 1 ? static_cast<double>(c.channels) * d : 0) + relative;
+  // (Local attention's scores, likewise, for every block of the image at once.)
+  const double scores = local(c) ? 6 * static_cast<double>(c.heads) * raster_scores_per_pixel(c) : 0;
+  return kValues + 8 * d + 2 * d * m + (c.channels > 1 ? static_cast<double>(c.channels) * d : 0) + relative + scores;
 }
-
-double pixels(const AxialTransformerConfig& c) { return static_cast<double>(c.height) * static_cast<double>(c.width); }
 }  // namespace
 
 double parameter_count(const AxialTransformerConfig& c) {
   const double d = static_cast<double>(c.features), m = static_cast<double>(c.ff_multiple);
   const double positions = static_cast<double>(c.height + c.width) * d;  // a FactorizedPositionEmbedding
-  const double decoder_positions = c.positions == "shared" ? positions : 2 * positions;  // one set, or the outer's and the inner's
+  // one set (shared, or a raster model's), or the outer's and the inner's
+  const double decoder_positions = c.positions == "shared" || !c.axial() ? positions : 2 * positions;
   double count = kValues * d + decoder_positions + 2 * d + (d * kValues + kValues);  // embedding, positions, final norm, logits
-  count += block_counts(c).total() * block_parameters(d, m);
+  count += (block_counts(c).total() + raster_blocks(c)) * block_parameters(d, m);
   if (c.relative > 0) count += block_counts(c).total() * static_cast<double>(2 * c.relative + 1) * (d / static_cast<double>(c.heads));
   if (c.inner == "lstm") count += (d * 4 * d + 4 * d) + d * 4 * d;  // input (with bias) and hidden (without)
   if (c.channels > 1) {
@@ -94,8 +124,13 @@ MemoryEstimate sampling_memory(const AxialTransformerConfig& c, int64_t count) {
   // The Gumbel noise, float64 [N, C, H, W, 256], and the temporaries that draw it: 5 such arrays.
   const double noise = 5 * 8 * n * static_cast<double>(c.channels) * pixels(c) * kValues;
   // Keys and values of the rows above (outer column blocks) and of the pixels to the left (inner blocks).
-  const double caches = 2 * n * d * kFloat * (static_cast<double>(c.upper_layers / 2) * pixels(c) + static_cast<double>(c.row_layers) * static_cast<double>(c.width));
-  const MemoryEstimate encoder = evaluation_memory(c, count);  // the channel encoder runs on whole images
+  // (A raster model: of every pixel, in each block.)
+  const double cached = c.axial() ? static_cast<double>(c.upper_layers / 2) * pixels(c) + static_cast<double>(c.row_layers) * static_cast<double>(c.width)
+                                  : raster_blocks(c) * pixels(c);
+  const double caches = 2 * n * d * kFloat * cached;
+  AxialTransformerConfig whole = c;
+  whole.attention = "axial";  // the channel encoder runs on whole images (its blocks are axial in every model)
+  const MemoryEstimate encoder = evaluation_memory(whole, count);
   return {.weights = encoder.weights, .activations = noise + caches + encoder.activations};
 }
 

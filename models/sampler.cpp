@@ -66,6 +66,26 @@ Tensor inner_input(const AxialTransformer& model, const Tensor& values, const Te
   return add(z, position.select(0, j));
 }
 
+// A raster model's channel, pixel by pixel in raster order, each pixel through every block once
+// with a key/value cache of the pixels before it. The decoder's input at pixel t = (i, j):
+//   z_t = embedding of pixel t - 1 (zeros at t = 0) + positions[i][j] (+ the context at (i, j)).
+void draw_raster_channel(const AxialTransformer& model, Drawing& drawing, int64_t channel) {
+  const AxialTransformerConfig& c = model.config();
+  const Tensor context = model.encode(drawing.images, drawing.channel_of_every_image(channel));  // [N, H, W, D] or undefined
+  const Tensor values = drawing.images.select(1, channel);  // [N, H, W], a view: fills in as we draw
+  const Tensor positions = model.positions();                // [H, W, D]
+  RasterState state = model.start_raster();
+  Tensor previous = axiom::zeros({drawing.options.count, c.features}, positions.dtype(), positions.device());  // [N, D]
+  for (int64_t i = 0; i < c.height; ++i) {
+    for (int64_t j = 0; j < c.width; ++j) {
+      Tensor z = add(previous, positions.select(0, i).select(0, j));
+      if (context.defined()) z = add(z, context.select(1, i).select(1, j));
+      drawing.draw(model.raster_step(z, state), channel, i, j);
+      previous = model.embed(values.select(1, i).select(1, j).contiguous());
+    }
+  }
+}
+
 }  // namespace
 
 Tensor sample_naive(const AxialTransformer& model, const SampleOptions& options) {
@@ -89,6 +109,10 @@ Tensor sample_fast(const AxialTransformer& model, const SampleOptions& options) 
   NoGrad no_grad;
   Drawing drawing(model, options);
   for (int64_t channel = 0; channel < c.channels; ++channel) {
+    if (!c.axial()) {
+      draw_raster_channel(model, drawing, channel);
+      continue;
+    }
     const Tensor which = drawing.channel_of_every_image(channel);
     const Tensor context = model.encode(drawing.images, which);  // once per channel: earlier channels are final
     const Tensor values = drawing.images.select(1, channel);  // [N, H, W], a view: fills in as we draw

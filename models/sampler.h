@@ -9,6 +9,8 @@
 //                 per row, on that row alone, with a key/value cache of the rows above it
 //                 (AxialTransformer::outer_step), and the inner decoder once per pixel, on that
 //                 pixel alone, with a key/value cache of the pixels to its left (inner_step).
+//                 Raster models (attention full, local1d, local2d) have no rows to share: their
+//                 blocks run once per pixel, with a key/value cache of the pixels before it.
 #pragma once
 
 #include "models/axial_transformer.h"

@@ -2,9 +2,11 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "autograd/factory.h"
 #include "core/error.h"
+#include "core/factory.h"
 #include "core/ops.h"
 #include "nn/init.h"
 #include "nn/relative.h"
@@ -13,7 +15,7 @@ namespace axiom::nn {
 
 AxialAttention::AxialAttention(int64_t features, int64_t heads, int64_t axis, core::Generator& gen,
                                AttentionOptions options)
-    : features(features), heads(heads), axis(axis), masked(options.masked) {
+    : features(features), heads(heads), axis(axis), masked(options.masked), local(options.local) {
   if (heads <= 0 || features <= 0 || features % heads != 0) {
     throw Error("AxialAttention", "features (", features, ") must be a positive multiple of heads (", heads, ")");
   }
@@ -22,6 +24,11 @@ AxialAttention::AxialAttention(int64_t features, int64_t heads, int64_t axis, co
     throw Error("AxialAttention", "relative_distance must be in [0, ", kMaxRelativeDistance, "] (0: no relative positions), got ",
                 options.relative_distance);
   }
+  if (local.active() && (!masked || local.columns < 1 || options.relative_distance > 0)) {
+    throw Error("AxialAttention", "local attention is masked, with blocks of at least 1 x 1 and no relative positions; got masked ",
+                masked, ", blocks ", local.rows, " x ", local.columns, ", relative_distance ", options.relative_distance);
+  }
+  if (local.active() && axis != -2) throw Error("AxialAttention", "local attention runs over the last two spatial axes: axis must be -2, got ", axis);
   qkv = register_module("qkv", std::make_shared<Dense>(features, 3 * features, gen, DenseOptions{.init = options.init}));
   out = register_module("out", std::make_shared<Dense>(features, features, gen,
                                                        DenseOptions{.init_scale = options.output_init_scale, .init = options.init}));
@@ -33,6 +40,9 @@ AxialAttention::AxialAttention(int64_t features, int64_t heads, int64_t axis, co
 int64_t AxialAttention::checked_axis(const Tensor& x) const {
   const int64_t rank = x.dim();
   const int64_t a = axis < 0 ? axis + rank : axis;  // -2 -> rank - 2, the last spatial axis
+  if (local.active() && rank < 4) {
+    throw Error("AxialAttention", "local attention takes a grid [B, ..., R, C, ", features, "] (one row [B, 1, L, D] for 1-D), got ", x.shape());
+  }
   if (rank < 3 || a < 1 || a > rank - 2 || x.size(-1) != features) {
     throw Error("AxialAttention", "input ", x.shape(), " must be [B, d1, ..., dn, ", features, "] with axis ", axis,
                 " one of its spatial axes");
@@ -45,6 +55,7 @@ int64_t AxialAttention::checked_axis(const Tensor& x) const {
 // and writes the heads side by side: [..., D]; then the output projection.
 Tensor AxialAttention::mix(const Tensor& qkv_x, int64_t line_axis) const {
   if (relative.defined()) return out->forward(attend_relative(qkv_x, line_axis));
+  if (local.active()) return out->forward(attend_local(qkv_x));
   return out->forward(attention(qkv_x, line_axis, heads, masked));
 }
 
@@ -74,6 +85,18 @@ Tensor AxialAttention::attend_relative(const Tensor& qkv_x, int64_t line_axis) c
   return mixed.transpose(-2, -3).reshape(merged_shape).movedim(-2, line_axis);
 }
 
+// Local attention from the projections qkv_x [..., R, C, 3D]: the heads get an axis before the grid,
+// q, k, v [..., H, R, C, Dh]; local_attention (local.h); the heads back side by side [..., R, C, D].
+Tensor AxialAttention::attend_local(const Tensor& qkv_x) const {
+  Shape split_shape(qkv_x.shape().begin(), qkv_x.shape().end() - 1);  // [..., R, C, H, Dh]
+  split_shape.insert(split_shape.end(), {heads, features / heads});
+  auto part = [&](int64_t i) { return qkv_x.narrow(-1, i * features, features).reshape(split_shape).movedim(-2, -4); };
+  const Tensor mixed = local_attention(part(0), part(1), part(2), local);  // [..., H, R, C, Dh]
+  Shape merged_shape = qkv_x.shape();
+  merged_shape.back() = features;
+  return mixed.movedim(-4, -2).reshape(merged_shape);
+}
+
 Tensor AxialAttention::forward(const Tensor& x) const { return mix(qkv->forward(x), checked_axis(x)); }
 
 Tensor AxialAttention::forward(const LayerNorm& norm, const Tensor& x) const {
@@ -94,6 +117,10 @@ void check_step(const AxialAttention& a, const Tensor& x_t, const AttentionCache
   }
   if (cache.length >= cache.capacity) {
     throw Error("AxialAttention", "the cache is full: it holds ", cache.capacity, " positions");
+  }
+  if (a.local.active() && (cache.grid_columns < 1 || cache.capacity % cache.grid_columns != 0)) {
+    throw Error("AxialAttention", "local attention steps through a grid: make the cache with its width, a divisor of its capacity ",
+                cache.capacity, ", got ", cache.grid_columns);
   }
   if (cache.length > 0 && (cache.keys.size(0) != x_t.size(0) || cache.keys.dtype() != x_t.dtype())) {
     throw Error("AxialAttention", "x_t ", x_t.dtype(), " ", x_t.shape(), " does not match the cache's batch of ",
@@ -122,17 +149,28 @@ Tensor AxialAttention::forward_step(const Tensor& x_t, AttentionCache& cache) co
   copy_into(part(1), cache.keys.select(2, t));
   copy_into(part(2), cache.values.select(2, t));
   cache.length = t + 1;
-  const Tensor keys = cache.keys.narrow(2, 0, t + 1), values = cache.values.narrow(2, 0, t + 1);  // [B, H, t+1, Dh]
+  // the positions t may see lie in first..t: all of 0..t, or local attention's neighbourhood
+  const int64_t first = local.active() ? local_first_visible(local, cache.grid_columns, t) : 0, seen = t + 1 - first;
+  const Tensor keys = cache.keys.narrow(2, first, seen), values = cache.values.narrow(2, first, seen);  // [B, H, seen, Dh]
+  const Tensor q = part(0).unsqueeze(2);  // [B, H, 1, Dh]
+  // mixed = softmax(scores) v : [B, H, 1, seen] x [B, H, seen, Dh] -> [B, H, 1, Dh]
+  const Tensor mixed = matmul(softmax(step_scores(q, keys, t, first, cache), -1), values);
+  return out->forward(mixed.reshape({batch, features}));  // heads back together: [B, D]
+}
 
-  // scores = q k^T / sqrt(Dh) : [B, H, 1, Dh] x [B, H, Dh, t+1] -> [B, H, 1, t+1]
-  // (no mask needed: the cache holds positions 0..t only, exactly what the causal mask lets t see)
-  const Tensor q = part(0).unsqueeze(2);
+// Position t's scores against the cached keys of positions first..t: q [B, H, 1, Dh], keys [B, H, seen, Dh] -> [B, H, 1, seen]
+//   q k^T (+ the relative logits) / sqrt(Dh); local attention hides the keys outside t's neighbourhood.
+// (Causality needs no mask: the cache holds positions 0..t only.)
+Tensor AxialAttention::step_scores(const Tensor& q, const Tensor& keys, int64_t t, int64_t first, const AttentionCache& cache) const {
   Tensor scores = matmul(q, keys.transpose(-1, -2));
   if (relative.defined()) scores = add(scores, relative_logits_step(q, relative, t, t + 1));  // position t against 0..t
-  scores = mul(scores, 1.0 / std::sqrt(static_cast<double>(head_features)));
-  // mixed = softmax(scores) v : [B, H, 1, t+1] x [B, H, t+1, Dh] -> [B, H, 1, Dh]
-  const Tensor mixed = matmul(softmax(scores, -1), values);
-  return out->forward(mixed.reshape({batch, features}));  // heads back together: [B, D]
+  scores = mul(scores, 1.0 / std::sqrt(static_cast<double>(features / heads)));
+  if (!local.active()) return scores;
+  const int64_t width = cache.grid_columns;
+  std::vector<uint8_t> hidden;  // [seen]: 1 where t may not see position s
+  for (int64_t s = first; s <= t; ++s) hidden.push_back(local_sees(local, t / width, t % width, s / width, s % width) ? 0 : 1);
+  const core::Tensor mask = core::from_vector(hidden, {t + 1 - first}, q.device());
+  return masked_fill(scores, Tensor(mask), -std::numeric_limits<double>::infinity());
 }
 
 }  // namespace axiom::nn

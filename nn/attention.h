@@ -17,9 +17,15 @@
 // [-M, M], before the 1/sqrt(Dh) (`relative.h`; one table [2M + 1, Dh] shared by the heads). The fused op has no room for
 // that term, so those layers attend with plain ops: q k^T, the skewed relative logits, the mask,
 // softmax and the product with v, each on [..., heads, L, L].
+//
+// With local blocks (`AttentionOptions::local`, the Image Transformer's local attention, local.h)
+// the attention is masked and runs over the grid of the last two spatial axes [..., R, C, D] in
+// raster order: each query sees only its block's neighbourhood. `axis` must then be the last
+// spatial axis. For 1-D local attention over a raster sequence, give it as one row: [B, 1, L, D].
 #pragma once
 
 #include "nn/layers.h"
+#include "nn/local.h"
 
 namespace axiom::nn {
 
@@ -27,10 +33,11 @@ namespace axiom::nn {
 // Storage for `capacity` positions is allocated at the first step (when the batch size and dtype
 // are known) and filled one position per step; it is plain data, outside autograd.
 struct AttentionCache {
-  explicit AttentionCache(int64_t capacity = 0) : capacity(capacity) {}
+  explicit AttentionCache(int64_t capacity = 0, int64_t grid_columns = 0) : capacity(capacity), grid_columns(grid_columns) {}
   Tensor keys;    // [B, heads, capacity, Dh]; positions 0..length-1 are filled
   Tensor values;  // [B, heads, capacity, Dh]
   int64_t capacity;     // the line's length L
+  int64_t grid_columns;  // local attention: the positions are a grid this wide, in raster order
   int64_t length = 0;   // how many positions have been stepped
 };
 
@@ -39,6 +46,7 @@ struct AttentionOptions {
   double output_init_scale = 1.0;  // 0 starts the output projection at zero
   DenseInit init = DenseInit::uniform;  // of both projections
   int64_t relative_distance = 0;   // > 0: relative position logits, distances clipped at this
+  LocalBlocks local = {};          // active: local attention over the last two spatial axes (needs masked)
 };
 inline constexpr int64_t kMaxRelativeDistance = int64_t{1} << 20;
 
@@ -54,6 +62,8 @@ class AxialAttention : public Module {
   // Masked attention for the next position t = cache.length of B lines at once, under NoGrad:
   // x_t [B, D] is that position's input; its key and value are appended to the cache, and its
   // query attends over positions 0..t. Stepping t = 0..L-1 gives what `forward` gives along the axis.
+  // Local attention steps through its grid in raster order (t = 0..R*C-1, a cache made with the
+  // grid's width) and attends over the part of 0..t that local_sees lets it.
   Tensor forward_step(const Tensor& x_t, AttentionCache& cache) const;  // [B, D] -> [B, D]
 
   std::shared_ptr<Dense> qkv;  // D -> 3D: queries, keys and values at once
@@ -61,11 +71,14 @@ class AxialAttention : public Module {
   Tensor relative;             // [2M + 1, Dh]: the distance embeddings (undefined without relative positions)
   int64_t features, heads, axis;
   bool masked;
+  LocalBlocks local;
 
  private:
   int64_t checked_axis(const Tensor& x) const;             // the axis along which x's lines run, or an Error
   Tensor mix(const Tensor& qkv_x, int64_t line_axis) const;  // attention on the projections [..., 3D], then `out`
   Tensor attend_relative(const Tensor& qkv_x, int64_t line_axis) const;  // the same with relative logits, unfused
+  Tensor attend_local(const Tensor& qkv_x) const;  // local attention on [..., R, C, 3D] -> [..., R, C, D], unfused
+  Tensor step_scores(const Tensor& q, const Tensor& keys, int64_t t, int64_t first, const AttentionCache& cache) const;
 };
 
 }  // namespace axiom::nn

@@ -11,7 +11,8 @@ AttentionBlock::AttentionBlock(int64_t features, int64_t axis, core::Generator& 
                                                  AttentionOptions{.masked = options.masked,
                                                                   .output_init_scale = options.output_init_scale,
                                                                   .init = options.init,
-                                                                  .relative_distance = options.relative_distance}))) {}
+                                                                  .relative_distance = options.relative_distance,
+                                                                  .local = options.local}))) {}
 
 FeedforwardBlock::FeedforwardBlock(int64_t features, core::Generator& gen, const BlockOptions& options)
     : nonlinearity(options.nonlinearity) {

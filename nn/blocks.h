@@ -21,6 +21,7 @@ struct BlockOptions {
   double output_init_scale = 1.0;
   DenseInit init = DenseInit::uniform;  // of every Dense layer in the block
   int64_t relative_distance = 0;        // > 0: the attention adds relative position logits (attention.h)
+  LocalBlocks local = {};               // active: local attention over the last two spatial axes (local.h)
 };
 
 class AttentionBlock : public Module {

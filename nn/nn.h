@@ -6,6 +6,7 @@
 #include "nn/gru.h"
 #include "nn/init.h"
 #include "nn/layers.h"
+#include "nn/local.h"
 #include "nn/lstm.h"
 #include "nn/module.h"
 #include "nn/position.h"

@@ -1,5 +1,6 @@
 // The Axial Transformer: the free sanity check at initialisation, causality in raster and channel
-// order, the inner decoder stepped pixel by pixel, the two samplers agreeing, and gradients.
+// order, the inner decoder stepped pixel by pixel, the two samplers agreeing, and gradients; the
+// same for the raster models (attention full, local1d, local2d) that share its class.
 #include <cmath>
 #include <utility>
 
@@ -16,6 +17,14 @@ models::AxialTransformerConfig tiny_config(int64_t channels = 1, const std::stri
   c.upper_layers = 2, c.row_layers = 2, c.encoder_layers = 2, c.ff_multiple = 2, c.inner = inner;
   return c;
 }
+
+// The raster models on the same 4 x 5 images, with blocks that do not divide the image.
+models::AxialTransformerConfig raster_config(const std::string& attention, int64_t channels = 1) {
+  models::AxialTransformerConfig c = tiny_config(channels);
+  c.attention = attention, c.local_length = 6, c.local_rows = 2, c.local_columns = 2;
+  return c;
+}
+const std::vector<std::string> kRasterAttention{"full", "local1d", "local2d"};
 
 // Every parameter redrawn from N(0, 0.5): nothing near zero, so every path that exists shows up.
 void randomize(models::AxialTransformer& model, uint64_t seed) {
@@ -144,12 +153,12 @@ TEST_CASE("positions: \"shared\" gives both decoders one set of tables; \"separa
 // or a mask breaks this (tried: each makes this test fail at the first pixel that sees itself or
 // the row below).
 TEST_CASE("the logits of every pixel depend only on the pixels before it in raster order") {
-  for (const auto& [inner, relative] : {std::pair<std::string, int64_t>{"transformer", 0}, {"lstm", 0}, {"transformer", 2}}) {
-    CAPTURE(inner);
-    CAPTURE(relative);
+  std::vector<models::AxialTransformerConfig> configs{tiny_config(1, "transformer"), tiny_config(1, "lstm"), tiny_config(1)};
+  configs[2].relative = 2;
+  for (const std::string& attention : kRasterAttention) configs.push_back(raster_config(attention));
+  for (const models::AxialTransformerConfig& config : configs) {
+    CAPTURE(config.to_json());
     core::Generator gen(3);
-    models::AxialTransformerConfig config = tiny_config(1, inner);
-    config.relative = relative;
     models::AxialTransformer model(config, gen);
     model.to(Dtype::float64);
     randomize(model, 4);
@@ -178,21 +187,24 @@ TEST_CASE("the logits of every pixel depend only on the pixels before it in rast
 }
 
 TEST_CASE("channel c depends on channels before it and not on itself or later ones") {
-  core::Generator gen(6);
-  models::AxialTransformer model(tiny_config(3), gen);
-  model.to(Dtype::float64);
-  randomize(model, 7);
-  const core::Tensor images = random_images({2, 3, 4, 5}, 8).to(Dtype::int64);
-  for (int64_t c = 0; c < 3; ++c) {
-    const core::Tensor channel = core::full({2}, static_cast<double>(c), Dtype::int64);
-    const core::Tensor base = model.logits(images, channel).data();
-    for (int64_t k = 0; k < 3; ++k) {
-      if (k == c) continue;  // its own channel is the decoder's input, checked above
-      core::Tensor changed = images.clone();
-      core::copy_into(core::full({2, 4, 5}, 255 - 3.0 * k, Dtype::int64), changed.select(1, k));
-      const double difference = core::max(core::abs(core::sub(model.logits(changed, channel).data(), base))).item();
-      if (k < c) CHECK_MESSAGE(difference > 0, "channel ", c, " ignores earlier channel ", k);
-      if (k > c) CHECK_MESSAGE(difference == 0, "channel ", c, " depends on later channel ", k);
+  for (const std::string attention : {"axial", "local2d"}) {
+    CAPTURE(attention);
+    core::Generator gen(6);
+    models::AxialTransformer model(raster_config(attention, 3), gen);
+    model.to(Dtype::float64);
+    randomize(model, 7);
+    const core::Tensor images = random_images({2, 3, 4, 5}, 8).to(Dtype::int64);
+    for (int64_t c = 0; c < 3; ++c) {
+      const core::Tensor channel = core::full({2}, static_cast<double>(c), Dtype::int64);
+      const core::Tensor base = model.logits(images, channel).data();
+      for (int64_t k = 0; k < 3; ++k) {
+        if (k == c) continue;  // its own channel is the decoder's input, checked above
+        core::Tensor changed = images.clone();
+        core::copy_into(core::full({2, 4, 5}, 255 - 3.0 * k, Dtype::int64), changed.select(1, k));
+        const double difference = core::max(core::abs(core::sub(model.logits(changed, channel).data(), base))).item();
+        if (k < c) CHECK_MESSAGE(difference > 0, "channel ", c, " ignores earlier channel ", k);
+        if (k > c) CHECK_MESSAGE(difference == 0, "channel ", c, " depends on later channel ", k);
+      }
     }
   }
 }
@@ -253,17 +265,21 @@ TEST_CASE("the semi-parallel sampler makes exactly the naive sampler's images") 
     int64_t channels;
     std::string inner, positions;
     int64_t relative = 0;
+    std::string attention = "axial";
   };
   for (const Case& c : {Case{1, "transformer", "separate"}, Case{1, "lstm", "separate"}, Case{2, "transformer", "separate"},
                         Case{2, "lstm", "separate"}, Case{1, "transformer", "shared"}, Case{2, "transformer", "shared"},
-                        Case{1, "transformer", "separate", 2}, Case{2, "transformer", "separate", 3}}) {
+                        Case{1, "transformer", "separate", 2}, Case{2, "transformer", "separate", 3},
+                        Case{1, "transformer", "separate", 0, "full"}, Case{2, "transformer", "separate", 0, "local1d"},
+                        Case{1, "transformer", "separate", 0, "local2d"}, Case{2, "transformer", "separate", 0, "local2d"}}) {
     CAPTURE(c.channels);
     CAPTURE(c.inner);
     CAPTURE(c.positions);
     CAPTURE(c.relative);
+    CAPTURE(c.attention);
     core::Generator gen(9);
-    models::AxialTransformerConfig config = tiny_config(c.channels, c.inner);
-    config.positions = c.positions, config.relative = c.relative;
+    models::AxialTransformerConfig config = raster_config(c.attention, c.channels);
+    config.inner = c.inner, config.positions = c.positions, config.relative = c.relative;
     models::AxialTransformer model(config, gen);
     randomize(model, 10);
     const models::SampleOptions options{.count = 2, .temperature = 1.0, .seed = 11};
@@ -291,6 +307,81 @@ TEST_CASE("gradcheck of the whole tiny model in float64") {
     core::Generator fixed(16);  // the same channel choice every call
     return model.loss(images, fixed);
   }, parameters, {.full_jacobian = false, .projections = 4});
+}
+
+// --- the raster models --------------------------------------------------------------------------
+
+TEST_CASE("raster models: 8.00 bits per dimension at initialisation, upper_layers + row_layers blocks, one set of positions") {
+  for (const std::string& attention : kRasterAttention) {
+    for (int64_t channels : {1, 3}) {
+      CAPTURE(attention);
+      CAPTURE(channels);
+      core::Generator gen(1);
+      models::AxialTransformer model(raster_config(attention, channels), gen);
+      const Shape shape = channels == 1 ? Shape{3, 4, 5} : Shape{3, channels, 4, 5};
+      CHECK(model.loss(random_images(shape, 2), gen).item() == doctest::Approx(8.0).epsilon(1e-6));
+      CHECK(model.evaluate(random_images(shape, 3)).bits_per_dim() == doctest::Approx(8.0).epsilon(1e-6));
+      CHECK(model.block_count() == 4 + (channels == 1 ? 0 : 2));  // 2 + 2 decoder blocks (and the encoder's 2)
+      int64_t position_tables = 0;
+      for (const auto& [name, p] : model.named_parameters()) position_tables += name.starts_with("position.") ? 1 : 0;
+      CHECK(position_tables == 2);  // one table per axis
+    }
+  }
+}
+
+// What the raster sampler relies on: the decoder stepped pixel by pixel with its caches gives the
+// logits that decode() gives on the whole image, with the channel encoder's context too.
+TEST_CASE("raster models: the decoder stepped one pixel at a time equals the decoder on the whole image") {
+  for (const std::string& attention : kRasterAttention) {
+    CAPTURE(attention);
+    core::Generator gen(23);
+    models::AxialTransformer model(raster_config(attention, 2), gen);
+    model.to(Dtype::float64);
+    randomize(model, 24);
+    NoGrad no_grad;
+    const core::Tensor all = model.as_channels(random_images({3, 2, 4, 5}, 25)).data();  // [B, C, H, W]
+    const core::Tensor channel = core::full({3}, 1.0, Dtype::int64);
+    const core::Tensor values = all.select(1, 1).contiguous();
+    const Tensor context = model.encode(all, channel);
+    const core::Tensor whole = model.decode(model.embed(values), context).data();  // [B, H, W, 256]
+    models::RasterState state = model.start_raster();
+    for (int64_t t = 0; t < 20; ++t) {
+      CAPTURE(t);
+      const int64_t i = t / 5, j = t % 5;
+      Tensor z = add(model.positions().select(0, i).select(0, j), context.select(1, i).select(1, j));  // [B, D]
+      if (t > 0) z = add(z, model.embed(values.select(1, (t - 1) / 5).select(1, (t - 1) % 5).contiguous()));
+      const core::Tensor step = model.raster_step(z, state).data();  // [B, 256]
+      CHECK(core::max(core::abs(core::sub(step, whole.select(1, i).select(1, j)))).item() < 1e-10);
+    }
+  }
+}
+
+TEST_CASE("raster models: gradcheck of the whole model in float64") {
+  for (const std::string& attention : kRasterAttention) {
+    CAPTURE(attention);
+    core::Generator gen(26);
+    models::AxialTransformerConfig config = raster_config(attention, 2);
+    config.height = 3, config.width = 3, config.upper_layers = 0, config.row_layers = 2, config.encoder_layers = 1;
+    models::AxialTransformer model(config, gen);
+    model.to(Dtype::float64);
+    randomize(model, 27);
+    const core::Tensor images = random_images({2, 2, 3, 3}, 28);
+    agtest::check_grad("raster model loss", [&](const std::vector<Tensor>&) {
+      core::Generator fixed(29);
+      return model.loss(images, fixed);
+    }, model.parameters(), {.full_jacobian = false, .projections = 4});
+  }
+}
+
+TEST_CASE("raster models refuse the axial decoder's pieces, and the axial model the raster pieces") {
+  core::Generator gen(30);
+  models::AxialTransformer raster(raster_config("local1d"), gen), axial(tiny_config(), gen);
+  CHECK_THROWS_WITH_AS(raster.start_outer_rows(), doctest::Contains("start_outer_rows is a piece of the axial decoder"), Error);
+  CHECK_THROWS_WITH_AS(raster.inner_position(0, 1), doctest::Contains("attention is \"local1d\""), Error);
+  CHECK_THROWS_WITH_AS(axial.start_raster(), doctest::Contains("the raster models' decoder"), Error);
+  NoGrad no_grad;
+  models::RasterState state = raster.start_raster();
+  CHECK_THROWS_WITH_AS(raster.raster_step(Tensor(core::zeros({2, 3})), state), doctest::Contains("z_t [B, 8]"), Error);
 }
 
 TEST_CASE("bad images are errors that say what was expected") {

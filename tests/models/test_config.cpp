@@ -30,6 +30,32 @@ TEST_CASE("init, positions and relative round-trip, and a config without them (w
   CHECK_THROWS_WITH_AS(models::config_from_json(R"({"relative": -1})", "a.json"), doctest::Contains("relative must be in [0, 65536], got -1"), Error);
 }
 
+TEST_CASE("the comparison's presets are small with another decoder, and attention's keys are checked") {
+  for (const std::string name : {"small-full", "small-local1d", "small-local2d", "small-relative"}) {
+    CAPTURE(name);
+    const models::AxialTransformerConfig c = models::load_config(name);
+    CHECK((c.features == 128 && c.heads == 4 && c.upper_layers == 4 && c.row_layers == 4 && c.ff_multiple == 4));
+    CHECK(c.attention == (name == "small-relative" ? "axial" : name.substr(6)));
+    CHECK(c.relative == (name == "small-relative" ? 16 : 0));
+  }
+  CHECK((models::preset("small").local_length == 112 && models::preset("small").local_rows == 7));
+  models::AxialTransformerConfig c = models::preset("tiny");
+  c.attention = "local2d", c.local_rows = 4, c.local_columns = 14, c.local_length = 56;
+  const models::AxialTransformerConfig back = models::config_from_json(c.to_json(), "test");
+  CHECK((back.attention == "local2d" && back.local_rows == 4 && back.local_columns == 14 && back.local_length == 56));
+  CHECK(models::config_from_json(R"({"features": 64, "heads": 4})", "old.json").attention == "axial");
+  CHECK_THROWS_WITH_AS(models::config_from_json(R"({"attention": "sparse"})", "a.json"),
+                       doctest::Contains("attention must be \"axial\", \"full\", \"local1d\" or \"local2d\", got \"sparse\""), Error);
+  CHECK_THROWS_WITH_AS(models::config_from_json(R"({"attention": "full", "inner": "lstm"})", "a.json"),
+                       doctest::Contains("inner \"lstm\" is a part of the axial decoder"), Error);
+  CHECK_THROWS_WITH_AS(models::config_from_json(R"({"attention": "local1d", "relative": 4})", "a.json"),
+                       doctest::Contains("relative positions are for axial attention"), Error);
+  CHECK_THROWS_WITH_AS(models::config_from_json(R"({"local_length": 0})", "a.json"), doctest::Contains("local_length must be in [1, "), Error);
+  CHECK_THROWS_WITH_AS(models::config_from_json(R"({"local_rows": 70000})", "a.json"), doctest::Contains("local_rows must be in [1, 65536], got 70000"), Error);
+  CHECK_THROWS_WITH_AS(models::config_from_json(R"({"local_columns": -3})", "a.json"), doctest::Contains("local_columns must be in [1, 65536], got -3"), Error);
+  CHECK_THROWS_WITH_AS(models::preset("small-sparse"), doctest::Contains("small-local2d, small-relative, or a JSON file"), Error);
+}
+
 TEST_CASE("a JSON config round-trips and bad keys or values are named") {
   models::AxialTransformerConfig c = models::preset("small");
   c.channels = 3, c.inner = "lstm";

@@ -80,12 +80,19 @@ TEST_CASE("evaluation on the device gives the CPU's likelihood") {
 }
 
 TEST_CASE("on the device the semi-parallel sampler makes exactly the naive sampler's images and the CPU's") {
-  for (const auto& [inner, relative] : {std::pair<std::string, int64_t>{"transformer", 0}, {"lstm", 0}, {"transformer", 2}}) {
+  struct Case {
+    std::string inner;
+    int64_t relative;
+    std::string attention;
+  };
+  for (const auto& [inner, relative, attention] : {Case{"transformer", 0, "axial"}, Case{"lstm", 0, "axial"}, Case{"transformer", 2, "axial"},
+                                                   Case{"transformer", 0, "full"}, Case{"transformer", 0, "local2d"}}) {
     CAPTURE(inner);
     CAPTURE(relative);
+    CAPTURE(attention);
     core::Generator gen(9);
     auto config = device_config(inner);
-    config.dropout = 0, config.relative = relative;
+    config.dropout = 0, config.relative = relative, config.attention = attention, config.local_rows = 2, config.local_columns = 2;
     models::AxialTransformer model(config, gen);
     for (const auto& [name, p] : model.named_parameters()) core::copy_into(core::normal(p.shape(), 0, 0.5, gen, p.dtype()), p.data());
     model.eval();

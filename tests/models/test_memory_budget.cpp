@@ -17,9 +17,10 @@ models::AxialTransformerConfig small_config() {
 
 // Configs that move every term of the estimate: width, feed-forward, heads, lines, layers,
 // channels with an encoder, the LSTM inner decoder, one set of position tables for both decoders,
-// relative positions (attention from plain ops).
+// relative positions (attention from plain ops); the raster models, full and local (1-D with
+// padding, 2-D with padding on both axes).
 std::vector<models::AxialTransformerConfig> configs() {
-  std::vector<models::AxialTransformerConfig> all(9, small_config());
+  std::vector<models::AxialTransformerConfig> all(12, small_config());
   all[1].features = 64;
   all[2].ff_multiple = 8, all[2].heads = 8;
   all[3].height = 16, all[3].upper_layers = 4;
@@ -28,6 +29,9 @@ std::vector<models::AxialTransformerConfig> configs() {
   all[6].height = 12, all[6].width = 16, all[6].channels = 2, all[6].features = 48, all[6].heads = 4, all[6].encoder_layers = 2, all[6].inner = "lstm";
   all[7].channels = 2, all[7].encoder_layers = 1, all[7].positions = "shared", all[7].init = "authors";
   all[8].relative = 3, all[8].heads = 4;
+  all[9].attention = "full";
+  all[10].attention = "local1d", all[10].local_length = 10;
+  all[11].attention = "local2d", all[11].local_rows = 3, all[11].local_columns = 3, all[11].heads = 4;
   return all;
 }
 
