@@ -44,14 +44,15 @@ double local_memory_per_pixel(const AxialTransformerConfig& c) {
 }
 bool local(const AxialTransformerConfig& c) { return c.attention == "local1d" || c.attention == "local2d"; }
 
-// The attention scores a raster block computes per pixel and head: every pixel (full), or a local
-// neighbourhood's.
+}  // namespace
+
 double raster_scores_per_pixel(const AxialTransformerConfig& c) {
   if (c.attention == "full") return pixels(c);
   const nn::LocalBlocks blocks = local_blocks(c);
   return local_memory_per_pixel(c) * static_cast<double>(blocks.rows * blocks.columns);
 }
 
+namespace {
 // A TransformerBlock: LayerNorm + qkv (D -> 3D) + output (D -> D), then LayerNorm + D -> mD -> D.
 double block_parameters(double d, double m) { return 2 * d + (3 * d * d + 3 * d) + (d * d + d) + 2 * d + (d * m * d + m * d) + (m * d * d + d); }
 

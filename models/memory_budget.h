@@ -31,6 +31,10 @@ struct MemoryEstimate {
 // config gives a huge number rather than an overflow).
 double parameter_count(const AxialTransformerConfig& c);
 
+// The attention scores that one head of a raster model's block computes per pixel (attention
+// "full": every pixel; "local1d", "local2d": its memory blocks, padding included).
+double raster_scores_per_pixel(const AxialTransformerConfig& c);
+
 // One training step on `batch` images (the batch of one process), with parameters of `dtype`, and
 // the first `checkpoint_blocks` transformer blocks recomputed in backward (AxialTransformer::set_checkpoint_blocks).
 MemoryEstimate training_memory(const AxialTransformerConfig& c, int64_t batch, core::Dtype dtype = core::Dtype::float32,

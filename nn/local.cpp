@@ -131,11 +131,12 @@ Tensor local_attention(const Tensor& q, const Tensor& k, const Tensor& v, const 
   }
   const BlockGrid grid(blocks, q.size(-3), q.size(-2));
   const std::vector<Offset> memory = grid.memory();
-  const Tensor queries = grid.to_blocks(q);                         // [..., I, J, P, Dh]
+  // (the queries scaled by 1/sqrt(Dh) before the product: K P times fewer numbers than the scores)
+  const Tensor queries = mul(grid.to_blocks(q), 1 / std::sqrt(static_cast<double>(q.size(-1))));  // [..., I, J, P, Dh]
   const Tensor keys = grid.gather_memory(grid.to_blocks(k), memory);    // [..., I, J, K P, Dh]
   const Tensor values = grid.gather_memory(grid.to_blocks(v), memory);  // [..., I, J, K P, Dh]
   // scores = q k^T / sqrt(Dh), hidden keys at -inf: [..., I, J, P, K P]
-  Tensor scores = mul(matmul(queries, keys.transpose(-1, -2)), 1 / std::sqrt(static_cast<double>(q.size(-1))));
+  Tensor scores = matmul(queries, keys.transpose(-1, -2));
   scores = masked_fill(scores, Tensor(grid.hidden(memory, q.device())), -std::numeric_limits<double>::infinity());
   return grid.from_blocks(matmul(softmax(scores, -1), values));  // [..., I, J, P, Dh] -> [..., R, C, Dh]
 }

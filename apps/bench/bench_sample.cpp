@@ -1,4 +1,4 @@
-// `axiom bench sample --config tiny|small`: milliseconds per 28 x 28 image for the two samplers of
+// `axiom bench sample --config tiny|small|...`: milliseconds per 28 x 28 image for the two samplers of
 // models/sampler.h, at batch 1 and batch 16, on a model with random weights (the cost does not
 // depend on the weights).
 //
@@ -6,7 +6,7 @@
 //   evaluation of the whole model on the batch is timed (median of trials) and multiplied by the
 //   number of pixels, H * W * C: that is all the naive sampler does, less the drawing itself.
 // - fast: the semi-parallel sampler (outer decoder once per row, inner decoder once per pixel with
-//   key/value caches), timed on whole images.
+//   key/value caches; a raster model's blocks once per pixel with caches), timed on whole images.
 // speedup = naive / fast: how many times faster the semi-parallel sampler is.
 // With --device cuda the model and its inputs live on the GPU, and the clock is read after the
 // device has finished (the fast sampler's images come back to the host, which waits anyway).

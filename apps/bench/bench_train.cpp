@@ -39,16 +39,20 @@ namespace {
 double forward_flops(const models::AxialTransformerConfig& c, int64_t batch) {
   const double d = static_cast<double>(c.features), f = static_cast<double>(c.ff_multiple * c.features);
   const double positions = static_cast<double>(batch * c.height * c.width);
-  auto block = [&](int64_t length) { return 2 * 4 * d * d + 2 * 2 * static_cast<double>(length) * d + 2 * 2 * d * f; };
+  // a block whose queries each score `keys` keys: the projections, q k^T and the mix, the feed-forward
+  auto block = [&](double keys) { return 2 * 4 * d * d + 2 * 2 * keys * d + 2 * 2 * d * f; };
   double per_position = 0;
-  for (int64_t i = 0; i < c.upper_layers; ++i) per_position += block(i % 2 == 0 ? c.width : c.height);  // row, column
+  if (!c.axial()) {  // a raster model: every pixel's keys are all pixels, or a local neighbourhood
+    per_position += static_cast<double>(c.upper_layers + c.row_layers) * block(models::raster_scores_per_pixel(c));
+  }
+  for (int64_t i = 0; i < c.upper_layers && c.axial(); ++i) per_position += block(static_cast<double>(i % 2 == 0 ? c.width : c.height));  // row, column
   if (c.inner == "lstm") {
     per_position += 2 * 8 * d * d;
-  } else {
-    per_position += static_cast<double>(c.row_layers) * block(c.width);
+  } else if (c.axial()) {
+    per_position += static_cast<double>(c.row_layers) * block(static_cast<double>(c.width));
   }
   if (c.channels > 1) {
-    for (int64_t i = 0; i < c.encoder_layers; ++i) per_position += block(i % 2 == 0 ? c.width : c.height);
+    for (int64_t i = 0; i < c.encoder_layers; ++i) per_position += block(static_cast<double>(i % 2 == 0 ? c.width : c.height));
   }
   per_position += 2 * 256 * d;
   return per_position * positions;
@@ -66,7 +70,7 @@ double peak_memory_bytes() {
 void reset_peak_memory() { std::ofstream("/proc/self/clear_refs") << "5"; }
 
 int64_t preset_batch(const std::string& config) {
-  if (config == "small") return 32;
+  if (config == "small" || config.starts_with("small-")) return 32;
   return 16;  // tiny, medium, and a JSON file
 }
 
