@@ -389,6 +389,13 @@ config '{"features": 1048576, "heads": 1}'
 config "{$small, \"dropout\": 1}"
 config "{$small, \"inner\": \"gru\"}"
 config "{$small, \"featurs\": 8}"
+config "{$small, \"attention\": \"sparse\"}"
+config "{$small, \"attention\": \"full\", \"inner\": \"lstm\"}"
+config "{$small, \"attention\": \"local1d\", \"relative\": 2}"
+config "{$small, \"attention\": \"local2d\", \"local_rows\": 0}"
+config "{$small, \"attention\": \"local1d\", \"local_length\": 99999999999}"
+config "{$small, \"attention\": \"local2d\", \"local_rows\": 100, \"local_columns\": 3, \"row_layers\": 1}"
+config '{"height": 65536, "width": 65536, "features": 8, "heads": 2, "attention": "full"}'
 config '[]'
 config '{}'
 config ''

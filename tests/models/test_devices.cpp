@@ -43,26 +43,30 @@ double largest_weight_difference(models::AxialTransformer& a, models::AxialTrans
 TEST_SUITE("cuda-emulated") {
 
 TEST_CASE("three training steps of a model on the device match the same steps on the CPU") {
-  const auto config = device_config();
-  const core::Tensor images = device_test_images(config);
-  models::TrainingOptions options;
-  options.batch_size = 4, options.lr = 1e-2, options.warmup_steps = 2, options.seed = 3;
-  models::Trainer on_cpu(config, options, images);
-  std::vector<double> cpu_losses;
-  for (int i = 0; i < 3; ++i) cpu_losses.push_back(on_cpu.step());
+  for (const std::string attention : {"axial", "local2d", "full"}) {  // the fused kernels, and local attention's plain ops
+    CAPTURE(attention);
+    auto config = device_config();
+    config.attention = attention, config.local_rows = 2, config.local_columns = 3;
+    const core::Tensor images = device_test_images(config);
+    models::TrainingOptions options;
+    options.batch_size = 4, options.lr = 1e-2, options.warmup_steps = 2, options.seed = 3;
+    models::Trainer on_cpu(config, options, images);
+    std::vector<double> cpu_losses;
+    for (int i = 0; i < 3; ++i) cpu_losses.push_back(on_cpu.step());
 
-  axiom::testing::on_every_device([&] {
-    models::Trainer on_device(config, options, images, Device::cuda());
-    CHECK(on_device.model().device() == Device::cuda());
-    for (int i = 0; i < 3; ++i) CHECK(on_device.step() == doctest::Approx(cpu_losses[i]).epsilon(1e-4));
-    for (const auto& [name, p] : on_device.model().named_parameters()) {
-      INFO(name);
-      CHECK(p.device() == Device::cuda());
-      CHECK(p.grad().defined());
-      CHECK(p.grad().device() == Device::cuda());
-    }
-    CHECK(largest_weight_difference(on_cpu.model(), on_device.model()) < 1e-4);
-  });
+    axiom::testing::on_every_device([&] {
+      models::Trainer on_device(config, options, images, Device::cuda());
+      CHECK(on_device.model().device() == Device::cuda());
+      for (int i = 0; i < 3; ++i) CHECK(on_device.step() == doctest::Approx(cpu_losses[i]).epsilon(1e-4));
+      for (const auto& [name, p] : on_device.model().named_parameters()) {
+        INFO(name);
+        CHECK(p.device() == Device::cuda());
+        CHECK(p.grad().defined());
+        CHECK(p.grad().device() == Device::cuda());
+      }
+      CHECK(largest_weight_difference(on_cpu.model(), on_device.model()) < 1e-4);
+    });
+  }
 }
 
 TEST_CASE("evaluation on the device gives the CPU's likelihood") {
