@@ -333,6 +333,31 @@ TEST_CASE("sample writes a PNG grid and the values as NPY, and fast and naive ag
         std::string::npos);
 }
 
+// The raster models go through the same commands: their config keys survive the checkpoint, and
+// the run resumes, evaluates and samples (fast == naive) like the Axial Transformer's.
+TEST_CASE("a raster model (local 2-D attention) trains, resumes, evaluates and samples through the commands") {
+  Workspace w;
+  std::ofstream(w.config()) << R"({"height": 3, "width": 4, "features": 8, "heads": 2, "upper_layers": 0, "row_layers": 2,
+                                   "ff_multiple": 2, "attention": "local2d", "local_rows": 2, "local_columns": 3})";
+  REQUIRE(apps::train(w.train_command("run", 2)) == 0);
+  apps::TrainCommand more = w.train_command("run", 4);
+  more.resume = true;
+  REQUIRE(apps::train(more) == 0);
+  const nlohmann::json saved = nlohmann::json::parse(bytes_of(w.run("run") + "/checkpoint.json"));
+  CHECK(saved.dump().find(R"("attention":"local2d")") != std::string::npos);
+  CHECK(saved.dump().find(R"("local_columns":3)") != std::string::npos);
+  apps::EvalCommand eval;
+  eval.checkpoint = w.run("run");
+  CHECK(apps::evaluate(eval) == 0);
+  apps::SampleCommand fast;
+  fast.checkpoint = w.run("run"), fast.count = 2, fast.out = w.run("fast.png");
+  REQUIRE(apps::sample(fast) == 0);
+  apps::SampleCommand naive = fast;
+  naive.method = "naive", naive.out = w.run("naive.png");
+  REQUIRE(apps::sample(naive) == 0);
+  CHECK(test::values_of(data::read_npy(w.run("fast.npy"))) == test::values_of(data::read_npy(w.run("naive.npy"))));
+}
+
 TEST_CASE("eval reads a run and its data, and bad checkpoints are named") {
   Workspace w;
   REQUIRE(apps::train(w.train_command("run", 2)) == 0);
