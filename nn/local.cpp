@@ -22,10 +22,12 @@ struct Offset {
 };
 
 // The grid cut into blocks: R x C positions, padded up to block_rows x block_columns blocks of
-// rows x columns.
+// rows x columns. A block taller or wider than the grid is cut to it: every query sees the same
+// keys (local_sees divides positions inside the grid alike), without padding up to the block.
 struct BlockGrid {
-  BlockGrid(const LocalBlocks& blocks, int64_t grid_rows, int64_t grid_columns)
-      : blocks(blocks), rows(grid_rows), columns(grid_columns),
+  BlockGrid(const LocalBlocks& wanted, int64_t grid_rows, int64_t grid_columns)
+      : blocks{.rows = std::min(wanted.rows, grid_rows), .columns = std::min(wanted.columns, grid_columns)},
+        rows(grid_rows), columns(grid_columns),
         block_rows((grid_rows + blocks.rows - 1) / blocks.rows), block_columns((grid_columns + blocks.columns - 1) / blocks.columns) {}
   int64_t block_size() const { return blocks.rows * blocks.columns; }
 

@@ -82,6 +82,7 @@ TEST_CASE("local attention equals a loop over every key, for 1-D and 2-D blocks,
   check_against_loop({2, 3, 6, 6, 2}, {.rows = 2, .columns = 2}); // 2-D with batch and head axes
   check_against_loop({4, 4, 2}, {.rows = 1, .columns = 1});       // blocks of one position
   check_against_loop({3, 5, 2}, {.rows = 8, .columns = 8});       // one block bigger than the grid
+  check_against_loop({3, 5, 2}, {.rows = 1 << 16, .columns = 1 << 16});  // far bigger: cut to the grid, not padded to it
 }
 
 TEST_CASE("local attention with one block over the whole grid is full causal attention in raster order") {
