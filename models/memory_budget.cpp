@@ -32,15 +32,20 @@ double raster_blocks(const AxialTransformerConfig& c) { return c.axial() ? 0 : s
 
 double pixels(const AxialTransformerConfig& c) { return static_cast<double>(c.height) * static_cast<double>(c.width); }
 
-// A raster block's local attention (nn/local.h): the block shape, and the keys it gathers per pixel.
-nn::LocalBlocks local_blocks(const AxialTransformerConfig& c) {
-  if (c.attention == "local1d") return {.rows = 1, .columns = c.local_length};
-  return {.rows = c.local_rows, .columns = c.local_columns};
+// A raster block's local attention (nn/local.h) on the grid its blocks run on ([1, HW] for 1-D,
+// [H, W] for 2-D), with blocks cut to the grid as local_attention cuts them; and the keys it
+// gathers per pixel.
+struct LocalGrid {
+  nn::LocalBlocks blocks;
+  int64_t rows, columns;
+};
+LocalGrid local_grid(const AxialTransformerConfig& c) {
+  if (c.attention == "local1d") return {{.rows = 1, .columns = std::min(c.local_length, c.height * c.width)}, 1, c.height * c.width};
+  return {{.rows = std::min(c.local_rows, c.height), .columns = std::min(c.local_columns, c.width)}, c.height, c.width};
 }
 double local_memory_per_pixel(const AxialTransformerConfig& c) {
-  const nn::LocalBlocks blocks = local_blocks(c);
-  return c.attention == "local1d" ? nn::local_memory_per_position(blocks, 1, c.height * c.width)
-                                  : nn::local_memory_per_position(blocks, c.height, c.width);
+  const LocalGrid g = local_grid(c);
+  return nn::local_memory_per_position(g.blocks, g.rows, g.columns);
 }
 bool local(const AxialTransformerConfig& c) { return c.attention == "local1d" || c.attention == "local2d"; }
 
@@ -48,7 +53,7 @@ bool local(const AxialTransformerConfig& c) { return c.attention == "local1d" ||
 
 double raster_scores_per_pixel(const AxialTransformerConfig& c) {
   if (c.attention == "full") return pixels(c);
-  const nn::LocalBlocks blocks = local_blocks(c);
+  const nn::LocalBlocks blocks = local_grid(c).blocks;
   return local_memory_per_pixel(c) * static_cast<double>(blocks.rows * blocks.columns);
 }
 

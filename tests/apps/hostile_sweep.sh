@@ -396,6 +396,7 @@ config "{$small, \"attention\": \"local2d\", \"local_rows\": 0}"
 config "{$small, \"attention\": \"local1d\", \"local_length\": 99999999999}"
 config "$(small_with 's/"row_layers": 0/"row_layers": 1/; s/}$/, "attention": "local2d", "local_rows": 100, "local_columns": 3}/')"
 config '{"height": 65536, "width": 65536, "features": 8, "heads": 2, "attention": "full"}'
+config "$(small_with 's/"row_layers": 0/"row_layers": 1/; s/}$/, "attention": "local2d", "local_rows": 65536, "local_columns": 65536}/')"
 config '[]'
 config '{}'
 config ''

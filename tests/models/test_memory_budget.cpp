@@ -97,6 +97,16 @@ TEST_CASE("the estimates are close to the measured peaks of training, evaluation
   }
 }
 
+TEST_CASE("local blocks larger than the image cost what blocks the size of the image cost (local_attention cuts them)") {
+  models::AxialTransformerConfig huge = small_config(), whole = small_config();
+  huge.attention = whole.attention = "local2d";
+  huge.local_rows = huge.local_columns = 65536, whole.local_rows = 8, whole.local_columns = 8;
+  CHECK(models::training_memory(huge, 4).total() == models::training_memory(whole, 4).total());
+  huge.attention = whole.attention = "local1d";
+  huge.local_length = int64_t{1} << 32, whole.local_length = 64;
+  CHECK(models::evaluation_memory(huge, 4).total() == models::evaluation_memory(whole, 4).total());
+}
+
 TEST_CASE("check_fits refuses what the machine cannot hold, with the estimate and the machine's memory") {
   models::AxialTransformerConfig huge = small_config();
   huge.upper_layers = int64_t{1} << 40;
