@@ -73,17 +73,17 @@ void AxialTransformer::build_raster(nn::BlockOptions masked, double position_std
   const int64_t d = config_.features;
   raster_position_ = register_module(
       "position", std::make_shared<nn::FactorizedPositionEmbedding>(Shape{config_.height, config_.width}, d, gen, position_std));
-  if (config_.attention == "local1d") masked.local = {.rows = 1, .columns = config_.local_length};
-  if (config_.attention == "local2d") masked.local = {.rows = config_.local_rows, .columns = config_.local_columns};
+  if (config_.attention != "full") masked.local = {.rows = config_.local_block()[0], .columns = config_.local_block()[1]};
   raster_ = register_module("blocks", std::make_shared<nn::ModuleList<nn::TransformerBlock>>());
   for (int64_t i = 0; i < config_.upper_layers + config_.row_layers; ++i) {
     raster_->push_back(std::make_shared<nn::TransformerBlock>(d, /*axis=*/-2, gen, masked));
   }
 }
 
-Shape AxialTransformer::raster_grid() const {
-  if (config_.attention == "local2d") return {config_.height, config_.width};
-  return {1, config_.height * config_.width};
+void AxialTransformer::check_pixel(const char* method, const char* name, const Tensor& z) const {
+  if (z.dim() != 2 || z.size(1) != config_.features) {
+    throw Error("AxialTransformer", method, " takes one pixel of each image, ", name, " [B, ", config_.features, "], got ", z.shape());
+  }
 }
 
 void AxialTransformer::require(bool axial, const char* method) const {
@@ -201,9 +201,7 @@ InnerRowState AxialTransformer::start_inner_row() const {
 
 Tensor AxialTransformer::inner_step(const Tensor& z_j, InnerRowState& state) const {
   require(true, "inner_step");
-  if (z_j.dim() != 2 || z_j.size(1) != config_.features) {
-    throw Error("AxialTransformer", "inner_step takes one pixel of each image, z_j [B, ", config_.features, "], got ", z_j.shape());
-  }
+  check_pixel("inner_step", "z_j", z_j);
   Tensor z = dropout_->forward(z_j);  // [B, D]
   if (inner_lstm_) {
     state.lstm = inner_lstm_->step(z, state.lstm);  // one LSTM step along the row
@@ -235,12 +233,12 @@ Tensor AxialTransformer::decode(const Tensor& h, const Tensor& context) const {
 //   h [B, H, W, D] -> logits [B, H, W, 256]; ShiftRaster gives pixel t the embedding of pixel t - 1.
 Tensor AxialTransformer::decode_raster(const Tensor& h, const Tensor& context) const {
   const int64_t b = h.size(0), d = config_.features, pixels = config_.height * config_.width;
-  const Shape grid = raster_grid();
+  const auto [grid_rows, grid_columns] = config_.raster_grid();
   Tensor z = nn::shift_right(h.reshape({b, 1, pixels, d})).reshape(h.shape());  // [B, H, W, D]
   z = raster_position_->forward(z);
   if (context.defined()) z = add(z, context);
   z = dropout_->forward(z);
-  z = run_blocks(*raster_, z.reshape({b, grid[0], grid[1], d}), encoder_blocks());  // [B, grid, D]
+  z = run_blocks(*raster_, z.reshape({b, grid_rows, grid_columns, d}), encoder_blocks());  // [B, grid, D]
   return logits_of(z).reshape({b, config_.height, config_.width, kValues});
 }
 
@@ -252,15 +250,13 @@ Tensor AxialTransformer::positions() const {
 RasterState AxialTransformer::start_raster() const {
   require(false, "start_raster");
   RasterState state;
-  state.caches.assign(raster_->size(), nn::AttentionCache(config_.height * config_.width, raster_grid()[1]));
+  state.caches.assign(raster_->size(), nn::AttentionCache(config_.height * config_.width, config_.raster_grid()[1]));
   return state;
 }
 
 Tensor AxialTransformer::raster_step(const Tensor& z_t, RasterState& state) const {
   require(false, "raster_step");
-  if (z_t.dim() != 2 || z_t.size(1) != config_.features) {
-    throw Error("AxialTransformer", "raster_step takes one pixel of each image, z_t [B, ", config_.features, "], got ", z_t.shape());
-  }
+  check_pixel("raster_step", "z_t", z_t);
   Tensor z = dropout_->forward(z_t);  // [B, D]
   for (size_t k = 0; k < raster_->size(); ++k) z = (*raster_)[k].forward_step(z, state.caches[k]);
   return logits_of(z);  // [B, 256]

@@ -121,8 +121,8 @@ class AxialTransformer : public nn::Module {
   Tensor logits_of(const Tensor& z) const;  // the final LayerNorm and the logits layer
   void build_raster(nn::BlockOptions masked, double position_std, core::Generator& gen);
   Tensor decode_raster(const Tensor& h, const Tensor& context) const;
-  Shape raster_grid() const;  // the blocks' grid: [1, H W] (full, local1d) or [H, W] (local2d)
   void require(bool axial, const char* method) const;  // an Error when `method` is not for this decoder
+  void check_pixel(const char* method, const char* name, const Tensor& z) const;  // z: one pixel of each image, [B, D]
 
   AxialTransformerConfig config_;
   std::shared_ptr<nn::Embedding> embedding_;

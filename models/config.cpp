@@ -91,6 +91,16 @@ void AxialTransformerConfig::validate_attention() const {
   if (relative > 0) throw Error("config", "relative positions are for axial attention; attention \"", attention, "\" has relative ", relative);
 }
 
+std::array<int64_t, 2> AxialTransformerConfig::raster_grid() const {
+  if (attention == "local2d") return {height, width};
+  return {1, height * width};
+}
+
+std::array<int64_t, 2> AxialTransformerConfig::local_block() const {
+  if (attention == "local2d") return {local_rows, local_columns};
+  return {1, local_length};
+}
+
 std::string AxialTransformerConfig::to_json() const { return core::write_fields(*this, kConfigFields).dump(2); }
 
 AxialTransformerConfig preset(const std::string& name) {

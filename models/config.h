@@ -21,6 +21,7 @@
 //              to itself and its neighbours left, right and above (nn/local.h).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -56,6 +57,11 @@ struct AxialTransformerConfig {
   int64_t local_rows = 7, local_columns = 7;  // local2d: a block's rows and columns
 
   bool axial() const { return attention == "axial"; }
+  // A raster model's blocks run on a grid of [rows, columns] in raster order: [1, H W] (full,
+  // local1d) or [H, W] (local2d); local attention's query blocks on it are [rows, columns]:
+  // [1, local_length] or [local_rows, local_columns].
+  std::array<int64_t, 2> raster_grid() const;
+  std::array<int64_t, 2> local_block() const;
   void validate() const;  // throws axiom::Error("[config] ...") naming the bad key and value
   void validate_attention() const;  // the keys of the decoder's attention, and what they rule out
   std::string to_json() const;

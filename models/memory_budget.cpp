@@ -32,29 +32,18 @@ double raster_blocks(const AxialTransformerConfig& c) { return c.axial() ? 0 : s
 
 double pixels(const AxialTransformerConfig& c) { return static_cast<double>(c.height) * static_cast<double>(c.width); }
 
-// A raster block's local attention (nn/local.h) on the grid its blocks run on ([1, HW] for 1-D,
-// [H, W] for 2-D), with blocks cut to the grid as local_attention cuts them; and the keys it
-// gathers per pixel.
-struct LocalGrid {
-  nn::LocalBlocks blocks;
-  int64_t rows, columns;
-};
-LocalGrid local_grid(const AxialTransformerConfig& c) {
-  if (c.attention == "local1d") return {{.rows = 1, .columns = std::min(c.local_length, c.height * c.width)}, 1, c.height * c.width};
-  return {{.rows = std::min(c.local_rows, c.height), .columns = std::min(c.local_columns, c.width)}, c.height, c.width};
-}
-double local_memory_per_pixel(const AxialTransformerConfig& c) {
-  const LocalGrid g = local_grid(c);
-  return nn::local_memory_per_position(g.blocks, g.rows, g.columns);
+// What a raster block's local attention computes per pixel (nn/local.h).
+nn::LocalCost local_cost(const AxialTransformerConfig& c) {
+  const auto [rows, columns] = c.local_block();
+  const auto [grid_rows, grid_columns] = c.raster_grid();
+  return nn::local_cost({.rows = rows, .columns = columns}, grid_rows, grid_columns);
 }
 bool local(const AxialTransformerConfig& c) { return c.attention == "local1d" || c.attention == "local2d"; }
 
 }  // namespace
 
 double raster_scores_per_pixel(const AxialTransformerConfig& c) {
-  if (c.attention == "full") return pixels(c);
-  const nn::LocalBlocks blocks = local_grid(c).blocks;
-  return local_memory_per_pixel(c) * static_cast<double>(blocks.rows * blocks.columns);
+  return c.attention == "full" ? pixels(c) : local_cost(c).scores_per_position;
 }
 
 namespace {
@@ -77,7 +66,7 @@ double training_floats_per_pixel(const AxialTransformerConfig& c, int64_t checkp
   // (a raster block's scores; local attention also keeps the keys and values it gathers for each
   // block: 2 D floats per gathered key, 2.6 D fitted with what the backward pass adds)
   if (!c.axial()) weights += heads * raster_blocks(c) * raster_scores_per_pixel(c);
-  if (local(c)) weights += 2.6 * d * raster_blocks(c) * local_memory_per_pixel(c);
+  if (local(c)) weights += 2.6 * d * raster_blocks(c) * local_cost(c).keys_per_position;
   const double n = blocks.total() + raster_blocks(c), recomputed = std::min(static_cast<double>(checkpoint_blocks), n);
   if (n > 0) floats += (n - recomputed) * block_values + recomputed * d + weights * (n - recomputed) / n;
   if (recomputed > 0) floats += 6 * d * m + weights / n;  // one block run again, with its backward's temporaries

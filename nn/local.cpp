@@ -110,10 +110,11 @@ bool local_sees(const LocalBlocks& blocks, int64_t i, int64_t j, int64_t r, int6
   return not_after && (up == 0 || up == 1) && across >= -1 && across <= 1;
 }
 
-double local_memory_per_position(const LocalBlocks& blocks, int64_t grid_rows, int64_t grid_columns) {
+LocalCost local_cost(const LocalBlocks& blocks, int64_t grid_rows, int64_t grid_columns) {
   const BlockGrid grid(blocks, grid_rows, grid_columns);
   const double padded = static_cast<double>(grid.block_rows * grid.block_columns * grid.block_size());
-  return padded * static_cast<double>(grid.memory().size()) / (static_cast<double>(grid_rows) * static_cast<double>(grid_columns));
+  const double keys = padded * static_cast<double>(grid.memory().size()) / (static_cast<double>(grid_rows) * static_cast<double>(grid_columns));
+  return {.keys_per_position = keys, .scores_per_position = keys * static_cast<double>(grid.block_size())};
 }
 
 int64_t local_first_visible(const LocalBlocks& blocks, int64_t columns_of_grid, int64_t t) {

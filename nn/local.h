@@ -41,9 +41,14 @@ bool local_sees(const LocalBlocks& blocks, int64_t i, int64_t j, int64_t r, int6
 // blocks only, [..., R/rows, C/columns, rows*columns, (up to 6) rows*columns] scores.
 Tensor local_attention(const Tensor& q, const Tensor& k, const Tensor& v, const LocalBlocks& blocks);
 
-// How many keys local attention gathers per position of a grid [R, C]: each block's memory, K
-// blocks, the blocks' padding included (for a memory budget; each query scores rows x columns times as many).
-double local_memory_per_position(const LocalBlocks& blocks, int64_t grid_rows, int64_t grid_columns);
+// What local attention computes per position of a grid [R, C] (for a memory budget), the blocks'
+// padding included: the keys it gathers for each block's memory (K blocks), and the scores, rows x
+// columns times as many (blocks larger than the grid cut to it, as local_attention cuts them).
+struct LocalCost {
+  double keys_per_position = 0;
+  double scores_per_position = 0;
+};
+LocalCost local_cost(const LocalBlocks& blocks, int64_t grid_rows, int64_t grid_columns);
 
 // The first raster position that a query at raster position t of a grid `columns_of_grid` wide can
 // see: the positions it attends to lie in [first, t] (a sampler's step narrows its cache to them).
