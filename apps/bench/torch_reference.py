@@ -16,7 +16,10 @@ same machine, with the same thread count, and compare:
     /usr/bin/python3 apps/bench/torch_reference.py sample --config tiny --check
 
 Options: train [--batch N] [--steps 5]; sample [--naive-rows 2] [--check [--check-rows 3]]; both
-[--threads 2] [--json] (one JSON object per line and figure, as `axiom bench --json`).
+[--threads 2] [--json] (one JSON object per line and figure, as `axiom bench --json`) and
+[--device cpu|cuda] (as axiom's --device: the model, its inputs and the sampler's noise on the GPU,
+the clock read after torch.cuda.synchronize(); the peak of PyTorch's CUDA tensors is reported as
+peak_tensor_memory, as axiom reports its own, and the sgemm baseline is torch.mm on the GPU).
 
 Peak memory is the whole process's resident peak (VmHWM), as axiom's; with PyTorch that includes
 its libraries, a few hundred MiB before any tensor.
@@ -345,6 +348,10 @@ def set_threads(count):
         lib.openblas_set_num_threads(count)
 
 
+def device_description(device):
+    return torch.cuda.get_device_name(device) if device.type == "cuda" else "the CPU"
+
+
 def header(reporter, command, config_name, c, model, extra):
     count = sum(p.numel() for p in model.parameters())
     assert count == parameter_count_formula(c), f"{count} parameters, axiom's structure gives {parameter_count_formula(c)}"
@@ -357,10 +364,20 @@ def header(reporter, command, config_name, c, model, extra):
 # --- train ---------------------------------------------------------------------------------------
 
 
-def sgemm_gflops(m, k, n, gen):  # the model's largest product, [B*H*W, D] @ [D, 4D], as raw torch.mm
-    a, b = torch.randn(m, k, generator=gen), torch.randn(k, n, generator=gen)
-    c = torch.empty(m, n)
-    seconds = seconds_per_call(lambda: torch.mm(a, b, out=c), 5, 0.2)
+def finish(device):  # waits for the device's queued work, so the clock reads the work's end
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def sgemm_gflops(m, k, n, gen, device):  # the model's largest product, [B*H*W, D] @ [D, 4D], as raw torch.mm
+    a, b = torch.randn(m, k, generator=gen).to(device), torch.randn(k, n, generator=gen).to(device)
+    c = torch.empty(m, n, device=device)
+
+    def product():
+        torch.mm(a, b, out=c)
+        finish(device)
+
+    seconds = seconds_per_call(product, 5, 0.2)
     return 2.0 * m * n * k / seconds / 1e9
 
 
@@ -368,18 +385,20 @@ def bench_train(args, reporter):
     c = preset(args.config)
     batch = args.batch if args.batch > 0 else PRESET_BATCH[args.config]
     torch.manual_seed(0)
-    model = AxialTransformer(c).train()
+    device = torch.device(args.device)
+    model = AxialTransformer(c).train().to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, betas=(0.9, 0.98))
-    header(reporter, "train", args.config, c, model, f"batch {batch}, autocast {args.autocast}, {args.steps} timed steps after 2 warm-up steps")
+    header(reporter, "train", args.config, c, model,
+           f"on {device_description(device)}, batch {batch}, autocast {args.autocast}, {args.steps} timed steps after 2 warm-up steps")
 
     gen = torch.Generator().manual_seed(11)
-    images = torch.randint(0, VALUES, (4 * batch, c["height"], c["width"]), generator=gen, dtype=torch.uint8)
-    gemm = sgemm_gflops(batch * c["height"] * c["width"], c["features"], c["ff_multiple"] * c["features"], gen)
+    images = torch.randint(0, VALUES, (4 * batch, c["height"], c["width"]), generator=gen, dtype=torch.uint8).to(device)
+    gemm = sgemm_gflops(batch * c["height"] * c["width"], c["features"], c["ff_multiple"] * c["features"], gen, device)
 
     steps_done = 0
 
-    # --autocast bfloat16: PyTorch's CPU mixed precision (matrix products in bfloat16, float32 weights)
-    autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.autocast == "bfloat16")
+    # --autocast bfloat16: PyTorch's mixed precision (matrix products in bfloat16, float32 weights)
+    autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=args.autocast == "bfloat16")
 
     def step():  # forward, loss, backward, Adam, on the next of the four batches
         nonlocal steps_done
@@ -390,10 +409,13 @@ def bench_train(args, reporter):
         optimizer.step()
         optimizer.zero_grad()
         steps_done += 1
+        finish(device)
 
     # As axiom: one warm-up step, reset the peak, then seconds_per_call's own warm-up and the timed steps.
     step()
     reset_peak_memory()
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
     step_seconds = seconds_per_call(step, args.steps, 0)
     peak = peak_memory_bytes()
     flops = 3 * forward_flops(c, batch)  # backward costs twice the forward
@@ -402,6 +424,8 @@ def bench_train(args, reporter):
     reporter.report("train", f"{name}_step", "s", step_seconds)
     reporter.report("train", f"{name}_images_per_second", "img/s", batch / step_seconds)
     reporter.report("train", f"{name}_peak_memory", "MiB", peak / (1 << 20))
+    if device.type == "cuda":
+        reporter.report("train", f"{name}_peak_tensor_memory", "MiB", torch.cuda.max_memory_allocated(device) / (1 << 20))
     reporter.report("train", f"{name}_gflop_per_step", "GFLOP", flops / 1e9)
     reporter.report("train", f"{name}_gflops", "GFLOP/s", flops / step_seconds / 1e9, gemm, "sgemm")
 
@@ -409,10 +433,14 @@ def bench_train(args, reporter):
 # --- sample: models/sampler.cpp ------------------------------------------------------------------
 
 
-def gumbel_noise(c, count, seed):  # standard Gumbel noise for every value of every pixel: [N, H, W, 256]
-    gen = torch.Generator().manual_seed(seed)
+def gumbel_noise(c, count, seed, device):  # standard Gumbel noise for every value of every pixel: [N, H, W, 256]
+    gen = torch.Generator().manual_seed(seed)  # drawn on the CPU: the same noise on every device
     u = torch.rand(count, c["height"], c["width"], VALUES, generator=gen, dtype=torch.float64)
-    return -torch.log(-torch.log(u))
+    return (-torch.log(-torch.log(u))).to(device)
+
+
+def model_device(model):
+    return next(model.parameters()).device
 
 
 def pick(logits, noise, temperature=1.0):  # Gumbel-max: argmax_v (logits / T + noise), [N, 256] -> [N]
@@ -423,8 +451,9 @@ def pick(logits, noise, temperature=1.0):  # Gumbel-max: argmax_v (logits / T + 
 def sample_naive(model, count, seed=0, rows=None):
     """The whole model once per pixel. rows: stop after that many rows (the rest stay 0)."""
     c = model.c
-    noise = gumbel_noise(c, count, seed)
-    images = torch.zeros(count, c["height"], c["width"], dtype=torch.int64)
+    device = model_device(model)
+    noise = gumbel_noise(c, count, seed, device)
+    images = torch.zeros(count, c["height"], c["width"], dtype=torch.int64, device=device)
     for i in range(rows or c["height"]):
         for j in range(c["width"]):
             images[:, i, j] = pick(model(images)[:, i, j], noise[:, i, j])
@@ -438,8 +467,9 @@ def sample_fast(model, count, seed=0, rows=None, record=None):
     that pixel alone, with a key/value cache per inner block. record: a dict that receives each
     pixel's logits under (i, j), for --check."""
     c = model.c
-    noise = gumbel_noise(c, count, seed)
-    images = torch.zeros(count, c["height"], c["width"], dtype=torch.int64)
+    device = model_device(model)
+    noise = gumbel_noise(c, count, seed, device)
+    images = torch.zeros(count, c["height"], c["width"], dtype=torch.int64, device=device)
     positions = model.inner_position.grid()  # [H, W, D]
     outer_caches = model.start_outer_rows()
     above = positions.new_zeros(count, c["width"], c["features"])  # ShiftDown(u) on row 0: the zero row on top
@@ -461,27 +491,31 @@ def sample_fast(model, count, seed=0, rows=None, record=None):
 def bench_sample(args, reporter):
     c = preset(args.config)
     torch.manual_seed(0)
-    model = AxialTransformer(c).eval()
+    device = torch.device(args.device)
+    model = AxialTransformer(c).eval().to(device)
     rows = args.naive_rows
     header(
         reporter, "sample", args.config, c, model,
-        f"ms per {c['height']}x{c['width']} image; the naive sampler is timed on the first {rows} rows "
+        f"on {device_description(device)}, ms per {c['height']}x{c['width']} image; the naive sampler is timed on the first {rows} rows "
         f"({rows * c['width']} pixels) and scaled to the whole image, the fast one runs the whole image",
     )
     pixels = c["height"] * c["width"]
     with torch.no_grad():
         for batch in (1, 16):
-            warm = torch.zeros(batch, c["height"], c["width"], dtype=torch.int64)
+            warm = torch.zeros(batch, c["height"], c["width"], dtype=torch.int64, device=device)
             model(warm)  # warm-up: allocator, lazy initialisation
             sample_fast(model, batch, rows=1)
+            finish(device)
 
             start = time.perf_counter()
             sample_naive(model, batch, rows=rows)
+            finish(device)
             naive = (time.perf_counter() - start) * pixels / (rows * c["width"]) / batch
             reporter.report("sample", f"{args.config}_naive_batch{batch}", "ms/image", naive * 1e3)
 
             start = time.perf_counter()
             sample_fast(model, batch)
+            finish(device)
             fast = (time.perf_counter() - start) / batch
             reporter.report("sample", f"{args.config}_fast_batch{batch}", "ms/image", fast * 1e3)
 
@@ -535,9 +569,12 @@ def main():
     sample.add_argument("--check-rows", type=int, default=3, help="rows --check samples")
     for command in (train, sample):
         command.add_argument("--threads", type=int, default=2)
+        command.add_argument("--device", choices=["cpu", "cuda"], default="cpu", help="where the model runs (cuda: the first GPU)")
         command.add_argument("--json", action="store_true", help="one JSON object per line and figure")
     args = parser.parse_args()
 
+    if getattr(args, "device", "cpu") == "cuda" and not torch.cuda.is_available():
+        parser.error("--device cuda: PyTorch sees no CUDA device here")
     set_threads(args.threads)
     reporter = Reporter(args.json)
     if args.command == "train":
