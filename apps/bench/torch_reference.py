@@ -320,11 +320,13 @@ def openblas():
     """The OpenBLAS library this process loaded (through torch), via ctypes, or None."""
     with open("/proc/self/maps") as maps:
         paths = [line.split()[-1] for line in maps if "openblas" in line and ".so" in line]
-    if not paths:
-        return None
-    lib = ctypes.CDLL(paths[0])  # already loaded: this only looks it up
-    lib.openblas_get_corename.restype = ctypes.c_char_p
-    return lib
+    for path in dict.fromkeys(paths):
+        lib = ctypes.CDLL(path)  # already loaded: this only looks it up
+        # NumPy's wheels bring an OpenBLAS whose names carry a suffix: not the one torch calls
+        if hasattr(lib, "openblas_get_corename"):
+            lib.openblas_get_corename.restype = ctypes.c_char_p
+            return lib
+    return None
 
 
 def blas_description():

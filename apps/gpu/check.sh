@@ -10,13 +10,14 @@
 #      evaluation and sampler on the emulated GPU and on the real one, against the CPU;
 #   4. times `axiom bench train` (tiny, small) and `axiom bench sample` (tiny) on cuda and on the CPU,
 #      and the same model in PyTorch on the GPU (apps/bench/torch_reference.py --device cuda);
-#   5. runs compute-sanitizer's memcheck and racecheck on short device tests.
+#   5. runs compute-sanitizer's memcheck and racecheck on short device tests;
+#   6. profiles the kernels of a few tiny training steps with Nsight Compute (ncu).
 #
 # Without a GPU (or without nvcc) it does 1 to 3 only, on the emulated GPU: that is how a machine
 # without one tests this script. Results go to RESULTS (default: $OUT where that is set, else
 # gpu-check-results/): summary.txt (each step and the figures), environment.txt, build.log,
-# tests.log, bench.jsonl (axiom's and PyTorch's figures, one JSON object a line), bench.log and
-# sanitizer.log. Each step has a time limit, and the whole check stops starting steps after
+# tests.log, bench.jsonl (axiom's and PyTorch's figures, one JSON object a line), bench.log,
+# sanitizer.log and profile.csv (one row per kernel launch). Each step has a time limit, and the whole check stops starting steps after
 # AXIOM_GPU_CHECK_SECONDS (default 540). Exits non-zero when a step failed.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -153,6 +154,14 @@ record() {  # record PROGRAM DEVICE COMMAND...
       *) echo "$line" >>"$results/bench.log" ;;
     esac
   done
+  return "${PIPESTATUS[0]}"  # the bench's own exit status
+}
+
+# Every kernel of a few tiny training steps (batch 4) under Nsight Compute, one CSV row per launch
+# with its name and GPU time: what a step launches and where its time goes.
+profile_kernels() {
+  ncu --clock-control none --csv --metrics gpu__time_duration.sum \
+    "$build/apps/axiom" bench train --config tiny --batch 4 --steps 1 --device cuda --threads "$jobs"
 }
 
 sanitize() {  # sanitize TOOL TEST_PROGRAM TEST_CASE
@@ -176,8 +185,8 @@ PY
 }
 
 export root_dir results bundle prefix libdir libdirs build jobs has_gpu
-export -f unpack_bundle configure build_targets device_tests axiom_bench torch_bench record sanitize
-say "axiom GPU check: $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$root_dir" rev-parse --short HEAD 2>/dev/null || echo unknown), GPU: $has_gpu"
+export -f unpack_bundle configure build_targets device_tests axiom_bench torch_bench record sanitize profile_kernels
+say "axiom GPU check: $(date -u '+%Y-%m-%d %H:%M UTC'), GPU: $has_gpu"
 describe_machine >"$results/environment.txt" 2>&1
 step "unpack the bundle" 120 unpack_bundle >"$results/build.log" 2>&1 || exit 1
 step "configure" 120 configure >>"$results/build.log" 2>&1 || exit 1
@@ -204,6 +213,7 @@ if [ $has_gpu = yes ]; then
   step "compute-sanitizer memcheck: ops" 150 sanitize memcheck core/axiom_core_tests "every op on every device*" \
     >>"$results/sanitizer.log" 2>&1
   grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$results/sanitizer.log" | tee -a "$summary"
+  step "kernel profile (ncu)" 150 profile_kernels >"$results/profile.csv" 2>&1
   figures >>"$summary" 2>&1
 else
   say "no GPU here (or no nvcc): the real-GPU steps are skipped; the device tests ran on the emulated GPU"
