@@ -43,4 +43,29 @@ std::vector<int64_t> batch_offsets(const Tensor& x) {
   return offsets;
 }
 
+std::optional<int64_t> even_spacing(const std::vector<int64_t>& offsets) {
+  const int64_t stride = offsets.size() > 1 ? offsets[1] - offsets[0] : 0;
+  for (size_t i = 0; i < offsets.size(); ++i) {
+    if (offsets[i] != static_cast<int64_t>(i) * stride) return std::nullopt;
+  }
+  return stride;
+}
+
+bool rows_fold_into_one_matrix(const Tensor& x) {
+  if (x.size(-1) > 1 && x.stride(-1) != 1) return false;
+  int64_t expected = x.stride(-2);
+  for (int64_t axis = x.dim() - 2; axis-- > 0;) {
+    expected *= x.size(axis + 1);
+    if (x.size(axis) > 1 && x.stride(axis) != expected) return false;
+  }
+  return true;
+}
+
+bool is_shared_across_batch(const Tensor& x) {
+  for (int64_t axis = 0; axis < x.dim() - 2; ++axis) {
+    if (x.size(axis) > 1 && x.stride(axis) != 0) return false;
+  }
+  return true;
+}
+
 }  // namespace axiom::core

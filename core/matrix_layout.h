@@ -32,4 +32,15 @@ Tensor compact_matrices(const Tensor& x);
 // row-major order (relative to x's first element).
 std::vector<int64_t> batch_offsets(const Tensor& x);
 
+// The stride s when matrix i of the batch starts at offsets[i] = i * s (s may be 0: one matrix
+// shared by the batch), else nothing. Then BLAS can take the batch as (pointer, stride).
+std::optional<int64_t> even_spacing(const std::vector<int64_t>& offsets);
+
+// True when x's batch axes and its row axis together form one evenly spaced axis of rows, and
+// its columns are adjacent: then the whole batch is one tall [batch * rows, cols] matrix.
+bool rows_fold_into_one_matrix(const Tensor& x);
+
+// True when every matrix of x [..., rows, cols] is the same one (the batch axes broadcast it).
+bool is_shared_across_batch(const Tensor& x);
+
 }  // namespace axiom::core

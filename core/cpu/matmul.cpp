@@ -24,25 +24,6 @@ namespace {
 
 constexpr int64_t kSmallGemm = 64 * 64 * 64;  // m*n*k at or below which OpenBLAS uses one thread
 
-// True when x's batch axes and its row axis together form one evenly spaced axis of rows, and
-// its columns are adjacent: then the whole batch is one tall [batch * rows, cols] matrix.
-bool rows_fold_into_one_matrix(const Tensor& x) {
-  if (x.size(-1) > 1 && x.stride(-1) != 1) return false;
-  int64_t expected = x.stride(-2);
-  for (int64_t axis = x.dim() - 2; axis-- > 0;) {
-    expected *= x.size(axis + 1);
-    if (x.size(axis) > 1 && x.stride(axis) != expected) return false;
-  }
-  return true;
-}
-
-bool is_shared_across_batch(const Tensor& x) {
-  for (int64_t axis = 0; axis < x.dim() - 2; ++axis) {
-    if (x.size(axis) > 1 && x.stride(axis) != 0) return false;
-  }
-  return true;
-}
-
 // c = a @ b (beta 0), or c += a @ b (beta 1), with a and b as BLAS reads them. A large float32
 // product goes to oneDNN when this build has it, in the process's precision (core/ops.h:
 // MatmulPrecision); everything else to OpenBLAS.

@@ -45,12 +45,53 @@ int as_int(int64_t value, const char* what) {
   return static_cast<int>(value);
 }
 
+constexpr size_t kMostPerCall = 65535;
+
+cublasOperation_t operation(bool transposed) { return transposed ? CUBLAS_OP_T : CUBLAS_OP_N; }
+
 }  // namespace
+
+// column-major C^T [n, m] = op(B)^T [n, k] op(A)^T [k, m]  (see blas.h): b goes first
+template <typename T>
+void gemm(int64_t m, int64_t n, int64_t k, T alpha, GemmOperand<const T> a, GemmOperand<const T> b, T beta, GemmOperand<T> c) {
+  const int M = as_int(m, "m"), N = as_int(n, "n"), K = as_int(k, "k");
+  const int LDA = as_int(a.ld, "lda"), LDB = as_int(b.ld, "ldb"), LDC = as_int(c.ld, "ldc");
+  if constexpr (std::is_same_v<T, float>) {
+    check(cublasSgemm(cublas(), operation(b.transposed), operation(a.transposed), N, M, K, &alpha, b.data, LDB, a.data, LDA, &beta,
+                      c.data, LDC),
+          "matmul");
+  } else {
+    check(cublasDgemm(cublas(), operation(b.transposed), operation(a.transposed), N, M, K, &alpha, b.data, LDB, a.data, LDA, &beta,
+                      c.data, LDC),
+          "matmul");
+  }
+}
+
+template <typename T>
+void gemm_strided_batched(int64_t m, int64_t n, int64_t k, T alpha, GemmOperand<const T> a, GemmOperand<const T> b, T beta,
+                          GemmOperand<T> c, int64_t count) {
+  const int M = as_int(m, "m"), N = as_int(n, "n"), K = as_int(k, "k");
+  const int LDA = as_int(a.ld, "lda"), LDB = as_int(b.ld, "ldb"), LDC = as_int(c.ld, "ldc");
+  for (int64_t first = 0; first < count; first += kMostPerCall) {
+    const int batch = static_cast<int>(std::min<int64_t>(kMostPerCall, count - first));
+    const T* a_first = a.data + first * a.stride;
+    const T* b_first = b.data + first * b.stride;
+    T* c_first = c.data + first * c.stride;
+    if constexpr (std::is_same_v<T, float>) {
+      check(cublasSgemmStridedBatched(cublas(), operation(b.transposed), operation(a.transposed), N, M, K, &alpha, b_first, LDB,
+                                      b.stride, a_first, LDA, a.stride, &beta, c_first, LDC, c.stride, batch),
+            "matmul");
+    } else {
+      check(cublasDgemmStridedBatched(cublas(), operation(b.transposed), operation(a.transposed), N, M, K, &alpha, b_first, LDB,
+                                      b.stride, a_first, LDA, a.stride, &beta, c_first, LDC, c.stride, batch),
+            "matmul");
+    }
+  }
+}
 
 template <typename T>
 void gemm_batched(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const std::vector<const T*>& a,
                   int64_t lda, const std::vector<const T*>& b, int64_t ldb, T beta, const std::vector<T*>& c, int64_t ldc) {
-  constexpr size_t kMostPerCall = 65535;
   const cublasOperation_t op_a = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, op_b = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   const int M = as_int(m, "m"), N = as_int(n, "n"), K = as_int(k, "k");
   const int LDA = as_int(lda, "lda"), LDB = as_int(ldb, "ldb"), LDC = as_int(ldc, "ldc");
@@ -76,6 +117,14 @@ void gemm_batched(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T
   }
 }
 
+template void gemm<float>(int64_t, int64_t, int64_t, float, GemmOperand<const float>, GemmOperand<const float>, float,
+                          GemmOperand<float>);
+template void gemm<double>(int64_t, int64_t, int64_t, double, GemmOperand<const double>, GemmOperand<const double>, double,
+                           GemmOperand<double>);
+template void gemm_strided_batched<float>(int64_t, int64_t, int64_t, float, GemmOperand<const float>, GemmOperand<const float>, float,
+                                          GemmOperand<float>, int64_t);
+template void gemm_strided_batched<double>(int64_t, int64_t, int64_t, double, GemmOperand<const double>, GemmOperand<const double>,
+                                           double, GemmOperand<double>, int64_t);
 template void gemm_batched<float>(bool, bool, int64_t, int64_t, int64_t, float, const std::vector<const float*>&, int64_t,
                                   const std::vector<const float*>&, int64_t, float, const std::vector<float*>&, int64_t);
 template void gemm_batched<double>(bool, bool, int64_t, int64_t, int64_t, double, const std::vector<const double*>&, int64_t,

@@ -1,6 +1,10 @@
-// Matrix products on the GPU: out[b] = a[b] @ b[b] for every batch index b, in one batched cuBLAS
-// call (core/cuda/blas.h). Views are read in place where cuBLAS can (core/matrix_layout.h); the
-// batch may have any strides, because each matrix is passed by its own pointer.
+// Matrix products on the GPU: out[b] = a[b] @ b[b] for every batch index b, as few cuBLAS calls as
+// the layout allows (core/cuda/blas.h), none of which uploads anything when the batch is regular:
+//   - one product, or a batch of rows times one shared matrix ([B, M, K] @ [K, N], as every
+//     linear layer is): one gemm of [B*M, K] @ [K, N];
+//   - matrices evenly spaced in memory (a contiguous batch, a broadcast one): one strided-batched call;
+//   - any other batch: one pointer per matrix, uploaded for a batched call.
+// Views are read in place where cuBLAS can (core/matrix_layout.h).
 #include "core/cuda/blas.h"
 #include "core/cuda/cuda_backend.h"
 #include "core/cuda/runtime.h"
@@ -10,14 +14,6 @@
 namespace AXIOM_CUDA_NAMESPACE {
 
 namespace {
-
-template <typename T>
-std::vector<T*> matrix_pointers(const Tensor& x) {
-  T* base = static_cast<T*>(x.raw_data());
-  std::vector<T*> pointers;
-  for (int64_t offset : batch_offsets(x)) pointers.push_back(base + offset);
-  return pointers;
-}
 
 template <typename T>
 void matmul_typed(Tensor a, Tensor b, const Tensor& out, bool accumulate) {
@@ -31,11 +27,30 @@ void matmul_typed(Tensor a, Tensor b, const Tensor& out, bool accumulate) {
   if (!a_layout) a = compact_matrices(a), a_layout = matrix_layout(m, k, a.stride(-2), a.stride(-1));
   auto b_layout = matrix_layout(k, n, b.stride(-2), b.stride(-1));
   if (!b_layout) b = compact_matrices(b), b_layout = matrix_layout(k, n, b.stride(-2), b.stride(-1));
-  const std::vector<T*> a_at = matrix_pointers<T>(a), b_at = matrix_pointers<T>(b);
+  const T beta = accumulate ? T(1) : T(0);
+  const int64_t batches = out.numel() / (m * n);  // out: contiguous [..., m, n]
+  GemmOperand<const T> a_op{static_cast<const T*>(a.raw_data()), a_layout->ld, a_layout->transposed};
+  GemmOperand<const T> b_op{static_cast<const T*>(b.raw_data()), b_layout->ld, b_layout->transposed};
+  GemmOperand<T> c_op{static_cast<T*>(out.raw_data()), n, false, m * n};
+
+  if (batches == 1) return gemm<T>(m, n, k, T(1), a_op, b_op, beta, c_op);
+  if (m > 1 && is_shared_across_batch(b) && !a_layout->transposed && rows_fold_into_one_matrix(a)) {
+    return gemm<T>(batches * m, n, k, T(1), a_op, b_op, beta, c_op);  // [B*M, K] @ [K, N]
+  }
+  const std::vector<int64_t> a_offsets = batch_offsets(a), b_offsets = batch_offsets(b);
+  const std::optional<int64_t> a_stride = even_spacing(a_offsets), b_stride = even_spacing(b_offsets);
+  if (a_stride && b_stride) {
+    a_op.stride = *a_stride, b_op.stride = *b_stride;
+    return gemm_strided_batched<T>(m, n, k, T(1), a_op, b_op, beta, c_op, batches);
+  }
+  std::vector<const T*> a_at, b_at;
   std::vector<T*> c_at;
-  for (size_t i = 0; i < a_at.size(); ++i) c_at.push_back(static_cast<T*>(out.raw_data()) + static_cast<int64_t>(i) * m * n);
-  gemm_batched<T>(a_layout->transposed, b_layout->transposed, m, n, k, T(1), {a_at.begin(), a_at.end()}, a_layout->ld,
-                  {b_at.begin(), b_at.end()}, b_layout->ld, accumulate ? T(1) : T(0), c_at, n);
+  for (int64_t i = 0; i < batches; ++i) {
+    a_at.push_back(a_op.data + a_offsets[i]);
+    b_at.push_back(b_op.data + b_offsets[i]);
+    c_at.push_back(c_op.data + i * m * n);
+  }
+  gemm_batched<T>(a_op.transposed, b_op.transposed, m, n, k, T(1), a_at, a_op.ld, b_at, b_op.ld, beta, c_at, n);
 }
 
 }  // namespace

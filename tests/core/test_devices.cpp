@@ -9,6 +9,7 @@
 // under two thread orders, and by the real GPU when there is one (tests/support/emulated_cuda.h).
 // A coverage test fails when a Backend method or an op enum value has no case here.
 #include <functional>
+#include <map>
 #include <set>
 
 #include "tests/core/reference.h"
@@ -148,6 +149,10 @@ void add_matrix_cases(std::vector<OpCase>& cases, Dtype dtype, Generator& gen) {
                      return V{core::matmul(a.narrow(1, 0, 1), x[1]), core::matmul(a.narrow(2, 0, 0), x[1].narrow(0, 0, 0)),
                               core::matmul(a, b), core::matmul(x[0], batch), core::matmul(x[1].select(1, 0), x[1]),
                               core::matmul(x[1], x[1].select(0, 2))};
+                   }});
+  cases.push_back({"matmul: a batch that is not evenly spaced", V{r({2, 3, 4, 5}), r({5, 6})}, [](const V& x) {
+                     const Tensor irregular = x[0].transpose(0, 1);  // [3, 2, 4, 5]: matrices 60, 20 elements apart
+                     return V{core::matmul(irregular, x[1]), core::matmul(irregular, irregular.transpose(2, 3))};
                    }});
   // attention of qkv x[0] along each of `axes`, then its backward from grad_out x[1]
   auto attention_case = [&](const std::string& name, const V& inputs, std::vector<int64_t> axes, int64_t heads, bool causal) {
@@ -345,6 +350,65 @@ TEST_CASE("tensors move between devices and back unchanged and mixing devices is
     CHECK_THROWS_WITH_AS(core::add(x.transpose(0, 1), on_device), doctest::Contains("different devices"), Error);
     CHECK_THROWS_WITH_AS(on_device.data<double>(), doctest::Contains("move it to the cpu"), Error);
   });
+}
+
+// What one product asked of the emulated GPU besides kernels: the calls of each cuBLAS entry, and
+// the copies from host to device (a batched call's pointer arrays).
+struct ProductTraffic {
+  std::map<std::string, int64_t> cublas_calls;
+  int64_t uploads = 0;
+};
+
+ProductTraffic traffic_of(const std::function<Tensor()>& product, const Tensor& expected) {
+  const axiom::cuda_emulator::TrafficStats before = axiom::cuda_emulator::traffic_stats();
+  const Tensor out = product();
+  const axiom::cuda_emulator::TrafficStats after = axiom::cuda_emulator::traffic_stats();
+  check_close(out.to(Device::cpu()), values_of(expected), 1e-5, 1e-5, "product");
+  ProductTraffic traffic{{}, after.host_to_device - before.host_to_device};
+  for (const auto& [entry, calls] : after.cublas_calls) {
+    const auto earlier = before.cublas_calls.find(entry);
+    const int64_t added = calls - (earlier == before.cublas_calls.end() ? 0 : earlier->second);
+    if (added > 0) traffic.cublas_calls[entry] = added;
+  }
+  return traffic;
+}
+
+TEST_CASE("products reach cuBLAS in as few calls as their layout allows and upload nothing when the batch is regular") {
+  axiom::testing::ScopedEmulatedCuda emulated;
+  Generator gen(3);
+  const Tensor x = core::randn({2, 3, 4, 5}, gen, Dtype::float32), w = core::randn({5, 6}, gen, Dtype::float32);
+  const Tensor bias = core::randn({6}, gen, Dtype::float32), g = core::randn({2, 3, 4, 6}, gen, Dtype::float32);
+  const Tensor a = core::randn({3, 4, 5}, gen, Dtype::float32), b = core::randn({3, 5, 2}, gen, Dtype::float32);
+  const Tensor xd = x.to(Device::cuda()), wd = w.to(Device::cuda()), biasd = bias.to(Device::cuda()), gd = g.to(Device::cuda());
+  const Tensor ad = a.to(Device::cuda()), bd = b.to(Device::cuda());
+  using Calls = std::map<std::string, int64_t>;
+
+  SUBCASE("a linear layer: the batch folds into the rows of one gemm") {
+    const ProductTraffic t = traffic_of([&] { return core::linear(xd, wd, biasd); }, core::linear(x, w, bias));
+    CHECK(t.cublas_calls == Calls{{"cublasSgemm", 1}});
+    CHECK(t.uploads == 0);
+  }
+  SUBCASE("a weight gradient: one gemm over every row of the batch") {
+    auto grad = [](const Tensor& in, const Tensor& out) { return core::matmul(in.reshape({-1, 5}).transpose(0, 1), out.reshape({-1, 6})); };
+    const ProductTraffic t = traffic_of([&] { return grad(xd, gd); }, grad(x, g));
+    CHECK(t.cublas_calls == Calls{{"cublasSgemm", 1}});
+    CHECK(t.uploads == 0);
+  }
+  SUBCASE("a contiguous batch and a broadcast one: one strided-batched call") {
+    ProductTraffic t = traffic_of([&] { return core::matmul(ad, bd); }, core::matmul(a, b));
+    CHECK(t.cublas_calls == Calls{{"cublasSgemmStridedBatched", 1}});
+    CHECK(t.uploads == 0);
+    t = traffic_of([&] { return core::matmul(ad.select(0, 0), bd); }, core::matmul(a.select(0, 0), b));
+    CHECK(t.cublas_calls == Calls{{"cublasSgemmStridedBatched", 1}});
+    CHECK(t.uploads == 0);
+  }
+  SUBCASE("a batch that is not evenly spaced: one pointer per matrix, uploaded once") {
+    const Tensor irregular = xd.transpose(0, 1);  // [3, 2, 4, 5]: matrices 60, 20 elements apart
+    const ProductTraffic t = traffic_of([&] { return core::matmul(irregular, wd); }, core::matmul(x.transpose(0, 1), w));
+    CHECK(t.cublas_calls == Calls{{"cublasSgemmBatched", 1}});
+    CHECK(t.uploads == 1);
+  }
+  axiom::testing::report_memory_faults();
 }
 
 }  // TEST_SUITE

@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,17 @@ struct MemoryStats {
   size_t live_bytes = 0;
 };
 MemoryStats memory_stats();
+
+// Counts since the program started, so that a test can see what an op asks of the GPU besides
+// kernels (grid.h counts those): copies by direction, and the calls of each cuBLAS entry.
+struct TrafficStats {
+  int64_t host_to_device = 0, device_to_host = 0, device_to_device = 0;
+  std::map<std::string, int64_t> cublas_calls;  // "cublasSgemm" -> calls
+};
+TrafficStats traffic_stats();
+// The runtime and cuBLAS stand-ins count what they did.
+void count_copy(bool from_device, bool to_device);
+void count_cublas_call(const char* entry);
 
 // The failure the last failing runtime or cuBLAS call reported, in words; the stand-ins'
 // cudaGetErrorString and cublasGetStatusString add it to the standard text.

@@ -91,12 +91,35 @@ cudaError_t checked_copy(const char* call, void* dst, const void* src, size_t nb
     return fail(cudaErrorInvalidValue, why);
   }
   std::memmove(dst, src, nbytes);
+  count_copy(src_on_device, dst_on_device);
   return cudaSuccess;
 }
 
 }  // namespace
 
 // --- memory.h --------------------------------------------------------------------------------------
+
+namespace {
+std::mutex traffic_mutex;  // a copy may come from another host thread (a loader's prefetch)
+TrafficStats traffic;
+}  // namespace
+
+TrafficStats traffic_stats() {
+  std::lock_guard lock(traffic_mutex);
+  return traffic;
+}
+
+void count_copy(bool from_device, bool to_device) {
+  std::lock_guard lock(traffic_mutex);
+  if (from_device && to_device) ++traffic.device_to_device;
+  else if (from_device) ++traffic.device_to_host;
+  else if (to_device) ++traffic.host_to_device;
+}
+
+void count_cublas_call(const char* entry) {
+  std::lock_guard lock(traffic_mutex);
+  ++traffic.cublas_calls[entry];
+}
 
 bool is_device_range(const void* pointer, size_t nbytes) {
   DeviceMemory& memory = device_memory();
