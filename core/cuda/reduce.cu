@@ -4,12 +4,19 @@
 // "block" of x: the reduced axes at one position of the kept axes), then block_reduce combines
 // their partial results in a fixed order. Sums are taken in double (int64 for integers), as on
 // the CPU.
+//
+// Column sums, where consecutive outputs are adjacent in memory (a bias gradient: g [..., N]
+// summed over every axis but the last), go another way, so that a warp reads 32 adjacent values
+// at a time and every multiprocessor has work: the columns are cut into tiles of 32, the rows into
+// chunks; block (tile, chunk) writes one partial sum per column, and a second kernel adds each
+// column's partials in chunk order. The order of the additions is fixed: results are reproducible.
 #include <bit>
 #include <type_traits>
 
 #include "core/axis_split.h"
 #include "core/cuda/cuda_backend.h"
 #include "core/cuda/kernels.cuh"
+#include "core/factory.h"
 #include "core/tensor.h"
 
 namespace AXIOM_CUDA_NAMESPACE {
@@ -97,6 +104,73 @@ __global__ void reduce_kernel(ReduceOp op, const T* x, ReduceLayout layout, int6
   }
 }
 
+// --- column sums -----------------------------------------------------------------------------
+
+constexpr int kTileColumns = 32;  // a warp: 32 adjacent columns
+constexpr int kRowLanes = 8;      // rows read at once per tile (blocks of 32 x 8 threads)
+constexpr int64_t kColumnBlocks = 512;  // blocks to aim for: a few per multiprocessor
+constexpr int64_t kLeastRowsPerChunk = 64;
+
+// Whether output o reduces the elements at o + block.offsets(j): the kept axes merged into one,
+// of stride 1.
+bool is_column_sum(const ReduceLayout& layout) { return layout.kept.rank == 1 && layout.kept.strides[0][0] == 1 && layout.outputs > 1; }
+
+// partials[chunk, column] = the sum of column `column` over the rows of chunk `chunk`.
+//   x: the layout's elements, [count rows, outputs columns];  partials: [chunks, outputs]
+template <typename T>
+__global__ void column_partial_sums_kernel(const T* x, ReduceLayout layout, int64_t rows_per_chunk, int64_t chunks,
+                                           Accumulator<T>* partials) {
+  __shared__ Accumulator<T> lanes[kRowLanes][kTileColumns];
+  const int64_t tiles = (layout.outputs + kTileColumns - 1) / kTileColumns;
+  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    for (int64_t chunk = blockIdx.y; chunk < chunks; chunk += gridDim.y) {
+      const int64_t column = tile * kTileColumns + threadIdx.x;
+      const int64_t first = chunk * rows_per_chunk;
+      const int64_t last = first + rows_per_chunk < layout.count ? first + rows_per_chunk : layout.count;
+      Accumulator<T> total = 0;
+      if (column < layout.outputs) {
+        for (int64_t j = first + threadIdx.y; j < last; j += kRowLanes) total += x[column + layout.block.offsets(j).of[0]];
+      }
+      lanes[threadIdx.y][threadIdx.x] = total;
+      __syncthreads();
+      if (threadIdx.y == 0 && column < layout.outputs) {
+        for (int lane = 1; lane < kRowLanes; ++lane) total += lanes[lane][threadIdx.x];
+        partials[chunk * layout.outputs + column] = total;
+      }
+      __syncthreads();  // before the next tile writes `lanes` again
+    }
+  }
+}
+
+// out[column] = the sum of partials[:, column] in chunk order (for a mean, divided by `count`).
+//   partials: [chunks, outputs];  out: [outputs], contiguous
+template <typename T>
+__global__ void column_totals_kernel(const Accumulator<T>* partials, int64_t chunks, int64_t outputs, bool mean, int64_t count, T* out) {
+  for (int64_t column = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; column < outputs; column += int64_t(gridDim.x) * blockDim.x) {
+    Accumulator<T> total = 0;
+    for (int64_t chunk = 0; chunk < chunks; ++chunk) total += partials[chunk * outputs + column];
+    out[column] = mean ? static_cast<T>(static_cast<double>(total) / count) : static_cast<T>(total);
+  }
+}
+
+// The sum (or mean) of each column, into out [outputs].
+template <typename T>
+void column_sum(std::string_view op, const Tensor& x, const ReduceLayout& layout, bool mean, const Tensor& out) {
+  const int64_t tiles = (layout.outputs + kTileColumns - 1) / kTileColumns;
+  const int64_t most_chunks = std::max<int64_t>(1, layout.count / kLeastRowsPerChunk);
+  const int64_t chunks = std::clamp<int64_t>(kColumnBlocks / tiles, 1, most_chunks);
+  const int64_t rows_per_chunk = (layout.count + chunks - 1) / chunks;
+  const Dtype partial_dtype = std::is_floating_point_v<T> ? Dtype::float64 : Dtype::int64;
+  const Tensor partials = empty({chunks, layout.outputs}, partial_dtype, out.device());
+  const dim3 grid(static_cast<unsigned>(std::min(tiles, most_blocks())), static_cast<unsigned>(std::min({chunks, most_blocks(), int64_t(65535)})));
+  launch(op, column_partial_sums_kernel<T>, grid, dim3(kTileColumns, kRowLanes), device_data<T>(x), layout, rows_per_chunk, chunks,
+         device_data<Accumulator<T>>(partials));
+  launch(op, column_totals_kernel<T>, grid_size(layout.outputs), kThreads, device_data<Accumulator<T>>(partials), chunks,
+         layout.outputs, mean, layout.count, device_data<T>(out));
+}
+
+// ----------------------------------------------------------------------------------------------
+
 ReduceLayout reduce_layout(const Tensor& x, const std::vector<int>& axes) {
   const ReducedAxes split = split_reduced_axes(x.shape(), x.strides(), axes);
   return {strided_operands<1>("reduce", split.kept_shape, {&split.kept_strides}),
@@ -113,7 +187,9 @@ void CudaBackend::reduce(ReduceOp op, const Tensor& x, const std::vector<int>& a
   require_device(op_name(op));
   // Enough threads for the block, from one warp up to kThreads (a power of two, for block_reduce).
   const int threads = static_cast<int>(std::clamp<int64_t>(std::bit_ceil(static_cast<uint64_t>(std::max<int64_t>(layout.count, 1))), 32, kThreads));
+  const bool column_sum_applies = (op == ReduceOp::sum || op == ReduceOp::mean) && is_column_sum(layout) && out.is_contiguous();
   dispatch(x.dtype(), [&]<typename T>() {
+    if (column_sum_applies) return column_sum<T>(op_name(op), x, layout, op == ReduceOp::mean, out);
     int64_t* argmax_data = argmax.defined() ? device_data<int64_t>(argmax) : nullptr;
     launch(op_name(op), reduce_kernel<T>, row_blocks(layout.outputs), threads, op, device_data<T>(x), layout, correction, device_data<T>(out), argmax_data);
   });

@@ -107,6 +107,10 @@ void add_reduction_cases(std::vector<OpCase>& cases, Dtype dtype, Generator& gen
                      }
                      return out;
                    }});
+  cases.push_back({"column sums over many rows and tiles (a bias gradient), of views and of three axes", V{r({300, 40}), r({5, 70, 33})}, [](const V& x) {
+                     return V{core::sum(x[0], {0}), core::mean(x[0], {0}), core::sum(x[0].narrow(1, 3, 35), {0}),
+                              core::sum(x[1], {0, 1}), core::mean(x[1].transpose(0, 1), {0, 1}), core::sum(x[1], {0}, true)};
+                   }});
   cases.push_back({"reductions of one element, of a broadcast, and to an empty result", V{r({1}), r({1, 5})}, [](const V& x) {
                      const Tensor wide = x[1].expand({4, 5});
                      const Tensor empty_rows = x[1].narrow(0, 0, 0);  // [0, 5]
