@@ -151,29 +151,52 @@ double Trainer::step() {
     loss = model_->loss(batch.narrow(0, first, share), gen_);
   }
   forward_memory_.after = core::allocation_stats().live_bytes;
-  const double bits = mean_over_ranks(comm_, loss.item());  // the same on every rank, so all stop together
+  averager_->backward(loss);  // loss.backward(), gradients averaged over the ranks
+  if (options_.max_grad_norm > 0) optim::clip_grad_norm(optimizer_->parameters(), options_.max_grad_norm);
+  optimizer_->step();
+  // The step's one copy back to the host (on a GPU, a wait for its queue): the loss and the
+  // weights' check, read together. A loss that is not finite is reported first; the weights in
+  // memory are then not to be used (a checkpoint refuses them), the last checkpoint is.
+  const core::Tensor readings =
+      core::concat({loss.data().to(core::Dtype::float64).reshape({1}), weights_check().reshape({1})}, 0).to(core::Device::cpu());
+  const double bits = mean_over_ranks(comm_, readings.at({0}));  // the same on every rank, so all stop together
   if (!std::isfinite(bits)) {
     throw Error("train", "the loss is ", bits, " at step ", step_, " (lr ", optimizer_->lr(),
                 "); try a smaller --lr or --clip, and resume from the last checkpoint");
   }
-  averager_->backward(loss);  // loss.backward(), gradients averaged over the ranks
-  if (options_.max_grad_norm > 0) optim::clip_grad_norm(optimizer_->parameters(), options_.max_grad_norm);
-  optimizer_->step();
-  check_weights_finite(step_ + 1);
+  if (readings.at({1}) != 0) throw_weights_not_finite(step_ + 1);
   ++step_;
   return bits;
 }
 
-void Trainer::check_weights_finite(int64_t after_step) const {
+// p * 0 is 0 where p is finite and NaN where p is NaN or infinite: one sum tells which, and the
+// sum of those sums (on the model's device, in the weights' dtype) tells for every weight at once.
+core::Tensor Trainer::weights_check() const {
   NoGrad no_grad;  // a check, not part of any computation
+  core::Tensor total;
   for (const auto& [name, p] : model_->named_parameters()) {
-    // p * 0 is 0 where p is finite and NaN where p is NaN or infinite: one sum tells which.
-    if (sum(mul(p, 0.0)).item() != 0) {
-      throw Error("train", "after step ", after_step, " the weights '", name,
-                  "' hold NaN or infinite values: the training diverged (lr ", options_.lr,
-                  "); the last checkpoint is kept: resume from it with a smaller --lr or with --clip");
+    const core::Tensor zero_or_nan = core::sum(core::mul(p.data(), 0.0));
+    total = total.defined() ? core::add(total, zero_or_nan.to(total.dtype())) : zero_or_nan;
+  }
+  return total.defined() ? total.to(core::Dtype::float64) : core::zeros({}, core::Dtype::float64, model_->device());
+}
+
+void Trainer::check_weights_finite(int64_t after_step) const {
+  if (weights_check().item() != 0) throw_weights_not_finite(after_step);
+}
+
+void Trainer::throw_weights_not_finite(int64_t after_step) const {
+  NoGrad no_grad;
+  std::string name = "?";
+  for (const auto& [parameter, p] : model_->named_parameters()) {
+    if (core::sum(core::mul(p.data(), 0.0)).item() != 0) {
+      name = parameter;
+      break;
     }
   }
+  throw Error("train", "after step ", after_step, " the weights '", name,
+              "' hold NaN or infinite values: the training diverged (lr ", options_.lr,
+              "); the last checkpoint is kept: resume from it with a smaller --lr or with --clip");
 }
 
 Likelihood evaluate_images(AxialTransformer& model, const core::Tensor& images, int64_t batch_size,

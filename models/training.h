@@ -130,7 +130,9 @@ class Trainer {
   Trainer& operator=(const Trainer&) = delete;
 
   // Trains on the next batch (one forward, backward and Adam update); returns its loss in
-  // bits/dim. A loss that is not finite is an Error (the last checkpoint is untouched).
+  // bits/dim. A loss or a weight that is not finite after the update is an Error (the last
+  // checkpoint is untouched; the weights in memory are then not to be used). The loss and the
+  // weights' check are read together, after the update: on a GPU, one wait per step.
   // In a data-parallel job, rank r of N trains on examples [r B/N, (r+1) B/N) of the batch that
   // one process would take, draws the channels and dropout masks that one process would draw for
   // them (core::BatchShare), and averages the gradients with the others (optim::GradientAverager):
@@ -165,6 +167,9 @@ class Trainer {
   // An Error naming the first parameter that holds NaN or an infinity: a diverged run must stop
   // before any checkpoint of it replaces the last good one.
   void check_weights_finite(int64_t after_step) const;
+  // A float64 scalar on the model's device: 0 when every weight is finite, else NaN (no copy).
+  core::Tensor weights_check() const;
+  [[noreturn]] void throw_weights_not_finite(int64_t after_step) const;
 
   AxialTransformerConfig config_;
   TrainingOptions options_;

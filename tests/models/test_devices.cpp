@@ -69,6 +69,52 @@ TEST_CASE("three training steps of a model on the device match the same steps on
   }
 }
 
+// What one training step asks of the device, on the emulator: kernel launches, copies back to the
+// host (each one waits for the GPU's queue to drain) and uploads, and cuBLAS calls.
+struct StepTraffic {
+  int64_t launches = 0, copies_to_host = 0, uploads = 0, cublas_calls = 0;
+};
+
+StepTraffic traffic_of_one_step(models::Trainer& trainer) {
+  const auto grid_before = axiom::cuda_emulator::grid_stats();
+  const auto copies_before = axiom::cuda_emulator::traffic_stats();
+  trainer.step();
+  const auto grid_after = axiom::cuda_emulator::grid_stats();
+  const auto copies_after = axiom::cuda_emulator::traffic_stats();
+  StepTraffic t{grid_after.launches - grid_before.launches, copies_after.device_to_host - copies_before.device_to_host,
+                copies_after.host_to_device - copies_before.host_to_device, 0};
+  for (const auto& [entry, calls] : copies_after.cublas_calls) {
+    const auto earlier = copies_before.cublas_calls.find(entry);
+    t.cublas_calls += calls - (earlier == copies_before.cublas_calls.end() ? 0 : earlier->second);
+  }
+  return t;
+}
+
+// A guard: a change that adds a launch, a copy back or an upload to the step fails here. The
+// ceilings are the counts of the step as it is; lower them as it gets leaner. (Before the weights'
+// finiteness was checked on the device and read with the loss: 824 launches, 147 cuBLAS calls,
+// 114 copies to the host, 49 uploads. What is left: the embedding's and the cross-entropy's index
+// checks read their indices on the host; the attention's batched products upload their pointers.)
+TEST_CASE("a training step of the small preset's structure asks the device for no more launches and copies than today") {
+  auto config = models::load_config("small");  // small's layers, heads and parameters, at a size the emulator runs fast
+  config.height = 4, config.width = 4, config.features = 8;
+  core::Generator gen(5);
+  const core::Tensor images = core::randint({8, config.height, config.width}, 0, 256, gen, Dtype::uint8);
+  models::TrainingOptions options;
+  options.batch_size = 2, options.warmup_steps = 0;
+  axiom::testing::ScopedEmulatedCuda emulated;
+  models::Trainer trainer(config, options, images, Device::cuda());
+  trainer.step();  // the first step also makes Adam's state
+  const StepTraffic t = traffic_of_one_step(trainer);
+  MESSAGE("one training step of small's structure on the device: ", t.launches, " kernel launches, ", t.cublas_calls,
+          " cuBLAS calls, ", t.copies_to_host, " copies to the host, ", t.uploads, " uploads");
+  CHECK(t.launches <= 932);
+  CHECK(t.cublas_calls <= 147);
+  CHECK(t.copies_to_host <= 9);
+  CHECK(t.uploads <= 49);
+  axiom::testing::report_memory_faults();
+}
+
 TEST_CASE("evaluation on the device gives the CPU's likelihood") {
   core::Generator gen(4);
   models::AxialTransformer model(device_config(), gen);
