@@ -17,6 +17,7 @@
 #include <array>
 #include <cstdint>
 #include <source_location>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -48,6 +49,16 @@ struct LaunchSite {
   LaunchSite(const char* op, std::source_location where = std::source_location::current()) : op(op), where(where) {}
 };
 
+// "core/cuda/reduce.cu:171 (column_sum)": where a kernel was launched, for AXIOM_CUDA_SYNC's errors.
+inline std::string launch_place(const LaunchSite& site) {
+  std::string_view file = site.where.file_name();
+  if (const size_t at = file.find("core/cuda/"); at != std::string_view::npos) file.remove_prefix(at);
+  std::string_view function = site.where.function_name();
+  if (const size_t open = function.find('('); open != std::string_view::npos) function = function.substr(0, open);
+  if (const size_t space = function.rfind(' '); space != std::string_view::npos) function.remove_prefix(space + 1);
+  return std::string(file) + ":" + std::to_string(site.where.line()) + " (" + std::string(function) + ")";
+}
+
 // kernel<<<grid, block>>>(args...), then check_launch(op): CUDA reports a launch it refused
 // (too many threads per block, an empty grid) through cudaGetLastError.
 template <typename... Params, typename... Args>
@@ -58,6 +69,7 @@ void launch(const LaunchSite& site, void (*kernel)(Params...), dim3 grid, dim3 b
   kernel<<<grid, block>>>(std::forward<Args>(args)...);
 #endif
   check_launch(site.op);
+  if (sync_every_launch()) finish_launch(site.op, launch_place(site));
 }
 
 // A tensor's first element, as a device pointer (Tensor::data<T>() is for CPU tensors only).

@@ -1,5 +1,7 @@
 #include "core/cuda/runtime.h"
 
+#include <cstdlib>
+
 #include "core/error.h"
 
 namespace AXIOM_CUDA_NAMESPACE {
@@ -14,7 +16,20 @@ void check(cublasStatus_t status, std::string_view op) {
   if (status != CUBLAS_STATUS_SUCCESS) throw Error(op, "cuBLAS error ", cublasGetStatusString(status));
 }
 
+bool sync_every_launch() {
+  const char* value = std::getenv("AXIOM_CUDA_SYNC");
+  return value != nullptr && std::string_view(value) == "1";
+}
+
 void check_launch(std::string_view op) { check(cudaGetLastError(), op); }
+
+void finish_launch(std::string_view op, std::string_view where) {
+  const cudaError_t status = cudaDeviceSynchronize();
+  if (status != cudaSuccess) {
+    throw Error(op, "CUDA error ", cudaGetErrorName(status), " in the kernel launched at ", where, " (AXIOM_CUDA_SYNC=1): ",
+                cudaGetErrorString(status));
+  }
+}
 
 namespace {
 

@@ -22,6 +22,13 @@ void check(cublasStatus_t status, std::string_view op);
 // Checks that the last kernel launch was accepted (bad launch configurations show up here).
 void check_launch(std::string_view op);
 
+// With AXIOM_CUDA_SYNC=1 in the environment, every launch is followed by a wait for the kernel
+// to finish, so that a fault inside it (an illegal address) is an Error naming the op and the
+// launch's file and line, rather than surfacing at a later copy under another op's name. Slow:
+// for finding faults. Read at each launch, so a program may set it as it goes.
+bool sync_every_launch();
+void finish_launch(std::string_view op, std::string_view where);
+
 // Whether a usable GPU is present; when not, why ("no CUDA-capable device is detected", ...).
 bool device_present();
 const std::string& why_no_device();

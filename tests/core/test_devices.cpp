@@ -8,6 +8,7 @@
 // Device::cuda() is served by core/cuda's own kernels on the CPU emulator (core/cuda/emulator),
 // under two thread orders, and by the real GPU when there is one (tests/support/emulated_cuda.h).
 // A coverage test fails when a Backend method or an op enum value has no case here.
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <set>
@@ -354,6 +355,37 @@ TEST_CASE("tensors move between devices and back unchanged and mixing devices is
     CHECK_THROWS_WITH_AS(core::add(x.transpose(0, 1), on_device), doctest::Contains("different devices"), Error);
     CHECK_THROWS_WITH_AS(on_device.data<double>(), doctest::Contains("move it to the cpu"), Error);
   });
+}
+
+// Sets an environment variable for the life of a scope.
+struct ScopedEnvironment {
+  std::string name;
+  ScopedEnvironment(std::string name, const char* value) : name(std::move(name)) { setenv(this->name.c_str(), value, 1); }
+  ~ScopedEnvironment() { unsetenv(name.c_str()); }
+};
+
+TEST_CASE("with AXIOM_CUDA_SYNC=1 every launch is waited for and a faulting kernel is named by its op and launch") {
+  axiom::testing::ScopedEmulatedCuda emulated;
+  Generator gen(4);
+  const Tensor x = core::randn({5}, gen, Dtype::float32).to(Device::cuda());
+  auto synchronizations = [] { return axiom::cuda_emulator::traffic_stats().synchronizations; };
+  auto launches = [] { return axiom::cuda_emulator::grid_stats().launches; };
+  int64_t waits = synchronizations();
+  (void)core::exp(x);
+  CHECK(synchronizations() == waits);  // without the variable: no wait
+  {
+    ScopedEnvironment sync("AXIOM_CUDA_SYNC", "1");
+    waits = synchronizations();
+    const int64_t launched = launches();
+    (void)core::softmax(core::exp(x), 0);
+    CHECK(launches() - launched == 2);
+    CHECK(synchronizations() - waits == 2);  // one wait per launch
+    axiom::cuda_emulator::plant_kernel_fault();
+    CHECK_THROWS_WITH_AS((void)core::exp(x),
+                         doctest::Contains("CUDA error cudaErrorIllegalAddress in the kernel launched at core/cuda/elementwise.cu:"), Error);
+  }
+  axiom::cuda_emulator::plant_kernel_fault();  // without the variable, the fault surfaces at the next wait, under its name
+  CHECK_THROWS_WITH_AS(core::backend(Device::cuda()).synchronize(), doctest::Contains("[synchronize] CUDA error cudaErrorIllegalAddress"), Error);
 }
 
 // What one product asked of the emulated GPU besides kernels: the calls of each cuBLAS entry, and

@@ -48,13 +48,18 @@ MemoryStats memory_stats();
 // Counts since the program started, so that a test can see what an op asks of the GPU besides
 // kernels (grid.h counts those): copies by direction, and the calls of each cuBLAS entry.
 struct TrafficStats {
-  int64_t host_to_device = 0, device_to_host = 0, device_to_device = 0;
+  int64_t host_to_device = 0, device_to_host = 0, device_to_device = 0, synchronizations = 0;
   std::map<std::string, int64_t> cublas_calls;  // "cublasSgemm" -> calls
 };
 TrafficStats traffic_stats();
 // The runtime and cuBLAS stand-ins count what they did.
 void count_copy(bool from_device, bool to_device);
 void count_cublas_call(const char* entry);
+void count_synchronization();
+
+// Makes the next cudaDeviceSynchronize report cudaErrorIllegalAddress, as CUDA reports a kernel
+// that read or wrote outside its memory: a planted fault, for testing how faults are reported.
+void plant_kernel_fault();
 
 // The failure the last failing runtime or cuBLAS call reported, in words; the stand-ins'
 // cudaGetErrorString and cublasGetStatusString add it to the standard text.

@@ -57,6 +57,11 @@ void write_canary(char* first, const char* end) {
 thread_local cudaError_t last_error = cudaSuccess;  // per host thread, as in CUDA: what cudaGetLastError returns, then clears
 thread_local std::string last_failure_detail;
 
+cudaError_t& planted_fault() {  // what the next cudaDeviceSynchronize reports (plant_kernel_fault)
+  static cudaError_t fault = cudaSuccess;
+  return fault;
+}
+
 cudaError_t fail(cudaError_t error, const std::string& detail) {
   set_failure_detail(detail);
   return error;
@@ -115,6 +120,13 @@ void count_copy(bool from_device, bool to_device) {
   else if (from_device) ++traffic.device_to_host;
   else if (to_device) ++traffic.host_to_device;
 }
+
+void count_synchronization() {
+  std::lock_guard lock(traffic_mutex);
+  ++traffic.synchronizations;
+}
+
+void plant_kernel_fault() { planted_fault() = cudaErrorIllegalAddress; }
 
 void count_cublas_call(const char* entry) {
   std::lock_guard lock(traffic_mutex);
@@ -200,7 +212,12 @@ cudaError_t cudaGetDeviceCount(int* count) {
   return cudaSuccess;
 }
 
-cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }  // every kernel has finished when its launch returns
+// Every kernel has finished when its launch returns; a fault planted by a test is reported here,
+// as CUDA reports a fault of a kernel that already ran.
+cudaError_t cudaDeviceSynchronize() {
+  count_synchronization();
+  return std::exchange(planted_fault(), cudaSuccess);
+}
 
 cudaError_t cudaGetLastError() { return std::exchange(last_error, cudaSuccess); }
 
@@ -212,6 +229,7 @@ const char* cudaGetErrorName(cudaError_t error) {
     case cudaErrorInvalidConfiguration: return "cudaErrorInvalidConfiguration";
     case cudaErrorInvalidDevicePointer: return "cudaErrorInvalidDevicePointer";
     case cudaErrorInvalidMemcpyDirection: return "cudaErrorInvalidMemcpyDirection";
+    case cudaErrorIllegalAddress: return "cudaErrorIllegalAddress";
   }
   return "cudaErrorUnknown";
 }
@@ -226,6 +244,7 @@ const char* cudaGetErrorString(cudaError_t error) {
     case cudaErrorInvalidConfiguration: text = "invalid configuration argument"; break;
     case cudaErrorInvalidDevicePointer: text = "invalid device pointer"; break;
     case cudaErrorInvalidMemcpyDirection: text = "invalid copy direction for memcpy"; break;
+    case cudaErrorIllegalAddress: text = "an illegal memory access was encountered"; break;
     default: text = "unknown error"; break;
   }
   if (error != cudaSuccess && !failure_detail().empty()) text += " (" + failure_detail() + ")";

@@ -51,6 +51,7 @@ enum cudaError_t {
   cudaErrorInvalidConfiguration = 9,
   cudaErrorInvalidDevicePointer = 17,
   cudaErrorInvalidMemcpyDirection = 21,
+  cudaErrorIllegalAddress = 700,
 };
 enum cudaMemcpyKind {
   cudaMemcpyHostToHost = 0,
