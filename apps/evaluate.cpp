@@ -44,7 +44,7 @@ int evaluate(const EvalCommand& c) {
   if (c.limit > 0) images = images.narrow(0, 0, std::min(c.limit, images.size(0)));
   const int64_t batch = std::min(c.batch_size, images.size(0));
   models::check_fits(models::evaluation_memory(model->config(), batch), "eval", "evaluating " + std::to_string(batch) + " images at a time",
-                     "use a smaller --batch", core::world().local_size());
+                     "use a smaller --batch", core::world().local_size(), device);
 
   core::Communicator& comm = core::world();
   StatusLine line(comm.rank() == 0);

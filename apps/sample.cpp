@@ -41,7 +41,7 @@ int sample(const SampleCommand& c) {
   const std::unique_ptr<models::AxialTransformer> model = models::load_model(c.checkpoint);
   model->to(device);
   models::check_fits(models::sampling_memory(model->config(), c.count), "sample", "drawing " + std::to_string(c.count) + " images",
-                     "draw fewer at a time (--n) and run sample again with another --seed");
+                     "draw fewer at a time (--n) and run sample again with another --seed", 1, device);
   std::fprintf(stderr, "axiom: sampling %lld images (%s sampler, temperature %g, seed %llu)...\n", static_cast<long long>(c.count),
                c.method.c_str(), c.temperature, static_cast<unsigned long long>(c.seed));
   Stopwatch clock;

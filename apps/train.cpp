@@ -128,11 +128,11 @@ models::Placement placement_of(const TrainCommand& c, core::Communicator& comm) 
 
 // Refuses, before anything is allocated, a run whose training step cannot fit in this machine's memory.
 void check_memory(const models::AxialTransformerConfig& config, const models::TrainingOptions& o, int64_t checkpoint_blocks,
-                  core::Communicator& comm) {
+                  core::Device device, core::Communicator& comm) {
   const int64_t share = o.batch_size / comm.size();  // each process's images of every batch
   models::check_fits(models::training_memory(config, share, core::Dtype::float32, checkpoint_blocks), "train",
                      "training with " + std::to_string(share) + " images a step" + (comm.size() > 1 ? " in each process" : ""),
-                     "use a smaller --batch or config, or --checkpoint-blocks", comm.local_size());
+                     "use a smaller --batch or config, or --checkpoint-blocks", comm.local_size(), device);
 }
 
 // A run that exists is only resumed; a new one goes into a directory that check_new_run_directory accepts.
@@ -164,7 +164,7 @@ RunPlan plan_run(const TrainCommand& c, core::Communicator& comm) {
     plan.config = models::load_config(c.config), plan.options = options_of(c);
     plan.options.validate();
   }
-  check_memory(plan.config, plan.options, c.checkpoint_blocks, comm);
+  check_memory(plan.config, plan.options, c.checkpoint_blocks, device_of("train", c.device), comm);
   return plan;
 }
 

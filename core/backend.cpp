@@ -25,6 +25,8 @@ Registry& registry() {
 }
 }  // namespace
 
+MachineMemory Backend::memory() { return machine_memory(); }
+
 Backend& backend(Device device) {
   auto& slot = registry().at(static_cast<int>(device.type));
   if (!slot) throw Error("backend", "no backend is registered for device ", device);

@@ -15,6 +15,7 @@
 
 #include "core/adam_step.h"
 #include "core/device.h"
+#include "core/memory.h"
 
 namespace axiom::core {
 
@@ -46,6 +47,12 @@ class Backend {
   virtual void synchronize() {}
 
   // --- memory ---------------------------------------------------------------------------------
+  // The device's memory for tensors: its size, and what tensors could still get (free memory plus
+  // the blocks this backend's allocator keeps for reuse). The default: the machine's (core/memory.h).
+  virtual MachineMemory memory();
+  // Gives the blocks the allocator keeps for reuse back to the system or the driver; returns how
+  // many bytes that was. Tensors in use keep theirs.
+  virtual size_t release_cached_memory() { return 0; }
   virtual void* allocate(size_t nbytes) = 0;
   virtual void deallocate(void* data, size_t nbytes) noexcept = 0;  // never throws
   virtual void copy_from_host(void* dst, const void* host_src, size_t nbytes) = 0;

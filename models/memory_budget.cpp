@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/backend.h"
 #include "core/error.h"
 #include "core/memory.h"
 #include "nn/local.h"
@@ -129,13 +130,16 @@ MemoryEstimate sampling_memory(const AxialTransformerConfig& c, int64_t count) {
   return {.weights = encoder.weights, .activations = noise + caches + encoder.activations};
 }
 
-void check_fits(const MemoryEstimate& need, const char* op, const std::string& what, const std::string& advice, int processes_here) {
-  const core::MachineMemory memory = core::machine_memory();
+void check_fits(const MemoryEstimate& need, const char* op, const std::string& what, const std::string& advice, int processes_here,
+                core::Device device) {
+  const bool on_cpu = device.type == core::DeviceType::cpu;
+  const core::MachineMemory memory = on_cpu ? core::machine_memory() : core::backend(device).memory();
   const double total = need.total() * std::max(processes_here, 1);
   if (total <= static_cast<double>(memory.available)) return;
   const std::string each = processes_here > 1 ? " in each of the " + std::to_string(processes_here) + " processes on this machine" : "";
+  const std::string where = on_cpu ? "this machine" : "the GPU (" + device.str() + ")";
   throw Error(op, what, " needs about ", core::format_bytes(need.total()), each, " (weights ", core::format_bytes(need.weights),
-              ", activations ", core::format_bytes(need.activations), "), but this machine has ",
+              ", activations ", core::format_bytes(need.activations), "), but ", where, " has ",
               core::format_bytes(static_cast<double>(memory.total)), ", of which ", core::format_bytes(static_cast<double>(memory.available)),
               " is free; ", advice);
 }

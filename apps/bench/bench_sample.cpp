@@ -23,7 +23,7 @@ void bench_sample(const Reporter& reporter, const SampleBenchOptions& options) {
   const core::Device device = apps::device_of("bench", options.device);
   const std::string& config_name = options.config;
   const models::AxialTransformerConfig config = models::load_config(config_name);
-  models::check_fits(models::sampling_memory(config, 16), "bench", "drawing 16 images", "use a smaller config");
+  models::check_fits(models::sampling_memory(config, 16), "bench", "drawing 16 images", "use a smaller config", 1, device);
   core::Generator gen(12);
   models::AxialTransformer model(config, gen);
   model.to(device);

@@ -138,7 +138,7 @@ void bench_train(const Reporter& reporter, const TrainBenchOptions& options, cor
                 " threads, batch " + std::to_string(batch) + ", " + options.matmul + " products, " + std::to_string(options.steps) + " timed steps after 2 warm-up steps");
   const models::MemoryEstimate estimate = models::training_memory(config, batch / comm.size(), core::Dtype::float32, options.checkpoint_blocks);
   models::check_fits(estimate, "bench", "a training step of " + std::to_string(batch / comm.size()) + " images",
-                     "use a smaller --batch or config", comm.local_size());
+                     "use a smaller --batch or config", comm.local_size(), device);
   core::Generator gen(11);
   const core::Shape image_shape = config.channels == 1 ? core::Shape{4 * batch, config.height, config.width}
                                                        : core::Shape{4 * batch, config.channels, config.height, config.width};

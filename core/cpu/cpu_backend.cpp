@@ -20,6 +20,12 @@ CpuBackend::CpuBackend() {
   (void)num_threads();
 }
 
+size_t CpuBackend::release_cached_memory() {
+  const size_t bytes = host_allocator().cached_bytes();
+  host_allocator().release_cached();
+  return bytes;
+}
+
 void* CpuBackend::allocate(size_t nbytes) { return host_allocator().allocate(nbytes); }
 void CpuBackend::deallocate(void* data, size_t nbytes) noexcept { host_allocator().deallocate(data, nbytes); }
 

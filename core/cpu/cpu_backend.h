@@ -13,6 +13,7 @@ class CpuBackend : public Backend {
 
   std::string_view name() const override { return "cpu"; }
 
+  size_t release_cached_memory() override;
   void* allocate(size_t nbytes) override;
   void deallocate(void* data, size_t nbytes) noexcept override;
   void copy_from_host(void* dst, const void* host_src, size_t nbytes) override;

@@ -12,6 +12,19 @@ void CudaBackend::synchronize() {
   if (device_present()) check(cudaDeviceSynchronize(), "synchronize");
 }
 
+MachineMemory CudaBackend::memory() {
+  require_device("memory");
+  size_t free_bytes = 0, total_bytes = 0;
+  check(cudaMemGetInfo(&free_bytes, &total_bytes), "memory");
+  return {.total = total_bytes, .available = free_bytes + device_allocator().cached_bytes()};
+}
+
+size_t CudaBackend::release_cached_memory() {
+  const size_t bytes = device_allocator().cached_bytes();
+  device_allocator().release_cached();
+  return bytes;
+}
+
 void* CudaBackend::allocate(size_t nbytes) { return device_allocator().allocate(nbytes); }
 void CudaBackend::deallocate(void* data, size_t nbytes) noexcept { device_allocator().deallocate(data, nbytes); }
 

@@ -18,6 +18,8 @@ class CudaBackend : public Backend {
   bool available() const override;
   void synchronize() override;
 
+  MachineMemory memory() override;  // the GPU's (cudaMemGetInfo), plus the allocator's cache
+  size_t release_cached_memory() override;
   void* allocate(size_t nbytes) override;
   void deallocate(void* data, size_t nbytes) noexcept override;
   void copy_from_host(void* dst, const void* host_src, size_t nbytes) override;

@@ -17,6 +17,7 @@ class CudaStub : public Backend {
  public:
   std::string_view name() const override { return "cuda (not built)"; }
   bool available() const override { return false; }
+  MachineMemory memory() override { unavailable("memory"); }
   void* allocate(size_t) override { unavailable("allocate"); }
   void deallocate(void*, size_t) noexcept override {}  // nothing was ever allocated
   void copy_from_host(void*, const void*, size_t) override { unavailable("to"); }

@@ -331,6 +331,8 @@ TEST_CASE("the harness reaches every backend method and every unary and binary a
     for (const OpCase& op : every_case()) check_case_on_device(op);
     core::backend(Device::cuda()).synchronize();
     (void)core::backend(Device::cuda()).available();
+    (void)core::backend(Device::cuda()).memory();
+    (void)core::backend(Device::cuda()).release_cached_memory();
   }
   axiom::testing::report_memory_faults();
   std::set<std::string> expected = axiom::testing::kBackendMethods;
@@ -386,6 +388,21 @@ TEST_CASE("with AXIOM_CUDA_SYNC=1 every launch is waited for and a faulting kern
   }
   axiom::cuda_emulator::plant_kernel_fault();  // without the variable, the fault surfaces at the next wait, under its name
   CHECK_THROWS_WITH_AS(core::backend(Device::cuda()).synchronize(), doctest::Contains("[synchronize] CUDA error cudaErrorIllegalAddress"), Error);
+}
+
+TEST_CASE("the device says how much memory it has and its allocator holds, and gives the held blocks back") {
+  axiom::testing::ScopedEmulatedCuda emulated;
+  core::Backend& cuda = core::backend(Device::cuda());
+  (void)cuda.release_cached_memory();  // blocks other tests left in the cache
+  const core::MachineMemory start = cuda.memory();
+  CHECK(start.total == axiom::cuda_emulator::kDeviceBytes);
+  { const Tensor block = core::empty({1 << 20}, Dtype::float32, Device::cuda()); }  // 4 MiB, freed into the cache
+  CHECK(cuda.memory().available == start.available);  // a cached block is still memory a tensor can get
+  CHECK(axiom::cuda_emulator::memory_stats().live_bytes >= size_t(4) << 20);
+  CHECK(cuda.release_cached_memory() == size_t(4) << 20);
+  CHECK(axiom::cuda_emulator::memory_stats().live_bytes < size_t(4) << 20);
+  CHECK(cuda.memory().available == start.available);
+  CHECK(cuda.release_cached_memory() == 0);
 }
 
 // What one product asked of the emulated GPU besides kernels: the calls of each cuBLAS entry, and

@@ -3,6 +3,7 @@
 #include "core/memory.h"
 #include "models/models.h"
 #include "tests/core/reference.h"
+#include "tests/support/emulated_cuda.h"
 
 using namespace axiom;
 
@@ -124,3 +125,20 @@ TEST_CASE("check_fits refuses what the machine cannot hold, with the estimate an
   CHECK_NOTHROW(models::check_fits(third, "train", "this run", "", 1));
   CHECK_THROWS_WITH_AS(models::check_fits(third, "train", "this run", "", 4), doctest::Contains("in each of the 4 processes"), Error);
 }
+
+TEST_SUITE("cuda-emulated") {
+
+TEST_CASE("check_fits on the GPU weighs the estimate against the GPU's free memory, not the machine's") {
+  axiom::testing::ScopedEmulatedCuda emulated;  // a GPU of 4 GiB (core/cuda/emulator/memory.h)
+  const core::Device gpu = core::Device::cuda();
+  const core::MachineMemory memory = core::backend(gpu).memory();
+  CHECK(memory.total == axiom::cuda_emulator::kDeviceBytes);
+  const models::MemoryEstimate five_gib{.weights = 0, .activations = 5.0 * (1 << 30)};
+  const models::MemoryEstimate one_gib{.weights = 0, .activations = 1.0 * (1 << 30)};
+  CHECK_THROWS_WITH_AS(models::check_fits(five_gib, "train", "this run", "use a smaller --batch", 1, gpu),
+                       doctest::Contains("), but the GPU (cuda:0) has 4.0 GiB, of which "), Error);
+  CHECK_NOTHROW(models::check_fits(one_gib, "train", "this run", "", 1, gpu));
+  if (core::machine_memory().available > size_t(6) << 30) CHECK_NOTHROW(models::check_fits(five_gib, "train", "this run", ""));
+}
+
+}  // TEST_SUITE

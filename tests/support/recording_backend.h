@@ -17,7 +17,7 @@ using core::Tensor;
 
 // Every method of core::Backend that does work (name() is left out).
 inline const std::set<std::string> kBackendMethods = {
-    "available", "synchronize", "allocate", "deallocate", "copy_from_host", "copy_to_host", "fill", "copy", "unary",
+    "available", "synchronize", "memory", "release_cached_memory", "allocate", "deallocate", "copy_from_host", "copy_to_host", "fill", "copy", "unary",
     "binary", "where", "reduce", "softmax", "attention", "attention_backward", "matmul", "layer_norm",
     "layer_norm_backward", "index_select", "index_add", "gather", "scatter_add", "cross_entropy", "cross_entropy_backward", "adam_update"};
 
@@ -28,6 +28,8 @@ class RecordingBackend : public core::Backend {
   std::string_view name() const override { return inner_->name(); }
   bool available() const override { return note("available"), inner_->available(); }
   void synchronize() override { note("synchronize"), inner_->synchronize(); }
+  core::MachineMemory memory() override { return note("memory"), inner_->memory(); }
+  size_t release_cached_memory() override { return note("release_cached_memory"), inner_->release_cached_memory(); }
   void* allocate(size_t nbytes) override { return note("allocate"), inner_->allocate(nbytes); }
   void deallocate(void* data, size_t nbytes) noexcept override {
     try {
