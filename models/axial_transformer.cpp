@@ -103,12 +103,12 @@ Tensor AxialTransformer::as_channels(const Tensor& images) const {
   if (images.dtype() != Dtype::uint8 && images.dtype() != Dtype::int64) {
     throw Error("AxialTransformer", "images must be uint8 or int64 values in [0, 255], got ", images.dtype());
   }
-  const Tensor values = (single ? images.unsqueeze(1) : images).to(device()).to(Dtype::int64);
-  if (images.dtype() == Dtype::int64 && values.numel() > 0) {
-    const double low = min(values).item(), high = max(values).item();
+  const Tensor shaped = single ? images.unsqueeze(1) : images;
+  if (images.dtype() == Dtype::int64 && images.numel() > 0) {  // read where the images are (uint8 needs no check)
+    const double low = min(shaped).item(), high = max(shaped).item();
     if (low < 0 || high > 255) throw Error("AxialTransformer", "pixel values must be in [0, 255], got ", low, " to ", high);
   }
-  return values;
+  return shaped.to(device()).to(Dtype::int64);
 }
 
 Device AxialTransformer::device() const { return logits_->weight.device(); }
@@ -212,8 +212,9 @@ Tensor AxialTransformer::inner_step(const Tensor& z_j, InnerRowState& state) con
   return logits_of(z);  // [B, 256]
 }
 
-Tensor AxialTransformer::logits(const Tensor& images, const Tensor& channel) const {
-  const Tensor all = as_channels(images);
+Tensor AxialTransformer::logits(const Tensor& images, const Tensor& channel) const { return logits_of_values(as_channels(images), channel); }
+
+Tensor AxialTransformer::logits_of_values(const Tensor& all, const Tensor& channel) const {
   const int64_t b = all.size(0);
   if (channel.dtype() != Dtype::int64 || channel.shape() != Shape{b}) {
     throw Error("AxialTransformer", "channel must be int64 [", b, "], got ", channel.dtype(), " ", channel.shape());
@@ -268,7 +269,7 @@ Tensor AxialTransformer::loss(const Tensor& images, core::Generator& gen) const 
   const Tensor channel = config_.channels == 1 ? axiom::zeros({b}, Dtype::int64, all.device())
                                                : axiom::randint({b}, 0, config_.channels, gen, all.device());
   const Tensor targets = channel_of_each(all, channel);
-  return div(cross_entropy(logits(all, channel), targets), std::log(2.0));  // nats -> bits
+  return div(cross_entropy(logits_of_values(all, channel), targets), std::log(2.0));  // nats -> bits
 }
 
 // --- memory ---------------------------------------------------------------------------------------
@@ -305,7 +306,7 @@ Likelihood AxialTransformer::evaluate(const Tensor& images) const {
   for (int64_t c = 0; c < config_.channels; ++c) {
     const Tensor channel = axiom::full({b}, static_cast<double>(c), Dtype::int64, all.device());
     const Tensor targets = all.select(1, c).contiguous();
-    total.nats += cross_entropy(logits(all, channel), targets, {.reduction = Reduction::sum}).item();
+    total.nats += cross_entropy(logits_of_values(all, channel), targets, {.reduction = Reduction::sum}).item();
     total.count += targets.numel();
   }
   return total;

@@ -71,6 +71,8 @@ class AxialTransformer : public nn::Module {
 
   // --- the pieces, for the samplers --------------------------------------------------------------
   Tensor as_channels(const Tensor& images) const;  // int64 [B, C, H, W] on device(), checked
+  // logits() of images that as_channels has made (int64 [B, C, H, W] on device()): no check again.
+  Tensor logits_of_values(const Tensor& values, const Tensor& channel) const;
   Tensor embed(const Tensor& values) const;        // int64 [B, H, W] -> [B, H, W, D]
   Tensor encode(const Tensor& images, const Tensor& channel) const;  // [B, H, W, D], or undefined for C = 1
   Tensor outer(const Tensor& h, const Tensor& context) const;  // u before its shift

@@ -93,8 +93,9 @@ StepTraffic traffic_of_one_step(models::Trainer& trainer) {
 // A guard: a change that adds a launch, a copy back or an upload to the step fails here. The
 // ceilings are the counts of the step as it is; lower them as it gets leaner. (Before the weights'
 // finiteness was checked on the device and read with the loss: 824 launches, 147 cuBLAS calls,
-// 114 copies to the host, 49 uploads. What is left: the embedding's and the cross-entropy's index
-// checks read their indices on the host; the attention's batched products upload their pointers.)
+// 114 copies to the host, 49 uploads. What is left: the index checks of the embedding, the
+// channel's gather and the cross-entropy read their indices on the host, forward and backward;
+// the attention's batched products upload their pointers.)
 TEST_CASE("a training step of the small preset's structure asks the device for no more launches and copies than today") {
   auto config = models::load_config("small");  // small's layers, heads and parameters, at a size the emulator runs fast
   config.height = 4, config.width = 4, config.features = 8;
@@ -108,9 +109,9 @@ TEST_CASE("a training step of the small preset's structure asks the device for n
   const StepTraffic t = traffic_of_one_step(trainer);
   MESSAGE("one training step of small's structure on the device: ", t.launches, " kernel launches, ", t.cublas_calls,
           " cuBLAS calls, ", t.copies_to_host, " copies to the host, ", t.uploads, " uploads");
-  CHECK(t.launches <= 932);
+  CHECK(t.launches <= 930);
   CHECK(t.cublas_calls <= 147);
-  CHECK(t.copies_to_host <= 9);
+  CHECK(t.copies_to_host <= 7);
   CHECK(t.uploads <= 49);
   axiom::testing::report_memory_faults();
 }
