@@ -11,15 +11,17 @@ double clip_grad_norm(const NamedParameters& parameters, double max_norm) {
   if (!(max_norm > 0) || !std::isfinite(max_norm)) {
     throw Error("clip_grad_norm", "max_norm must be finite and > 0, got ", max_norm);
   }
-  // norm^2 = sum over every gradient of sum(g^2), in double whatever the gradients' dtype
-  double sum_of_squares = 0;
+  // norm^2 = sum over every gradient of sum(g^2), in double whatever the gradients' dtype, added
+  // up where the gradients are: one read of one number (on a GPU, one wait, not one a parameter)
+  core::Tensor sum_of_squares;
   for (const auto& [name, p] : parameters) {
     const core::Tensor& g = p.grad();
     if (!g.defined()) continue;
     const core::Tensor g64 = g.to(core::Dtype::float64);
-    sum_of_squares += core::sum(core::mul(g64, g64)).item();
+    const core::Tensor squares = core::sum(core::mul(g64, g64));
+    sum_of_squares = sum_of_squares.defined() ? core::add(sum_of_squares, squares) : squares;
   }
-  const double norm = std::sqrt(sum_of_squares);
+  const double norm = sum_of_squares.defined() ? std::sqrt(sum_of_squares.item()) : 0.0;
   if (!std::isfinite(norm) || norm <= max_norm) return norm;
   // g = g * max_norm / (norm + 1e-6), written into the gradient's own buffer
   const double scale = max_norm / (norm + 1e-6);

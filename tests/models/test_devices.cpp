@@ -113,6 +113,11 @@ TEST_CASE("a training step of the small preset's structure asks the device for n
   CHECK(t.cublas_calls <= 147);
   CHECK(t.copies_to_host <= 7);
   CHECK(t.uploads <= 49);
+  // Clipping the gradients' norm reads one number more (the norm), whatever the parameter count.
+  options.max_grad_norm = 1.0;
+  models::Trainer clipped(config, options, images, Device::cuda());
+  clipped.step();
+  CHECK(traffic_of_one_step(clipped).copies_to_host == t.copies_to_host + 1);
   axiom::testing::report_memory_faults();
 }
 
