@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "core/host_device.h"  // AXIOM_HOST_DEVICE: nvcc compiles the formula for both sides
+#include "core/tensor.h"
 
 namespace axiom::core {
 
@@ -20,6 +21,13 @@ struct AdamStep {
   double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 0;
   bool decoupled_weight_decay = false;  // AdamW
   int64_t step = 1;                     // t: 1 for the first step
+};
+
+// One parameter's share of core::adam_update_many: param, exp_avg and exp_avg_sq (contiguous,
+// updated in place) and grad, of one shape, with the step it takes.
+struct AdamUpdate {
+  Tensor param, grad, exp_avg, exp_avg_sq;
+  AdamStep step;
 };
 
 // The same, reduced to the constants of the per-element formula, in the parameter's dtype.

@@ -25,6 +25,10 @@ Registry& registry() {
 }
 }  // namespace
 
+void Backend::adam_update_many(const std::vector<AdamUpdate>& updates) {
+  for (const AdamUpdate& u : updates) adam_update(u.param, u.grad, u.exp_avg, u.exp_avg_sq, u.step);
+}
+
 MachineMemory Backend::memory() { return machine_memory(); }
 
 Backend& backend(Device device) {

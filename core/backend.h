@@ -121,6 +121,9 @@ class Backend {
   // in place from grad. All four contiguous, of one shape and floating dtype.
   virtual void adam_update(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
                            const AdamStep& step) = 0;
+  // adam_update for each of `updates` (all on this device, of one dtype). The default calls
+  // adam_update for each; a GPU does them in a few launches.
+  virtual void adam_update_many(const std::vector<AdamUpdate>& updates);
 };
 
 // The backend that serves a device. Throws an Error for a device type with no backend.

@@ -148,6 +148,10 @@ MatmulPrecision parse_matmul_precision(const std::string& word);
 // Like copy_into, it counts as a write: a graph that saw the old values refuses to go backward.
 void adam_update(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
                  const AdamStep& step);
+// The same for many parameters at once, each with its own step: on a GPU a few launches for all of
+// them rather than one each (the same numbers as one adam_update each). Every one is checked
+// before any is changed.
+void adam_update_many(const std::vector<AdamUpdate>& updates);
 
 // --- indexing ---------------------------------------------------------------------------------
 // x with `axis` indexed by index (int64, 1-D): out.size(axis) == index.numel().

@@ -210,11 +210,17 @@ void Optimizer::step() {
     }
   }
   NoGrad no_grad;  // an update is not part of any model's computation
+  std::vector<PendingUpdate> updates;
   for (size_t i = 0; i < parameters_.size(); ++i) {
     const Tensor& p = parameters_[i].second;
     if (!p.grad().defined()) continue;  // no backward pass reached it: leave it (and its state) alone
-    update(p.data(), p.grad(), states_[i]);
+    updates.push_back({p.data(), p.grad(), &states_[i]});
   }
+  update_all(updates);
+}
+
+void Optimizer::update_all(const std::vector<PendingUpdate>& updates) {
+  for (const PendingUpdate& u : updates) update(u.param, u.grad, *u.state);
 }
 
 void Optimizer::zero_grad() {

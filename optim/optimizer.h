@@ -88,6 +88,15 @@ class Optimizer {
   // `grad` (its gradient, same shape and dtype), keeping what it needs in `state`. Runs under NoGrad.
   virtual void update(const core::Tensor& param, const core::Tensor& grad, ParamState& state) = 0;
 
+  // The updates of one step: the parameters that have a gradient, in order. The default calls
+  // update() for each; an optimizer that can do them all at once overrides it (Adam: on a GPU, a
+  // few launches for every parameter rather than one each).
+  struct PendingUpdate {
+    core::Tensor param, grad;
+    ParamState* state;
+  };
+  virtual void update_all(const std::vector<PendingUpdate>& updates);
+
   // Every hyperparameter but lr, by name, and their restoration from a saved state (which must
   // validate them all before changing anything).
   virtual Hyperparameters hyperparameters() const = 0;

@@ -49,6 +49,7 @@ class CudaBackend : public Backend {
                      const Tensor& lse) override;
   void cross_entropy_backward(const Tensor& logits, const Tensor& targets, const Tensor& lse, const Tensor& grad_losses,
                               double smoothing, const Tensor& grad_logits) override;
+  void adam_update_many(const std::vector<AdamUpdate>& updates) override;
   void adam_update(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
                    const AdamStep& step) override;
 };

@@ -242,6 +242,22 @@ void add_optimizer_cases(std::vector<OpCase>& cases, Dtype dtype, Generator& gen
                      }
                      return out;
                    }});
+  // 20 parameters (more than one launch takes), of 257, 1, 0 and 40 elements, each at its own step,
+  // a gradient that is a transposed view among them
+  cases.push_back({"adam_update_many: 20 parameters of several sizes and steps", V{r({257}), r({1}), r({0}), r({5, 8})}, [](const V& x) {
+                     std::vector<core::AdamUpdate> updates;
+                     for (int i = 0; i < 20; ++i) {
+                       const Tensor& like = x[i % 4];
+                       const Tensor grad = i % 4 == 3 ? core::mul(x[3], 0.5).transpose(0, 1).transpose(0, 1) : core::mul(like, 0.5);
+                       updates.push_back({like.clone(), i == 7 ? x[3].transpose(0, 1).contiguous().transpose(0, 1) : grad,
+                                          core::mul(like, 0.1), core::abs(like),
+                                          {.lr = 0.01, .weight_decay = 0.1, .decoupled_weight_decay = i % 2 == 1, .step = 1 + i}});
+                     }
+                     core::adam_update_many(updates);
+                     V out;
+                     for (const core::AdamUpdate& u : updates) out.push_back(u.param), out.push_back(u.exp_avg), out.push_back(u.exp_avg_sq);
+                     return out;
+                   }});
 }
 
 std::vector<OpCase> op_cases(Dtype dtype) {

@@ -19,7 +19,8 @@ using core::Tensor;
 inline const std::set<std::string> kBackendMethods = {
     "available", "synchronize", "memory", "release_cached_memory", "allocate", "deallocate", "copy_from_host", "copy_to_host", "fill", "copy", "unary",
     "binary", "where", "reduce", "softmax", "attention", "attention_backward", "matmul", "layer_norm",
-    "layer_norm_backward", "index_select", "index_add", "gather", "scatter_add", "cross_entropy", "cross_entropy_backward", "adam_update"};
+    "layer_norm_backward", "index_select", "index_add", "gather", "scatter_add", "cross_entropy", "cross_entropy_backward", "adam_update",
+    "adam_update_many"};
 
 class RecordingBackend : public core::Backend {
  public:
@@ -99,6 +100,9 @@ class RecordingBackend : public core::Backend {
   void adam_update(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
                    const core::AdamStep& step) override {
     note("adam_update"), inner_->adam_update(param, grad, exp_avg, exp_avg_sq, step);
+  }
+  void adam_update_many(const std::vector<core::AdamUpdate>& updates) override {
+    note("adam_update_many"), inner_->adam_update_many(updates);
   }
 
  private:
