@@ -72,6 +72,9 @@ class Backend {
   // out: x's shape with the reduced `axes` (sorted, distinct) set to size 1. For max, `argmax`
   // (int64, out's shape, or undefined) receives the row-major index within the reduced axes.
   // var divides by (count - correction).
+  // out (float64 []) = how many elements of `tensors` (contiguous, floating, of any dtypes) are NaN
+  // or infinite.
+  virtual void count_non_finite(const std::vector<Tensor>& tensors, const Tensor& out) = 0;
   virtual void reduce(ReduceOp op, const Tensor& x, const std::vector<int>& axes, const Tensor& out,
                       const Tensor& argmax, int64_t correction) = 0;
   // out = softmax or log_softmax of x along `axis`.

@@ -74,6 +74,10 @@ Tensor min(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdim 
 // The maximum along one axis and where it is (int64; the first one on ties, NaN wins).
 std::pair<Tensor, Tensor> max_with_indices(const Tensor& x, int64_t axis, bool keepdim = false);
 Tensor argmax(const Tensor& x, int64_t axis, bool keepdim = false);
+// How many elements of all the tensors (floating, on one device) are NaN or infinite: a float64
+// scalar on their device, made without a copy to the host (a GPU counts many tensors a launch).
+// A training step checks every weight this way and reads the count with its loss.
+Tensor count_non_finite(const std::vector<Tensor>& tensors);
 
 // --- normalisation ----------------------------------------------------------------------------
 Tensor softmax(const Tensor& x, int64_t axis = -1);

@@ -76,4 +76,18 @@ std::pair<Tensor, Tensor> max_with_indices(const Tensor& x, int64_t axis, bool k
 
 Tensor argmax(const Tensor& x, int64_t axis, bool keepdim) { return max_with_indices(x, axis, keepdim).second; }
 
+Tensor count_non_finite(const std::vector<Tensor>& tensors) {
+  if (tensors.empty()) throw Error("count_non_finite", "needs at least one tensor (the count lives on their device)");
+  std::vector<Tensor> contiguous;
+  for (const Tensor& t : tensors) {
+    checks::defined("count_non_finite", t);
+    checks::floating("count_non_finite", t);
+    checks::same_device("count_non_finite", tensors.front(), t);
+    contiguous.push_back(t.contiguous());
+  }
+  const Tensor out = empty({}, Dtype::float64, tensors.front().device());
+  backend(out.device()).count_non_finite(contiguous, out);
+  return out;
+}
+
 }  // namespace axiom::core

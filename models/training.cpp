@@ -169,16 +169,12 @@ double Trainer::step() {
   return bits;
 }
 
-// p * 0 is 0 where p is finite and NaN where p is NaN or infinite: one sum tells which, and the
-// sum of those sums (on the model's device, in the weights' dtype) tells for every weight at once.
+// How many values of all the weights are NaN or infinite, counted on the model's device (on a GPU,
+// a few launches for every weight at once).
 core::Tensor Trainer::weights_check() const {
-  NoGrad no_grad;  // a check, not part of any computation
-  core::Tensor total;
-  for (const auto& [name, p] : model_->named_parameters()) {
-    const core::Tensor zero_or_nan = core::sum(core::mul(p.data(), 0.0));
-    total = total.defined() ? core::add(total, zero_or_nan.to(total.dtype())) : zero_or_nan;
-  }
-  return total.defined() ? total.to(core::Dtype::float64) : core::zeros({}, core::Dtype::float64, model_->device());
+  std::vector<core::Tensor> weights;
+  for (const auto& [name, p] : model_->named_parameters()) weights.push_back(p.data());
+  return weights.empty() ? core::zeros({}, core::Dtype::float64, model_->device()) : core::count_non_finite(weights);
 }
 
 void Trainer::check_weights_finite(int64_t after_step) const {
@@ -186,10 +182,9 @@ void Trainer::check_weights_finite(int64_t after_step) const {
 }
 
 void Trainer::throw_weights_not_finite(int64_t after_step) const {
-  NoGrad no_grad;
   std::string name = "?";
   for (const auto& [parameter, p] : model_->named_parameters()) {
-    if (core::sum(core::mul(p.data(), 0.0)).item() != 0) {
+    if (core::count_non_finite({p.data()}).item() != 0) {
       name = parameter;
       break;
     }

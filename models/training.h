@@ -167,7 +167,7 @@ class Trainer {
   // An Error naming the first parameter that holds NaN or an infinity: a diverged run must stop
   // before any checkpoint of it replaces the last good one.
   void check_weights_finite(int64_t after_step) const;
-  // A float64 scalar on the model's device: 0 when every weight is finite, else NaN (no copy).
+  // A float64 scalar on the model's device: how many weights are NaN or infinite (no copy).
   core::Tensor weights_check() const;
   [[noreturn]] void throw_weights_not_finite(int64_t after_step) const;
 

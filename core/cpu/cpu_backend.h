@@ -24,6 +24,7 @@ class CpuBackend : public Backend {
   void unary(UnaryOp op, const Tensor& x, const Tensor& out, double scalar) override;
   void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) override;
   void where(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out) override;
+  void count_non_finite(const std::vector<Tensor>& tensors, const Tensor& out) override;
   void reduce(ReduceOp op, const Tensor& x, const std::vector<int>& axes, const Tensor& out, const Tensor& argmax,
               int64_t correction) override;
   void softmax(const Tensor& x, int axis, bool log, const Tensor& out) override;

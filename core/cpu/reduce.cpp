@@ -143,6 +143,17 @@ void reduce_typed(ReduceOp op, const Tensor& x, const std::vector<int>& axes, co
 
 }  // namespace
 
+void CpuBackend::count_non_finite(const std::vector<Tensor>& tensors, const Tensor& out) {
+  double count = 0;
+  for (const Tensor& t : tensors) {
+    dispatch_floating("count_non_finite", t.dtype(), [&]<typename T>() {
+      const T* data = t.data<T>();
+      for (int64_t i = 0; i < t.numel(); ++i) count += std::isfinite(data[i]) ? 0 : 1;
+    });
+  }
+  *out.data<double>() = count;
+}
+
 void CpuBackend::reduce(ReduceOp op, const Tensor& x, const std::vector<int>& axes, const Tensor& out,
                         const Tensor& argmax, int64_t correction) {
   dispatch(x.dtype(), [&]<typename T>() { reduce_typed<T>(op, x, axes, out, argmax, correction); });

@@ -169,6 +169,35 @@ void column_sum(std::string_view op, const Tensor& x, const ReduceLayout& layout
          layout.outputs, mean, layout.count, device_data<T>(out));
 }
 
+// --- counting the values that are not finite, in many tensors a launch ---------------------------
+
+constexpr int kTensorsPerCount = 16;
+
+// The tensors of one launch, by value in its arguments (no upload): tensor t has n[t] elements
+// at data[t], float64 or float32.
+struct CountBatch {
+  int count = 0;
+  int64_t n[kTensorsPerCount];
+  const void* data[kTensorsPerCount];
+  bool is_double[kTensorsPerCount];
+};
+
+// NaN - NaN and inf - inf are NaN; a finite v gives 0.
+__device__ inline bool is_not_finite(double v) { return !(v - v == 0); }
+
+// *out += how many elements of the batch's tensors are not finite; block row y counts tensor y.
+__global__ void count_non_finite_kernel(CountBatch batch, double* out) {
+  double mine = 0;
+  for (int t = blockIdx.y; t < batch.count; t += gridDim.y) {
+    for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < batch.n[t]; i += int64_t(gridDim.x) * blockDim.x) {
+      const double v = batch.is_double[t] ? static_cast<const double*>(batch.data[t])[i] : static_cast<const float*>(batch.data[t])[i];
+      if (is_not_finite(v)) mine += 1;
+    }
+  }
+  const double block_total = block_reduce(mine, Sum{});
+  if (threadIdx.x == 0 && block_total > 0) atomicAdd(out, block_total);  // whole numbers: the order does not matter
+}
+
 // ----------------------------------------------------------------------------------------------
 
 ReduceLayout reduce_layout(const Tensor& x, const std::vector<int>& axes) {
@@ -179,6 +208,26 @@ ReduceLayout reduce_layout(const Tensor& x, const std::vector<int>& axes) {
 }
 
 }  // namespace
+
+void CudaBackend::count_non_finite(const std::vector<Tensor>& tensors, const Tensor& out) {
+  require_device("count_non_finite");
+  fill(out, 0);
+  size_t next = 0;
+  while (next < tensors.size()) {
+    CountBatch batch{};
+    int64_t largest = 0;
+    for (; next < tensors.size() && batch.count < kTensorsPerCount; ++next) {
+      const Tensor& t = tensors[next];
+      if (t.numel() == 0) continue;
+      const int i = batch.count++;
+      batch.n[i] = t.numel(), batch.data[i] = t.raw_data(), batch.is_double[i] = t.dtype() == Dtype::float64;
+      largest = std::max(largest, t.numel());
+    }
+    if (batch.count == 0) continue;
+    const dim3 grid(grid_size(largest), static_cast<unsigned>(std::min<int64_t>(batch.count, most_blocks())));
+    launch("count_non_finite", count_non_finite_kernel, grid, kThreads, batch, device_data<double>(out));
+  }
+}
 
 void CudaBackend::reduce(ReduceOp op, const Tensor& x, const std::vector<int>& axes, const Tensor& out,
                          const Tensor& argmax, int64_t correction) {

@@ -27,6 +27,7 @@ class CudaStub : public Backend {
   void unary(UnaryOp op, const Tensor&, const Tensor&, double) override { unavailable(op_name(op)); }
   void binary(BinaryOp op, const Tensor&, const Tensor&, const Tensor&) override { unavailable(op_name(op)); }
   void where(const Tensor&, const Tensor&, const Tensor&, const Tensor&) override { unavailable("where"); }
+  void count_non_finite(const std::vector<Tensor>&, const Tensor&) override { unavailable("count_non_finite"); }
   void reduce(ReduceOp op, const Tensor&, const std::vector<int>&, const Tensor&, const Tensor&, int64_t) override {
     unavailable(op_name(op));
   }

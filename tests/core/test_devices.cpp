@@ -112,6 +112,13 @@ void add_reduction_cases(std::vector<OpCase>& cases, Dtype dtype, Generator& gen
                      return V{core::sum(x[0], {0}), core::mean(x[0], {0}), core::sum(x[0].narrow(1, 3, 35), {0}),
                               core::sum(x[1], {0, 1}), core::mean(x[1].transpose(0, 1), {0, 1}), core::sum(x[1], {0}, true)};
                    }});
+  cases.push_back({"count_non_finite over 20 tensors of several sizes and both dtypes with NaN and infinities", V{r({257}), r({1}), r({0}), r({5, 8})}, [](const V& x) {
+                     const Tensor holes = x[0].clone(), wide = x[3].clone();
+                     holes.reshape({-1}).set({3}, NAN), holes.reshape({-1}).set({200}, INFINITY), wide.reshape({-1}).set({39}, -INFINITY);
+                     std::vector<Tensor> tensors;
+                     for (int i = 0; i < 20; ++i) tensors.push_back(i % 5 == 0 ? holes : i % 5 == 1 ? x[1] : i % 5 == 2 ? x[2] : i % 5 == 3 ? wide : holes.to(Dtype::float32));
+                     return V{core::count_non_finite(tensors), core::count_non_finite({x[0]}), core::count_non_finite({wide.transpose(0, 1)})};
+                   }});
   cases.push_back({"reductions of one element, of a broadcast, and to an empty result", V{r({1}), r({1, 5})}, [](const V& x) {
                      const Tensor wide = x[1].expand({4, 5});
                      const Tensor empty_rows = x[1].narrow(0, 0, 0);  // [0, 5]

@@ -543,3 +543,12 @@ TEST_CASE("matmul errors") {
   check_error([] { (void)core::matmul(core::zeros({2, 2}), core::zeros({2, 2}, Dtype::float64)); },
               {"[matmul] dtypes float32 and float64 differ"});
 }
+
+TEST_CASE("count_non_finite counts NaN and infinities over many tensors and refuses what it cannot count") {
+  const Tensor a = core::from_vector<double>({1.0, NAN, INFINITY, -2.0});
+  const Tensor b = core::from_vector<float>({-INFINITY, 0.0f});
+  CHECK(core::count_non_finite({a, b, a.narrow(0, 0, 1)}).item() == 3);
+  CHECK(core::count_non_finite({a.narrow(0, 0, 1)}).item() == 0);
+  check_error([&] { core::count_non_finite({}); }, {"[count_non_finite] needs at least one tensor"});
+  check_error([&] { core::count_non_finite({a, core::from_vector<int64_t>({1})}); }, {"[count_non_finite] ", "int64"});
+}

@@ -20,7 +20,7 @@ inline const std::set<std::string> kBackendMethods = {
     "available", "synchronize", "memory", "release_cached_memory", "allocate", "deallocate", "copy_from_host", "copy_to_host", "fill", "copy", "unary",
     "binary", "where", "reduce", "softmax", "attention", "attention_backward", "matmul", "layer_norm",
     "layer_norm_backward", "index_select", "index_add", "gather", "scatter_add", "cross_entropy", "cross_entropy_backward", "adam_update",
-    "adam_update_many"};
+    "adam_update_many", "count_non_finite"};
 
 class RecordingBackend : public core::Backend {
  public:
@@ -53,6 +53,9 @@ class RecordingBackend : public core::Backend {
   }
   void where(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out) override {
     note("where"), inner_->where(cond, a, b, out);
+  }
+  void count_non_finite(const std::vector<Tensor>& tensors, const Tensor& out) override {
+    note("count_non_finite"), inner_->count_non_finite(tensors, out);
   }
   void reduce(core::ReduceOp op, const Tensor& x, const std::vector<int>& axes, const Tensor& out, const Tensor& argmax,
               int64_t correction) override {
