@@ -25,6 +25,15 @@ root_dir=$PWD
 results=${1:-${OUT:-gpu-check-results}}
 mkdir -p "$results"
 results=$(cd "$results" && pwd)
+# Only files of an earlier check are written over: a RESULTS folder holding one of these names
+# that no check wrote (its summary.txt would start "axiom GPU check") is refused.
+for file in summary.txt environment.txt build.log tests.log bench.jsonl bench.log sanitizer.log profile.csv; do
+  [ -e "$results/$file" ] || continue
+  if ! head -n1 "$results/summary.txt" 2>/dev/null | grep -q '^axiom GPU check'; then
+    echo "check.sh: $results/$file exists and was not written by an earlier GPU check; name another RESULTS folder" >&2
+    exit 2
+  fi
+done
 bundle=$root_dir/.gpu-bundle
 prefix=${TMPDIR:-/tmp}/axiom-gpu-bundle  # outside the source tree, where CMake allows exported include paths
 libdir=$prefix/usr/lib/x86_64-linux-gnu

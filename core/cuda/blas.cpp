@@ -92,7 +92,7 @@ void gemm_strided_batched(int64_t m, int64_t n, int64_t k, T alpha, GemmOperand<
 template <typename T>
 void gemm_batched(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const std::vector<const T*>& a,
                   int64_t lda, const std::vector<const T*>& b, int64_t ldb, T beta, const std::vector<T*>& c, int64_t ldc) {
-  const cublasOperation_t op_a = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, op_b = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_a = operation(trans_a), op_b = operation(trans_b);
   const int M = as_int(m, "m"), N = as_int(n, "n"), K = as_int(k, "k");
   const int LDA = as_int(lda, "lda"), LDB = as_int(ldb, "ldb"), LDC = as_int(ldc, "ldc");
   if (a.size() != c.size() || b.size() != c.size()) throw Error("matmul", "gemm_batched: ", a.size(), ", ", b.size(), " and ", c.size(), " matrices");

@@ -440,13 +440,7 @@ ProductTraffic traffic_of(const std::function<Tensor()>& product, const Tensor& 
   const Tensor out = product();
   const axiom::cuda_emulator::TrafficStats after = axiom::cuda_emulator::traffic_stats();
   check_close(out.to(Device::cpu()), values_of(expected), 1e-5, 1e-5, "product");
-  ProductTraffic traffic{{}, after.host_to_device - before.host_to_device};
-  for (const auto& [entry, calls] : after.cublas_calls) {
-    const auto earlier = before.cublas_calls.find(entry);
-    const int64_t added = calls - (earlier == before.cublas_calls.end() ? 0 : earlier->second);
-    if (added > 0) traffic.cublas_calls[entry] = added;
-  }
-  return traffic;
+  return {axiom::testing::cublas_calls_between(before, after), after.host_to_device - before.host_to_device};
 }
 
 TEST_CASE("products reach cuBLAS in as few calls as their layout allows and upload nothing when the batch is regular") {

@@ -552,3 +552,14 @@ TEST_CASE("count_non_finite counts NaN and infinities over many tensors and refu
   check_error([&] { core::count_non_finite({}); }, {"[count_non_finite] needs at least one tensor"});
   check_error([&] { core::count_non_finite({a, core::from_vector<int64_t>({1})}); }, {"[count_non_finite] ", "int64"});
 }
+
+TEST_CASE("adam_update_many checks every update before it changes any") {
+  const Tensor p = core::zeros({3}), g = core::ones({3});
+  const Tensor q = core::zeros({2});
+  const core::AdamStep step{.lr = 0.1};
+  check_error([&] { core::adam_update_many({{p, g, core::zeros({3}), core::zeros({3}), step}, {q, g, core::zeros({2}), core::zeros({2}), step}}); },
+              {"[adam_update_many] grad has shape [3], param [2]"});
+  CHECK(p.at({0}) == 0);  // the first update, which was fine, did not run either
+  check_error([&] { core::adam_update_many({{p, g, core::zeros({3}), core::zeros({3}), {.step = 0}}}); },
+              {"[adam_update_many] step must be 1 or more, got 0"});
+}

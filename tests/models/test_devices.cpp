@@ -83,10 +83,7 @@ StepTraffic traffic_of_one_step(models::Trainer& trainer) {
   const auto copies_after = axiom::cuda_emulator::traffic_stats();
   StepTraffic t{grid_after.launches - grid_before.launches, copies_after.device_to_host - copies_before.device_to_host,
                 copies_after.host_to_device - copies_before.host_to_device, 0};
-  for (const auto& [entry, calls] : copies_after.cublas_calls) {
-    const auto earlier = copies_before.cublas_calls.find(entry);
-    t.cublas_calls += calls - (earlier == copies_before.cublas_calls.end() ? 0 : earlier->second);
-  }
+  for (const auto& [entry, calls] : axiom::testing::cublas_calls_between(copies_before, copies_after)) t.cublas_calls += calls;
   return t;
 }
 

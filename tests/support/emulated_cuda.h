@@ -16,6 +16,7 @@
 
 #include <doctest/doctest.h>
 
+#include <map>
 #include <memory>
 #include <string>
 
@@ -53,6 +54,19 @@ class ScopedEmulatedCuda {
 // past the end of its tensor; see core/cuda/emulator/memory.h).
 inline void report_memory_faults() {
   for (const std::string& fault : cuda_emulator::take_memory_faults()) FAIL_CHECK(fault);
+}
+
+// The calls of each cuBLAS entry made between two readings of the emulator's traffic_stats()
+// (entries with no new call left out).
+inline std::map<std::string, int64_t> cublas_calls_between(const cuda_emulator::TrafficStats& before,
+                                                           const cuda_emulator::TrafficStats& after) {
+  std::map<std::string, int64_t> added;
+  for (const auto& [entry, calls] : after.cublas_calls) {
+    const auto earlier = before.cublas_calls.find(entry);
+    const int64_t more = calls - (earlier == before.cublas_calls.end() ? 0 : earlier->second);
+    if (more > 0) added[entry] = more;
+  }
+  return added;
 }
 
 // Whether the real CUDA backend can run here (a CUDA build on a machine with a GPU).
