@@ -1,16 +1,18 @@
 // `axiom bench ops`: the core kernels next to what the machine can do in the same run.
 //   matmul through the tensor API  vs  raw cblas_sgemm on preallocated buffers
-//   elementwise add and gelu       vs  memcpy of the same bytes
-//   softmax over rows of 28, 64 and 1024
+//   memory-bound passes (elementwise maps, softmax, layer norm, cross-entropy, Adam over 16M
+//   floats)                        vs  memcpy of the same bytes
 #include <cblas.h>
 
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "apps/bench/bench.h"
 #include "core/core.h"
 #include "core/cpu/blas.h"
+#include "core/cpu/vector_math.h"
 
 namespace axiom::bench {
 
@@ -20,6 +22,12 @@ using namespace axiom::core;
 
 double gflops(double flops, double seconds) { return flops / seconds / 1e9; }
 double gbytes(double bytes, double seconds) { return bytes / seconds / 1e9; }
+
+std::string join(const std::vector<std::string>& names) {
+  std::string text;
+  for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
+  return text;
+}
 
 void raw_sgemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c) {
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
@@ -61,33 +69,50 @@ void bench_batched_matmul(const Reporter& reporter) {
                    .value = gflops(flops, api_own), .baseline = gflops(flops, raw_own), .baseline_name = "sgemm loop"});
 }
 
-// add reads two arrays and writes one; gelu reads one and writes one; memcpy reads and writes one.
-void bench_elementwise(const Reporter& reporter) {
+// The memory-bound passes over 16M floats, each next to memcpy of the same run: bytes read and
+// written per second (add reads two arrays and writes one; a row kernel reads its rows and writes
+// its outputs; Adam reads four arrays and writes three). At 16M floats nothing fits in cache, so
+// memcpy's rate is what the memory can do; a kernel at half of it is bound by memory, not by its math.
+void bench_memory_bound(const Reporter& reporter) {
   const int64_t n = 16 << 20;
-  const double bytes = 4.0 * n;
+  const double floats = static_cast<double>(n) * 4.0;  // bytes of one array
   Generator gen(3);
   const Tensor x = randn({n}, gen), y = randn({n}, gen);
   std::vector<float> copy(static_cast<size_t>(n));
   const double memcpy_s = seconds_per_call([&] { std::memcpy(copy.data(), x.data<float>(), 4 * n); }, 5, 0.2);
-  const double memcpy_bw = gbytes(2 * bytes, memcpy_s);
+  const double memcpy_bw = gbytes(2 * floats, memcpy_s);
+  auto report = [&](const std::string& name, double arrays_moved, const std::function<void()>& pass) {
+    const double s = seconds_per_call(pass, 5, 0.2);
+    reporter.report({.bench = "ops", .name = name, .unit = "GB/s", .value = gbytes(arrays_moved * floats, s),
+                     .baseline = memcpy_bw, .baseline_name = "memcpy"});
+  };
   Tensor out;
-  const double add_s = seconds_per_call([&] { out = add(x, y); }, 5, 0.2);
-  reporter.report({.bench = "ops", .name = "add_16M", .unit = "GB/s", .value = gbytes(3 * bytes, add_s),
-                   .baseline = memcpy_bw, .baseline_name = "memcpy"});
-  const double gelu_s = seconds_per_call([&] { out = gelu(x); }, 5, 0.2);
-  reporter.report({.bench = "ops", .name = "gelu_16M", .unit = "GB/s", .value = gbytes(2 * bytes, gelu_s),
-                   .baseline = memcpy_bw, .baseline_name = "memcpy"});
-}
-
-// Softmax over rows of the given length, 4M elements in all; bytes = read once + written once.
-void bench_softmax(const Reporter& reporter, int64_t row) {
-  const int64_t rows = (4 << 20) / row;
-  Generator gen(4);
-  const Tensor x = randn({rows, row}, gen);
-  Tensor out;
-  const double s = seconds_per_call([&] { out = softmax(x, -1); });
-  reporter.report({.bench = "ops", .name = "softmax_rows_of_" + std::to_string(row), .unit = "GB/s",
-                   .value = gbytes(2 * 4.0 * x.numel(), s), .baseline = {}, .baseline_name = {}});
+  report("add_16M", 3, [&] { out = add(x, y); });
+  report("exp_16M", 2, [&] { out = exp(x); });
+  report("gelu_16M", 2, [&] { out = gelu(x); });
+  report("gelu_derivative_16M", 2, [&] { out = gelu_derivative(x); });
+  report("tanh_16M", 2, [&] { out = tanh(x); });
+  for (int64_t row : {28, 64, 1024}) {
+    const Tensor rows = x.narrow(0, 0, n / row * row).reshape({n / row, row});  // (16M is not a multiple of 28)
+    const double share = static_cast<double>(rows.numel()) / static_cast<double>(n);
+    report("softmax_rows_of_" + std::to_string(row), 2 * share, [&] { out = softmax(rows, -1); });
+  }
+  const Tensor rows_of_256 = x.reshape({n / 256, 256}), grad_rows = y.reshape({n / 256, 256});
+  const Tensor weight = randn({256}, gen), bias = randn({256}, gen);
+  LayerNormResult normed = layer_norm(rows_of_256, weight, bias);
+  report("layer_norm_rows_of_256", 2, [&] { normed = layer_norm(rows_of_256, weight, bias); });
+  report("layer_norm_backward_rows_of_256", 3, [&] {
+    out = layer_norm_backward(rows_of_256, weight, normed.mean, normed.rstd, grad_rows);
+  });
+  const Tensor targets = zeros({n / 256}, Dtype::int64);
+  CrossEntropyResult losses = cross_entropy(rows_of_256, targets);
+  const Tensor grad_losses = full({n / 256}, 1.0);
+  report("cross_entropy_rows_of_256", 1, [&] { losses = cross_entropy(rows_of_256, targets); });
+  report("cross_entropy_backward_rows_of_256", 2, [&] {
+    out = cross_entropy_backward(rows_of_256, targets, losses.lse, grad_losses);
+  });
+  const Tensor param = x.clone(), exp_avg = zeros({n}), exp_avg_sq = zeros({n});
+  report("adam_16M", 7, [&] { adam_update(param, y, exp_avg, exp_avg_sq, AdamStep{}); });
 }
 
 }  // namespace
@@ -98,10 +123,9 @@ void bench_ops(const Reporter& reporter) {
   reporter.note("matrix products (float32)");
   for (int64_t n : {64, 256, 512, 1024}) bench_square_matmul(reporter, n);
   bench_batched_matmul(reporter);
-  reporter.note("elementwise, 16M floats (bytes read + written per second)");
-  bench_elementwise(reporter);
-  reporter.note("softmax over the last axis, 4M floats");
-  for (int64_t row : {28, 64, 1024}) bench_softmax(reporter, row);
+  reporter.note("memory-bound passes over 16M floats (bytes read + written per second), SIMD target " +
+                core::cpu::vec::target() + " (AXIOM_SIMD_TARGET picks another of: " + join(core::cpu::vec::targets()) + ")");
+  bench_memory_bound(reporter);
 }
 
 }  // namespace axiom::bench

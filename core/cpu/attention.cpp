@@ -19,12 +19,14 @@
 // each product threaded by OpenBLAS.
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 #include "core/attention_lines.h"
 #include "core/cpu/blas.h"
 #include "core/cpu/cpu_backend.h"
 #include "core/cpu/fast_math.h"
+#include "core/cpu/vector_math.h"
 #include "core/parallel.h"
 #include "core/tensor.h"
 
@@ -50,6 +52,11 @@ void softmax_rows(T* s, int64_t length, bool causal) {
   for (int64_t i = 0; i < length; ++i) {
     T* row = s + i * length;
     const int64_t seen = causal ? i + 1 : length;
+    for (int64_t j = seen; j < length; ++j) row[j] = T(0);
+    if constexpr (std::is_same_v<T, float>) {
+      vec::softmax(row, row, seen, false);  // SIMD (vector_math.h)
+      continue;
+    }
     T max = row[0];
     for (int64_t j = 1; j < seen; ++j) max = row[j] > max ? row[j] : max;
     for (int64_t j = 0; j < seen; ++j) row[j] = exp_of(row[j] - max);
@@ -57,7 +64,6 @@ void softmax_rows(T* s, int64_t length, bool causal) {
     for (int64_t j = 0; j < seen; ++j) total += row[j];
     const T scale = static_cast<T>(1.0 / total);
     for (int64_t j = 0; j < seen; ++j) row[j] *= scale;
-    for (int64_t j = seen; j < length; ++j) row[j] = T(0);
   }
 }
 
@@ -67,6 +73,10 @@ void softmax_backward_rows(const T* p, T* dp, int64_t length, T scale) {
   for (int64_t i = 0; i < length; ++i) {
     const T* p_row = p + i * length;
     T* d_row = dp + i * length;
+    if constexpr (std::is_same_v<T, float>) {
+      vec::softmax_backward(p_row, d_row, scale, length);  // SIMD (vector_math.h)
+      continue;
+    }
     double dot = 0;
     for (int64_t j = 0; j < length; ++j) dot += double(d_row[j]) * p_row[j];
     const T d = static_cast<T>(dot);

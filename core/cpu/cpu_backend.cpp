@@ -5,6 +5,7 @@
 
 #include "core/cpu/allocator.h"
 #include "core/cpu/blas.h"
+#include "core/cpu/vector_math.h"
 #include "core/parallel.h"
 
 namespace axiom::core {
@@ -14,8 +15,10 @@ std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<cpu::CpuBa
 namespace cpu {
 
 // Once, before any kernel runs, so that kernels only compute: OpenBLAS switches to the fastest
-// kernels this CPU can run (blas.cpp), and AXIOM_NUM_THREADS reaches it (core/parallel.h).
+// kernels this CPU can run (blas.cpp), AXIOM_NUM_THREADS reaches it (core/parallel.h), and
+// AXIOM_SIMD_TARGET, when set, picks the SIMD target of the float32 kernels (vector_math.h).
 CpuBackend::CpuBackend() {
+  vec::use_target_from_environment();
   (void)blas_kernels_report();
   (void)num_threads();
 }

@@ -2,14 +2,18 @@
 // operands, in parallel. Every elementwise kernel, and the dtype-converting copy, is one call.
 #pragma once
 
+#include <cstddef>
+#include <type_traits>
+
 #include "core/cpu/loops.h"
 #include "core/tensor.h"
 
 namespace axiom::core::cpu {
 
-// out = f(x), elementwise.
-template <typename Out, typename In, typename F>
-void map_unary(const Tensor& x, const Tensor& out, F f) {
+// out = f(x), elementwise. With `run`, contiguous runs go to run(x, out, n) instead (a SIMD
+// kernel of vector_math.h that computes f); strided ones keep f.
+template <typename Out, typename In, typename F, typename Run = std::nullptr_t>
+void map_unary(const Tensor& x, const Tensor& out, F f, Run run = nullptr) {
   StridedLoop<2> loop(out.shape(), {&out.strides(), &x.strides()});
   Out* out_base = out.data<Out>();
   const In* x_base = x.data<In>();
@@ -17,7 +21,11 @@ void map_unary(const Tensor& x, const Tensor& out, F f) {
     Out* o = out_base + offset[0];
     const In* a = x_base + offset[1];
     if (step[0] == 1 && step[1] == 1) {
-      for (int64_t i = 0; i < n; ++i) o[i] = f(a[i]);
+      if constexpr (std::is_null_pointer_v<Run>) {
+        for (int64_t i = 0; i < n; ++i) o[i] = f(a[i]);
+      } else {
+        run(a, o, n);
+      }
     } else {
       for (int64_t i = 0; i < n; ++i) o[i * step[0]] = f(a[i * step[1]]);
     }

@@ -1,14 +1,17 @@
 // Row-wise kernels: softmax / log_softmax along any axis, layer norm along the last axis, and the
 // softmax cross-entropy of rows of logits.
 // A "row" is the line of elements along the normalised axis; rows are independent and run in
-// parallel. Sums are taken in double, whatever the dtype.
+// parallel. A contiguous float32 row goes to the SIMD kernels of vector_math.h (sums in float32
+// lanes); the others (strided rows, float64) take the loops here, with sums in double.
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <utility>
 
 #include "core/cpu/cpu_backend.h"
 #include "core/cpu/fast_math.h"
 #include "core/cpu/loops.h"
+#include "core/cpu/vector_math.h"
 #include "core/tensor.h"
 
 namespace axiom::core::cpu {
@@ -25,6 +28,9 @@ Shape without(const Shape& values, int axis) {
 // Stable form: subtract the row's max first, so exp never overflows.
 template <typename T>
 void softmax_row(const T* x, int64_t x_step, T* y, int64_t y_step, int64_t length, bool log) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (x_step == 1 && y_step == 1) return vec::softmax(x, y, length, log);  // the same passes, a vector at a time
+  }
   T max = -std::numeric_limits<T>::infinity();
   for (int64_t i = 0; i < length; ++i) {
     const T v = x[i * x_step];
@@ -71,6 +77,17 @@ double lane_sum(const T* x, int64_t step, int64_t length, F f) {
 template <typename T>
 void layer_norm_row(const T* x, int64_t x_step, int64_t length, const T* w, const T* b, double eps, T* y, T* mean_out,
                     T* rstd_out) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (x_step == 1) {
+      const float mean = vec::sum(x, length) / static_cast<float>(length);
+      const double squares = vec::squared_deviations(x, mean, length);
+      const float rstd = static_cast<float>(1.0 / std::sqrt(squares / static_cast<double>(length) + eps));
+      vec::layer_norm_apply(x, mean, rstd, w, b, y, length);
+      *mean_out = mean;
+      *rstd_out = rstd;
+      return;
+    }
+  }
   auto moments = [&](int64_t step) {  // step is 1 (a literal, for the vectorizer) or x_step
     const double mean = lane_sum(x, step, length, [](double v) { return v; }) / static_cast<double>(length);
     const double squares = lane_sum(x, step, length, [mean](double v) { return (v - mean) * (v - mean); });
@@ -93,6 +110,15 @@ void layer_norm_row(const T* x, int64_t x_step, int64_t length, const T* w, cons
 template <typename T>
 void layer_norm_backward_row(const T* x, int64_t x_step, const T* g, int64_t g_step, int64_t length, const T* w,
                              double mean, double rstd, T* dx) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (x_step == 1 && g_step == 1) {
+      const float m = static_cast<float>(mean), r = static_cast<float>(rstd);
+      float sum_gw = 0, sum_gw_xhat = 0;
+      vec::layer_norm_backward_sums(x, g, w, m, r, length, &sum_gw, &sum_gw_xhat);
+      const float n = static_cast<float>(length);
+      return vec::layer_norm_backward_apply(x, g, w, m, r, sum_gw / n, sum_gw_xhat / n, dx, length);
+    }
+  }
   double mean_gw = 0, mean_gw_xhat = 0;
   for (int64_t i = 0; i < length; ++i) {
     const double gw = w ? double(g[i * g_step]) * w[i] : double(g[i * g_step]);
@@ -112,6 +138,13 @@ void layer_norm_backward_row(const T* x, int64_t x_step, const T* g, int64_t g_s
 // and writes log sum exp x to *lse.
 template <typename T>
 T cross_entropy_row(const T* x, int64_t classes, int64_t target, double smoothing, T* lse) {
+  if constexpr (std::is_same_v<T, float>) {
+    const float max = vec::max(x, classes);
+    const double log_sum_exp = double(max) + std::log(double(vec::exp_shifted(x, max, nullptr, classes)));
+    const double total = smoothing == 0 ? 0.0 : double(vec::sum(x, classes));
+    *lse = static_cast<float>(log_sum_exp);
+    return static_cast<float>(log_sum_exp - (1 - smoothing) * double(x[target]) - smoothing * total / double(classes));
+  }
   T max = -std::numeric_limits<T>::infinity();
   for (int64_t c = 0; c < classes; ++c) {
     if (x[c] > max || std::isnan(x[c])) max = x[c];
@@ -128,7 +161,11 @@ T cross_entropy_row(const T* x, int64_t classes, int64_t target, double smoothin
 template <typename T>
 void cross_entropy_backward_row(const T* x, int64_t classes, int64_t target, T lse, T g, double smoothing, T* dx) {
   const T spread = static_cast<T>(smoothing / double(classes)), hit = static_cast<T>(1 - smoothing);
-  for (int64_t c = 0; c < classes; ++c) dx[c] = (exp_of(x[c] - lse) - spread) * g;
+  if constexpr (std::is_same_v<T, float>) {
+    vec::softmax_minus(x, lse, spread, g, dx, classes);
+  } else {
+    for (int64_t c = 0; c < classes; ++c) dx[c] = (exp_of(x[c] - lse) - spread) * g;
+  }
   dx[target] = (exp_of(x[target] - lse) - (spread + hit)) * g;
 }
 

@@ -1,0 +1,413 @@
+// The float32 kernels of core/cpu/vector_math.h, in Google Highway.
+//
+// How Highway builds them: foreach_target.h includes this file once per SIMD target (AVX-512,
+// AVX2, SSE4, a portable 128-bit fallback on x86), each time with HWY_NAMESPACE naming that target
+// and with the compiler allowed that target's instructions for the code between
+// HWY_BEFORE_NAMESPACE and HWY_AFTER_NAMESPACE. HWY_EXPORT then makes a table of the versions of a
+// function, and HWY_DYNAMIC_DISPATCH calls the one for the widest target this CPU has.
+//
+// Inside a target, `d` is a "descriptor" of a vector of floats (as many as the target holds: 16 for
+// AVX-512, 8 for AVX2) and hn::Lanes(d) its count. Every loop runs whole vectors, then the last
+// elements one at a time with a one-lane descriptor (d1): the same code, so the same formula, and no
+// load past the end of an array.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "core/cpu/vector_math.cpp"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <type_traits>
+
+#include "core/cpu/vector_math.h"
+#include "core/error.h"
+#include "hwy/contrib/math/math-inl.h"
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace axiom::core::cpu::vec::HWY_NAMESPACE {
+
+namespace hn = hwy::HWY_NAMESPACE;
+
+// step(d, i) for i = 0, N, 2N, ... over whole vectors of N = Lanes(d) floats, then the rest with
+// narrower descriptors: one vector of 8 lanes, one of 4, then one lane at a time. (A row of 28
+// floats under AVX-512 is one vector of 16, one of 8 and one of 4: no one-lane steps at all.)
+template <class Step>
+HWY_INLINE void for_each_vector(int64_t n, Step step) {
+  const hn::ScalableTag<float> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) step(d, i);
+  if constexpr (hn::MaxLanes(d) > 8) {
+    const hn::CappedTag<float, 8> d8;
+    if (i + 8 <= n) step(d8, i), i += 8;
+  }
+  if constexpr (hn::MaxLanes(d) > 4) {
+    const hn::CappedTag<float, 4> d4;
+    if (i + 4 <= n) step(d4, i), i += 4;
+  }
+  const hn::CappedTag<float, 1> d1;
+  for (; i < n; ++i) step(d1, i);
+}
+
+// Whether descriptor D is the full width of this target (else one of the tail's narrower ones).
+template <class D>
+constexpr bool is_full_width() {
+  return std::is_same_v<D, hn::ScalableTag<float>>;
+}
+
+// The sum over i of term(d, i), a vector of terms: two running sums of whole vectors (independent
+// additions), added across lanes at the end, then the tail's vectors each added across its lanes.
+template <class Term>
+HWY_INLINE float sum_of(int64_t n, Term term) {
+  const hn::ScalableTag<float> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  auto sum0 = hn::Zero(d), sum1 = hn::Zero(d);
+  int64_t i = 0;
+  for (; i + 2 * lanes <= n; i += 2 * lanes) {
+    sum0 = hn::Add(sum0, term(d, i));
+    sum1 = hn::Add(sum1, term(d, i + lanes));
+  }
+  float tail = 0;
+  for_each_vector(n - i, [&](auto dv, int64_t j) {
+    const auto terms = term(dv, i + j);
+    if constexpr (is_full_width<decltype(dv)>()) {
+      sum0 = hn::Add(sum0, terms);
+    } else {
+      tail += hn::GetLane(hn::SumOfLanes(dv, terms));
+    }
+  });
+  return hn::GetLane(hn::SumOfLanes(d, hn::Add(sum0, sum1))) + tail;
+}
+
+// e^x: Highway's Exp (1 ulp) inside [-87, ln(FLT_MAX)], exactly 0 below (no subnormal results),
+// +inf above, NaN kept (Highway's own Exp gives 0 for NaN).
+template <class D, class V>
+HWY_INLINE V exp_of(D d, V x) {
+  const V y = hn::Exp(d, x);
+  const V no_subnormal = hn::IfThenZeroElse(hn::Lt(x, hn::Set(d, -87.0f)), y);
+  const V capped = hn::IfThenElse(hn::Gt(x, hn::Set(d, 88.7228394f)), hn::Set(d, HUGE_VALF), no_subnormal);
+  return hn::IfThenElse(hn::IsNaN(x), x, capped);
+}
+
+// log x: Highway's Log (4 ulp) for x in (0, inf), and the C library's answers elsewhere:
+// log 0 = -inf, log(x < 0) = NaN, log inf = inf, NaN kept.
+template <class D, class V>
+HWY_INLINE V log_of(D d, V x) {
+  const V zero = hn::Zero(d), infinity = hn::Set(d, HUGE_VALF);
+  V y = hn::Log(d, x);
+  y = hn::IfThenElse(hn::Eq(x, zero), hn::Neg(infinity), y);
+  y = hn::IfThenElse(hn::Eq(x, infinity), infinity, y);
+  const V nan = hn::Set(d, std::numeric_limits<float>::quiet_NaN());
+  y = hn::IfThenElse(hn::Lt(x, zero), nan, y);
+  return hn::IfThenElse(hn::IsNaN(x), x, y);
+}
+
+// The formulas of core/scalar_formulas.h, a vector at a time.
+
+// 1 / (1 + e^-x) as e / (1 + e) with e = e^-|x| for x < 0: exp never overflows.
+template <class D, class V>
+HWY_INLINE V sigmoid_of(D d, V x) {
+  const V one = hn::Set(d, 1.0f);
+  const V e = exp_of(d, hn::Neg(hn::Abs(x)));
+  const V numerator = hn::IfThenElse(hn::Ge(x, hn::Zero(d)), one, e);
+  return hn::Div(numerator, hn::Add(one, e));
+}
+
+// 1 / v: the CPU's approximate reciprocal (12 or 14 bits) and one Newton step, r (2 - v r), to
+// about 23 bits; cheaper than a division.
+template <class D, class V>
+HWY_INLINE V reciprocal_of(D d, V v) {
+  const V r = hn::ApproximateReciprocal(v);
+  return hn::Mul(r, hn::NegMulAdd(v, r, hn::Set(d, 2.0f)));
+}
+
+// Phi(x) = (1 + erf(x / sqrt 2)) / 2, the standard normal distribution function, given
+// gauss = e^(-x^2 / 2) (which GELU's derivative needs too). With a = |x| / sqrt 2:
+//   erf(a) = 1 - (a1 t + a2 t^2 + a3 t^3 + a4 t^4 + a5 t^5) e^(-a^2),  t = 1 / (1 + p a),
+// Abramowitz & Stegun 7.1.26, and erf is odd.
+constexpr float kInvSqrt2 = 0.70710678f, kInvSqrt2Pi = 0.39894228f, kSqrt2OverPi = 0.79788456f, kGeluCubic = 0.044715f;
+
+template <class D, class V>
+HWY_INLINE V normal_cdf(D d, V x, V gauss) {
+  const V a = hn::Mul(hn::Abs(x), hn::Set(d, kInvSqrt2));
+  const V t = reciprocal_of(d, hn::MulAdd(hn::Set(d, 0.3275911f), a, hn::Set(d, 1.0f)));
+  V poly = hn::Set(d, 1.061405429f);
+  poly = hn::MulAdd(poly, t, hn::Set(d, -1.453152027f));
+  poly = hn::MulAdd(poly, t, hn::Set(d, 1.421413741f));
+  poly = hn::MulAdd(poly, t, hn::Set(d, -0.284496736f));
+  poly = hn::MulAdd(poly, t, hn::Set(d, 0.254829592f));
+  const V erf_of_a = hn::NegMulAdd(hn::Mul(poly, t), gauss, hn::Set(d, 1.0f));
+  return hn::Mul(hn::Set(d, 0.5f), hn::Add(hn::Set(d, 1.0f), hn::CopySign(erf_of_a, x)));
+}
+
+// e^(-x^2 / 2)
+template <class D, class V>
+HWY_INLINE V gauss_of(D d, V x) {
+  return exp_of(d, hn::Mul(hn::Set(d, -0.5f), hn::Mul(x, x)));
+}
+
+// tanh u, u = sqrt(2/pi) (x + 0.044715 x^3): GELU's tanh approximation.
+template <class D, class V>
+HWY_INLINE V gelu_tanh_inner(D d, V x) {
+  const V x3 = hn::Mul(hn::Mul(x, x), x);
+  return hn::Tanh(d, hn::Mul(hn::Set(d, kSqrt2OverPi), hn::MulAdd(hn::Set(d, kGeluCubic), x3, x)));
+}
+
+template <class D, class V>
+HWY_INLINE V apply(Map f, D d, V x) {
+  const V half = hn::Set(d, 0.5f), one = hn::Set(d, 1.0f);
+  switch (f) {
+    case Map::exp: return exp_of(d, x);
+    case Map::log: return log_of(d, x);
+    case Map::tanh: return hn::Tanh(d, x);
+    case Map::sigmoid: return sigmoid_of(d, x);
+    case Map::gelu: return hn::Mul(x, normal_cdf(d, x, gauss_of(d, x)));  // x Phi(x)
+    case Map::gelu_derivative: {                                           // Phi(x) + x phi(x)
+      const V gauss = gauss_of(d, x);
+      return hn::MulAdd(x, hn::Mul(hn::Set(d, kInvSqrt2Pi), gauss), normal_cdf(d, x, gauss));
+    }
+    case Map::gelu_tanh: return hn::Mul(hn::Mul(half, x), hn::Add(one, gelu_tanh_inner(d, x)));
+    case Map::gelu_tanh_derivative: {  // (1 + t)/2 + x/2 (1 - t^2) du/dx
+      const V t = gelu_tanh_inner(d, x);
+      const V du = hn::Mul(hn::Set(d, kSqrt2OverPi), hn::MulAdd(hn::Set(d, 3 * kGeluCubic), hn::Mul(x, x), one));
+      const V slope = hn::Mul(hn::Mul(half, x), hn::Mul(hn::NegMulAdd(t, t, one), du));
+      return hn::MulAdd(half, hn::Add(one, t), slope);
+    }
+  }
+  return x;
+}
+
+void Map_(Map f, const float* x, float* y, int64_t n) {
+  // one loop per function, so the switch is decided once, not per vector
+  auto run = [&](Map g) {
+    for_each_vector(n, [&](auto d, int64_t i) { hn::StoreU(apply(g, d, hn::LoadU(d, x + i)), d, y + i); });
+  };
+  switch (f) {
+    case Map::exp: return run(Map::exp);
+    case Map::log: return run(Map::log);
+    case Map::tanh: return run(Map::tanh);
+    case Map::sigmoid: return run(Map::sigmoid);
+    case Map::gelu: return run(Map::gelu);
+    case Map::gelu_tanh: return run(Map::gelu_tanh);
+    case Map::gelu_derivative: return run(Map::gelu_derivative);
+    case Map::gelu_tanh_derivative: return run(Map::gelu_tanh_derivative);
+  }
+}
+
+float Max_(const float* x, int64_t n) {
+  const hn::ScalableTag<float> d;
+  auto maximum = hn::Set(d, -HUGE_VALF);
+  float tail_maximum = -HUGE_VALF;
+  bool nan_seen = false;
+  for_each_vector(n, [&](auto dv, int64_t i) {
+    const auto v = hn::LoadU(dv, x + i);
+    nan_seen = nan_seen || !hn::AllFalse(dv, hn::IsNaN(v));
+    if constexpr (is_full_width<decltype(dv)>()) {
+      maximum = hn::Max(maximum, v);
+    } else {
+      tail_maximum = std::max(tail_maximum, hn::GetLane(hn::MaxOfLanes(dv, v)));
+    }
+  });
+  if (nan_seen) return std::numeric_limits<float>::quiet_NaN();
+  return std::max(hn::GetLane(hn::MaxOfLanes(d, maximum)), tail_maximum);
+}
+
+float Sum_(const float* x, int64_t n) {
+  return sum_of(n, [&](auto d, int64_t i) { return hn::LoadU(d, x + i); });
+}
+
+float ExpShifted_(const float* x, float shift, float* y, int64_t n) {
+  return sum_of(n, [&](auto d, int64_t i) {
+    const auto e = exp_of(d, hn::Sub(hn::LoadU(d, x + i), hn::Set(d, shift)));
+    if (y) hn::StoreU(e, d, y + i);
+    return e;
+  });
+}
+
+void Softmax_(const float* x, float* y, int64_t n, bool log) {
+  const float max = Max_(x, n);
+  if (log) {  // (x - max) - log(total), not x - (max + log(total)): see normalize.cpp
+    const float log_total = static_cast<float>(std::log(double(ExpShifted_(x, max, nullptr, n))));
+    for_each_vector(n, [&](auto d, int64_t i) {
+      hn::StoreU(hn::Sub(hn::Sub(hn::LoadU(d, x + i), hn::Set(d, max)), hn::Set(d, log_total)), d, y + i);
+    });
+  } else {
+    const float factor = static_cast<float>(1.0 / double(ExpShifted_(x, max, y, n)));
+    for_each_vector(n, [&](auto d, int64_t i) { hn::StoreU(hn::Mul(hn::LoadU(d, y + i), hn::Set(d, factor)), d, y + i); });
+  }
+}
+
+void SoftmaxBackward_(const float* p, float* dp, float scale, int64_t n) {
+  const float dot = sum_of(n, [&](auto d, int64_t i) { return hn::Mul(hn::LoadU(d, dp + i), hn::LoadU(d, p + i)); });
+  for_each_vector(n, [&](auto d, int64_t i) {
+    const auto centred = hn::Sub(hn::LoadU(d, dp + i), hn::Set(d, dot));
+    hn::StoreU(hn::Mul(hn::Mul(hn::LoadU(d, p + i), centred), hn::Set(d, scale)), d, dp + i);
+  });
+}
+
+float SquaredDeviations_(const float* x, float mean, int64_t n) {
+  return sum_of(n, [&](auto d, int64_t i) {
+    const auto deviation = hn::Sub(hn::LoadU(d, x + i), hn::Set(d, mean));
+    return hn::Mul(deviation, deviation);
+  });
+}
+
+// w[i] as a vector, or ones when there is no weight.
+template <class D>
+HWY_INLINE auto weight_at(D d, const float* w, int64_t i) {
+  return w ? hn::LoadU(d, w + i) : hn::Set(d, 1.0f);
+}
+
+void LayerNormApply_(const float* x, float mean, float rstd, const float* w, const float* b, float* y, int64_t n) {
+  for_each_vector(n, [&](auto d, int64_t i) {
+    const auto xhat = hn::Mul(hn::Sub(hn::LoadU(d, x + i), hn::Set(d, mean)), hn::Set(d, rstd));
+    const auto bias = b ? hn::LoadU(d, b + i) : hn::Zero(d);
+    hn::StoreU(hn::MulAdd(xhat, weight_at(d, w, i), bias), d, y + i);
+  });
+}
+
+void LayerNormBackwardSums_(const float* x, const float* g, const float* w, float mean, float rstd, int64_t n,
+                            float* sum_gw, float* sum_gw_xhat) {
+  auto gw_at = [&](auto d, int64_t i) { return hn::Mul(hn::LoadU(d, g + i), weight_at(d, w, i)); };
+  *sum_gw = sum_of(n, gw_at);
+  *sum_gw_xhat = sum_of(n, [&](auto d, int64_t i) {
+    const auto xhat = hn::Mul(hn::Sub(hn::LoadU(d, x + i), hn::Set(d, mean)), hn::Set(d, rstd));
+    return hn::Mul(gw_at(d, i), xhat);
+  });
+}
+
+void LayerNormBackwardApply_(const float* x, const float* g, const float* w, float mean, float rstd, float mean_gw,
+                             float mean_gw_xhat, float* dx, int64_t n) {
+  for_each_vector(n, [&](auto d, int64_t i) {
+    const auto xhat = hn::Mul(hn::Sub(hn::LoadU(d, x + i), hn::Set(d, mean)), hn::Set(d, rstd));
+    const auto gw = hn::Mul(hn::LoadU(d, g + i), weight_at(d, w, i));
+    const auto centred = hn::NegMulAdd(xhat, hn::Set(d, mean_gw_xhat), hn::Sub(gw, hn::Set(d, mean_gw)));
+    hn::StoreU(hn::Mul(hn::Set(d, rstd), centred), d, dx + i);
+  });
+}
+
+void SoftmaxMinus_(const float* x, float lse, float spread, float g, float* dx, int64_t n) {
+  for_each_vector(n, [&](auto d, int64_t i) {
+    const auto p = exp_of(d, hn::Sub(hn::LoadU(d, x + i), hn::Set(d, lse)));
+    hn::StoreU(hn::Mul(hn::Sub(p, hn::Set(d, spread)), hn::Set(d, g)), d, dx + i);
+  });
+}
+
+void Adam_(float* p, const float* g, float* m, float* v, const AdamScalars<float>& k, int64_t n) {
+  for_each_vector(n, [&](auto d, int64_t i) {
+    const auto param = hn::Mul(hn::LoadU(d, p + i), hn::Set(d, k.shrink));           // AdamW's decay
+    const auto grad = hn::MulAdd(param, hn::Set(d, k.l2), hn::LoadU(d, g + i));      // Adam's L2 term
+    const auto mean = hn::MulAdd(hn::LoadU(d, m + i), hn::Set(d, k.beta1), hn::Mul(grad, hn::Set(d, k.one_minus_beta1)));
+    const auto square = hn::Mul(hn::Mul(grad, grad), hn::Set(d, k.one_minus_beta2));
+    const auto second = hn::MulAdd(hn::LoadU(d, v + i), hn::Set(d, k.beta2), square);
+    const auto denominator = hn::Add(hn::Div(hn::Sqrt(second), hn::Set(d, k.sqrt_correction2)), hn::Set(d, k.eps));
+    const auto update = hn::Mul(hn::Div(mean, denominator), hn::Set(d, k.step_size));
+    hn::StoreU(mean, d, m + i);
+    hn::StoreU(second, d, v + i);
+    hn::StoreU(hn::Sub(param, update), d, p + i);
+  });
+}
+
+int64_t Target_() { return HWY_TARGET; }
+
+}  // namespace axiom::core::cpu::vec::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace axiom::core::cpu::vec {
+
+HWY_EXPORT(Map_);
+HWY_EXPORT(Max_);
+HWY_EXPORT(Sum_);
+HWY_EXPORT(ExpShifted_);
+HWY_EXPORT(Softmax_);
+HWY_EXPORT(SoftmaxBackward_);
+HWY_EXPORT(SquaredDeviations_);
+HWY_EXPORT(LayerNormApply_);
+HWY_EXPORT(LayerNormBackwardSums_);
+HWY_EXPORT(LayerNormBackwardApply_);
+HWY_EXPORT(SoftmaxMinus_);
+HWY_EXPORT(Adam_);
+HWY_EXPORT(Target_);
+
+void map(Map f, const float* x, float* y, int64_t n) { HWY_DYNAMIC_DISPATCH(Map_)(f, x, y, n); }
+float max(const float* x, int64_t n) { return HWY_DYNAMIC_DISPATCH(Max_)(x, n); }
+float sum(const float* x, int64_t n) { return HWY_DYNAMIC_DISPATCH(Sum_)(x, n); }
+float exp_shifted(const float* x, float shift, float* y, int64_t n) {
+  return HWY_DYNAMIC_DISPATCH(ExpShifted_)(x, shift, y, n);
+}
+void softmax(const float* x, float* y, int64_t n, bool log) { HWY_DYNAMIC_DISPATCH(Softmax_)(x, y, n, log); }
+void softmax_backward(const float* p, float* dp, float scale, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(SoftmaxBackward_)(p, dp, scale, n);
+}
+float squared_deviations(const float* x, float mean, int64_t n) {
+  return HWY_DYNAMIC_DISPATCH(SquaredDeviations_)(x, mean, n);
+}
+void layer_norm_apply(const float* x, float mean, float rstd, const float* w, const float* b, float* y, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(LayerNormApply_)(x, mean, rstd, w, b, y, n);
+}
+void layer_norm_backward_sums(const float* x, const float* g, const float* w, float mean, float rstd, int64_t n,
+                              float* sum_gw, float* sum_gw_xhat) {
+  HWY_DYNAMIC_DISPATCH(LayerNormBackwardSums_)(x, g, w, mean, rstd, n, sum_gw, sum_gw_xhat);
+}
+void layer_norm_backward_apply(const float* x, const float* g, const float* w, float mean, float rstd, float mean_gw,
+                               float mean_gw_xhat, float* dx, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(LayerNormBackwardApply_)(x, g, w, mean, rstd, mean_gw, mean_gw_xhat, dx, n);
+}
+void softmax_minus(const float* x, float lse, float spread, float g, float* dx, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(SoftmaxMinus_)(x, lse, spread, g, dx, n);
+}
+void adam(float* p, const float* g, float* m, float* v, const AdamScalars<float>& k, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(Adam_)(p, g, m, v, k, n);
+}
+
+namespace {
+
+std::string lower_case(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+}  // namespace
+
+std::string target() { return hwy::TargetName(HWY_DYNAMIC_DISPATCH(Target_)()); }
+
+std::vector<std::string> targets() {
+  const std::string in_use = target();
+  hwy::SetSupportedTargetsForTest(0);  // what the CPU has, not what a test chose
+  std::vector<std::string> names;
+  for (int64_t bit : hwy::SupportedAndGeneratedTargets()) names.push_back(hwy::TargetName(bit));
+  use_target(in_use);
+  return names;
+}
+
+void use_target(const std::string& name) {
+  hwy::SetSupportedTargetsForTest(0);
+  for (int64_t bit : hwy::SupportedAndGeneratedTargets()) {
+    if (lower_case(hwy::TargetName(bit)) == lower_case(name)) {
+      hwy::SetSupportedTargetsForTest(bit);
+      return;
+    }
+  }
+  std::string known;
+  for (int64_t bit : hwy::SupportedAndGeneratedTargets()) known += std::string(known.empty() ? "" : ", ") + hwy::TargetName(bit);
+  throw Error("SIMD target", "this CPU and build have no target '", name, "'; they have: ", known);
+}
+
+void use_best_target() { hwy::SetSupportedTargetsForTest(0); }
+
+void use_target_from_environment() {
+  const char* name = std::getenv("AXIOM_SIMD_TARGET");
+  if (name == nullptr || *name == '\0') return use_best_target();
+  try {
+    use_target(name);
+  } catch (const Error& error) {
+    throw Error("AXIOM_SIMD_TARGET", error.what());
+  }
+}
+
+}  // namespace axiom::core::cpu::vec
+#endif  // HWY_ONCE

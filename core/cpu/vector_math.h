@@ -1,0 +1,64 @@
+// The float32 kernels that decide the CPU's speed, written once with Google Highway and compiled
+// for several SIMD targets (x86: AVX-512, AVX2, SSE4 and a portable fallback; Arm: NEON, SVE).
+// Each call runs the widest target this CPU has, chosen at run time (HWY_DYNAMIC_DISPATCH), so one
+// build is fast everywhere it runs, with no -march=native (core/cpu/vector_math.cpp).
+//
+// Every function works on contiguous runs of n floats (n >= 0); the callers (elementwise.cpp,
+// normalize.cpp, optimizer.cpp) use them for the contiguous float32 case and keep their plain
+// loops for strided operands and float64. Sums are float32, in one running sum per vector lane.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/adam_step.h"
+
+namespace axiom::core::cpu::vec {
+
+// The elementwise functions `map` applies. Accuracy, against double precision: exp 1 ulp
+// (exactly 0 below -87, +inf above ln(FLT_MAX), so a probability never is a subnormal number),
+// log 4 ulp, tanh 4 ulp, erf (in gelu) 1.5e-7 absolute (Abramowitz & Stegun 7.1.26).
+enum class Map { exp, log, tanh, sigmoid, gelu, gelu_tanh, gelu_derivative, gelu_tanh_derivative };
+
+// y[i] = f(x[i]); y may be x.
+void map(Map f, const float* x, float* y, int64_t n);
+
+// max of x[0..n): NaN when any element is NaN; -inf for n = 0.
+float max(const float* x, int64_t n);
+// sum of x[0..n).
+float sum(const float* x, int64_t n);
+// y = exp(x - shift), and returns the sum of y; y may be null (only the sum).
+float exp_shifted(const float* x, float shift, float* y, int64_t n);
+// y = softmax(x), or log_softmax(x) when log: the row's max subtracted first. y may be x.
+void softmax(const float* x, float* y, int64_t n, bool log);
+// dp = p * (dp - sum(dp * p)) * scale: softmax's backward (p the softmax), in place of dp.
+void softmax_backward(const float* p, float* dp, float scale, int64_t n);
+// sum of (x - mean)^2.
+float squared_deviations(const float* x, float mean, int64_t n);
+// y = (x - mean) * rstd * w + b, w and b each optional (null).
+void layer_norm_apply(const float* x, float mean, float rstd, const float* w, const float* b, float* y, int64_t n);
+// The two sums of layer norm's backward: sum g w and sum g w xhat, xhat = (x - mean) rstd (w null: 1).
+void layer_norm_backward_sums(const float* x, const float* g, const float* w, float mean, float rstd, int64_t n,
+                              float* sum_gw, float* sum_gw_xhat);
+// dx = rstd (g w - mean_gw - xhat mean_gw_xhat).
+void layer_norm_backward_apply(const float* x, const float* g, const float* w, float mean, float rstd, float mean_gw,
+                               float mean_gw_xhat, float* dx, int64_t n);
+// dx = (exp(x - lse) - spread) * g: cross-entropy's gradient before the target's own correction.
+void softmax_minus(const float* x, float lse, float spread, float g, float* dx, int64_t n);
+// One Adam step over n elements (core/adam_step.h's formula).
+void adam(float* p, const float* g, float* m, float* v, const AdamScalars<float>& k, int64_t n);
+
+// The SIMD targets: the name of the one in use ("AVX3" is AVX-512, "EMU128" the portable fallback),
+// and the names of every target this build has that this CPU can run, widest first.
+std::string target();
+std::vector<std::string> targets();
+// Use the target of this name (case ignored) from now on, in every thread: for tests, which run
+// each kernel under every target, and for benchmarks. Error when this CPU or build has no such target.
+void use_target(const std::string& name);
+// Back to the widest target of this CPU.
+void use_best_target();
+// Reads AXIOM_SIMD_TARGET (a name of targets(), or unset for the widest) and uses that target.
+void use_target_from_environment();
+
+}  // namespace axiom::core::cpu::vec

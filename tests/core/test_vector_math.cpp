@@ -1,0 +1,290 @@
+// The Highway kernels of core/cpu/vector_math.h under every SIMD target this CPU can run (an AVX2
+// bug shows on an AVX-512 machine too), against plain loops in double. Lengths cover the empty run,
+// the one-lane tail alone, whole vectors with and without a tail, and unaligned starts.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/adam_step.h"
+#include "core/cpu/vector_math.h"
+
+namespace {
+
+namespace vec = axiom::core::cpu::vec;
+using Map = vec::Map;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr int64_t kLengths[] = {0, 1, 3, 7, 8, 15, 16, 17, 31, 33, 64, 100, 257};
+
+// Runs check() once under each SIMD target, then goes back to the widest.
+void under_every_target(const std::function<void()>& check) {
+  const std::vector<std::string> targets = vec::targets();
+  REQUIRE(!targets.empty());
+  for (const std::string& name : targets) {
+    CAPTURE(name);
+    vec::use_target(name);
+    REQUIRE(vec::target() == name);
+    check();
+  }
+  vec::use_best_target();
+}
+
+// n random floats in [low, high), after `offset` floats of padding (an unaligned start for offset 1).
+struct Floats {
+  std::vector<float> storage;
+  int64_t offset;
+  float* data() { return storage.data() + offset; }
+  float& operator[](int64_t i) { return storage[static_cast<size_t>(offset + i)]; }
+};
+
+Floats random_floats(int64_t n, double low, double high, std::mt19937& rng, int64_t offset = 1) {
+  std::uniform_real_distribution<double> uniform(low, high);
+  Floats x{std::vector<float>(static_cast<size_t>(n + offset)), offset};
+  for (int64_t i = 0; i < n; ++i) x[i] = static_cast<float>(uniform(rng));
+  return x;
+}
+
+// |actual - expected| <= rel |expected| + abs, NaN only where NaN is expected, infinities exactly.
+void check_near(double actual, double expected, double rel, double abs) {
+  CAPTURE(actual);
+  CAPTURE(expected);
+  if (std::isnan(expected)) {
+    CHECK(std::isnan(actual));
+  } else if (std::isinf(expected)) {
+    CHECK(actual == expected);
+  } else {
+    CHECK(std::abs(actual - expected) <= rel * std::abs(expected) + abs);
+  }
+}
+
+double phi(double x) { return 0.5 * (1 + std::erf(x / std::sqrt(2.0))); }
+double gelu_tanh_inner(double x) { return std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)); }
+
+struct MapCase {
+  Map f;
+  const char* name;
+  double low, high, rel, abs;
+  std::function<double(double)> reference;
+};
+
+const std::vector<MapCase>& map_cases() {
+  static const std::vector<MapCase> cases = {
+      {Map::exp, "exp", -86, 88, 3e-7, 0, [](double x) { return std::exp(x); }},
+      {Map::log, "log", 1e-30, 1e4, 3e-7, 3e-7, [](double x) { return std::log(x); }},
+      {Map::tanh, "tanh", -10, 10, 5e-7, 1e-7, [](double x) { return std::tanh(x); }},
+      {Map::sigmoid, "sigmoid", -60, 60, 5e-7, 0, [](double x) { return 1 / (1 + std::exp(-x)); }},
+      {Map::gelu, "gelu", -8, 8, 1e-6, 1e-6, [](double x) { return x * phi(x); }},
+      {Map::gelu_derivative, "gelu_derivative", -8, 8, 1e-6, 1e-6,
+       [](double x) { return phi(x) + x * std::exp(-0.5 * x * x) / std::sqrt(2 * M_PI); }},
+      {Map::gelu_tanh, "gelu_tanh", -8, 8, 1e-6, 1e-6, [](double x) { return 0.5 * x * (1 + gelu_tanh_inner(x)); }},
+      {Map::gelu_tanh_derivative, "gelu_tanh_derivative", -8, 8, 1e-6, 3e-6,  // (1 + tanh u cancels for x << 0)
+       [](double x) {
+         const double t = gelu_tanh_inner(x);
+         return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * std::sqrt(2 / M_PI) * (1 + 3 * 0.044715 * x * x);
+       }},
+  };
+  return cases;
+}
+
+}  // namespace
+
+TEST_SUITE("simd") {
+
+TEST_CASE("the SIMD targets: the widest first, each usable, and an unknown name refused") {
+  const std::vector<std::string> targets = vec::targets();
+  REQUIRE(!targets.empty());
+  CHECK(vec::target() == targets.front());
+  under_every_target([] {});
+  CHECK(vec::target() == targets.front());
+  CHECK_THROWS_WITH(vec::use_target("avx9000"), doctest::Contains("avx9000"));
+  CHECK(vec::target() == targets.front());
+}
+
+TEST_CASE("elementwise maps against double references, under every target") {
+  under_every_target([] {
+    std::mt19937 rng(3);
+    for (const MapCase& c : map_cases()) {
+      for (int64_t n : kLengths) {
+        CAPTURE(std::string(c.name));
+        CAPTURE(n);
+        Floats x = random_floats(n, c.low, c.high, rng);
+        std::vector<float> y(static_cast<size_t>(n));
+        vec::map(c.f, x.data(), y.data(), n);
+        for (int64_t i = 0; i < n; ++i) check_near(y[i], c.reference(x[i]), c.rel, c.abs);
+      }
+    }
+  });
+}
+
+TEST_CASE("elementwise maps on special values, in whole vectors and in the tail") {
+  const std::vector<double> values = {-kInf, -100, -88, -87.5, -1, -0.0, 0, 1, 88, 89, kInf, kNaN};
+  const std::vector<double> exp_expected = {0, 0, 0, 0, std::exp(-1), 1, 1, std::exp(1), std::exp(88), kInf, kInf, kNaN};
+  const std::vector<double> log_expected = {kNaN, kNaN, kNaN, kNaN, kNaN, -kInf, -kInf, 0, std::log(88), std::log(89), kInf, kNaN};
+  const std::vector<double> tanh_expected = {-1, -1, -1, -1, std::tanh(-1), 0, 0, std::tanh(1), 1, 1, 1, kNaN};
+  const std::vector<double> sigmoid_expected = {0, 1 / (1 + std::exp(100)), 1 / (1 + std::exp(88)), 1 / (1 + std::exp(87.5)),
+                                                1 / (1 + std::exp(1)), 0.5, 0.5, 1 / (1 + std::exp(-1)), 1, 1, 1, kNaN};
+  under_every_target([&] {
+    for (int copies : {1, 5}) {  // 12 values: the tail alone; 60: whole vectors too
+      std::vector<float> x;
+      for (int c = 0; c < copies; ++c) x.insert(x.end(), values.begin(), values.end());
+      const int64_t n = static_cast<int64_t>(x.size());
+      auto check_map = [&](Map f, const std::vector<double>& expected, double abs) {
+        std::vector<float> y(x.size());
+        vec::map(f, x.data(), y.data(), n);
+        for (int64_t i = 0; i < n; ++i) {
+          CAPTURE(x[i]);
+          check_near(y[i], expected[i % values.size()], 3e-7, abs);
+        }
+      };
+      check_map(Map::exp, exp_expected, 0);
+      check_map(Map::log, log_expected, 0);
+      check_map(Map::tanh, tanh_expected, 0);
+      check_map(Map::sigmoid, sigmoid_expected, 1e-38);  // (float32 flushes e^-88 and below to 0)
+    }
+  });
+}
+
+TEST_CASE("max, sum, softmax and its backward against loops, under every target") {
+  under_every_target([] {
+    std::mt19937 rng(5);
+    for (int64_t n : kLengths) {
+      CAPTURE(n);
+      Floats x = random_floats(n, -20, 20, rng);
+      double max = -kInf, sum = 0;
+      for (int64_t i = 0; i < n; ++i) max = std::max<double>(max, x[i]), sum += x[i];
+      CHECK(vec::max(x.data(), n) == max);
+      check_near(vec::sum(x.data(), n), sum, 1e-5, 1e-4);
+
+      const float shift = n ? static_cast<float>(max) : 0.0f;
+      std::vector<float> e(static_cast<size_t>(n));
+      double exp_sum = 0;
+      // (the kernel subtracts in float, as the reference does: exp magnifies that rounding)
+      for (int64_t i = 0; i < n; ++i) exp_sum += std::exp(double(x[i] - shift));
+      check_near(vec::exp_shifted(x.data(), shift, e.data(), n), exp_sum, 1e-5, 0);
+      check_near(vec::exp_shifted(x.data(), shift, nullptr, n), exp_sum, 1e-5, 0);
+      for (int64_t i = 0; i < n; ++i) check_near(e[i], std::exp(double(x[i] - shift)), 3e-7, 0);
+
+      std::vector<float> probabilities(static_cast<size_t>(n)), log_probabilities(static_cast<size_t>(n));
+      vec::softmax(x.data(), probabilities.data(), n, false);
+      vec::softmax(x.data(), log_probabilities.data(), n, true);
+      std::vector<float> in_place(x.data(), x.data() + n);
+      vec::softmax(in_place.data(), in_place.data(), n, true);
+      for (int64_t i = 0; i < n; ++i) {
+        check_near(probabilities[i], std::exp(double(x[i] - shift)) / exp_sum, 1e-6, 0);
+        check_near(log_probabilities[i], double(x[i] - shift) - std::log(exp_sum), 1e-6, 1e-6);
+        CHECK(in_place[i] == log_probabilities[i]);
+      }
+
+      // softmax's backward: dp = p (dp - sum(dp p)) scale
+      Floats dp = random_floats(n, -1, 1, rng);
+      std::vector<double> dp_ref(static_cast<size_t>(n));
+      double dot = 0;
+      for (int64_t i = 0; i < n; ++i) dot += double(dp[i]) * probabilities[i];
+      for (int64_t i = 0; i < n; ++i) dp_ref[i] = probabilities[i] * (dp[i] - dot) * 0.125;
+      vec::softmax_backward(probabilities.data(), dp.data(), 0.125f, n);
+      for (int64_t i = 0; i < n; ++i) check_near(dp[i], dp_ref[i], 1e-5, 1e-7);
+    }
+  });
+}
+
+TEST_CASE("max of rows with NaN or only -inf, under every target") {
+  under_every_target([] {
+    for (int64_t n : {1, 9, 40}) {
+      for (int64_t nan_at : {int64_t{0}, n / 2, n - 1}) {
+        CAPTURE(n);
+        CAPTURE(nan_at);
+        std::vector<float> x(static_cast<size_t>(n), 1.0f);
+        x[nan_at] = std::numeric_limits<float>::quiet_NaN();
+        CHECK(std::isnan(vec::max(x.data(), n)));
+      }
+      std::vector<float> masked(static_cast<size_t>(n), -HUGE_VALF);
+      CHECK(vec::max(masked.data(), n) == -kInf);
+    }
+    CHECK(vec::max(nullptr, 0) == -kInf);
+  });
+}
+
+TEST_CASE("layer norm's passes, forward and backward, with and without weight and bias, under every target") {
+  under_every_target([] {
+    std::mt19937 rng(9);
+    for (int64_t n : kLengths) {
+      if (n == 0) continue;
+      CAPTURE(n);
+      Floats x = random_floats(n, -3, 5, rng), g = random_floats(n, -1, 1, rng);
+      Floats w = random_floats(n, 0.5, 1.5, rng), b = random_floats(n, -1, 1, rng);
+      double mean = 0, squares = 0;
+      for (int64_t i = 0; i < n; ++i) mean += x[i];
+      mean /= double(n);
+      for (int64_t i = 0; i < n; ++i) squares += (x[i] - mean) * (x[i] - mean);
+      const float m = static_cast<float>(mean), r = static_cast<float>(1 / std::sqrt(squares / double(n) + 1e-5));
+      check_near(vec::squared_deviations(x.data(), m, n), squares, 1e-5, 1e-5);
+
+      for (bool affine : {false, true}) {
+        CAPTURE(affine);
+        const float* wp = affine ? w.data() : nullptr;
+        const float* bp = affine ? b.data() : nullptr;
+        auto weight = [&](int64_t i) { return affine ? double(w[i]) : 1.0; };
+        std::vector<float> y(static_cast<size_t>(n)), dx(static_cast<size_t>(n));
+        vec::layer_norm_apply(x.data(), m, r, wp, bp, y.data(), n);
+        double sum_gw = 0, sum_gw_xhat = 0;
+        for (int64_t i = 0; i < n; ++i) {
+          const double xhat = (double(x[i]) - m) * r;
+          check_near(y[i], xhat * weight(i) + (affine ? double(b[i]) : 0.0), 1e-6, 1e-6);
+          sum_gw += g[i] * weight(i);
+          sum_gw_xhat += g[i] * weight(i) * xhat;
+        }
+        float got_gw = 0, got_gw_xhat = 0;
+        vec::layer_norm_backward_sums(x.data(), g.data(), wp, m, r, n, &got_gw, &got_gw_xhat);
+        check_near(got_gw, sum_gw, 1e-5, 1e-5);
+        check_near(got_gw_xhat, sum_gw_xhat, 1e-5, 1e-5);
+        const float mean_gw = static_cast<float>(sum_gw / double(n)), mean_gw_xhat = static_cast<float>(sum_gw_xhat / double(n));
+        vec::layer_norm_backward_apply(x.data(), g.data(), wp, m, r, mean_gw, mean_gw_xhat, dx.data(), n);
+        for (int64_t i = 0; i < n; ++i) {
+          const double xhat = (double(x[i]) - m) * r;
+          check_near(dx[i], r * (g[i] * weight(i) - mean_gw - xhat * mean_gw_xhat), 1e-5, 1e-5);
+        }
+      }
+    }
+  });
+}
+
+TEST_CASE("cross-entropy's gradient pass and one Adam step against loops, under every target") {
+  under_every_target([] {
+    std::mt19937 rng(13);
+    for (int64_t n : kLengths) {
+      CAPTURE(n);
+      Floats x = random_floats(n, -6, 6, rng);
+      std::vector<float> dx(static_cast<size_t>(n));
+      vec::softmax_minus(x.data(), 2.5f, 0.01f, 0.5f, dx.data(), n);
+      for (int64_t i = 0; i < n; ++i) check_near(dx[i], (std::exp(double(x[i] - 2.5f)) - 0.01) * 0.5, 1e-6, 1e-7);
+
+      for (bool decoupled : {false, true}) {
+        CAPTURE(decoupled);
+        const axiom::core::AdamStep step{.lr = 0.01, .weight_decay = 0.1, .decoupled_weight_decay = decoupled, .step = 3};
+        Floats p = random_floats(n, -1, 1, rng), grad = random_floats(n, -1, 1, rng);
+        Floats m = random_floats(n, -0.1, 0.1, rng), v = random_floats(n, 0, 0.01, rng);
+        std::vector<double> p_ref(static_cast<size_t>(n)), m_ref(p_ref.size()), v_ref(p_ref.size());
+        const auto k = axiom::core::adam_scalars<double>(step);
+        for (int64_t i = 0; i < n; ++i) {
+          p_ref[i] = p[i], m_ref[i] = m[i], v_ref[i] = v[i];
+          axiom::core::adam_element<double>(p_ref[i], grad[i], m_ref[i], v_ref[i], k);
+        }
+        vec::adam(p.data(), grad.data(), m.data(), v.data(), axiom::core::adam_scalars<float>(step), n);
+        for (int64_t i = 0; i < n; ++i) {
+          check_near(p[i], p_ref[i], 1e-6, 1e-8);  // (p - update cancels: an absolute term in lr's units)
+          check_near(m[i], m_ref[i], 1e-6, 1e-8);
+          check_near(v[i], v_ref[i], 1e-6, 1e-10);
+        }
+      }
+    }
+  });
+}
+
+}  // TEST_SUITE("simd")
