@@ -32,9 +32,11 @@ void map_unary(const Tensor& x, const Tensor& out, F f, Run run = nullptr) {
   });
 }
 
-// out = f(a, b), elementwise; a broadcast operand shows up as a step of 0.
-template <typename Out, typename In, typename F>
-void map_binary(const Tensor& a, const Tensor& b, const Tensor& out, F f) {
+// out = f(a, b), elementwise; a broadcast operand shows up as a step of 0. With `run`, runs where
+// out is contiguous and each operand is contiguous or one repeated element go to
+// run(x, x_step, y, y_step, out, n) instead (a SIMD kernel of vector_math.h that computes f).
+template <typename Out, typename In, typename F, typename Run = std::nullptr_t>
+void map_binary(const Tensor& a, const Tensor& b, const Tensor& out, F f, Run run = nullptr) {
   StridedLoop<3> loop(out.shape(), {&out.strides(), &a.strides(), &b.strides()});
   Out* out_base = out.data<Out>();
   const In* a_base = a.data<In>();
@@ -43,6 +45,10 @@ void map_binary(const Tensor& a, const Tensor& b, const Tensor& out, F f) {
     Out* o = out_base + offset[0];
     const In* x = a_base + offset[1];
     const In* y = b_base + offset[2];
+    const bool walks_or_repeats = step[0] == 1 && step[1] <= 1 && step[2] <= 1 && step[1] + step[2] >= 1;
+    if constexpr (!std::is_null_pointer_v<Run>) {
+      if (walks_or_repeats) return run(x, step[1], y, step[2], o, n);
+    }
     if (step[0] == 1 && step[1] == 1 && step[2] == 1) {
       for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y[i]);
     } else if (step[0] == 1 && step[1] == 1 && step[2] == 0) {

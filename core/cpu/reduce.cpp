@@ -13,6 +13,7 @@
 #include "core/axis_split.h"
 #include "core/cpu/cpu_backend.h"
 #include "core/cpu/loops.h"
+#include "core/cpu/vector_math.h"
 #include "core/tensor.h"
 
 namespace axiom::core::cpu {
@@ -98,7 +99,11 @@ void reduce_leading_rows(ReduceOp op, const T* x, int64_t rows, int64_t cols, T*
       std::fill(totals, totals + width, Accumulator<T>(0));
       for (int64_t i = 0; i < rows; ++i) {
         const T* row = x + i * cols + begin;
-        for (int64_t j = 0; j < width; ++j) totals[j] += row[j];
+        if constexpr (std::is_same_v<T, float>) {
+          vec::add_row_to_totals(row, totals, width);  // SIMD (vector_math.h), sums in double
+        } else {
+          for (int64_t j = 0; j < width; ++j) totals[j] += row[j];
+        }
       }
       for (int64_t j = 0; j < width; ++j) {
         out[begin + j] = static_cast<T>(op == ReduceOp::mean ? static_cast<double>(totals[j]) / rows : totals[j]);

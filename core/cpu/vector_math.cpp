@@ -82,13 +82,28 @@ HWY_INLINE float sum_of(int64_t n, Term term) {
   return hn::GetLane(hn::SumOfLanes(d, hn::Add(sum0, sum1))) + tail;
 }
 
-// e^x: Highway's Exp (1 ulp) inside [-87, ln(FLT_MAX)], exactly 0 below (no subnormal results),
-// +inf above, NaN kept (Highway's own Exp gives 0 for NaN).
+// e^x, the formula of core/cpu/fast_math.h's exp_float (Cephes' expf, 2 ulp), a vector at a time:
+// e^x = 2^n e^r, n = round(x / ln 2), r = x - n ln 2 in [-ln2/2, ln2/2]; e^r a degree-6 polynomial,
+// 2^n put straight into the exponent bits. Exactly 0 below -87 (no subnormal results), +inf above
+// 88, NaN kept.
 template <class D, class V>
 HWY_INLINE V exp_of(D d, V x) {
-  const V y = hn::Exp(d, x);
-  const V no_subnormal = hn::IfThenZeroElse(hn::Lt(x, hn::Set(d, -87.0f)), y);
-  const V capped = hn::IfThenElse(hn::Gt(x, hn::Set(d, 88.7228394f)), hn::Set(d, HUGE_VALF), no_subnormal);
+  const V lowest = hn::Set(d, -87.0f), highest = hn::Set(d, 88.0f);
+  const V clamped = hn::Min(hn::Max(x, lowest), highest);
+  const V n = hn::Round(hn::Mul(clamped, hn::Set(d, 1.44269504088896341f)));
+  const V r = hn::NegMulAdd(n, hn::Set(d, -2.12194440e-4f), hn::NegMulAdd(n, hn::Set(d, 0.693359375f), clamped));
+  V p = hn::Set(d, 1.9875691500e-4f);
+  p = hn::MulAdd(p, r, hn::Set(d, 1.3981999507e-3f));
+  p = hn::MulAdd(p, r, hn::Set(d, 8.3334519073e-3f));
+  p = hn::MulAdd(p, r, hn::Set(d, 4.1665795894e-2f));
+  p = hn::MulAdd(p, r, hn::Set(d, 1.6666665459e-1f));
+  p = hn::MulAdd(p, r, hn::Set(d, 5.0000001201e-1f));
+  p = hn::MulAdd(hn::Mul(p, r), r, hn::Add(r, hn::Set(d, 1.0f)));
+  const hn::RebindToSigned<D> di;
+  const auto exponent = hn::ShiftLeft<23>(hn::Add(hn::ConvertTo(di, n), hn::Set(di, 127)));
+  const V result = hn::Mul(p, hn::BitCast(d, exponent));
+  const V below = hn::IfThenZeroElse(hn::Lt(x, lowest), result);
+  const V capped = hn::IfThenElse(hn::Gt(x, highest), hn::Set(d, HUGE_VALF), below);
   return hn::IfThenElse(hn::IsNaN(x), x, capped);
 }
 
@@ -156,8 +171,8 @@ HWY_INLINE V gelu_tanh_inner(D d, V x) {
   return hn::Tanh(d, hn::Mul(hn::Set(d, kSqrt2OverPi), hn::MulAdd(hn::Set(d, kGeluCubic), x3, x)));
 }
 
-template <class D, class V>
-HWY_INLINE V apply(Map f, D d, V x) {
+template <Map f, class D, class V>
+HWY_INLINE V apply(D d, V x) {
   const V half = hn::Set(d, 0.5f), one = hn::Set(d, 1.0f);
   switch (f) {
     case Map::exp: return exp_of(d, x);
@@ -180,21 +195,71 @@ HWY_INLINE V apply(Map f, D d, V x) {
   return x;
 }
 
+// y = f(x), with f fixed at compile time: one loop per function, no switch per vector.
+template <Map f>
+void map_run(const float* x, float* y, int64_t n) {
+  for_each_vector(n, [&](auto d, int64_t i) { hn::StoreU(apply<f>(d, hn::LoadU(d, x + i)), d, y + i); });
+}
+
 void Map_(Map f, const float* x, float* y, int64_t n) {
-  // one loop per function, so the switch is decided once, not per vector
-  auto run = [&](Map g) {
-    for_each_vector(n, [&](auto d, int64_t i) { hn::StoreU(apply(g, d, hn::LoadU(d, x + i)), d, y + i); });
-  };
   switch (f) {
-    case Map::exp: return run(Map::exp);
-    case Map::log: return run(Map::log);
-    case Map::tanh: return run(Map::tanh);
-    case Map::sigmoid: return run(Map::sigmoid);
-    case Map::gelu: return run(Map::gelu);
-    case Map::gelu_tanh: return run(Map::gelu_tanh);
-    case Map::gelu_derivative: return run(Map::gelu_derivative);
-    case Map::gelu_tanh_derivative: return run(Map::gelu_tanh_derivative);
+    case Map::exp: return map_run<Map::exp>(x, y, n);
+    case Map::log: return map_run<Map::log>(x, y, n);
+    case Map::tanh: return map_run<Map::tanh>(x, y, n);
+    case Map::sigmoid: return map_run<Map::sigmoid>(x, y, n);
+    case Map::gelu: return map_run<Map::gelu>(x, y, n);
+    case Map::gelu_tanh: return map_run<Map::gelu_tanh>(x, y, n);
+    case Map::gelu_derivative: return map_run<Map::gelu_derivative>(x, y, n);
+    case Map::gelu_tanh_derivative: return map_run<Map::gelu_tanh_derivative>(x, y, n);
   }
+}
+
+template <Arithmetic op, class D, class V>
+HWY_INLINE V arithmetic_of(D, V a, V b) {
+  if constexpr (op == Arithmetic::add) return hn::Add(a, b);
+  if constexpr (op == Arithmetic::sub) return hn::Sub(a, b);
+  if constexpr (op == Arithmetic::mul) return hn::Mul(a, b);
+  if constexpr (op == Arithmetic::div) return hn::Div(a, b);
+}
+
+// out = a op b; a broadcast operand (a step of 0) is one vector of its first element.
+template <Arithmetic op>
+void arithmetic_run(const float* a, int64_t a_step, const float* b, int64_t b_step, float* out, int64_t n) {
+  if (a_step == 1 && b_step == 1) {
+    for_each_vector(n, [&](auto d, int64_t i) {
+      hn::StoreU(arithmetic_of<op>(d, hn::LoadU(d, a + i), hn::LoadU(d, b + i)), d, out + i);
+    });
+  } else if (a_step == 1) {
+    for_each_vector(n, [&](auto d, int64_t i) {
+      hn::StoreU(arithmetic_of<op>(d, hn::LoadU(d, a + i), hn::Set(d, *b)), d, out + i);
+    });
+  } else {
+    for_each_vector(n, [&](auto d, int64_t i) {
+      hn::StoreU(arithmetic_of<op>(d, hn::Set(d, *a), hn::LoadU(d, b + i)), d, out + i);
+    });
+  }
+}
+
+void Arithmetic_(Arithmetic op, const float* a, int64_t a_step, const float* b, int64_t b_step, float* out, int64_t n) {
+  switch (op) {
+    case Arithmetic::add: return arithmetic_run<Arithmetic::add>(a, a_step, b, b_step, out, n);
+    case Arithmetic::sub: return arithmetic_run<Arithmetic::sub>(a, a_step, b, b_step, out, n);
+    case Arithmetic::mul: return arithmetic_run<Arithmetic::mul>(a, a_step, b, b_step, out, n);
+    case Arithmetic::div: return arithmetic_run<Arithmetic::div>(a, a_step, b, b_step, out, n);
+  }
+}
+
+// Whole vectors of doubles (dd), each from a half-width vector of floats (df) widened; the tail one
+// element at a time.
+void AddRowToTotals_(const float* row, double* totals, int64_t n) {
+  const hn::ScalableTag<double> dd;
+  const hn::Rebind<float, decltype(dd)> df;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(dd));
+  int64_t j = 0;
+  for (; j + lanes <= n; j += lanes) {
+    hn::StoreU(hn::Add(hn::LoadU(dd, totals + j), hn::PromoteTo(dd, hn::LoadU(df, row + j))), dd, totals + j);
+  }
+  for (; j < n; ++j) totals[j] += row[j];
 }
 
 float Max_(const float* x, int64_t n) {
@@ -320,6 +385,8 @@ HWY_AFTER_NAMESPACE();
 namespace axiom::core::cpu::vec {
 
 HWY_EXPORT(Map_);
+HWY_EXPORT(Arithmetic_);
+HWY_EXPORT(AddRowToTotals_);
 HWY_EXPORT(Max_);
 HWY_EXPORT(Sum_);
 HWY_EXPORT(ExpShifted_);
@@ -334,6 +401,12 @@ HWY_EXPORT(Adam_);
 HWY_EXPORT(Target_);
 
 void map(Map f, const float* x, float* y, int64_t n) { HWY_DYNAMIC_DISPATCH(Map_)(f, x, y, n); }
+void arithmetic(Arithmetic op, const float* a, int64_t a_step, const float* b, int64_t b_step, float* out, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(Arithmetic_)(op, a, a_step, b, b_step, out, n);
+}
+void add_row_to_totals(const float* row, double* totals, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(AddRowToTotals_)(row, totals, n);
+}
 float max(const float* x, int64_t n) { return HWY_DYNAMIC_DISPATCH(Max_)(x, n); }
 float sum(const float* x, int64_t n) { return HWY_DYNAMIC_DISPATCH(Sum_)(x, n); }
 float exp_shifted(const float* x, float shift, float* y, int64_t n) {

@@ -9,6 +9,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/adam_step.h"
@@ -147,6 +148,37 @@ TEST_CASE("elementwise maps on special values, in whole vectors and in the tail"
       check_map(Map::log, log_expected, 0);
       check_map(Map::tanh, tanh_expected, 0);
       check_map(Map::sigmoid, sigmoid_expected, 1e-38);  // (float32 flushes e^-88 and below to 0)
+    }
+  });
+}
+
+TEST_CASE("arithmetic on walked and repeated operands, and column sums, under every target") {
+  using vec::Arithmetic;
+  const std::vector<std::pair<Arithmetic, std::function<float(float, float)>>> ops = {
+      {Arithmetic::add, [](float x, float y) { return x + y; }},
+      {Arithmetic::sub, [](float x, float y) { return x - y; }},
+      {Arithmetic::mul, [](float x, float y) { return x * y; }},
+      {Arithmetic::div, [](float x, float y) { return x / y; }},
+  };
+  under_every_target([&] {
+    std::mt19937 rng(17);
+    for (int64_t n : kLengths) {
+      Floats a = random_floats(n + 1, -4, 4, rng), b = random_floats(n + 1, 0.5, 4, rng);
+      for (const auto& [op, reference] : ops) {
+        for (auto [a_step, b_step] : {std::pair<int64_t, int64_t>{1, 1}, {1, 0}, {0, 1}}) {
+          CAPTURE(n);
+          CAPTURE(static_cast<int>(op));
+          CAPTURE(a_step);
+          CAPTURE(b_step);
+          std::vector<float> out(static_cast<size_t>(n));
+          vec::arithmetic(op, a.data(), a_step, b.data(), b_step, out.data(), n);
+          // exact: one IEEE operation per element, as the scalar loop does it
+          for (int64_t i = 0; i < n; ++i) CHECK(out[i] == reference(a[i * a_step], b[i * b_step]));
+        }
+      }
+      std::vector<double> totals(static_cast<size_t>(n), 0.5), expected = totals;
+      vec::add_row_to_totals(a.data(), totals.data(), n);
+      for (int64_t i = 0; i < n; ++i) CHECK(totals[i] == expected[i] + double(a[i]));
     }
   });
 }
