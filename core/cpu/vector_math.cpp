@@ -8,8 +8,10 @@
 //
 // Inside a target, `d` is a "descriptor" of a vector of floats (as many as the target holds: 16 for
 // AVX-512, 8 for AVX2) and hn::Lanes(d) its count. Every loop runs whole vectors, then the last
-// elements one at a time with a one-lane descriptor (d1): the same code, so the same formula, and no
-// load past the end of an array.
+// elements with narrower descriptors, down to one lane (for_each_vector): the same code, so the
+// same formula, and no load past the end of an array. The sums' order depends on the target, so
+// float32 results can differ in the last bits between an AVX2 and an AVX-512 machine; on one
+// machine (one target) they are the same every run.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "core/cpu/vector_math.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
