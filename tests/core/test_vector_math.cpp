@@ -98,7 +98,7 @@ const std::vector<MapCase>& map_cases() {
 
 TEST_SUITE("simd") {
 
-TEST_CASE("the SIMD targets: the widest first, each usable, and an unknown name refused") {
+TEST_CASE("the SIMD targets: the widest first and each usable and an unknown name refused") {
   const std::vector<std::string> targets = vec::targets();
   REQUIRE(!targets.empty());
   CHECK(vec::target() == targets.front());
@@ -108,7 +108,7 @@ TEST_CASE("the SIMD targets: the widest first, each usable, and an unknown name 
   CHECK(vec::target() == targets.front());
 }
 
-TEST_CASE("elementwise maps against double references, under every target") {
+TEST_CASE("elementwise maps against double references under every target") {
   under_every_target([] {
     std::mt19937 rng(3);
     for (const MapCase& c : map_cases()) {
@@ -124,7 +124,7 @@ TEST_CASE("elementwise maps against double references, under every target") {
   });
 }
 
-TEST_CASE("elementwise maps on special values, in whole vectors and in the tail") {
+TEST_CASE("elementwise maps on special values in whole vectors and in the tail") {
   const std::vector<double> values = {-kInf, -100, -88, -87.5, -1, -0.0, 0, 1, 88, 89, kInf, kNaN};
   const std::vector<double> exp_expected = {0, 0, 0, 0, std::exp(-1), 1, 1, std::exp(1), std::exp(88), kInf, kInf, kNaN};
   const std::vector<double> log_expected = {kNaN, kNaN, kNaN, kNaN, kNaN, -kInf, -kInf, 0, std::log(88), std::log(89), kInf, kNaN};
@@ -152,7 +152,7 @@ TEST_CASE("elementwise maps on special values, in whole vectors and in the tail"
   });
 }
 
-TEST_CASE("arithmetic on walked and repeated operands, and column sums, under every target") {
+TEST_CASE("arithmetic on walked and repeated operands and column sums under every target") {
   using vec::Arithmetic;
   const std::vector<std::pair<Arithmetic, std::function<float(float, float)>>> ops = {
       {Arithmetic::add, [](float x, float y) { return x + y; }},
@@ -183,7 +183,7 @@ TEST_CASE("arithmetic on walked and repeated operands, and column sums, under ev
   });
 }
 
-TEST_CASE("max, sum, softmax and its backward against loops, under every target") {
+TEST_CASE("max and sum and softmax and its backward against loops under every target") {
   under_every_target([] {
     std::mt19937 rng(5);
     for (int64_t n : kLengths) {
@@ -226,7 +226,7 @@ TEST_CASE("max, sum, softmax and its backward against loops, under every target"
   });
 }
 
-TEST_CASE("max of rows with NaN or only -inf, under every target") {
+TEST_CASE("max of rows with NaN or only -inf under every target") {
   under_every_target([] {
     for (int64_t n : {1, 9, 40}) {
       for (int64_t nan_at : {int64_t{0}, n / 2, n - 1}) {
@@ -243,7 +243,7 @@ TEST_CASE("max of rows with NaN or only -inf, under every target") {
   });
 }
 
-TEST_CASE("layer norm's passes, forward and backward, with and without weight and bias, under every target") {
+TEST_CASE("layer norm's passes forward and backward with and without weight and bias under every target") {
   under_every_target([] {
     std::mt19937 rng(9);
     for (int64_t n : kLengths) {
@@ -287,7 +287,7 @@ TEST_CASE("layer norm's passes, forward and backward, with and without weight an
   });
 }
 
-TEST_CASE("cross-entropy's gradient pass and one Adam step against loops, under every target") {
+TEST_CASE("cross-entropy's gradient pass and one Adam step against loops under every target") {
   under_every_target([] {
     std::mt19937 rng(13);
     for (int64_t n : kLengths) {
