@@ -91,7 +91,8 @@ HWY_INLINE float sum_of(int64_t n, Term term) {
 template <class D, class V>
 HWY_INLINE V exp_of(D d, V x) {
   const V lowest = hn::Set(d, -87.0f), highest = hn::Set(d, 88.0f);
-  const V clamped = hn::Min(hn::Max(x, lowest), highest);
+  const auto is_nan = hn::IsNaN(x);  // (a NaN reaching the conversion to int below would be UB in C++)
+  const V clamped = hn::IfThenZeroElse(is_nan, hn::Min(hn::Max(x, lowest), highest));
   const V n = hn::Round(hn::Mul(clamped, hn::Set(d, 1.44269504088896341f)));
   const V r = hn::NegMulAdd(n, hn::Set(d, -2.12194440e-4f), hn::NegMulAdd(n, hn::Set(d, 0.693359375f), clamped));
   V p = hn::Set(d, 1.9875691500e-4f);
@@ -106,7 +107,7 @@ HWY_INLINE V exp_of(D d, V x) {
   const V result = hn::Mul(p, hn::BitCast(d, exponent));
   const V below = hn::IfThenZeroElse(hn::Lt(x, lowest), result);
   const V capped = hn::IfThenElse(hn::Gt(x, highest), hn::Set(d, HUGE_VALF), below);
-  return hn::IfThenElse(hn::IsNaN(x), x, capped);
+  return hn::IfThenElse(is_nan, x, capped);
 }
 
 // log x: Highway's Log (4 ulp) for x in (0, inf), and the C library's answers elsewhere:
@@ -120,6 +121,13 @@ HWY_INLINE V log_of(D d, V x) {
   const V nan = hn::Set(d, std::numeric_limits<float>::quiet_NaN());
   y = hn::IfThenElse(hn::Lt(x, zero), nan, y);
   return hn::IfThenElse(hn::IsNaN(x), x, y);
+}
+
+// tanh x: Highway's Tanh (4 ulp), NaN kept (and kept away from Tanh, which converts to int inside).
+template <class D, class V>
+HWY_INLINE V tanh_of(D d, V x) {
+  const auto is_nan = hn::IsNaN(x);
+  return hn::IfThenElse(is_nan, x, hn::Tanh(d, hn::IfThenZeroElse(is_nan, x)));
 }
 
 // The formulas of core/scalar_formulas.h, a vector at a time.
@@ -170,7 +178,7 @@ HWY_INLINE V gauss_of(D d, V x) {
 template <class D, class V>
 HWY_INLINE V gelu_tanh_inner(D d, V x) {
   const V x3 = hn::Mul(hn::Mul(x, x), x);
-  return hn::Tanh(d, hn::Mul(hn::Set(d, kSqrt2OverPi), hn::MulAdd(hn::Set(d, kGeluCubic), x3, x)));
+  return tanh_of(d, hn::Mul(hn::Set(d, kSqrt2OverPi), hn::MulAdd(hn::Set(d, kGeluCubic), x3, x)));
 }
 
 template <Map f, class D, class V>
@@ -179,7 +187,7 @@ HWY_INLINE V apply(D d, V x) {
   switch (f) {
     case Map::exp: return exp_of(d, x);
     case Map::log: return log_of(d, x);
-    case Map::tanh: return hn::Tanh(d, x);
+    case Map::tanh: return tanh_of(d, x);
     case Map::sigmoid: return sigmoid_of(d, x);
     case Map::gelu: return hn::Mul(x, normal_cdf(d, x, gauss_of(d, x)));  // x Phi(x)
     case Map::gelu_derivative: {                                           // Phi(x) + x phi(x)
