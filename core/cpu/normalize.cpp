@@ -140,6 +140,10 @@ template <typename T>
 T cross_entropy_row(const T* x, int64_t classes, int64_t target, double smoothing, T* lse) {
   if constexpr (std::is_same_v<T, float>) {
     const float max = vec::max(x, classes);
+    if (!std::isfinite(max)) {  // a NaN or an infinity in the row, or a row of -inf: NaN, as the loop below gives
+      *lse = std::numeric_limits<float>::quiet_NaN();
+      return *lse;
+    }
     const double log_sum_exp = double(max) + std::log(double(vec::exp_shifted(x, max, nullptr, classes)));
     const double total = smoothing == 0 ? 0.0 : double(vec::sum(x, classes));
     *lse = static_cast<float>(log_sum_exp);

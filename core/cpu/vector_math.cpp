@@ -84,15 +84,14 @@ HWY_INLINE float sum_of(int64_t n, Term term) {
   return hn::GetLane(hn::SumOfLanes(d, hn::Add(sum0, sum1))) + tail;
 }
 
-// e^x, the formula of core/cpu/fast_math.h's exp_float (Cephes' expf, 2 ulp), a vector at a time:
-// e^x = 2^n e^r, n = round(x / ln 2), r = x - n ln 2 in [-ln2/2, ln2/2]; e^r a degree-6 polynomial,
-// 2^n put straight into the exponent bits. Exactly 0 below -87 (no subnormal results), +inf above
-// 88, NaN kept.
+// e^x for x <= 88, not NaN: the formula of core/cpu/fast_math.h's exp_float (Cephes' expf, 2 ulp),
+// a vector at a time. e^x = 2^n e^r, n = round(x / ln 2), r = x - n ln 2 in [-ln2/2, ln2/2]; e^r a
+// degree-6 polynomial, 2^n put straight into the exponent bits. Exactly 0 below -87 (no subnormal
+// results). Softmax and cross-entropy call it directly: x - max is never above 0.
 template <class D, class V>
-HWY_INLINE V exp_of(D d, V x) {
-  const V lowest = hn::Set(d, -87.0f), highest = hn::Set(d, 88.0f);
-  const auto is_nan = hn::IsNaN(x);  // (a NaN reaching the conversion to int below would be UB in C++)
-  const V clamped = hn::IfThenZeroElse(is_nan, hn::Min(hn::Max(x, lowest), highest));
+HWY_INLINE V exp_below_88(D d, V x) {
+  const V lowest = hn::Set(d, -87.0f);
+  const V clamped = hn::Max(x, lowest);
   const V n = hn::Round(hn::Mul(clamped, hn::Set(d, 1.44269504088896341f)));
   const V r = hn::NegMulAdd(n, hn::Set(d, -2.12194440e-4f), hn::NegMulAdd(n, hn::Set(d, 0.693359375f), clamped));
   V p = hn::Set(d, 1.9875691500e-4f);
@@ -104,10 +103,17 @@ HWY_INLINE V exp_of(D d, V x) {
   p = hn::MulAdd(hn::Mul(p, r), r, hn::Add(r, hn::Set(d, 1.0f)));
   const hn::RebindToSigned<D> di;
   const auto exponent = hn::ShiftLeft<23>(hn::Add(hn::ConvertTo(di, n), hn::Set(di, 127)));
-  const V result = hn::Mul(p, hn::BitCast(d, exponent));
-  const V below = hn::IfThenZeroElse(hn::Lt(x, lowest), result);
-  const V capped = hn::IfThenElse(hn::Gt(x, highest), hn::Set(d, HUGE_VALF), below);
-  return hn::IfThenElse(is_nan, x, capped);
+  return hn::IfThenZeroElse(hn::Lt(x, lowest), hn::Mul(p, hn::BitCast(d, exponent)));
+}
+
+// e^x for every x: +inf above 88, NaN kept. (A NaN never reaches exp_below_88's conversion to
+// int, which would be undefined in C++ on the scalar targets.)
+template <class D, class V>
+HWY_INLINE V exp_of(D d, V x) {
+  const V highest = hn::Set(d, 88.0f);
+  const auto is_nan = hn::IsNaN(x);
+  const V y = exp_below_88(d, hn::IfThenZeroElse(is_nan, hn::Min(x, highest)));
+  return hn::IfThenElse(is_nan, x, hn::IfThenElse(hn::Gt(x, highest), hn::Set(d, HUGE_VALF), y));
 }
 
 // log x: Highway's Log (4 ulp) for x in (0, inf), and the C library's answers elsewhere:
@@ -296,7 +302,7 @@ float Sum_(const float* x, int64_t n) {
 
 float ExpShifted_(const float* x, float shift, float* y, int64_t n) {
   return sum_of(n, [&](auto d, int64_t i) {
-    const auto e = exp_of(d, hn::Sub(hn::LoadU(d, x + i), hn::Set(d, shift)));
+    const auto e = exp_below_88(d, hn::Sub(hn::LoadU(d, x + i), hn::Set(d, shift)));  // (x - shift <= 0)
     if (y) hn::StoreU(e, d, y + i);
     return e;
   });
@@ -304,6 +310,10 @@ float ExpShifted_(const float* x, float shift, float* y, int64_t n) {
 
 void Softmax_(const float* x, float* y, int64_t n, bool log) {
   const float max = Max_(x, n);
+  if (!std::isfinite(max)) {  // a NaN, an infinity, or a row of -inf: every answer is NaN
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    return for_each_vector(n, [&](auto d, int64_t i) { hn::StoreU(hn::Set(d, nan), d, y + i); });
+  }
   if (log) {  // (x - max) - log(total), not x - (max + log(total)): see normalize.cpp
     const float log_total = static_cast<float>(std::log(double(ExpShifted_(x, max, nullptr, n))));
     for_each_vector(n, [&](auto d, int64_t i) {

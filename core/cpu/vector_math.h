@@ -36,9 +36,11 @@ void add_row_to_totals(const float* row, double* totals, int64_t n);
 float max(const float* x, int64_t n);
 // sum of x[0..n).
 float sum(const float* x, int64_t n);
-// y = exp(x - shift), and returns the sum of y; y may be null (only the sum).
+// y = exp(x - shift), and returns the sum of y; y may be null (only the sum). shift is the max of
+// x, finite (the caller answers NaN for a row whose max is NaN or infinite).
 float exp_shifted(const float* x, float shift, float* y, int64_t n);
-// y = softmax(x), or log_softmax(x) when log: the row's max subtracted first. y may be x.
+// y = softmax(x), or log_softmax(x) when log: the row's max subtracted first. y may be x. A row
+// holding a NaN or +inf, or only -inf, gives NaN everywhere (as the scalar loops do).
 void softmax(const float* x, float* y, int64_t n, bool log);
 // dp = p * (dp - sum(dp * p)) * scale: softmax's backward (p the softmax), in place of dp.
 void softmax_backward(const float* p, float* dp, float scale, int64_t n);

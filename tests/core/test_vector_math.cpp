@@ -3,6 +3,7 @@
 // the one-lane tail alone, whole vectors with and without a tail, and unaligned starts.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -226,7 +227,7 @@ TEST_CASE("max and sum and softmax and its backward against loops under every ta
   });
 }
 
-TEST_CASE("max of rows with NaN or only -inf under every target") {
+TEST_CASE("max and softmax of rows with NaN or infinities under every target") {
   under_every_target([] {
     for (int64_t n : {1, 9, 40}) {
       for (int64_t nan_at : {int64_t{0}, n / 2, n - 1}) {
@@ -238,6 +239,21 @@ TEST_CASE("max of rows with NaN or only -inf under every target") {
       }
       std::vector<float> masked(static_cast<size_t>(n), -HUGE_VALF);
       CHECK(vec::max(masked.data(), n) == -kInf);
+
+      // softmax: a row with a NaN or +inf, or only -inf, is NaN everywhere (as the scalar loop);
+      // -inf entries among numbers get probability 0
+      for (float odd : {std::numeric_limits<float>::quiet_NaN(), HUGE_VALF, -HUGE_VALF}) {
+        std::vector<float> x(static_cast<size_t>(n), odd), y(static_cast<size_t>(n));
+        if (odd != -HUGE_VALF) std::fill(x.begin(), x.end() - 1, 0.5f);
+        for (bool log : {false, true}) {
+          vec::softmax(x.data(), y.data(), n, log);
+          for (float v : y) CHECK(std::isnan(v));
+        }
+      }
+      std::vector<float> x(static_cast<size_t>(n), -HUGE_VALF), y(static_cast<size_t>(n));
+      x[n / 3] = 2.0f;
+      vec::softmax(x.data(), y.data(), n, false);
+      for (int64_t i = 0; i < n; ++i) CHECK(y[i] == (i == n / 3 ? 1.0f : 0.0f));
     }
     CHECK(vec::max(nullptr, 0) == -kInf);
   });
