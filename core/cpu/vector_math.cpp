@@ -163,7 +163,8 @@ constexpr float kInvSqrt2 = 0.70710678f, kInvSqrt2Pi = 0.39894228f, kSqrt2OverPi
 
 template <class D, class V>
 HWY_INLINE V normal_cdf(D d, V x, V gauss) {
-  const V a = hn::Mul(hn::Abs(x), hn::Set(d, kInvSqrt2));
+  // (a is capped at 10, where erf is 1 in float32 already: t stays finite for x = +-inf)
+  const V a = hn::Min(hn::Mul(hn::Abs(x), hn::Set(d, kInvSqrt2)), hn::Set(d, 10.0f));
   const V t = reciprocal_of(d, hn::MulAdd(hn::Set(d, 0.3275911f), a, hn::Set(d, 1.0f)));
   V poly = hn::Set(d, 1.061405429f);
   poly = hn::MulAdd(poly, t, hn::Set(d, -1.453152027f));

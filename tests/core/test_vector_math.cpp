@@ -149,6 +149,9 @@ TEST_CASE("elementwise maps on special values in whole vectors and in the tail")
       check_map(Map::log, log_expected, 0);
       check_map(Map::tanh, tanh_expected, 0);
       check_map(Map::sigmoid, sigmoid_expected, 1e-38);  // (float32 flushes e^-88 and below to 0)
+      // GELU as the scalar formula gives it: x Phi(x), so -inf * 0 = NaN and inf * 1 = inf
+      const std::vector<double> gelu_expected = {kNaN, -0.0, -0.0, -0.0, -1 * phi(-1), -0.0, 0, phi(1), 88, 89, kInf, kNaN};
+      check_map(Map::gelu, gelu_expected, 1e-7);
     }
   });
 }
