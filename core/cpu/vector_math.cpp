@@ -21,6 +21,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <string_view>
 #include <type_traits>
 
 #include "core/cpu/vector_math.h"
@@ -478,29 +479,38 @@ std::vector<std::string> targets() {
   return names;
 }
 
-void use_target(const std::string& name) {
+namespace {
+
+// The target bit of this name (case ignored) among those this CPU and build have, or 0.
+int64_t find_target(const std::string& name) {
   hwy::SetSupportedTargetsForTest(0);
   for (int64_t bit : hwy::SupportedAndGeneratedTargets()) {
-    if (lower_case(hwy::TargetName(bit)) == lower_case(name)) {
-      hwy::SetSupportedTargetsForTest(bit);
-      return;
-    }
+    if (lower_case(hwy::TargetName(bit)) == lower_case(name)) return bit;
   }
-  std::string known;
-  for (int64_t bit : hwy::SupportedAndGeneratedTargets()) known += std::string(known.empty() ? "" : ", ") + hwy::TargetName(bit);
-  throw Error("SIMD target", "this CPU and build have no target '", name, "'; they have: ", known);
+  return 0;
 }
+
+// Uses the target of this name, or throws an Error from `op` listing the targets there are.
+void use_target_or_throw(std::string_view op, const std::string& name) {
+  const int64_t bit = find_target(name);
+  if (bit == 0) {
+    std::string known;
+    for (int64_t b : hwy::SupportedAndGeneratedTargets()) known += std::string(known.empty() ? "" : ", ") + hwy::TargetName(b);
+    throw Error(op, "this CPU and build have no SIMD target '", name, "'; they have: ", known);
+  }
+  hwy::SetSupportedTargetsForTest(bit);
+}
+
+}  // namespace
+
+void use_target(const std::string& name) { use_target_or_throw("SIMD target", name); }
 
 void use_best_target() { hwy::SetSupportedTargetsForTest(0); }
 
 void use_target_from_environment() {
   const char* name = std::getenv("AXIOM_SIMD_TARGET");
   if (name == nullptr || *name == '\0') return use_best_target();
-  try {
-    use_target(name);
-  } catch (const Error& error) {
-    throw Error("AXIOM_SIMD_TARGET", error.what());
-  }
+  use_target_or_throw("AXIOM_SIMD_TARGET", name);
 }
 
 }  // namespace axiom::core::cpu::vec

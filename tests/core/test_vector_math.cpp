@@ -4,7 +4,9 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -99,13 +101,26 @@ const std::vector<MapCase>& map_cases() {
 
 TEST_SUITE("simd") {
 
-TEST_CASE("the SIMD targets: the widest first and each usable and an unknown name refused") {
+TEST_CASE("the SIMD targets: the widest first and each usable and an unknown name refused also from AXIOM_SIMD_TARGET") {
   const std::vector<std::string> targets = vec::targets();
   REQUIRE(!targets.empty());
   CHECK(vec::target() == targets.front());
   under_every_target([] {});
   CHECK(vec::target() == targets.front());
   CHECK_THROWS_WITH(vec::use_target("avx9000"), doctest::Contains("avx9000"));
+  CHECK(vec::target() == targets.front());
+
+  // AXIOM_SIMD_TARGET: a name of targets() in any case, unset for the widest, else an Error naming it
+  std::string narrowest = targets.back();
+  for (char& c : narrowest) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  setenv("AXIOM_SIMD_TARGET", narrowest.c_str(), 1);
+  vec::use_target_from_environment();
+  CHECK(vec::target() == targets.back());
+  setenv("AXIOM_SIMD_TARGET", "avx9000", 1);
+  CHECK_THROWS_WITH(vec::use_target_from_environment(),
+                    doctest::Contains("[AXIOM_SIMD_TARGET] this CPU and build have no SIMD target 'avx9000'"));
+  unsetenv("AXIOM_SIMD_TARGET");
+  vec::use_target_from_environment();
   CHECK(vec::target() == targets.front());
 }
 
