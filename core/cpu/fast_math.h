@@ -1,10 +1,11 @@
-// exp and erf for float32 that the compiler can vectorise.
+// exp and erf for float32, one value at a time: the scalar twins of the SIMD kernels of
+// core/cpu/vector_math.cpp (the same exp formula), for the float32 runs those do not take (strided
+// operands: a transposed or broadcast tensor) and for the few scalar uses in the row kernels.
 //
-// The C library's expf and erff are calls the compiler cannot turn into SIMD instructions, so a
-// loop of them runs one element at a time (about 2 GB/s for GELU). These two are straight-line
-// arithmetic, with no branches and no calls, so a loop over them becomes AVX code: 8 or 16 floats
-// at a time. They are used for float32 only; float64 keeps the C library's functions, so that
-// gradient checks see full double precision.
+// The C library's expf and erff are calls the compiler cannot turn into SIMD instructions; these two
+// are straight-line arithmetic, with no branches and no calls, so the compiler can still vectorise a
+// loop of them where it sees one. float64 keeps the C library's functions, so that gradient checks
+// see full double precision.
 //
 //   exp_float: |error| <= 2 ulp for x in [-87, 88]; exactly 0 below -87 (true value < 1.7e-38,
 //              so a masked score of -inf gives a probability of exactly 0) and +inf above 88.
