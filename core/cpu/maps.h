@@ -45,8 +45,8 @@ void map_binary(const Tensor& a, const Tensor& b, const Tensor& out, F f, Run ru
     Out* o = out_base + offset[0];
     const In* x = a_base + offset[1];
     const In* y = b_base + offset[2];
-    const bool walks_or_repeats = step[0] == 1 && step[1] <= 1 && step[2] <= 1 && step[1] + step[2] >= 1;
     if constexpr (!std::is_null_pointer_v<Run>) {
+      const bool walks_or_repeats = step[0] == 1 && step[1] <= 1 && step[2] <= 1 && step[1] + step[2] >= 1;
       if (walks_or_repeats) return run(x, step[1], y, step[2], o, n);
     }
     if (step[0] == 1 && step[1] == 1 && step[2] == 1) {

@@ -1,7 +1,7 @@
 // The optimizers' fused update: one pass over a parameter and its state (core/adam_step.h).
-#include "core/adam_step.h"
 #include <type_traits>
 
+#include "core/adam_step.h"
 #include "core/cpu/cpu_backend.h"
 #include "core/cpu/vector_math.h"
 #include "core/parallel.h"

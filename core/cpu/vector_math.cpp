@@ -16,8 +16,9 @@
 #define HWY_TARGET_INCLUDE "core/cpu/vector_math.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 
+#include <strings.h>  // strcasecmp
+
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -459,14 +460,6 @@ void adam(float* p, const float* g, float* m, float* v, const AdamScalars<float>
   HWY_DYNAMIC_DISPATCH(Adam_)(p, g, m, v, k, n);
 }
 
-namespace {
-
-std::string lower_case(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
-
-}  // namespace
 
 std::string target() { return hwy::TargetName(HWY_DYNAMIC_DISPATCH(Target_)()); }
 
@@ -485,7 +478,7 @@ namespace {
 int64_t find_target(const std::string& name) {
   hwy::SetSupportedTargetsForTest(0);
   for (int64_t bit : hwy::SupportedAndGeneratedTargets()) {
-    if (lower_case(hwy::TargetName(bit)) == lower_case(name)) return bit;
+    if (strcasecmp(hwy::TargetName(bit), name.c_str()) == 0) return bit;
   }
   return 0;
 }
