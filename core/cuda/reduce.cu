@@ -8,8 +8,9 @@
 // Column sums, where consecutive outputs are adjacent in memory (a bias gradient: g [..., N]
 // summed over every axis but the last), go another way, so that a warp reads 32 adjacent values
 // at a time and every multiprocessor has work: the columns are cut into tiles of 32, the rows into
-// chunks; block (tile, chunk) writes one partial sum per column, and a second kernel adds each
-// column's partials in chunk order. The order of the additions is fixed: results are reproducible.
+// chunks; block (tile, chunk) writes one partial sum per column, and the block that finishes a
+// tile's last chunk adds the tile's partials in chunk order (a counter per tile tells it that it
+// is the last: one launch, not two). The order of the additions is fixed: results are reproducible.
 #include <bit>
 #include <type_traits>
 
@@ -115,16 +116,41 @@ constexpr int64_t kLeastRowsPerChunk = 64;
 // of stride 1.
 bool is_column_sum(const ReduceLayout& layout) { return layout.kept.rank == 1 && layout.kept.strides[0][0] == 1 && layout.outputs > 1; }
 
-// partials[chunk, column] = the sum of column `column` over the rows of chunk `chunk`.
-//   x: the layout's elements, [count rows, outputs columns];  partials: [chunks, outputs]
+// How many of a tile's chunks are summed, one counter per tile: the block that sums a tile's last
+// chunk adds up the tile's partials. The counters live as long as the process, on the device,
+// zeroed once; every launch leaves them at zero again, so no launch has to clear them.
+constexpr int64_t kTileCounters = 4096;
+
+unsigned long long* tile_counters() {
+  static unsigned long long* counters = [] {
+    void* block = nullptr;
+    check(cudaMalloc(&block, kTileCounters * sizeof(unsigned long long)), "column_sum");
+    check(cudaMemset(block, 0, kTileCounters * sizeof(unsigned long long)), "column_sum");
+    return static_cast<unsigned long long*>(block);
+  }();
+  return counters;
+}
+
+// A value another block wrote in this launch: read from memory, never from a stale cache.
 template <typename T>
-__global__ void column_partial_sums_kernel(const T* x, ReduceLayout layout, int64_t rows_per_chunk, int64_t chunks,
-                                           Accumulator<T>* partials) {
+__device__ T read_fresh(const T* address) {
+  return *static_cast<const volatile T*>(address);
+}
+
+// Block (tile, chunk) sums 32 columns over one chunk of rows into partials[chunk, column]; the
+// block that finishes a tile's last chunk (whichever it is: counters[tile] counts them) then adds
+// the tile's partials in chunk order into out (for a mean, divided by `count`), and sets the
+// counter back to zero. One launch, and the order of the additions is fixed: reproducible.
+//   x: the layout's elements, [count rows, outputs columns];  partials: [chunks, outputs];
+//   out: [outputs], contiguous;  tiles first_tile, first_tile + 1, ... of this launch
+template <typename T>
+__global__ void column_sums_kernel(const T* x, ReduceLayout layout, int64_t first_tile, int64_t tiles, int64_t rows_per_chunk,
+                                   int64_t chunks, Accumulator<T>* partials, unsigned long long* counters, bool mean, T* out) {
   __shared__ Accumulator<T> lanes[kRowLanes][kTileColumns];
-  const int64_t tiles = (layout.outputs + kTileColumns - 1) / kTileColumns;
+  __shared__ bool last_chunk_of_tile;
   for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const int64_t column = (first_tile + tile) * kTileColumns + threadIdx.x;
     for (int64_t chunk = blockIdx.y; chunk < chunks; chunk += gridDim.y) {
-      const int64_t column = tile * kTileColumns + threadIdx.x;
       const int64_t first = chunk * rows_per_chunk;
       const int64_t last = first + rows_per_chunk < layout.count ? first + rows_per_chunk : layout.count;
       Accumulator<T> total = 0;
@@ -136,24 +162,25 @@ __global__ void column_partial_sums_kernel(const T* x, ReduceLayout layout, int6
       if (threadIdx.y == 0 && column < layout.outputs) {
         for (int lane = 1; lane < kRowLanes; ++lane) total += lanes[lane][threadIdx.x];
         partials[chunk * layout.outputs + column] = total;
+        __threadfence();  // the partial is visible to every block before the count says it is there
       }
-      __syncthreads();  // before the next tile writes `lanes` again
+      __syncthreads();
+      if (threadIdx.x == 0 && threadIdx.y == 0) last_chunk_of_tile = atomicAdd(&counters[tile], 1ull) == static_cast<unsigned long long>(chunks - 1);
+      __syncthreads();
+      if (last_chunk_of_tile && threadIdx.y == 0) {
+        if (column < layout.outputs) {
+          Accumulator<T> sum = 0;
+          for (int64_t c = 0; c < chunks; ++c) sum += read_fresh(&partials[c * layout.outputs + column]);
+          out[column] = mean ? static_cast<T>(static_cast<double>(sum) / layout.count) : static_cast<T>(sum);
+        }
+        if (threadIdx.x == 0) counters[tile] = 0;  // every chunk of this tile is counted: ready for the next launch
+      }
+      __syncthreads();  // before the next chunk writes `lanes` and `last_chunk_of_tile` again
     }
   }
 }
 
-// out[column] = the sum of partials[:, column] in chunk order (for a mean, divided by `count`).
-//   partials: [chunks, outputs];  out: [outputs], contiguous
-template <typename T>
-__global__ void column_totals_kernel(const Accumulator<T>* partials, int64_t chunks, int64_t outputs, bool mean, int64_t count, T* out) {
-  for (int64_t column = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; column < outputs; column += int64_t(gridDim.x) * blockDim.x) {
-    Accumulator<T> total = 0;
-    for (int64_t chunk = 0; chunk < chunks; ++chunk) total += partials[chunk * outputs + column];
-    out[column] = mean ? static_cast<T>(static_cast<double>(total) / count) : static_cast<T>(total);
-  }
-}
-
-// The sum (or mean) of each column, into out [outputs].
+// The sum (or mean) of each column, into out [outputs]: one launch per kTileCounters tiles.
 template <typename T>
 void column_sum(std::string_view op, const Tensor& x, const ReduceLayout& layout, bool mean, const Tensor& out) {
   const int64_t tiles = (layout.outputs + kTileColumns - 1) / kTileColumns;
@@ -162,11 +189,13 @@ void column_sum(std::string_view op, const Tensor& x, const ReduceLayout& layout
   const int64_t rows_per_chunk = (layout.count + chunks - 1) / chunks;
   const Dtype partial_dtype = std::is_floating_point_v<T> ? Dtype::float64 : Dtype::int64;
   const Tensor partials = empty({chunks, layout.outputs}, partial_dtype, out.device());
-  const dim3 grid(static_cast<unsigned>(std::min(tiles, most_blocks())), static_cast<unsigned>(std::min({chunks, most_blocks(), int64_t(65535)})));
-  launch(op, column_partial_sums_kernel<T>, grid, dim3(kTileColumns, kRowLanes), device_data<T>(x), layout, rows_per_chunk, chunks,
-         device_data<Accumulator<T>>(partials));
-  launch(op, column_totals_kernel<T>, grid_size(layout.outputs), kThreads, device_data<Accumulator<T>>(partials), chunks,
-         layout.outputs, mean, layout.count, device_data<T>(out));
+  for (int64_t first_tile = 0; first_tile < tiles; first_tile += kTileCounters) {
+    const int64_t launch_tiles = std::min(kTileCounters, tiles - first_tile);
+    const dim3 grid(static_cast<unsigned>(std::min(launch_tiles, most_blocks())),
+                    static_cast<unsigned>(std::min({chunks, most_blocks(), int64_t(65535)})));
+    launch(op, column_sums_kernel<T>, grid, dim3(kTileColumns, kRowLanes), device_data<T>(x), layout, first_tile, launch_tiles,
+           rows_per_chunk, chunks, device_data<Accumulator<T>>(partials), tile_counters(), mean, device_data<T>(out));
+  }
 }
 
 // --- counting the values that are not finite, in many tensors a launch ---------------------------

@@ -104,6 +104,11 @@ inline unsigned long long atomicAdd(unsigned long long* address, unsigned long l
   return axiom::cuda_emulator::atomic_add(address, value);
 }
 
+// __threadfence(): on the GPU, the calling thread's writes to device memory are seen by every
+// other thread before any write it makes after the fence. Here blocks run one after another on
+// one CPU thread, so every write is seen at once: there is nothing to wait for.
+inline void __threadfence() {}
+
 // CUDA's device code has float overloads of the math functions in the global namespace.
 using std::erf;
 using std::exp;
