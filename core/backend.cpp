@@ -4,6 +4,7 @@
 #include <iterator>
 
 #include "core/error.h"
+#include "core/tensor.h"
 
 namespace axiom::core {
 
@@ -30,6 +31,8 @@ void Backend::adam_update_many(const std::vector<AdamUpdate>& updates) {
 }
 
 MachineMemory Backend::memory() { return machine_memory(); }
+
+void Backend::check_indices(const IndexBounds& bounds, const Tensor& index) { bounds.check(index.to_vector<int64_t>(), index.shape()); }
 
 Backend& backend(Device device) {
   auto& slot = registry().at(static_cast<int>(device.type));

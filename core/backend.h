@@ -15,6 +15,7 @@
 
 #include "core/adam_step.h"
 #include "core/device.h"
+#include "core/index_bounds.h"
 #include "core/memory.h"
 
 namespace axiom::core {
@@ -104,6 +105,11 @@ class Backend {
   // weight ([D], contiguous) may be undefined; grad_x is contiguous with x's shape.
   virtual void layer_norm_backward(const Tensor& x, const Tensor& weight, const Tensor& mean, const Tensor& rstd,
                                    const Tensor& grad_out, const Tensor& grad_x) = 0;
+  // Checks that every value of `index` (int64, any strides) lies within `bounds`, throwing
+  // bounds.out_of_range for the first that does not. The default reads the values on the host. A
+  // GPU backend checks them on the GPU without waiting for it, and throws that same Error at its
+  // next copy to the host or synchronize(); its kernels skip an index out of range meanwhile.
+  virtual void check_indices(const IndexBounds& bounds, const Tensor& index);
   // out = x with its `axis` indexed by `index` (int64, 1-D, in range). x contiguous.
   virtual void index_select(const Tensor& x, int axis, const Tensor& index, const Tensor& out) = 0;
   // out.narrow(axis, index[i], 1) += src.narrow(axis, i, 1). out and src contiguous.

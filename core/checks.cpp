@@ -1,6 +1,24 @@
 #include "core/checks.h"
 
+#include "core/backend.h"
 #include "core/error.h"
+
+namespace axiom::core {
+
+Error IndexBounds::out_of_range(int64_t value, int64_t flat, const Shape& shape) const {
+  if (class_targets) return Error(op, "target ", value, " (element ", flat, " of the targets) is not a class in [0, ", limit, ")");
+  std::vector<int64_t> position(shape.size());
+  for (size_t i = position.size(); i-- > 0;) position[i] = flat % shape[i], flat /= shape[i];
+  return Error(op, "index ", value, " at ", position, " is out of range for axis ", axis, " of size ", limit);
+}
+
+void IndexBounds::check(const std::vector<int64_t>& values, const Shape& shape) const {
+  for (size_t flat = 0; flat < values.size(); ++flat) {
+    if (values[flat] < 0 || values[flat] >= limit) throw out_of_range(values[flat], static_cast<int64_t>(flat), shape);
+  }
+}
+
+}  // namespace axiom::core
 
 namespace axiom::core::checks {
 
@@ -28,15 +46,6 @@ void dtype_is(std::string_view op, const Tensor& x, Dtype expected, std::string_
   if (x.dtype() != expected) throw Error(op, what, " must be ", expected, ", got ", x.dtype());
 }
 
-void indices_in_range(std::string_view op, const Tensor& index, int64_t limit, int axis) {
-  const std::vector<int64_t> values = index.to_vector<int64_t>();
-  for (size_t flat = 0; flat < values.size(); ++flat) {
-    if (values[flat] >= 0 && values[flat] < limit) continue;
-    std::vector<int64_t> position(index.shape().size());
-    auto rest = static_cast<int64_t>(flat);
-    for (size_t i = position.size(); i-- > 0;) position[i] = rest % index.shape()[i], rest /= index.shape()[i];
-    throw Error(op, "index ", values[flat], " at ", position, " is out of range for axis ", axis, " of size ", limit);
-  }
-}
+void indices_in_range(const IndexBounds& bounds, const Tensor& index) { backend(index.device()).check_indices(bounds, index); }
 
 }  // namespace axiom::core::checks

@@ -3,6 +3,7 @@
 
 #include <string_view>
 
+#include "core/index_bounds.h"
 #include "core/tensor.h"
 
 namespace axiom::core::checks {
@@ -16,8 +17,9 @@ void same_dtype(std::string_view op, const Tensor& a, const Tensor& b);
 void floating(std::string_view op, const Tensor& x);
 // "[embedding] indices must be int64, got float32"
 void dtype_is(std::string_view op, const Tensor& x, Dtype expected, std::string_view what);
-// Every element of `index` (int64) in [0, limit), else "[gather] index 7 at [1, 2] is out of range
-// for axis 1 of size 5".
-void indices_in_range(std::string_view op, const Tensor& index, int64_t limit, int axis);
+// Every element of `index` (int64) within `bounds`, else "[gather] index 7 at [1, 2] is out of range
+// for axis 1 of size 5" (IndexBounds). Checked by the index's backend: the CPU's at once; a GPU's
+// on the GPU, the Error coming at the next read back to the host (Backend::check_indices).
+void indices_in_range(const IndexBounds& bounds, const Tensor& index);
 
 }  // namespace axiom::core::checks

@@ -1,5 +1,5 @@
 // Op functions for indexing: index_select / index_add, embedding, gather / scatter_add.
-// Indices are int64 and checked against the axis they index before any kernel runs.
+// Indices are int64 and checked against the axis they index (checks::indices_in_range).
 #include "core/backend.h"
 #include "core/checks.h"
 #include "core/error.h"
@@ -28,7 +28,7 @@ int checked_operands(const char* op, const Tensor& x, int64_t axis, const Tensor
 int checked_axis_index(const char* op, const Tensor& x, int64_t axis, const Tensor& index) {
   const int a = checked_operands(op, x, axis, index);
   if (index.dim() != 1) throw Error(op, "the index must be 1-D, got shape ", index.shape());
-  checks::indices_in_range(op, index, x.size(a), a);
+  checks::indices_in_range({op, x.size(a), a}, index);
   return a;
 }
 
@@ -39,7 +39,7 @@ int checked_element_index(const char* op, const Tensor& x, int64_t axis, const T
     throw Error(op, "index of shape ", index.shape(), " must match the input's shape ", x.shape(),
                 " on every axis but ", a);
   }
-  checks::indices_in_range(op, index, x.size(a), a);
+  checks::indices_in_range({op, x.size(a), a}, index);
   return a;
 }
 
@@ -73,7 +73,7 @@ Tensor embedding(const Tensor& weight, const Tensor& indices) {
   if (weight.dim() != 2) throw Error("embedding", "weight must be 2-D [rows, features], got shape ", weight.shape());
   checks::dtype_is("embedding", indices, Dtype::int64, "indices");
   checks::same_device("embedding", weight, indices);
-  checks::indices_in_range("embedding", indices, weight.size(0), 0);
+  checks::indices_in_range({"embedding", weight.size(0), 0}, indices);
   Tensor rows = empty({indices.numel(), weight.size(1)}, weight.dtype(), weight.device());
   backend(weight.device()).index_select(weight.contiguous(), 0, indices.contiguous().reshape({-1}), rows);
   Shape shape = indices.shape();

@@ -86,13 +86,7 @@ void check_cross_entropy(std::string_view op, const Tensor& logits, const Tensor
     throw Error(op, "logits ", logits.shape(), " need targets of shape ", expected, " (one class per row), got ", targets.shape());
   }
   if (!(smoothing >= 0 && smoothing <= 1)) throw Error(op, "label_smoothing must be in [0, 1], got ", smoothing);
-  const int64_t classes = logits.size(-1);
-  const std::vector<int64_t> values = targets.to_vector<int64_t>();
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (values[i] < 0 || values[i] >= classes) {
-      throw Error(op, "target ", values[i], " (element ", i, " of the targets) is not a class in [0, ", classes, ")");
-    }
-  }
+  checks::indices_in_range({std::string(op), logits.size(-1), 0, /*class_targets=*/true}, targets);
 }
 
 }  // namespace

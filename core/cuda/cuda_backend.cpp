@@ -9,7 +9,9 @@ namespace AXIOM_CUDA_NAMESPACE {
 bool CudaBackend::available() const { return device_present(); }
 
 void CudaBackend::synchronize() {
-  if (device_present()) check(cudaDeviceSynchronize(), "synchronize");
+  if (!device_present()) return;
+  check(cudaDeviceSynchronize(), "synchronize");
+  report_failed_index_checks();
 }
 
 MachineMemory CudaBackend::memory() {
@@ -28,12 +30,14 @@ size_t CudaBackend::release_cached_memory() {
 void* CudaBackend::allocate(size_t nbytes) { return device_allocator().allocate(nbytes); }
 void CudaBackend::deallocate(void* data, size_t nbytes) noexcept { device_allocator().deallocate(data, nbytes); }
 
-// cudaMemcpy runs on the default stream: a copy to the host waits for the kernels before it.
+// cudaMemcpy runs on the default stream: a copy to the host waits for the kernels before it, so the
+// index checks issued before it have run too.
 void CudaBackend::copy_from_host(void* dst, const void* host_src, size_t nbytes) {
   if (nbytes) check(cudaMemcpy(dst, host_src, nbytes, cudaMemcpyHostToDevice), "to");
 }
 void CudaBackend::copy_to_host(void* host_dst, const void* src, size_t nbytes) {
   if (nbytes) check(cudaMemcpy(host_dst, src, nbytes, cudaMemcpyDeviceToHost), "to");
+  report_failed_index_checks();
 }
 
 }  // namespace AXIOM_CUDA_NAMESPACE

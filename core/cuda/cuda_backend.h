@@ -42,6 +42,7 @@ class CudaBackend : public Backend {
                   const Tensor& mean, const Tensor& rstd) override;
   void layer_norm_backward(const Tensor& x, const Tensor& weight, const Tensor& mean, const Tensor& rstd,
                            const Tensor& grad_out, const Tensor& grad_x) override;
+  void check_indices(const IndexBounds& bounds, const Tensor& index) override;  // on the GPU, reported later
   void index_select(const Tensor& x, int axis, const Tensor& index, const Tensor& out) override;
   void index_add(const Tensor& out, int axis, const Tensor& index, const Tensor& src) override;
   void gather(const Tensor& x, int axis, const Tensor& index, const Tensor& out) override;
@@ -54,5 +55,9 @@ class CudaBackend : public Backend {
   void adam_update(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
                    const AdamStep& step) override;
 };
+
+// Once the host has waited for the GPU (a copy back, synchronize): throws the Error of the first
+// index check that failed since the last call (index_checks.cu).
+void report_failed_index_checks();
 
 }  // namespace AXIOM_CUDA_NAMESPACE

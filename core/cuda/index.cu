@@ -26,6 +26,11 @@ __device__ void atomic_add(T* address, T value) {
   }
 }
 
+// Whether index k lies in [0, size). The op checked its indices on the GPU (index_checks.cu) and
+// reports one out of range at the next read back to the host; until then a kernel skips it (reads
+// 0, adds nothing) rather than touch memory outside its tensor.
+__device__ inline bool in_range(int64_t k, int64_t size) { return k >= 0 && k < size; }
+
 // Element e of the [outer, count, inner] side, as (o, i, j).
 struct Position {
   int64_t o, i, j;
@@ -41,7 +46,8 @@ __global__ void index_select_kernel(const T* x, AxisSplit from, const int64_t* i
   const int64_t n = from.outer * count * from.inner;
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
     const Position p = position_of(e, count, from.inner);
-    out[e] = x[(p.o * from.size + index[p.i]) * from.inner + p.j];
+    const int64_t k = index[p.i];
+    out[e] = in_range(k, from.size) ? x[(p.o * from.size + k) * from.inner + p.j] : T(0);
   }
 }
 
@@ -51,7 +57,8 @@ __global__ void index_add_kernel(T* out, AxisSplit to, const int64_t* index, int
   const int64_t n = to.outer * count * to.inner;
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
     const Position p = position_of(e, count, to.inner);
-    atomic_add(&out[(p.o * to.size + index[p.i]) * to.inner + p.j], src[e]);
+    const int64_t k = index[p.i];
+    if (in_range(k, to.size)) atomic_add(&out[(p.o * to.size + k) * to.inner + p.j], src[e]);
   }
 }
 
@@ -61,7 +68,8 @@ __global__ void gather_kernel(const T* x, AxisSplit from, const int64_t* index, 
   const int64_t n = from.outer * count * from.inner;
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
     const Position p = position_of(e, count, from.inner);
-    out[e] = x[(p.o * from.size + index[e]) * from.inner + p.j];
+    const int64_t k = index[e];
+    out[e] = in_range(k, from.size) ? x[(p.o * from.size + k) * from.inner + p.j] : T(0);
   }
 }
 
@@ -71,7 +79,8 @@ __global__ void scatter_add_kernel(T* out, AxisSplit to, const int64_t* index, i
   const int64_t n = to.outer * count * to.inner;
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
     const Position p = position_of(e, count, to.inner);
-    atomic_add(&out[(p.o * to.size + index[e]) * to.inner + p.j], src[e]);
+    const int64_t k = index[e];
+    if (in_range(k, to.size)) atomic_add(&out[(p.o * to.size + k) * to.inner + p.j], src[e]);
   }
 }
 

@@ -171,6 +171,23 @@ TEST_CASE("pointers of kernels and copies must lie inside live device allocation
   CHECK_FALSE(emulator::is_device_range(&host, 8));
 }
 
+TEST_CASE("mapped host memory is a kernel's to write and the host's to read and nothing past it is") {
+  axiom::testing::ScopedEmulatedCuda emulated;
+  void* host = nullptr;
+  core::cuda::check(cudaHostAlloc(&host, 2 * sizeof(double), cudaHostAllocMapped), "test");
+  void* device = nullptr;
+  core::cuda::check(cudaHostGetDevicePointer(&device, host, 0), "test");
+  auto* total = static_cast<double*>(device);
+  total[0] = 0;
+  launch("count", count_into, 4, 32, total);  // an atomicAdd from every thread
+  CHECK(static_cast<double*>(host)[0] == 128);
+  test::check_error([&] { launch("count", count_into, 1, 1, total + 2); }, {"argument 0", "is not inside a device allocation"});
+  test::check_error([&] { core::cuda::check(cudaHostGetDevicePointer(&device, total + 2, 0), "test"); }, {"not inside a cudaHostAlloc block"});
+  test::check_error([&] { core::cuda::check(cudaFreeHost(total + 1), "test"); }, {"is not the start of a live cudaHostAlloc block"});
+  core::cuda::check(cudaFreeHost(host), "test");
+  CHECK_FALSE(emulator::is_mapped_host_range(host, 8));
+}
+
 TEST_CASE("a kernel writing past its tensor is a memory fault and a freed tensor's memory is no kernel's") {
   axiom::testing::ScopedEmulatedCuda emulated;
   (void)emulator::take_memory_faults();

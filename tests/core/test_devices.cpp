@@ -413,6 +413,55 @@ TEST_CASE("with AXIOM_CUDA_SYNC=1 every launch is waited for and a faulting kern
   CHECK_THROWS_WITH_AS(core::backend(Device::cuda()).synchronize(), doctest::Contains("[synchronize] CUDA error cudaErrorIllegalAddress"), Error);
 }
 
+// On the GPU an op checks its indices there and does not wait for the result: the CPU's Error comes
+// at the next read back to the host (or synchronize), naming the op, the value and its position,
+// and the kernels skip the bad index meanwhile instead of reading outside their tensor.
+TEST_CASE("an index out of range on the device is the CPU's Error at the next read back to the host") {
+  axiom::testing::ScopedEmulatedCuda emulated;
+  const Device gpu = Device::cuda();
+  const Tensor x = core::zeros({3, 4, 5}).to(gpu), weight = core::zeros({7, 2}).to(gpu);
+  Tensor index = core::zeros({3, 2, 5}, Dtype::int64);
+  index.set({2, 1, 3}, 4);
+  const Tensor transposed = core::from_vector<int64_t>({0, 1, 2, 7}, {2, 2}).transpose(0, 1);  // [[0, 2], [1, 7]]
+  const Tensor logits = core::zeros({4, 3}).to(gpu);
+  const std::vector<std::pair<std::function<Tensor()>, std::string>> cases = {
+      {[&] { return core::index_select(x, 1, core::from_vector<int64_t>({0, 4, 1}).to(gpu)); },
+       "[index_select] index 4 at [1] is out of range for axis 1 of size 4"},
+      {[&] { return core::index_add(x, 0, core::from_vector<int64_t>({3}).to(gpu), core::zeros({1, 4, 5}).to(gpu)); },
+       "[index_add] index 3 at [0] is out of range for axis 0 of size 3"},
+      {[&] { return core::embedding(weight, core::from_vector<int64_t>({0, 1, 2, 3, 4, 9}, {2, 3}).to(gpu)); },
+       "[embedding] index 9 at [1, 2] is out of range for axis 0 of size 7"},
+      {[&] { return core::embedding(weight, transposed.to(gpu)); }, "[embedding] index 7 at [1, 1] is out of range"},
+      {[&] { return core::gather(x, 1, index.to(gpu)); }, "[gather] index 4 at [2, 1, 3] is out of range for axis 1 of size 4"},
+      {[&] { return core::scatter_add(x, 1, index.to(gpu), core::zeros({3, 2, 5}).to(gpu)); },
+       "[scatter_add] index 4 at [2, 1, 3] is out of range for axis 1 of size 4"},
+      {[&] { return core::cross_entropy(logits, core::from_vector<int64_t>({0, 2, 3, 1}).to(gpu), 0.0).losses; },
+       "[cross_entropy] target 3 (element 2 of the targets) is not a class in [0, 3)"},
+  };
+  for (const auto& [op, message] : cases) {
+    INFO(message);
+    const int64_t copies = axiom::cuda_emulator::traffic_stats().device_to_host;
+    Tensor result;
+    CHECK_NOTHROW(result = op());  // no wait for the GPU here
+    CHECK(axiom::cuda_emulator::traffic_stats().device_to_host == copies);
+    check_error([&] { (void)result.to(Device::cpu()); }, {message});
+    CHECK_NOTHROW((void)result.to(Device::cpu()));  // reported once
+  }
+  // Two bad ops before a read: the first one's Error. synchronize() reports too.
+  (void)core::gather(x, 1, index.to(gpu));
+  (void)core::embedding(weight, transposed.to(gpu));
+  check_error([&] { core::backend(gpu).synchronize(); }, {"[gather] index 4"});
+  CHECK_NOTHROW(core::backend(gpu).synchronize());
+  // More checks than the slots that wait for a read: the checks wait for the GPU on their own.
+  const Tensor good = core::from_vector<int64_t>({0, 6}).to(gpu), bad = core::from_vector<int64_t>({0, 8}).to(gpu);
+  (void)core::embedding(weight, bad);
+  check_error([&] {
+    for (int i = 0; i < 300; ++i) (void)core::embedding(weight, good);
+  }, {"[embedding] index 8 at [1]"});
+  CHECK(core::embedding(weight, good).to(Device::cpu()).shape() == core::Shape{2, 2});
+  axiom::testing::report_memory_faults();
+}
+
 TEST_CASE("the device says how much memory it has and its allocator holds, and gives the held blocks back") {
   axiom::testing::ScopedEmulatedCuda emulated;
   core::Backend& cuda = core::backend(Device::cuda());

@@ -19,7 +19,7 @@ using core::Tensor;
 inline const std::set<std::string> kBackendMethods = {
     "available", "synchronize", "memory", "release_cached_memory", "allocate", "deallocate", "copy_from_host", "copy_to_host", "fill", "copy", "unary",
     "binary", "where", "reduce", "softmax", "attention", "attention_backward", "matmul", "layer_norm",
-    "layer_norm_backward", "index_select", "index_add", "gather", "scatter_add", "cross_entropy", "cross_entropy_backward", "adam_update",
+    "layer_norm_backward", "check_indices", "index_select", "index_add", "gather", "scatter_add", "cross_entropy", "cross_entropy_backward", "adam_update",
     "adam_update_many", "count_non_finite"};
 
 class RecordingBackend : public core::Backend {
@@ -79,6 +79,9 @@ class RecordingBackend : public core::Backend {
   void layer_norm_backward(const Tensor& x, const Tensor& weight, const Tensor& mean, const Tensor& rstd, const Tensor& grad_out,
                            const Tensor& grad_x) override {
     note("layer_norm_backward"), inner_->layer_norm_backward(x, weight, mean, rstd, grad_out, grad_x);
+  }
+  void check_indices(const core::IndexBounds& bounds, const Tensor& index) override {
+    note("check_indices"), inner_->check_indices(bounds, index);
   }
   void index_select(const Tensor& x, int axis, const Tensor& index, const Tensor& out) override {
     note("index_select"), inner_->index_select(x, axis, index, out);

@@ -344,7 +344,7 @@ void set_most_blocks(int64_t blocks) {
 GridStats grid_stats() { return runner().stats(); }
 
 void check_kernel_pointer(const KernelSite& site, int argument, const void* pointer) {
-  if (pointer && !is_device_range(pointer, 0)) {
+  if (pointer && !is_device_range(pointer, 0) && !is_mapped_host_range(pointer, 0)) {
     throw Error(site.op, "kernel launched at ", location(site.where), ": argument ", argument, ", the pointer ",
                 describe_range(pointer, 0));
   }

@@ -27,6 +27,9 @@ constexpr size_t kDeviceBytes = size_t(4) << 30;  // 4 GiB
 // Whether [pointer, pointer + nbytes) lies inside the used bytes of one live device allocation
 // (nbytes may be 0: then pointer itself must lie inside).
 bool is_device_range(const void* pointer, size_t nbytes);
+// Whether [pointer, pointer + nbytes) lies inside one live block of mapped host memory
+// (cudaHostAlloc), which kernels may use as they use device memory.
+bool is_mapped_host_range(const void* pointer, size_t nbytes);
 // Whether any byte of [pointer, pointer + nbytes) lies in device memory.
 bool touches_device(const void* pointer, size_t nbytes);
 

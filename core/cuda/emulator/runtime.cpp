@@ -31,6 +31,7 @@ struct DeviceMemory {
   std::map<uintptr_t, Allocation> allocations;
   size_t live_bytes = 0;
   std::vector<std::string> faults;
+  std::map<uintptr_t, size_t> mapped_host;  // cudaHostAlloc's blocks: first byte -> size
 
   // The allocation whose used bytes hold `address`, or allocations.end().
   std::map<uintptr_t, Allocation>::const_iterator holding(uintptr_t address) const {
@@ -139,6 +140,16 @@ bool is_device_range(const void* pointer, size_t nbytes) {
   const auto address = reinterpret_cast<uintptr_t>(pointer);
   const auto found = memory.holding(address);
   return found != memory.allocations.end() && address + nbytes <= found->first + found->second.used;
+}
+
+bool is_mapped_host_range(const void* pointer, size_t nbytes) {
+  DeviceMemory& memory = device_memory();
+  std::lock_guard lock(memory.mutex);
+  const auto address = reinterpret_cast<uintptr_t>(pointer);
+  auto after = memory.mapped_host.upper_bound(address);
+  if (after == memory.mapped_host.begin()) return false;
+  const auto block = std::prev(after);
+  return address + std::max<size_t>(nbytes, 1) <= block->first + block->second;
 }
 
 bool touches_device(const void* pointer, size_t nbytes) {
@@ -307,8 +318,42 @@ cudaError_t cudaMemset(void* pointer, int value, size_t nbytes) {
   return cudaSuccess;
 }
 
+cudaError_t cudaHostAlloc(void** pointer, size_t nbytes, unsigned flags) {
+  if (flags != cudaHostAllocMapped) return fail(cudaErrorInvalidValue, "cudaHostAlloc: only cudaHostAllocMapped is emulated");
+  const size_t size = (std::max<size_t>(nbytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
+  void* block = std::aligned_alloc(kAlignment, size);
+  if (!block) return fail(cudaErrorMemoryAllocation, "cudaHostAlloc: the host has no " + std::to_string(size) + " bytes to give");
+  std::memset(block, 0xFF, size);
+  DeviceMemory& memory = device_memory();
+  std::lock_guard lock(memory.mutex);
+  memory.mapped_host[reinterpret_cast<uintptr_t>(block)] = std::max<size_t>(nbytes, 1);
+  *pointer = block;
+  return cudaSuccess;
+}
+
+cudaError_t cudaFreeHost(void* pointer) {
+  if (!pointer) return cudaSuccess;
+  DeviceMemory& memory = device_memory();
+  std::lock_guard lock(memory.mutex);
+  if (memory.mapped_host.erase(reinterpret_cast<uintptr_t>(pointer)) == 0) {
+    return fail(cudaErrorInvalidValue, "cudaFreeHost: " + hex(pointer) + " is not the start of a live cudaHostAlloc block");
+  }
+  std::free(pointer);
+  return cudaSuccess;
+}
+
+cudaError_t cudaHostGetDevicePointer(void** device_pointer, void* host_pointer, unsigned flags) {
+  if (flags != 0 || !is_mapped_host_range(host_pointer, 0)) {
+    return fail(cudaErrorInvalidValue, "cudaHostGetDevicePointer: " + hex(host_pointer) + " is not inside a cudaHostAlloc block (or flags are not 0)");
+  }
+  *device_pointer = host_pointer;  // one address space: the device sees the block where the host does
+  return cudaSuccess;
+}
+
 void check_atomic_address(const void* address, size_t nbytes) {
-  if (!is_device_range(address, nbytes)) throw Error("atomicAdd", "the address ", describe_range(address, nbytes));
+  if (!is_device_range(address, nbytes) && !is_mapped_host_range(address, nbytes)) {
+    throw Error("atomic", "the address ", describe_range(address, nbytes));
+  }
 }
 
 }  // namespace axiom::cuda_emulator

@@ -33,7 +33,8 @@
 
 namespace axiom::cuda_emulator {
 
-// An atomic's address must be device memory (an exception here ends the launch with an Error).
+// An atomic's address must be device memory, or mapped host memory (an exception here ends the
+// launch with an Error).
 void check_atomic_address(const void* address, size_t nbytes);
 
 // atomicAdd: *address += value, returning the old value.
@@ -41,6 +42,17 @@ template <typename T>
 T atomic_add(T* address, T value) {
   check_atomic_address(address, sizeof(T));
   return std::atomic_ref<T>(*address).fetch_add(value);
+}
+
+// atomicMin: *address = min(*address, value), returning the old value.
+template <typename T>
+T atomic_min(T* address, T value) {
+  check_atomic_address(address, sizeof(T));
+  std::atomic_ref<T> target(*address);
+  T old = target.load();
+  while (value < old && !target.compare_exchange_weak(old, value)) {
+  }
+  return old;
 }
 
 // --- the runtime API ------------------------------------------------------------------------------
@@ -74,6 +86,14 @@ cudaError_t cudaMemcpy(void* dst, const void* src, size_t nbytes, cudaMemcpyKind
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t nbytes, cudaMemcpyKind kind, cudaStream_t stream = nullptr);
 cudaError_t cudaMemset(void* pointer, int value, size_t nbytes);
 
+// Pinned host memory that kernels may read and write too (mapped into the device's address space,
+// "zero-copy"): the host reads what a kernel wrote once it has waited for the kernel. Only the
+// flag cudaHostAllocMapped is taken; the device's pointer to it is the host's (cudaHostGetDevicePointer).
+constexpr unsigned cudaHostAllocMapped = 2;
+cudaError_t cudaHostAlloc(void** pointer, size_t nbytes, unsigned flags);
+cudaError_t cudaFreeHost(void* pointer);
+cudaError_t cudaHostGetDevicePointer(void** device_pointer, void* host_pointer, unsigned flags);
+
 // What the grid runner reports through cudaGetLastError (a refused launch configuration).
 void set_last_error(cudaError_t error);
 
@@ -96,12 +116,19 @@ using axiom::cuda_emulator::cudaMemGetInfo;
 using axiom::cuda_emulator::cudaMemcpy;
 using axiom::cuda_emulator::cudaMemcpyAsync;
 using axiom::cuda_emulator::cudaMemset;
+using axiom::cuda_emulator::cudaHostAllocMapped;
+using axiom::cuda_emulator::cudaHostAlloc;
+using axiom::cuda_emulator::cudaFreeHost;
+using axiom::cuda_emulator::cudaHostGetDevicePointer;
 
 // CUDA's atomicAdd for the types core/cuda adds atomically.
 inline float atomicAdd(float* address, float value) { return axiom::cuda_emulator::atomic_add(address, value); }
 inline double atomicAdd(double* address, double value) { return axiom::cuda_emulator::atomic_add(address, value); }
 inline unsigned long long atomicAdd(unsigned long long* address, unsigned long long value) {
   return axiom::cuda_emulator::atomic_add(address, value);
+}
+inline unsigned long long atomicMin(unsigned long long* address, unsigned long long value) {
+  return axiom::cuda_emulator::atomic_min(address, value);
 }
 
 // __threadfence(): on the GPU, the calling thread's writes to device memory are seen by every
