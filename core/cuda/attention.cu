@@ -8,7 +8,6 @@
 //             O = P V                    [L, L] x [L, Dh] -> [L, Dh], into out's columns of the head
 //   backward  dV = P^T dO,  dP = dO V^T,  dS = P * (dP - rowsum(dP * P)) * scale,
 //             dQ = dS K,  dK = dS^T Q
-#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -23,41 +22,38 @@ namespace AXIOM_CUDA_NAMESPACE {
 
 namespace {
 
-// Row r of the stacked [tasks * L, L] scores is query r % L of its task.
-template <typename T>
+// Row r of the stacked [tasks * L, L] scores is query r % L of its task; a team per row (kernels.cuh).
+template <typename T, typename Team>
 __global__ void attention_softmax_kernel(T* scores, int64_t rows, int64_t length, bool causal) {
-  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+  const Team team;
+  for (int64_t r = team.first_row(); r < rows; r += team.row_step()) {
     T* row = scores + r * length;
     const int64_t seen = causal ? r % length + 1 : length;
     T max = -std::numeric_limits<T>::infinity();
-    for (int64_t j = threadIdx.x; j < seen; j += blockDim.x) max = Max{}(max, row[j]);
-    max = block_reduce(max, Max{});
+    for (int64_t j = team.rank(); j < seen; j += team.size()) max = Max{}(max, row[j]);
+    max = team.reduce(max, Max{});
     double total = 0;
-    for (int64_t j = threadIdx.x; j < seen; j += blockDim.x) {
+    for (int64_t j = team.rank(); j < seen; j += team.size()) {
       row[j] = exp(row[j] - max);
       total += row[j];
     }
-    const T scale = static_cast<T>(1.0 / block_reduce(total, Sum{}));
-    for (int64_t j = threadIdx.x; j < length; j += blockDim.x) row[j] = j < seen ? row[j] * scale : T(0);
+    const T scale = static_cast<T>(1.0 / team.reduce(total, Sum{}));
+    for (int64_t j = team.rank(); j < length; j += team.size()) row[j] = j < seen ? row[j] * scale : T(0);
   }
 }
 
 // dS = P * (dP - rowsum(dP * P)) * scale, in place of dP, row by row.
-template <typename T>
+template <typename T, typename Team>
 __global__ void attention_softmax_backward_kernel(const T* probs, T* dp, int64_t rows, int64_t length, T scale) {
-  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+  const Team team;
+  for (int64_t r = team.first_row(); r < rows; r += team.row_step()) {
     const T* p_row = probs + r * length;
     T* d_row = dp + r * length;
     double dot = 0;
-    for (int64_t j = threadIdx.x; j < length; j += blockDim.x) dot += double(d_row[j]) * p_row[j];
-    const T d = static_cast<T>(block_reduce(dot, Sum{}));
-    for (int64_t j = threadIdx.x; j < length; j += blockDim.x) d_row[j] = p_row[j] * (d_row[j] - d) * scale;
+    for (int64_t j = team.rank(); j < length; j += team.size()) dot += double(d_row[j]) * p_row[j];
+    const T d = static_cast<T>(team.reduce(dot, Sum{}));
+    for (int64_t j = team.rank(); j < length; j += team.size()) d_row[j] = p_row[j] * (d_row[j] - d) * scale;
   }
-}
-
-// One warp per row for short rows, up to kThreads for long ones.
-int row_threads(int64_t length) {
-  return static_cast<int>(std::clamp<int64_t>(std::bit_ceil(static_cast<uint64_t>(std::max<int64_t>(length, 1))), 32, kThreads));
 }
 
 // Pointers to the matrix of every (line, head) task, task t = line * heads + head.
@@ -105,7 +101,8 @@ void CudaBackend::attention(const Tensor& qkv, int axis, int64_t heads, bool cau
     const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(dh)));
     const TaskMatrices<T> m = task_matrices<T>(lines, heads, d, device_data<T>(qkv), device_data<T>(out), device_data<T>(probs));
     gemm_batched<T>(false, true, l, l, dh, scale, m.q, ld, m.k, ld, T(0), m.square, l);  // S = scale * Q K^T
-    launch("attention", attention_softmax_kernel<T>, row_blocks(rows), row_threads(l), device_data<T>(probs), rows, l, causal);
+    launch_rows("attention", rows, l, [&]<typename Team>() { return attention_softmax_kernel<T, Team>; }, device_data<T>(probs), rows,
+                l, causal);
     gemm_batched<T>(false, false, l, dh, l, T(1), read_only(m.square), l, m.v, ld, T(0), m.out, lines.step(d));  // O = P V
   });
 }
@@ -128,8 +125,8 @@ void CudaBackend::attention_backward(const Tensor& qkv, const Tensor& probs, con
                           dv = shifted(m.v, q_base, grad_base);
     gemm_batched<T>(true, false, l, dh, l, T(1), p, l, dout, ld_out, T(0), dv, ld);         // dV = P^T dO
     gemm_batched<T>(false, true, l, l, dh, T(1), dout, ld_out, m.v, ld, T(0), m.square, l);  // dP = dO V^T
-    launch("attention_backward", attention_softmax_backward_kernel<T>, row_blocks(rows), row_threads(l), device_data<T>(probs),
-           device_data<T>(ds), rows, l, scale);  // dS
+    launch_rows("attention_backward", rows, l, [&]<typename Team>() { return attention_softmax_backward_kernel<T, Team>; },
+                device_data<T>(probs), device_data<T>(ds), rows, l, scale);  // dS
     gemm_batched<T>(false, false, l, dh, l, T(1), ds_read, l, m.k, ld, T(0), dq, ld);  // dQ = dS K
     gemm_batched<T>(true, false, l, dh, l, T(1), ds_read, l, m.q, ld, T(0), dk, ld);   // dK = dS^T Q
   });

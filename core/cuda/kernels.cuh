@@ -5,9 +5,10 @@
 // offsets(i).of[k] in operand k, which the kernel works out from sizes and strides, so any view
 // (transposed, sliced, broadcast with stride 0) is read in place.
 //
-// Row kernels (softmax, layer norm, reductions) use one block of kThreads threads per row: the
-// threads stride along the row, and block_reduce combines their partial results in a fixed
-// order, so a result does not depend on timing.
+// Row kernels (softmax, layer norm, cross-entropy) give each row a team: a warp for a short row,
+// a block of kThreads for a long one (launch_rows). The team's threads stride along the row, and
+// warp_reduce or block_reduce combines their partial results in a fixed order, so a result does
+// not depend on timing. Reductions give each output a block.
 //
 // Every kernel is launched through launch() below: under nvcc it is the <<<grid, block>>> launch;
 // in the emulated build (core/cuda/emulator) the same kernel runs on the CPU's grid runner.
@@ -19,6 +20,7 @@
 #include <source_location>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include "core/cuda/runtime.h"
@@ -157,23 +159,95 @@ struct Max {
   }
 };
 
-// Combines one value per thread of the block; every thread gets the result. blockDim.x must be
-// a power of two, at most kThreads. The tree is the same every time: results are reproducible.
+constexpr unsigned kFullWarp = 0xffffffffu;  // every lane of a warp takes part in a shuffle
+
+// Combines one value per lane of a warp; every lane gets the result. A butterfly: at each of five
+// steps, lane i combines its value with that of lane i ^ offset, by register shuffles (no shared
+// memory, no barrier). The order of the combinations is the same every run: reproducible.
+template <typename T, typename Combine>
+__device__ T warp_reduce(T value, Combine combine) {
+  for (int offset = 16; offset > 0; offset /= 2) value = combine(value, __shfl_xor_sync(kFullWarp, value, offset));
+  return value;
+}
+
+// Combines one value per thread of the block; every thread gets the result. blockDim.x must be a
+// multiple of 32 (whole warps), at most kThreads, and blockDim.y 1. Each warp reduces by shuffles,
+// its first lane leaves the warp's result in shared memory, and every thread combines those in warp
+// order: two barriers, and the same order every run. (A value that is no number, such as the
+// value-and-position of a max, cannot be shuffled: it goes through a tree in shared memory.)
 template <typename T, typename Combine>
 __device__ T block_reduce(T value, Combine combine) {
-  __shared__ T partial[kThreads];
-  partial[threadIdx.x] = value;
-  __syncthreads();
-  for (unsigned width = blockDim.x / 2; width > 0; width /= 2) {
-    if (threadIdx.x < width) partial[threadIdx.x] = combine(partial[threadIdx.x], partial[threadIdx.x + width]);
+  if constexpr (std::is_arithmetic_v<T>) {
+    __shared__ T warp_results[kThreads / 32];
+    value = warp_reduce(value, combine);
+    if (threadIdx.x % 32 == 0) warp_results[threadIdx.x / 32] = value;
     __syncthreads();
+    T result = warp_results[0];
+    for (unsigned warp = 1; warp < blockDim.x / 32; ++warp) result = combine(result, warp_results[warp]);
+    __syncthreads();  // before the next call writes `warp_results` again
+    return result;
+  } else {
+    __shared__ T partial[kThreads];
+    partial[threadIdx.x] = value;
+    __syncthreads();
+    for (unsigned width = blockDim.x / 2; width > 0; width /= 2) {
+      if (threadIdx.x < width) partial[threadIdx.x] = combine(partial[threadIdx.x], partial[threadIdx.x + width]);
+      __syncthreads();
+    }
+    const T result = partial[0];
+    __syncthreads();  // before the next call writes `partial` again
+    return result;
   }
-  const T result = partial[0];
-  __syncthreads();  // before the next call writes `partial` again
-  return result;
 }
+
+// --- row kernels: a team of threads per row ----------------------------------------------------
+//
+// A row kernel (softmax, layer norm, cross-entropy) is written once for a Team: the threads that
+// share a row. Short rows get a warp each (kThreads / 32 rows a block, reductions by shuffles
+// alone); long rows get a whole block (block_reduce). A team's `rank` strides along the row.
+
+// The longest row a warp takes: 32 elements a lane. The emulator's tests may lower it, to run the
+// block-per-row kernels on short rows.
+inline int64_t longest_warp_row() {
+#if defined(AXIOM_CUDA_EMULATED)
+  return cuda_emulator::longest_warp_row();
+#else
+  return 1024;
+#endif
+}
+
+struct WarpTeam {
+  __device__ unsigned rank() const { return threadIdx.x % 32; }
+  __device__ unsigned size() const { return 32; }
+  __device__ int64_t first_row() const { return blockIdx.x * int64_t(blockDim.x / 32) + threadIdx.x / 32; }
+  __device__ int64_t row_step() const { return int64_t(gridDim.x) * (blockDim.x / 32); }
+  template <typename T, typename Combine>
+  __device__ T reduce(T value, Combine combine) const { return warp_reduce(value, combine); }
+};
+
+struct BlockTeam {
+  __device__ unsigned rank() const { return threadIdx.x; }
+  __device__ unsigned size() const { return blockDim.x; }
+  __device__ int64_t first_row() const { return blockIdx.x; }
+  __device__ int64_t row_step() const { return gridDim.x; }
+  template <typename T, typename Combine>
+  __device__ T reduce(T value, Combine combine) const { return block_reduce(value, combine); }
+};
 
 // Blocks for a row kernel (one block per row), capped: each block loops over rows.
 inline unsigned row_blocks(int64_t rows) { return static_cast<unsigned>(std::clamp<int64_t>(rows, 1, most_blocks())); }
+
+// Launches a row kernel over `rows` rows of `length` elements: pick.template operator()<Team>()
+// names the kernel for a team, WarpTeam for rows up to longest_warp_row(), else BlockTeam.
+template <typename PickKernel, typename... Args>
+void launch_rows(const LaunchSite& site, int64_t rows, int64_t length, PickKernel pick, Args&&... args) {
+  if (length <= longest_warp_row()) {
+    const int64_t warps_per_block = kThreads / 32;
+    const int64_t blocks = std::clamp<int64_t>((rows + warps_per_block - 1) / warps_per_block, 1, most_blocks());
+    launch(site, pick.template operator()<WarpTeam>(), static_cast<unsigned>(blocks), kThreads, std::forward<Args>(args)...);
+  } else {
+    launch(site, pick.template operator()<BlockTeam>(), row_blocks(rows), kThreads, std::forward<Args>(args)...);
+  }
+}
 
 }  // namespace AXIOM_CUDA_NAMESPACE

@@ -1,6 +1,7 @@
 // Row kernels on the GPU: softmax / log_softmax along any axis, layer norm (and its backward)
-// along the last axis, the softmax cross-entropy of rows of logits (and its backward). One block per row (kernels.cuh); the formulas are core/cpu/normalize.cpp's,
-// with sums in double.
+// along the last axis, the softmax cross-entropy of rows of logits (and its backward). A warp per
+// row for rows of up to 1,024 elements, a block per longer row (launch_rows, kernels.cuh); the
+// formulas are core/cpu/normalize.cpp's, with sums in double.
 #include <cmath>
 #include <limits>
 
@@ -32,78 +33,81 @@ Rows rows_along(std::string_view op, const Shape& shape, int axis, const Strides
 }
 
 // y = softmax(x) (or log_softmax) of each row. Stable: the row's max is subtracted first.
-template <typename T>
+template <typename T, typename Team>
 __global__ void softmax_kernel(Rows rows, T* out, const T* x, bool log) {
-  for (int64_t r = blockIdx.x; r < rows.count; r += gridDim.x) {
+  const Team team;
+  for (int64_t r = team.first_row(); r < rows.count; r += team.row_step()) {
     const Offsets<2> at = rows.starts.offsets(r);
     T* y = out + at.of[0];
     const T* xr = x + at.of[1];
     T max = -std::numeric_limits<T>::infinity();
-    for (int64_t j = threadIdx.x; j < rows.length; j += blockDim.x) max = Max{}(max, xr[j * rows.step1]);
-    max = block_reduce(max, Max{});
+    for (int64_t j = team.rank(); j < rows.length; j += team.size()) max = Max{}(max, xr[j * rows.step1]);
+    max = team.reduce(max, Max{});
     double total = 0;
-    for (int64_t j = threadIdx.x; j < rows.length; j += blockDim.x) {
+    for (int64_t j = team.rank(); j < rows.length; j += team.size()) {
       const T e = exp(xr[j * rows.step1] - max);
       y[j * rows.step0] = e;
       total += e;
     }
-    total = block_reduce(total, Sum{});
+    total = team.reduce(total, Sum{});
     // each thread rewrites the elements it wrote above: no other thread's writes are read
     if (log) {
       const T log_total = static_cast<T>(::log(total));
-      for (int64_t j = threadIdx.x; j < rows.length; j += blockDim.x) y[j * rows.step0] = (xr[j * rows.step1] - max) - log_total;
+      for (int64_t j = team.rank(); j < rows.length; j += team.size()) y[j * rows.step0] = (xr[j * rows.step1] - max) - log_total;
     } else {
       const T scale = static_cast<T>(1.0 / total);
-      for (int64_t j = threadIdx.x; j < rows.length; j += blockDim.x) y[j * rows.step0] *= scale;
+      for (int64_t j = team.rank(); j < rows.length; j += team.size()) y[j * rows.step0] *= scale;
     }
   }
 }
 
 // y = (x - mean) * rstd * w + b for each row, rstd = 1 / sqrt(var + eps); w, b may be null.
 // out, mean and rstd are contiguous: row r of out starts at r * length.
-template <typename T>
+template <typename T, typename Team>
 __global__ void layer_norm_kernel(Rows rows, const T* x, const T* w, const T* b, double eps, T* out, T* mean_out,
                                   T* rstd_out) {
-  for (int64_t r = blockIdx.x; r < rows.count; r += gridDim.x) {
+  const Team team;
+  for (int64_t r = team.first_row(); r < rows.count; r += team.row_step()) {
     const T* xr = x + rows.starts.offsets(r).of[0];
     double total = 0;
-    for (int64_t j = threadIdx.x; j < rows.length; j += blockDim.x) total += xr[j * rows.step0];
-    const double mean = block_reduce(total, Sum{}) / rows.length;
+    for (int64_t j = team.rank(); j < rows.length; j += team.size()) total += xr[j * rows.step0];
+    const double mean = team.reduce(total, Sum{}) / rows.length;
     double squares = 0;
-    for (int64_t j = threadIdx.x; j < rows.length; j += blockDim.x) {
+    for (int64_t j = team.rank(); j < rows.length; j += team.size()) {
       const double d = xr[j * rows.step0] - mean;
       squares += d * d;
     }
-    const double rstd = 1.0 / ::sqrt(block_reduce(squares, Sum{}) / rows.length + eps);
+    const double rstd = 1.0 / ::sqrt(team.reduce(squares, Sum{}) / rows.length + eps);
     const T m = static_cast<T>(mean), rs = static_cast<T>(rstd);
     T* y = out + r * rows.length;
-    for (int64_t j = threadIdx.x; j < rows.length; j += blockDim.x) {
+    for (int64_t j = team.rank(); j < rows.length; j += team.size()) {
       T v = (xr[j * rows.step0] - m) * rs;
       if (w) v *= w[j];
       if (b) v += b[j];
       y[j] = v;
     }
-    if (threadIdx.x == 0) mean_out[r] = m, rstd_out[r] = rs;
+    if (team.rank() == 0) mean_out[r] = m, rstd_out[r] = rs;
   }
 }
 
 // grad_x = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)), gw = grad_out * w, per row.
-template <typename T>
+template <typename T, typename Team>
 __global__ void layer_norm_backward_kernel(Rows rows, const T* x, const T* g, const T* w, const T* mean, const T* rstd,
                                            T* dx) {
-  for (int64_t r = blockIdx.x; r < rows.count; r += gridDim.x) {
+  const Team team;
+  for (int64_t r = team.first_row(); r < rows.count; r += team.row_step()) {
     const Offsets<2> at = rows.starts.offsets(r);
     const T *xr = x + at.of[0], *gr = g + at.of[1];
     const double m = mean[r], rs = rstd[r];
     double sum_gw = 0, sum_gw_xhat = 0;
-    for (int64_t j = threadIdx.x; j < rows.length; j += blockDim.x) {
+    for (int64_t j = team.rank(); j < rows.length; j += team.size()) {
       const double gw = w ? double(gr[j * rows.step1]) * w[j] : double(gr[j * rows.step1]);
       sum_gw += gw;
       sum_gw_xhat += gw * (xr[j * rows.step0] - m) * rs;
     }
-    const double mean_gw = block_reduce(sum_gw, Sum{}) / rows.length;
-    const double mean_gw_xhat = block_reduce(sum_gw_xhat, Sum{}) / rows.length;
-    for (int64_t j = threadIdx.x; j < rows.length; j += blockDim.x) {
+    const double mean_gw = team.reduce(sum_gw, Sum{}) / rows.length;
+    const double mean_gw_xhat = team.reduce(sum_gw_xhat, Sum{}) / rows.length;
+    for (int64_t j = team.rank(); j < rows.length; j += team.size()) {
       const double gw = w ? double(gr[j * rows.step1]) * w[j] : double(gr[j * rows.step1]);
       const double xhat = (xr[j * rows.step0] - m) * rs;
       dx[r * rows.length + j] = static_cast<T>(rs * (gw - mean_gw - xhat * mean_gw_xhat));
@@ -111,20 +115,21 @@ __global__ void layer_norm_backward_kernel(Rows rows, const T* x, const T* g, co
   }
 }
 
-// loss_r and lse_r of each row of logits [rows, classes] (Backend::cross_entropy), one block per row.
-template <typename T>
+// loss_r and lse_r of each row of logits [rows, classes] (Backend::cross_entropy), a team per row.
+template <typename T, typename Team>
 __global__ void cross_entropy_kernel(const T* logits, const int64_t* targets, int64_t rows, int64_t classes, double smoothing,
                                      T* losses, T* lse) {
-  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+  const Team team;
+  for (int64_t r = team.first_row(); r < rows; r += team.row_step()) {
     const T* x = logits + r * classes;
     T max = -std::numeric_limits<T>::infinity();
-    for (int64_t c = threadIdx.x; c < classes; c += blockDim.x) max = Max{}(max, x[c]);
-    max = block_reduce(max, Max{});
+    for (int64_t c = team.rank(); c < classes; c += team.size()) max = Max{}(max, x[c]);
+    max = team.reduce(max, Max{});
     double exps = 0, total = 0;
-    for (int64_t c = threadIdx.x; c < classes; c += blockDim.x) exps += exp(x[c] - max), total += x[c];
-    exps = block_reduce(exps, Sum{});
-    total = block_reduce(total, Sum{});
-    if (threadIdx.x == 0) {
+    for (int64_t c = team.rank(); c < classes; c += team.size()) exps += exp(x[c] - max), total += x[c];
+    exps = team.reduce(exps, Sum{});
+    total = team.reduce(total, Sum{});
+    if (team.rank() == 0) {
       const double log_sum_exp = double(max) + ::log(exps);
       lse[r] = static_cast<T>(log_sum_exp);
       const int64_t t = targets[r];  // out of range: reported at the next read back (index_checks.cu); not read here
@@ -158,7 +163,8 @@ void CudaBackend::softmax(const Tensor& x, int axis, bool log, const Tensor& out
   if (rows.count == 0 || rows.length == 0) return;
   require_device("softmax");
   dispatch_floating("softmax", x.dtype(), [&]<typename T>() {
-    launch("softmax", softmax_kernel<T>, row_blocks(rows.count), kThreads, rows, device_data<T>(out), device_data<T>(x), log);
+    launch_rows("softmax", rows.count, rows.length, [&]<typename Team>() { return softmax_kernel<T, Team>; }, rows,
+                device_data<T>(out), device_data<T>(x), log);
   });
 }
 
@@ -169,9 +175,9 @@ void CudaBackend::layer_norm(const Tensor& x, const Tensor& weight, const Tensor
   if (rows.count == 0) return;
   require_device("layer_norm");
   dispatch_floating("layer_norm", x.dtype(), [&]<typename T>() {
-    launch("layer_norm", layer_norm_kernel<T>, row_blocks(rows.count), kThreads, rows, device_data<T>(x), optional_data<T>(weight),
-                                                              optional_data<T>(bias), eps, device_data<T>(out),
-                                                              device_data<T>(mean), device_data<T>(rstd));
+    launch_rows("layer_norm", rows.count, rows.length, [&]<typename Team>() { return layer_norm_kernel<T, Team>; }, rows,
+                device_data<T>(x), optional_data<T>(weight), optional_data<T>(bias), eps, device_data<T>(out), device_data<T>(mean),
+                device_data<T>(rstd));
   });
 }
 
@@ -182,9 +188,9 @@ void CudaBackend::layer_norm_backward(const Tensor& x, const Tensor& weight, con
   if (rows.count == 0) return;
   require_device("layer_norm_backward");
   dispatch_floating("layer_norm_backward", x.dtype(), [&]<typename T>() {
-    launch("layer_norm_backward", layer_norm_backward_kernel<T>, row_blocks(rows.count), kThreads, rows, device_data<T>(x), device_data<T>(grad_out),
-                                                                       optional_data<T>(weight), device_data<T>(mean),
-                                                                       device_data<T>(rstd), device_data<T>(grad_x));
+    launch_rows("layer_norm_backward", rows.count, rows.length, [&]<typename Team>() { return layer_norm_backward_kernel<T, Team>; },
+                rows, device_data<T>(x), device_data<T>(grad_out), optional_data<T>(weight), device_data<T>(mean), device_data<T>(rstd),
+                device_data<T>(grad_x));
   });
 }
 
@@ -194,8 +200,8 @@ void CudaBackend::cross_entropy(const Tensor& logits, const Tensor& targets, dou
   if (rows == 0) return;
   require_device("cross_entropy");
   dispatch_floating("cross_entropy", logits.dtype(), [&]<typename T>() {
-    launch("cross_entropy", cross_entropy_kernel<T>, row_blocks(rows), kThreads, device_data<T>(logits),
-           device_data<int64_t>(targets), rows, classes, smoothing, device_data<T>(losses), device_data<T>(lse));
+    launch_rows("cross_entropy", rows, classes, [&]<typename Team>() { return cross_entropy_kernel<T, Team>; }, device_data<T>(logits),
+                device_data<int64_t>(targets), rows, classes, smoothing, device_data<T>(losses), device_data<T>(lse));
   });
 }
 

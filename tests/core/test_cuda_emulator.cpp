@@ -26,6 +26,25 @@ __global__ void block_sums(const double* in, double* out) {
   if (threadIdx.x == 0) out[blockIdx.x] = total;
 }
 
+// out[t] = what thread t got from a shuffle of the thread indices: lane ^ 5 (xor) or lane + 3 (down).
+__global__ void shuffled_indices(double* out, bool down) {
+  const double mine = threadIdx.x;
+  out[threadIdx.x] = down ? __shfl_down_sync(0xffffffffu, mine, 3) : __shfl_xor_sync(0xffffffffu, mine, 5);
+}
+
+// Lanes of the first warp past `reaching` return before the shuffle.
+__global__ void partial_shuffle(double* out, unsigned reaching) {
+  if (threadIdx.x >= reaching) return;
+  out[threadIdx.x] = __shfl_xor_sync(0xffffffffu, 1.0, 1);
+}
+
+// out[w] = the sum of in over warp w, by warp_reduce (every lane checks it got the same).
+__global__ void warp_sums(const double* in, double* out) {
+  const double total = core::cuda::warp_reduce(in[threadIdx.x], core::cuda::Sum{});
+  if (threadIdx.x % 32 == 0) out[threadIdx.x / 32] = total;
+  if (total != __shfl_xor_sync(0xffffffffu, total, 31)) out[threadIdx.x / 32] = -1;
+}
+
 // Each thread writes its slot of shared memory and reads its right neighbour's, with or without a
 // barrier between.
 __global__ void neighbours(double* out, bool barrier) {
@@ -100,7 +119,35 @@ TEST_CASE("block_reduce sums a block in every thread order") {
     CHECK(after.launches == before.launches + 1);
     CHECK(after.blocks == before.blocks + 4);
     CHECK(after.threads == before.threads + 4 * 256);
-    CHECK(after.barriers == before.barriers + 4 * 10);  // per block: 1 + log2(256) + 1
+    CHECK(after.barriers == before.barriers + 4 * 2);  // per block: the warps' results written, then read
+  }
+}
+
+TEST_CASE("warp shuffles swap the values of a warp's lanes in every thread order and a lane that never comes is an Error") {
+  for (const auto order : kOrders) {
+    CAPTURE(emulator::order_name(order));
+    axiom::testing::ScopedEmulatedCuda emulated(order);
+    DeviceBuffer out(std::vector<double>(64));
+    for (const bool down : {false, true}) {
+      launch("test", shuffled_indices, 1, 64, out.data, down);
+      const std::vector<double> got = out.read();
+      for (unsigned t = 0; t < 64; ++t) {
+        const unsigned lane = t % 32, source = down ? (lane + 3 < 32 ? lane + 3 : lane) : lane ^ 5;
+        CHECK(got[t] == double(t - lane + source));
+      }
+    }
+    std::vector<double> values(96);
+    for (size_t i = 0; i < values.size(); ++i) values[i] = double(i % 13) - 6.5;
+    DeviceBuffer in(values), sums(std::vector<double>(3));
+    launch("test", warp_sums, 1, 96, in.data, sums.data);
+    for (int w = 0; w < 3; ++w) {
+      double expected = 0;
+      for (int t = 0; t < 32; ++t) expected += values[w * 32 + t];
+      CHECK(sums.read()[w] == expected);
+    }
+    test::check_error([&] { launch("test", partial_shuffle, 1, 32, out.data, 20u); },
+                      {"lanes of the warp of thread", "wait at the warp shuffle at", "ended without reaching it"});
+    test::check_error([&] { launch("test", shuffled_indices, 1, 48, out.data, false); }, {"only whole warps of 32 are emulated"});
   }
 }
 

@@ -132,18 +132,24 @@ void add_row_cases(std::vector<OpCase>& cases, Dtype dtype, Generator& gen) {
   cases.push_back({"softmax and log_softmax along a middle axis", V{r({2, 7, 3})}, [](const V& x) {
                      return V{core::softmax(x[0], 1), core::log_softmax(x[0].transpose(0, 2), -1)};
                    }});
-  cases.push_back({"softmax of rows of 1, 31 and 300 (longer than a block)", V{r({3, 1}), r({2, 31}), r({3, 300})}, [](const V& x) {
+  // rows of up to 1,024 get a warp each, longer ones a block (core/cuda/kernels.cuh, launch_rows)
+  cases.push_back({"softmax of rows of 1, 31, 300 and 1100 (a warp's, then a block's)", V{r({3, 1}), r({2, 31}), r({3, 300}), r({2, 1100})},
+                   [](const V& x) {
                      return V{core::softmax(x[0], -1), core::softmax(x[1], -1), core::log_softmax(x[1].transpose(0, 1), 0),
-                              core::softmax(x[2], -1), core::log_softmax(x[2], -1), core::softmax(x[2].transpose(0, 1), 0)};
+                              core::softmax(x[2], -1), core::log_softmax(x[2], -1), core::softmax(x[2].transpose(0, 1), 0),
+                              core::softmax(x[3], -1), core::log_softmax(x[3], -1)};
                    }});
   cases.push_back({"layer norm and its backward", V{r({3, 2, 6}), r({6}), r({6}), r({3, 2, 6})}, [](const V& x) {
                      const auto n = core::layer_norm(x[0].transpose(0, 1), x[1], x[2]);
                      return V{n.output, n.mean, n.rstd, core::layer_norm_backward(x[0].transpose(0, 1), x[1], n.mean, n.rstd, x[3].transpose(0, 1))};
                    }});
-  cases.push_back({"layer norm of rows longer than a block, without weight and bias", V{r({5, 300}), r({5, 300})}, [](const V& x) {
+  cases.push_back({"layer norm of rows of 300 and 1100 and 1, without weight and bias", V{r({5, 300}), r({5, 300}), r({2, 1100}), r({2, 1100})},
+                   [](const V& x) {
                      const auto n = core::layer_norm(x[0]);
                      const auto one = core::layer_norm(x[0].narrow(1, 0, 1));
-                     return V{n.output, n.mean, n.rstd, core::layer_norm_backward(x[0], {}, n.mean, n.rstd, x[1]), one.output};
+                     const auto wide = core::layer_norm(x[2]);
+                     return V{n.output, n.mean, n.rstd, core::layer_norm_backward(x[0], {}, n.mean, n.rstd, x[1]), one.output,
+                              wide.output, wide.mean, wide.rstd, core::layer_norm_backward(x[2], {}, wide.mean, wide.rstd, x[3])};
                    }});
 }
 
@@ -220,14 +226,17 @@ void add_copy_cases(std::vector<OpCase>& cases, Dtype dtype, Generator& gen) {
 void add_cross_entropy_cases(std::vector<OpCase>& cases, Dtype dtype, Generator& gen) {
   auto r = [&](const Shape& shape) { return core::randn(shape, gen, dtype); };
   const Tensor targets = core::randint({2, 3}, 0, 300, gen, Dtype::int64), one = core::zeros({4}, Dtype::int64);
-  cases.push_back({"cross-entropy and its backward: rows of 300 classes (longer than a block) and of 1", V{r({2, 3, 300}), targets, r({2, 3}), r({4, 1}), one},
-                   [](const V& x) {
+  const Tensor wide_targets = core::randint({2}, 0, 1100, gen, Dtype::int64);
+  cases.push_back({"cross-entropy and its backward: rows of 300 classes and 1100 (a warp's, then a block's) and of 1",
+                   V{r({2, 3, 300}), targets, r({2, 3}), r({4, 1}), one, r({2, 1100}), wide_targets}, [](const V& x) {
                      V out;
                      for (const double smoothing : {0.0, 0.1}) {
                        const auto ce = core::cross_entropy(x[0], x[1], smoothing);
                        const auto single = core::cross_entropy(x[3], x[4], smoothing);
+                       const auto wide = core::cross_entropy(x[5], x[6], smoothing);
                        for (const Tensor& t : {ce.losses, ce.lse, core::cross_entropy_backward(x[0], x[1], ce.lse, x[2], smoothing), single.losses,
-                                               core::cross_entropy_backward(x[3], x[4], single.lse, core::ones(single.lse.shape(), single.lse.dtype(), single.lse.device()), smoothing)}) {
+                                               core::cross_entropy_backward(x[3], x[4], single.lse, core::ones(single.lse.shape(), single.lse.dtype(), single.lse.device()), smoothing),
+                                               wide.losses, core::cross_entropy_backward(x[5], x[6], wide.lse, core::ones({2}, x[5].dtype(), x[5].device()), smoothing)}) {
                          out.push_back(t);
                        }
                      }

@@ -29,16 +29,20 @@ using cuda_emulator::ThreadOrder;
 
 class ScopedEmulatedCuda {
  public:
-  explicit ScopedEmulatedCuda(ThreadOrder order = ThreadOrder::forward, int64_t most_blocks = 65536, uint64_t seed = 1)
+  explicit ScopedEmulatedCuda(ThreadOrder order = ThreadOrder::forward, int64_t most_blocks = 65536, uint64_t seed = 1,
+                              int64_t longest_warp_row = 1024)
       : previous_(core::register_backend(core::DeviceType::cuda, cuda_emulator::make_backend())),
         previous_order_(cuda_emulator::thread_order()),
-        previous_most_blocks_(cuda_emulator::most_blocks()) {
+        previous_most_blocks_(cuda_emulator::most_blocks()),
+        previous_longest_warp_row_(cuda_emulator::longest_warp_row()) {
     cuda_emulator::set_thread_order(order, seed);
     cuda_emulator::set_most_blocks(most_blocks);
+    cuda_emulator::set_longest_warp_row(longest_warp_row);
   }
   ~ScopedEmulatedCuda() {
     cuda_emulator::set_thread_order(previous_order_);
     cuda_emulator::set_most_blocks(previous_most_blocks_);
+    cuda_emulator::set_longest_warp_row(previous_longest_warp_row_);
     core::register_backend(core::DeviceType::cuda, std::move(previous_));
   }
   ScopedEmulatedCuda(const ScopedEmulatedCuda&) = delete;
@@ -48,6 +52,7 @@ class ScopedEmulatedCuda {
   std::unique_ptr<core::Backend> previous_;
   ThreadOrder previous_order_;
   int64_t previous_most_blocks_;
+  int64_t previous_longest_warp_row_;
 };
 
 // Fails the test for each memory fault the emulator found since the last call (a kernel that wrote
@@ -72,13 +77,14 @@ inline std::map<std::string, int64_t> cublas_calls_between(const cuda_emulator::
 // Whether the real CUDA backend can run here (a CUDA build on a machine with a GPU).
 inline bool real_cuda_available() { return core::backend(core::Device::cuda()).available(); }
 
-// The emulated schedules every device test runs under: threads (and blocks) in order, then in
-// reverse with grids capped at 2 blocks, so that every grid-stride loop wraps around.
+// The emulated schedules every device test runs under: threads (and blocks) in order, as on the
+// GPU; then in reverse with grids capped at 2 blocks, so that every grid-stride loop wraps around,
+// and rows longer than 16 given a block rather than a warp, so that both kinds of row kernel run.
 struct EmulatedSchedule {
   ThreadOrder order;
-  int64_t most_blocks;
+  int64_t most_blocks, longest_warp_row;
 };
-inline constexpr EmulatedSchedule kEmulatedSchedules[] = {{ThreadOrder::forward, 65536}, {ThreadOrder::reverse, 2}};
+inline constexpr EmulatedSchedule kEmulatedSchedules[] = {{ThreadOrder::forward, 65536, 1024}, {ThreadOrder::reverse, 2, 16}};
 
 // Runs check() on every device that can stand in for `cuda` here: the emulated CUDA backend under
 // each schedule, and the real one when a GPU is present (otherwise one line, once per test
@@ -86,9 +92,9 @@ inline constexpr EmulatedSchedule kEmulatedSchedules[] = {{ThreadOrder::forward,
 template <typename Check>
 void on_every_device(Check check) {
   for (const EmulatedSchedule& schedule : kEmulatedSchedules) {
-    ScopedEmulatedCuda emulated(schedule.order, schedule.most_blocks);
+    ScopedEmulatedCuda emulated(schedule.order, schedule.most_blocks, 1, schedule.longest_warp_row);
     INFO("on the emulated CUDA backend, threads ", std::string(cuda_emulator::order_name(schedule.order)),
-         ", at most ", schedule.most_blocks, " blocks per launch");
+         ", at most ", schedule.most_blocks, " blocks per launch, a warp for rows of up to ", schedule.longest_warp_row);
     check();
     report_memory_faults();
   }

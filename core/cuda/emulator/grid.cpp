@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <boost/context/fiber.hpp>
 #include <boost/context/protected_fixedsize_stack.hpp>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -44,7 +45,7 @@ constexpr size_t kStackBytes = 64 << 10;
 #endif
 constexpr unsigned kMostThreadsPerBlock = 1024;
 
-enum class ThreadState { ready, waiting, ended };
+enum class ThreadState { ready, waiting, waiting_for_warp, ended };
 
 // One fiber per thread of a block, kept from block to block and launch to launch.
 struct Worker {
@@ -53,7 +54,9 @@ struct Worker {
   dim3 thread;               // threadIdx
   ThreadState state = ThreadState::ended;
   bool started = false;             // it began this block's kernel (and may be inside it)
-  std::source_location barrier;     // the __syncthreads() it waits at
+  std::source_location barrier;     // the __syncthreads() or warp shuffle it waits at
+  unsigned linear = 0;              // its index in the block: x + y * blockDim.x + ...; lane = linear % 32
+  unsigned char lane_value[8] = {}; // what it offers the other lanes of its warp in a shuffle
   std::exception_ptr error;         // what the kernel threw, if anything
   // for AddressSanitizer and ThreadSanitizer, which must be told of every switch between stacks
   const void* stack_bottom = nullptr;
@@ -143,6 +146,21 @@ class GridRunner {
     switch_to_runner(worker);
   }
 
+  // A warp shuffle (shuffle_lanes in grid.h): the thread offers its value, waits until the 32
+  // lanes of its warp have offered theirs at the same call, takes the source lane's, and waits
+  // again until every lane has taken its value, so that no lane offers its next one too soon.
+  void exchange_with_lane(const void* mine, void* theirs, size_t bytes, unsigned source_lane, const std::source_location& where) {
+    Worker& worker = current();
+    if (volume(block_dim_) % 32 != 0) {
+      throw Error("cuda emulator", "a warp shuffle in a block of ", volume(block_dim_), " threads: only whole warps of 32 are emulated");
+    }
+    std::memcpy(worker.lane_value, mine, bytes);
+    wait_for_warp(worker, where);
+    const unsigned first_lane = worker.linear - worker.linear % 32;
+    std::memcpy(theirs, workers_[first_lane + source_lane]->lane_value, bytes);
+    wait_for_warp(worker, where);
+  }
+
   void set_order(ThreadOrder order, uint64_t seed) { order_ = order, random_.seed(seed); }
   ThreadOrder order() const { return order_; }
   int64_t most_blocks = 65536;
@@ -167,7 +185,8 @@ class GridRunner {
     const auto threads = static_cast<unsigned>(volume(block_dim_));
     for (unsigned t = 0; t < threads; ++t) {
       Worker& worker = worker_at(t);
-      worker.thread = unflatten(t, block_dim_), worker.state = ThreadState::ready, worker.started = false, worker.error = nullptr;
+      worker.thread = unflatten(t, block_dim_), worker.linear = t, worker.state = ThreadState::ready, worker.started = false,
+      worker.error = nullptr;
     }
     stats_.blocks += 1, stats_.threads += threads;
     for (;;) {
@@ -178,9 +197,41 @@ class GridRunner {
         resume(worker);
         if (worker.error) fail_block(threads, "thread " + to_string(worker.thread) + " threw", worker.error);
       }
+      if (release_warps(threads)) continue;
       if (!release_barrier(threads)) return;
       ++stats_.barriers;
     }
+  }
+
+  void wait_for_warp(Worker& worker, const std::source_location& where) {
+    worker.state = ThreadState::waiting_for_warp;
+    worker.barrier = where;
+    switch_to_runner(worker);
+  }
+
+  // After a phase: sets ready every warp whose 32 lanes all wait at one warp shuffle, and says
+  // whether there was one; an Error when some lanes of a warp wait at a shuffle that another lane
+  // ended without reaching, or waits elsewhere.
+  bool release_warps(unsigned threads) {
+    bool released = false;
+    for (unsigned first = 0; first < threads; first += 32) {
+      const Worker* waiting = nullptr;
+      for (unsigned t = first; t < std::min(first + 32, threads) && !waiting; ++t) {
+        if (workers_[t]->state == ThreadState::waiting_for_warp) waiting = workers_[t].get();
+      }
+      if (!waiting) continue;
+      for (unsigned t = first; t < first + 32; ++t) {
+        const Worker& lane = *workers_[t];
+        if (lane.state == ThreadState::waiting_for_warp && same_place(lane.barrier, waiting->barrier)) continue;
+        const std::string where_lane_is = lane.state == ThreadState::ended ? "ended without reaching it"
+                                                                            : "waits at " + location(lane.barrier);
+        fail_block(threads, "lanes of the warp of thread " + to_string(waiting->thread) + " wait at the warp shuffle at " +
+                                location(waiting->barrier) + ", but thread " + to_string(lane.thread) + " " + where_lane_is);
+      }
+      for (unsigned t = first; t < first + 32; ++t) workers_[t]->state = ThreadState::ready;
+      released = true;
+    }
+    return released;
   }
 
   // After a phase: false when every thread has ended; true when all the others wait at one
@@ -323,6 +374,14 @@ const dim3& block_index() { return runner().block_index(); }
 const dim3& block_dim() { return runner().block_dim(); }
 const dim3& grid_dim() { return runner().grid_dim(); }
 void sync_threads(std::source_location where) { runner().wait_at_barrier(where); }
+void shuffle_lanes(unsigned mask, int width, const void* mine, void* theirs, size_t bytes, unsigned source_lane,
+                   std::source_location where) {
+  if (mask != 0xffffffffu || width != 32) {
+    throw Error("cuda emulator", "warp shuffles are emulated for the full mask and width 32 only, not mask ", mask, " width ", width);
+  }
+  runner().exchange_with_lane(mine, theirs, bytes, source_lane, where);
+}
+unsigned lane_index() { return runner().current().linear % 32; }
 
 void set_thread_order(ThreadOrder order, uint64_t seed) { runner().set_order(order, seed); }
 ThreadOrder thread_order() { return runner().order(); }
@@ -339,6 +398,16 @@ int64_t most_blocks() { return runner().most_blocks; }
 void set_most_blocks(int64_t blocks) {
   if (blocks < 1 || blocks > 65536) throw Error("cuda emulator", "most blocks per launch must be in [1, 65536], not ", blocks);
   runner().most_blocks = blocks;
+}
+
+int64_t& longest_warp_row_setting() {
+  static int64_t length = 1024;
+  return length;
+}
+int64_t longest_warp_row() { return longest_warp_row_setting(); }
+void set_longest_warp_row(int64_t length) {
+  if (length < 0 || length > 1024) throw Error("cuda emulator", "the longest warp row must be in [0, 1024], not ", length);
+  longest_warp_row_setting() = length;
 }
 
 GridStats grid_stats() { return runner().stats(); }

@@ -11,7 +11,8 @@
 //
 // What the runner checks, each an axiom::Error naming the op and where the kernel was launched:
 //   - a __syncthreads() that some threads of a block reach and others never do (they ended), or
-//     that threads reach at different call sites;
+//     that threads reach at different call sites; a warp shuffle that some lanes of a warp never
+//     reach;
 //   - an exception thrown by a thread (the emulator's own checks: an atomic outside device memory);
 //   - a pointer argument that is neither null nor inside a live device allocation (runtime.h).
 // A launch configuration CUDA would refuse (more than 1024 threads in a block, an empty or too
@@ -20,6 +21,7 @@
 // at the start of every block, so that a read before a write shows.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <source_location>
@@ -40,6 +42,14 @@ const dim3& block_dim();
 const dim3& grid_dim();
 // __syncthreads(): waits until every thread of the block has reached this same call.
 void sync_threads(std::source_location where);
+// A warp shuffle: every lane (the threads x + y * blockDim.x + ... = 32 w .. 32 w + 31 make warp w)
+// offers `bytes` of `mine` and receives into `theirs` what lane `source_lane` of its warp offered.
+// All 32 lanes must reach the same call (mask 0xffffffff, width 32), and the block must hold whole
+// warps: anything else is an Error.
+void shuffle_lanes(unsigned mask, int width, const void* mine, void* theirs, size_t bytes, unsigned source_lane,
+                   std::source_location where);
+// The running thread's lane in its warp.
+unsigned lane_index();
 
 // --- settings ---------------------------------------------------------------------------------
 // The order in which the threads of a block (and the blocks of a grid) take their turns.
@@ -52,6 +62,10 @@ std::string_view order_name(ThreadOrder order);
 // as on the GPU, unless a test lowers it to make the loops wrap around on small tensors.
 int64_t most_blocks();
 void set_most_blocks(int64_t blocks);
+// The longest row core/cuda's row kernels give a warp rather than a block (kernels.cuh): 1,024 as
+// on the GPU, unless a test lowers it to run the block-per-row kernels on short rows.
+int64_t longest_warp_row();
+void set_longest_warp_row(int64_t length);
 
 // Counts since the program started, so a test can see that kernels ran.
 struct GridStats {

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstddef>
 #include <source_location>
+#include <type_traits>
 
 #include "core/cuda/emulator/grid.h"
 
@@ -26,6 +27,7 @@
 // in a section of its own: the runner fills the section with 0xFF bytes as each block starts.
 #define __shared__ static __attribute__((section("axiom_cuda_shared")))
 #define __syncthreads() ::axiom::cuda_emulator::sync_threads(std::source_location::current())
+#define warpSize 32
 #define threadIdx (::axiom::cuda_emulator::thread_index())
 #define blockIdx (::axiom::cuda_emulator::block_index())
 #define blockDim (::axiom::cuda_emulator::block_dim())
@@ -129,6 +131,26 @@ inline unsigned long long atomicAdd(unsigned long long* address, unsigned long l
 }
 inline unsigned long long atomicMin(unsigned long long* address, unsigned long long value) {
   return axiom::cuda_emulator::atomic_min(address, value);
+}
+
+// __shfl_xor_sync and __shfl_down_sync: lane i of a warp gets the value of lane i ^ lane_mask, or
+// of lane i + delta (its own where that is past the warp). Only the full mask and width 32 are
+// emulated: every lane of the warp takes part, as in every kernel of core/cuda.
+template <typename T>
+T shuffle_from(unsigned mask, T value, unsigned source_lane, int width, std::source_location where) {
+  static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= 8, "a shuffle moves up to 8 bytes");
+  T result;
+  axiom::cuda_emulator::shuffle_lanes(mask, width, &value, &result, sizeof(T), source_lane, where);
+  return result;
+}
+template <typename T>
+T __shfl_xor_sync(unsigned mask, T value, int lane_mask, int width = 32, std::source_location where = std::source_location::current()) {
+  return shuffle_from(mask, value, (axiom::cuda_emulator::lane_index() ^ static_cast<unsigned>(lane_mask)) % 32, width, where);
+}
+template <typename T>
+T __shfl_down_sync(unsigned mask, T value, unsigned delta, int width = 32, std::source_location where = std::source_location::current()) {
+  const unsigned lane = axiom::cuda_emulator::lane_index();
+  return shuffle_from(mask, value, lane + delta < 32 ? lane + delta : lane, width, where);
 }
 
 // __threadfence(): on the GPU, the calling thread's writes to device memory are seen by every
