@@ -1,6 +1,8 @@
 // Elementwise kernels on the GPU: fill, copy (with dtype conversion), unary and binary maps,
 // where. Each is one launch of for_each_element (kernels.cuh) with a small body struct; the op
-// is a switch inside the body (the same for every thread, so it costs next to nothing).
+// is a switch inside the body (the same for every thread, so it costs next to nothing). When
+// every operand is contiguous and aligned, the launch is for_each_four instead: four elements a
+// thread through the body's four(i), one 128-bit access per operand for float32.
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -34,6 +36,7 @@ struct FillBody {
   T* out;
   T value;
   __device__ void operator()(const Offsets<1>& at) const { out[at.of[0]] = value; }
+  __device__ void four(int64_t i) const { store_four(out + i, Four<T>{{value, value, value, value}}); }
 };
 
 template <typename To, typename From>
@@ -41,6 +44,10 @@ struct CopyBody {
   const From* src;
   To* dst;
   __device__ void operator()(const Offsets<2>& at) const { dst[at.of[0]] = convert<To>(src[at.of[1]]); }
+  __device__ void four(int64_t i) const {
+    const Four<From> s = load_four(src + i);
+    store_four(dst + i, Four<To>{{convert<To>(s.v[0]), convert<To>(s.v[1]), convert<To>(s.v[2]), convert<To>(s.v[3])}});
+  }
 };
 
 template <typename T>
@@ -98,6 +105,11 @@ struct UnaryBody {
   T* out;
   T scalar;
   __device__ void operator()(const Offsets<2>& at) const { out[at.of[0]] = unary_value(op, x[at.of[1]], scalar); }
+  __device__ void four(int64_t i) const {
+    Four<T> v = load_four(x + i);
+    for (T& e : v.v) e = unary_value(op, e, scalar);
+    store_four(out + i, v);
+  }
 };
 
 template <typename T>
@@ -136,6 +148,12 @@ struct ArithmeticBody {
   const T *a, *b;
   T* out;
   __device__ void operator()(const Offsets<3>& at) const { out[at.of[0]] = arithmetic_value(op, a[at.of[1]], b[at.of[2]]); }
+  __device__ void four(int64_t i) const {
+    Four<T> x = load_four(a + i);
+    const Four<T> y = load_four(b + i);
+    for (int e = 0; e < 4; ++e) x.v[e] = arithmetic_value(op, x.v[e], y.v[e]);
+    store_four(out + i, x);
+  }
 };
 
 template <typename T>
@@ -144,6 +162,12 @@ struct ComparisonBody {
   const T *a, *b;
   uint8_t* out;
   __device__ void operator()(const Offsets<3>& at) const { out[at.of[0]] = comparison_value(op, a[at.of[1]], b[at.of[2]]); }
+  __device__ void four(int64_t i) const {
+    const Four<T> x = load_four(a + i), y = load_four(b + i);
+    Four<uint8_t> result;
+    for (int e = 0; e < 4; ++e) result.v[e] = comparison_value(op, x.v[e], y.v[e]);
+    store_four(out + i, result);
+  }
 };
 
 template <typename T>
@@ -152,6 +176,13 @@ struct WhereBody {
   const T *a, *b;
   T* out;
   __device__ void operator()(const Offsets<4>& at) const { out[at.of[0]] = cond[at.of[1]] ? a[at.of[2]] : b[at.of[3]]; }
+  __device__ void four(int64_t i) const {
+    const Four<uint8_t> c = load_four(cond + i);
+    const Four<T> x = load_four(a + i), y = load_four(b + i);
+    Four<T> result;
+    for (int e = 0; e < 4; ++e) result.v[e] = c.v[e] ? x.v[e] : y.v[e];
+    store_four(out + i, result);
+  }
 };
 
 bool is_comparison(BinaryOp op) { return op >= BinaryOp::eq; }
@@ -166,15 +197,16 @@ void CudaBackend::fill(const Tensor& out, double value) {
   dispatch(out.dtype(), [&]<typename T>() {
     const T v = *full({}, value, out.dtype(), Device::cpu()).data<T>();  // converted by the CPU's rules
     const auto operands = strided_operands<1>("fill", out.shape(), {&out.strides()});
-    launch_elementwise("fill", out.numel(), operands, FillBody<T>{device_data<T>(out), v});
+    launch_elementwise("fill", out.numel(), operands, FillBody<T>{device_data<T>(out), v}, aligned_in_fours(out));
   });
 }
 
 void CudaBackend::copy(const Tensor& src, const Tensor& dst) {
   const auto operands = strided_operands<2>("copy", dst.shape(), {&dst.strides(), &src.strides()});
+  const bool in_fours = aligned_in_fours(dst, src) && src.shape() == dst.shape();
   dispatch(dst.dtype(), [&]<typename To>() {
     dispatch(src.dtype(), [&]<typename From>() {
-      launch_elementwise("copy", dst.numel(), operands, CopyBody<To, From>{device_data<From>(src), device_data<To>(dst)});
+      launch_elementwise("copy", dst.numel(), operands, CopyBody<To, From>{device_data<From>(src), device_data<To>(dst)}, in_fours);
     });
   });
 }
@@ -184,19 +216,20 @@ void CudaBackend::unary(UnaryOp op, const Tensor& x, const Tensor& out, double s
   dispatch(x.dtype(), [&]<typename T>() {
     if (!std::is_floating_point_v<T> && !integer_unary(op)) throw Error(op_name(op), "no CUDA kernel for dtype ", x.dtype());
     const UnaryBody<T> body{op, device_data<T>(x), device_data<T>(out), static_cast<T>(scalar)};
-    launch_elementwise(op_name(op), out.numel(), operands, body);
+    launch_elementwise(op_name(op), out.numel(), operands, body, aligned_in_fours(out, x) && x.shape() == out.shape());
   });
 }
 
 void CudaBackend::binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
   const auto operands = strided_operands<3>(op_name(op), out.shape(), {&out.strides(), &a.strides(), &b.strides()});
+  const bool in_fours = aligned_in_fours(out, a, b) && a.shape() == out.shape() && b.shape() == out.shape();  // no broadcast
   dispatch(a.dtype(), [&]<typename T>() {
     const T *pa = device_data<T>(a), *pb = device_data<T>(b);
     if (is_comparison(op)) {
-      return launch_elementwise(op_name(op), out.numel(), operands, ComparisonBody<T>{op, pa, pb, device_data<uint8_t>(out)});
+      return launch_elementwise(op_name(op), out.numel(), operands, ComparisonBody<T>{op, pa, pb, device_data<uint8_t>(out)}, in_fours);
     }
     if (!std::is_floating_point_v<T> && !integer_binary(op)) throw Error(op_name(op), "no CUDA kernel for dtype ", a.dtype());
-    launch_elementwise(op_name(op), out.numel(), operands, ArithmeticBody<T>{op, pa, pb, device_data<T>(out)});
+    launch_elementwise(op_name(op), out.numel(), operands, ArithmeticBody<T>{op, pa, pb, device_data<T>(out)}, in_fours);
   });
 }
 
@@ -205,7 +238,9 @@ void CudaBackend::where(const Tensor& cond, const Tensor& a, const Tensor& b, co
       strided_operands<4>("where", out.shape(), {&out.strides(), &cond.strides(), &a.strides(), &b.strides()});
   dispatch(a.dtype(), [&]<typename T>() {
     const WhereBody<T> body{device_data<uint8_t>(cond), device_data<T>(a), device_data<T>(b), device_data<T>(out)};
-    launch_elementwise("where", out.numel(), operands, body);
+    const bool in_fours = aligned_in_fours(out, cond, a, b) && cond.shape() == out.shape() && a.shape() == out.shape() &&
+                          b.shape() == out.shape();
+    launch_elementwise("where", out.numel(), operands, body, in_fours);
   });
 }
 

@@ -289,14 +289,21 @@ TEST_CASE("the cuBLAS stand-in computes column-major products and validates as c
 
 TEST_CASE("the grid cap makes grid-stride loops wrap around") {
   Generator gen(3);
-  const Tensor x = core::randn({1000}, gen, Dtype::float64);
+  const Tensor x = core::randn({4002}, gen, Dtype::float64);
   for (const int64_t most_blocks : {65536, 3, 1}) {
     CAPTURE(most_blocks);
     axiom::testing::ScopedEmulatedCuda emulated(emulator::ThreadOrder::forward, most_blocks);
-    const auto before = emulator::grid_stats();
-    const Tensor y = core::neg(x.to(core::Device::cuda()));
+    const Tensor on_device = x.to(core::Device::cuda());
+    // contiguous: four elements a thread, 1000 fours and a tail of 2 in 4 blocks of 256 threads
+    auto before = emulator::grid_stats();
+    const Tensor y = core::neg(on_device);
     CHECK(emulator::grid_stats().blocks - before.blocks == std::min<int64_t>(most_blocks, 4));
     test::check_equal(y.to(core::Device::cpu()), test::values_of(core::neg(x)));
+    // every fourth element: one a thread, 1001 of them in 4 blocks
+    before = emulator::grid_stats();
+    const Tensor z = core::neg(on_device.slice(0, 0, 4002, 4));
+    CHECK(emulator::grid_stats().blocks - before.blocks == std::min<int64_t>(most_blocks, 4));
+    test::check_equal(z.to(core::Device::cpu()), test::values_of(core::neg(x.slice(0, 0, 4002, 4))));
   }
 }
 
