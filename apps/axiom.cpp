@@ -107,7 +107,8 @@ constexpr const char* kCheckpointBlocksHelp =
     "less memory, the same gradients, a slower step (0: none; the model's block count or more: all)";
 constexpr const char* kMatmulHelp =
     "How float32 matrix products multiply: float32, or bfloat16 (operands rounded to bfloat16, sums in float32; "
-    "about twice as fast on a CPU with AVX-512 BF16, CPU only)";
+    "about twice as fast on a CPU with AVX-512 BF16, CPU only), or tf32 (operands rounded to TF32 on the GPU's tensor cores, "
+    "sums in float32; --device cuda only)";
 constexpr uint64_t kMaxSeed = std::numeric_limits<uint64_t>::max();
 
 void add_threads(CLI::App* command, int& threads) {
@@ -150,7 +151,7 @@ RunFlags add_train(CLI::App* train, TrainCommand& c) {
       ->capture_default_str()->check(whole_number<int64_t>(1, kMaxSteps));
   train->add_option("--device", c.device, "Where to train: cpu, cuda or cuda:N")->capture_default_str();
   train->add_option("--checkpoint-blocks", c.checkpoint_blocks, kCheckpointBlocksHelp)->capture_default_str()->check(whole_number<int64_t>(0, kMaxBlocks));
-  train->add_option("--matmul", c.matmul, kMatmulHelp)->capture_default_str()->check(CLI::IsMember({"float32", "bfloat16"}));
+  train->add_option("--matmul", c.matmul, kMatmulHelp)->capture_default_str()->check(CLI::IsMember({"float32", "bfloat16", "tf32"}));
   train->add_flag("--resume", c.resume, "Continue the run in --out where it stopped (start one if there is none)");
   train->add_flag("--force", c.force,
                   "Start a run in an --out that holds other files (never ones a run writes: metrics.jsonl, loss.png, "
@@ -237,7 +238,7 @@ void add_bench(CLI::App& app, BenchCommands& b) {
   b.train->add_option("--device", b.train_options.device, "cpu or cuda")->capture_default_str();
   b.train->add_option("--checkpoint-blocks", b.train_options.checkpoint_blocks, kCheckpointBlocksHelp)
       ->capture_default_str()->check(whole_number<int64_t>(0, kMaxBlocks));
-  b.train->add_option("--matmul", b.train_options.matmul, kMatmulHelp)->capture_default_str()->check(CLI::IsMember({"float32", "bfloat16"}));
+  b.train->add_option("--matmul", b.train_options.matmul, kMatmulHelp)->capture_default_str()->check(CLI::IsMember({"float32", "bfloat16", "tf32"}));
   b.allreduce = b.bench->add_subcommand("allreduce", "MPI allreduce of 1 to 64 MiB across the ranks of mpirun: time and bandwidth");
   b.sample = b.bench->add_subcommand("sample", "Milliseconds per image of the naive and the semi-parallel sampler");
   b.sample->add_option("--config", b.sample_options.config, "A preset (tiny, small, medium, small-full, small-local1d, small-local2d, small-relative) or a JSON file")->capture_default_str();

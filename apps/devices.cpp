@@ -16,8 +16,12 @@ core::Device device_of(const char* command, const std::string& flag) {
 
 void use_matmul_precision(const char* command, const std::string& flag, const std::string& device_flag) {
   const core::MatmulPrecision precision = core::parse_matmul_precision(flag);
-  if (precision == core::MatmulPrecision::bfloat16 && core::Device::parse(device_flag).type != core::DeviceType::cpu) {
+  const bool on_cpu = core::Device::parse(device_flag).type == core::DeviceType::cpu;
+  if (precision == core::MatmulPrecision::bfloat16 && !on_cpu) {
     throw Error(command, "--matmul bfloat16 runs on the CPU only, not on --device ", device_flag);
+  }
+  if (precision == core::MatmulPrecision::tf32 && on_cpu) {
+    throw Error(command, "--matmul tf32 runs on a CUDA device only, not on --device ", device_flag);
   }
   if (const std::string reason = core::matmul_precision_unavailable_reason(precision); !reason.empty()) {
     throw Error(command, "--matmul ", flag, " cannot run here: ", reason);

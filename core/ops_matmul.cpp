@@ -101,13 +101,18 @@ std::string matmul_precision_unavailable_reason(MatmulPrecision precision) {
 }
 
 std::string to_string(MatmulPrecision precision) {
-  return precision == MatmulPrecision::bfloat16 ? "bfloat16" : "float32";
+  switch (precision) {
+    case MatmulPrecision::bfloat16: return "bfloat16";
+    case MatmulPrecision::tf32: return "tf32";
+    default: return "float32";
+  }
 }
 
 MatmulPrecision parse_matmul_precision(const std::string& word) {
   if (word == "float32") return MatmulPrecision::float32;
   if (word == "bfloat16") return MatmulPrecision::bfloat16;
-  throw Error("matmul precision", "expected float32 or bfloat16, got '", word, "'");
+  if (word == "tf32") return MatmulPrecision::tf32;
+  throw Error("matmul precision", "expected float32, bfloat16 or tf32, got '", word, "'");
 }
 
 }  // namespace axiom::core

@@ -6,6 +6,7 @@
 #include "core/cuda/allocator.h"
 #include "core/cuda/runtime.h"
 #include "core/error.h"
+#include "core/ops.h"
 
 namespace AXIOM_CUDA_NAMESPACE {
 
@@ -47,6 +48,13 @@ int as_int(int64_t value, const char* what) {
 
 constexpr size_t kMostPerCall = 65535;
 
+// Before every float32 call: TF32 tensor-core products when the process asked for them
+// (core::set_matmul_precision), cuBLAS's float32 otherwise. float64 calls are never affected.
+void use_math_mode_of_precision() {
+  const bool tf32 = matmul_precision() == MatmulPrecision::tf32;
+  check(cublasSetMathMode(cublas(), tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH), "matmul");
+}
+
 cublasOperation_t operation(bool transposed) { return transposed ? CUBLAS_OP_T : CUBLAS_OP_N; }
 
 }  // namespace
@@ -57,6 +65,7 @@ void gemm(int64_t m, int64_t n, int64_t k, T alpha, GemmOperand<const T> a, Gemm
   const int M = as_int(m, "m"), N = as_int(n, "n"), K = as_int(k, "k");
   const int LDA = as_int(a.ld, "lda"), LDB = as_int(b.ld, "ldb"), LDC = as_int(c.ld, "ldc");
   if constexpr (std::is_same_v<T, float>) {
+    use_math_mode_of_precision();
     check(cublasSgemm(cublas(), operation(b.transposed), operation(a.transposed), N, M, K, &alpha, b.data, LDB, a.data, LDA, &beta,
                       c.data, LDC),
           "matmul");
@@ -78,6 +87,7 @@ void gemm_strided_batched(int64_t m, int64_t n, int64_t k, T alpha, GemmOperand<
     const T* b_first = b.data + first * b.stride;
     T* c_first = c.data + first * c.stride;
     if constexpr (std::is_same_v<T, float>) {
+      use_math_mode_of_precision();
       check(cublasSgemmStridedBatched(cublas(), operation(b.transposed), operation(a.transposed), N, M, K, &alpha, b_first, LDB,
                                       b.stride, a_first, LDA, a.stride, &beta, c_first, LDC, c.stride, batch),
             "matmul");
@@ -106,6 +116,7 @@ void gemm_batched(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T
     using CP = const T*;
     // column-major C^T [n, m] = op(B)^T [n, k] op(A)^T [k, m]  (see blas.h)
     if constexpr (std::is_same_v<T, float>) {
+      use_math_mode_of_precision();
       check(cublasSgemmBatched(cublas(), op_b, op_a, N, M, K, &alpha, pointers.at<CP>(count), LDB, pointers.at<CP>(0), LDA, &beta,
                                pointers.at<P>(2 * count), LDC, static_cast<int>(count)),
             "matmul");

@@ -31,11 +31,13 @@ refused "--minutes: 'inf' is not a number in [0, 1e+07]" train $out --minutes in
 refused "--threads: '4294967297' is outside the accepted range [1, 4096]" train $out --threads 4294967297
 refused "--checkpoint-blocks: '-1' is outside the accepted range [0, 1048576]" train $out --checkpoint-blocks -1
 refused "--checkpoint-blocks: '2x' is not a whole number in [0, 1048576]" bench train --checkpoint-blocks 2x
-refused "--matmul: fp16 not in {float32,bfloat16}" train $out --matmul fp16
+refused "--matmul: fp16 not in {float32,bfloat16,tf32}" train $out --matmul fp16
 refused "--schedule: step not in {constant,linear,cosine}" train $out --schedule step
 refused "--beta2: '1' is outside the accepted range [0, 0.999999]" train $out --beta2 1
 refused "[train] a linear schedule decays after the warmup: steps (50) must be greater than warmup_steps (50)" train $out --schedule linear --steps 50 --warmup 50
 refused "[train] --matmul bfloat16 runs on the CPU only, not on --device cuda" train $out --matmul bfloat16 --device cuda
+refused "[train] --matmul tf32 runs on a CUDA device only, not on --device cpu" train $out --matmul tf32
+refused "[bench] --matmul tf32 runs on a CUDA device only, not on --device cpu" bench train --matmul tf32
 refused "--limit: '-1' is outside the accepted range [0, 1000000000000]" eval --checkpoint "$work/run" --limit -1
 refused "--temperature: '0' is outside the accepted range [0.001, 1000]" sample --checkpoint "$work/run" --temperature 0
 refused "--n: '100000000' is outside the accepted range [1, 1048576]" sample --checkpoint "$work/run" --n 100000000

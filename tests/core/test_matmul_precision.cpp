@@ -50,6 +50,13 @@ std::vector<double> product_reference(const Tensor& a, const Tensor& b, Round ro
 
 double unchanged(double x) { return x; }
 
+// x rounded to TF32's 11 significant bits, the nearest, ties away from zero (std::round).
+double tf32_reference(double x) {
+  int exponent = 0;
+  const double fraction = std::frexp(x, &exponent);
+  return std::ldexp(std::round(std::ldexp(fraction, 11)), exponent - 11);
+}
+
 // Each product of bfloat16 values is exact in float32; only the float32 sums round.
 Tolerance float32_sums(int64_t k) { return {1e-4, 1e-5 * static_cast<double>(k)}; }
 
@@ -135,7 +142,9 @@ TEST_CASE("matmul precision: names, and refusals that say why") {
   CHECK(core::to_string(MatmulPrecision::bfloat16) == "bfloat16");
   CHECK(core::parse_matmul_precision("float32") == MatmulPrecision::float32);
   CHECK(core::parse_matmul_precision("bfloat16") == MatmulPrecision::bfloat16);
-  check_error([] { (void)core::parse_matmul_precision("fp16"); }, {"[matmul precision] expected float32 or bfloat16, got 'fp16'"});
+  CHECK(core::parse_matmul_precision("tf32") == MatmulPrecision::tf32);
+  CHECK(core::to_string(MatmulPrecision::tf32) == "tf32");
+  check_error([] { (void)core::parse_matmul_precision("fp16"); }, {"[matmul precision] expected float32, bfloat16 or tf32, got 'fp16'"});
   CHECK(core::matmul_precision() == MatmulPrecision::float32);  // the default
   CHECK(core::matmul_precision_unavailable_reason(MatmulPrecision::float32).empty());
   const std::string reason = core::matmul_precision_unavailable_reason(MatmulPrecision::bfloat16);
@@ -154,6 +163,51 @@ TEST_CASE("matmul in bfloat16 refuses CUDA tensors" * doctest::test_suite("cuda-
               {"[matmul] bfloat16 products (set_matmul_precision) run on the CPU only; got cuda:0 tensors"});
   const Tensor a64 = a.to(Dtype::float64);
   CHECK(core::matmul(a64, a64.transpose(0, 1)).to(core::Device::cpu()).at({0, 0}) == 3);  // float64: unaffected
+}
+
+// TF32 on the device: the products of TF32-rounded operands, in each of cuBLAS's three entries
+// (one gemm, a strided batch, a batch of pointers), each run just after a float32 product left
+// cuBLAS in its default mode; float64 and CPU products unaffected. A product of two TF32 values is
+// exact in float32, so only the sums round: a tight tolerance tells TF32 from float32.
+TEST_CASE("matmul in tf32 rounds a device product's operands to TF32 and leaves float64 and the CPU alone" *
+          doctest::test_suite("cuda-emulated")) {
+  axiom::testing::ScopedEmulatedCuda emulated;
+  Generator gen(44);
+  const core::Device gpu = core::Device::cuda(0), cpu = core::Device::cpu();
+  const Tensor a = random_tensor({3, 20, 30}, Dtype::float32, gen), b = random_tensor({3, 30, 10}, Dtype::float32, gen);
+  const Tensor c = random_tensor({2, 3, 4, 5}, Dtype::float32, gen).transpose(0, 1);  // [3, 2, 4, 5]: matrices 60, 20 apart
+  // fn's device product in tf32, after a float32 one
+  auto in_tf32 = [&](auto fn) {
+    (void)core::matmul(a.select(0, 0).to(gpu), b.select(0, 0).to(gpu));
+    const PrecisionForTest tf32(MatmulPrecision::tf32);
+    return fn().to(cpu);
+  };
+  // got (2-D) is the product of x and y's TF32 roundings, and not their float32 product
+  auto check_tf32 = [](const Tensor& got, const Tensor& x, const Tensor& y, const char* what) {
+    INFO(what);
+    const int64_t k = x.size(1);
+    check_close(got, product_reference(x, y, tf32_reference), {1e-5, 1e-6 * static_cast<double>(k)}, what);
+    const std::vector<double> exact = product_reference(x, y, unchanged), values = values_of(got);
+    double largest = 0;
+    for (size_t i = 0; i < exact.size(); ++i) largest = std::max(largest, std::abs(values[i] - exact[i]));
+    CHECK(largest > 1e-4);
+  };
+  const Tensor single = in_tf32([&] { return core::matmul(a.select(0, 0).to(gpu), b.select(0, 0).to(gpu)); });
+  check_tf32(single, a.select(0, 0), b.select(0, 0), "one gemm");
+  const Tensor strided = in_tf32([&] { return core::matmul(a.to(gpu), b.to(gpu)); });
+  const Tensor irregular = in_tf32([&] { return core::matmul(c.to(gpu), c.to(gpu).transpose(2, 3)); });
+  for (int64_t i = 0; i < 3; ++i) {
+    check_tf32(strided.select(0, i), a.select(0, i), b.select(0, i), "a strided batch");
+    for (int64_t j = 0; j < 2; ++j) {
+      const Tensor m = c.select(0, i).select(0, j);
+      check_tf32(irregular.select(0, i).select(0, j), m, m.transpose(0, 1), "a batch of pointers");
+    }
+  }
+  const PrecisionForTest tf32(MatmulPrecision::tf32);
+  check_close(core::matmul(a.select(0, 0), b.select(0, 0)), product_reference(a.select(0, 0), b.select(0, 0), unchanged),
+              {1e-5, 1e-6 * 30}, "the CPU's product: float32");
+  const Tensor a64 = a.select(0, 0).to(Dtype::float64), b64 = b.select(0, 0).to(Dtype::float64);
+  check_close(core::matmul(a64.to(gpu), b64.to(gpu)).to(cpu), product_reference(a64, b64, unchanged), {1e-12, 1e-13 * 30}, "float64");
 }
 
 }  // namespace axiom::test

@@ -1,14 +1,20 @@
 // The cuBLAS stand-in (include/cublas_v2.h): validated like cuBLAS, computed by OpenBLAS.
 #include <cblas.h>
 
+#include <bit>
+#include <cmath>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/cuda/emulator/include/cublas_v2.h"
 #include "core/cuda/emulator/memory.h"
 
 namespace axiom::cuda_emulator {
 
-struct EmulatedCublas {};
+struct EmulatedCublas {
+  cublasMath_t math = CUBLAS_DEFAULT_MATH;
+};
 
 namespace {
 
@@ -51,6 +57,20 @@ std::string bad_matrices(const char* call, const Operand& x, MatrixAt matrix_at,
 }
 
 CBLAS_TRANSPOSE as_cblas(cublasOperation_t op) { return op == CUBLAS_OP_N ? CblasNoTrans : CblasTrans; }
+
+// x rounded to TF32: 10 bits after the point (the nearest, ties away from zero); infinities and
+// NaN kept. Adding half of the dropped part to the bits, then dropping it, rounds the magnitude.
+float tf32(float x) {
+  if (!std::isfinite(x)) return x;
+  return std::bit_cast<float>((std::bit_cast<uint32_t>(x) + 0x1000u) & ~0x1FFFu);
+}
+
+// The whole extent of one operand ((cols - 1) * ld + rows elements from its first), rounded to TF32.
+std::vector<float> rounded_to_tf32(const float* first, const Operand& x) {
+  std::vector<float> rounded(x.rows == 0 || x.cols == 0 ? 0 : (size_t(x.cols) - 1) * x.ld + x.rows);
+  for (size_t e = 0; e < rounded.size(); ++e) rounded[e] = tf32(first[e]);
+  return rounded;
+}
 
 // A gemm call's operands as cuBLAS reads them: A m x k (k x m when transposed), B k x n (n x k),
 // C m x n.
@@ -112,6 +132,12 @@ cublasStatus_t gemm_many(const char* call, cublasHandle_t handle, cublasOperatio
   }
   for (int i = 0; i < batch; ++i) {
     if constexpr (std::is_same_v<T, float>) {
+      if (handle->math == CUBLAS_TF32_TENSOR_OP_MATH && k > 0) {
+        const std::vector<float> a_tf32 = rounded_to_tf32(a_at(i), shape.a), b_tf32 = rounded_to_tf32(b_at(i), shape.b);
+        cblas_sgemm(CblasColMajor, as_cblas(transa), as_cblas(transb), m, n, k, *alpha, a_tf32.data(), lda, b_tf32.data(), ldb, *beta,
+                    c_at(i), ldc);
+        continue;
+      }
       cblas_sgemm(CblasColMajor, as_cblas(transa), as_cblas(transb), m, n, k, *alpha, a_at(i), lda, b_at(i), ldb, *beta, c_at(i), ldc);
     } else {
       cblas_dgemm(CblasColMajor, as_cblas(transa), as_cblas(transb), m, n, k, *alpha, a_at(i), lda, b_at(i), ldb, *beta, c_at(i), ldc);
@@ -158,6 +184,15 @@ cublasStatus_t cublasCreate(cublasHandle_t* handle) {
 }
 
 cublasStatus_t cublasDestroy(cublasHandle_t) { return CUBLAS_STATUS_SUCCESS; }
+
+cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode) {
+  if (!handle) return fail(CUBLAS_STATUS_NOT_INITIALIZED, "cublasSetMathMode: no handle (cublasCreate was not called)");
+  if (mode != CUBLAS_DEFAULT_MATH && mode != CUBLAS_TF32_TENSOR_OP_MATH) {
+    return fail(CUBLAS_STATUS_INVALID_VALUE, "cublasSetMathMode: mode " + std::to_string(int(mode)) + " is not emulated");
+  }
+  handle->math = mode;
+  return CUBLAS_STATUS_SUCCESS;
+}
 
 const char* cublasGetStatusString(cublasStatus_t status) {
   static thread_local std::string text;

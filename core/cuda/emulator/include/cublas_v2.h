@@ -20,11 +20,16 @@ enum cublasStatus_t {
   CUBLAS_STATUS_EXECUTION_FAILED = 13,
 };
 enum cublasOperation_t { CUBLAS_OP_N = 0, CUBLAS_OP_T = 1, CUBLAS_OP_C = 2 };
+enum cublasMath_t { CUBLAS_DEFAULT_MATH = 0, CUBLAS_TF32_TENSOR_OP_MATH = 3 };
 using cublasHandle_t = struct EmulatedCublas*;
 
 cublasStatus_t cublasCreate(cublasHandle_t* handle);
 cublasStatus_t cublasDestroy(cublasHandle_t handle);
 const char* cublasGetStatusString(cublasStatus_t status);
+// With CUBLAS_TF32_TENSOR_OP_MATH, the float32 entries round every element of A and B to TF32
+// (11 significant bits: the nearest, ties away from zero, as the GPU's conversion does) before
+// the product; the sums stay float32. float64 entries are unaffected.
+cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode);
 
 // For every i < batch: C[i] = alpha * op(A[i]) op(B[i]) + beta * C[i], column-major, where op(A)
 // is m x k, op(B) k x n and C[i] m x n.
@@ -57,6 +62,9 @@ cublasStatus_t cublasDgemmStridedBatched(cublasHandle_t handle, cublasOperation_
 
 using enum axiom::cuda_emulator::cublasStatus_t;
 using enum axiom::cuda_emulator::cublasOperation_t;
+using enum axiom::cuda_emulator::cublasMath_t;
+using axiom::cuda_emulator::cublasMath_t;
+using axiom::cuda_emulator::cublasSetMathMode;
 using axiom::cuda_emulator::cublasStatus_t;
 using axiom::cuda_emulator::cublasOperation_t;
 using axiom::cuda_emulator::cublasHandle_t;
