@@ -11,6 +11,10 @@
 // chunks; block (tile, chunk) writes one partial sum per column, and the block that finishes a
 // tile's last chunk adds the tile's partials in chunk order (a counter per tile tells it that it
 // is the last: one launch, not two). The order of the additions is fixed: results are reproducible.
+//
+// Sums of a few outputs over many elements (a whole tensor's sum) split each output over many
+// blocks the same way: partial sums per chunk, and the block that finishes the last chunk adds
+// them in order (split_sum_kernel). Other reductions keep a block per output.
 #include <bit>
 #include <type_traits>
 
@@ -116,12 +120,12 @@ constexpr int64_t kLeastRowsPerChunk = 64;
 // of stride 1.
 bool is_column_sum(const ReduceLayout& layout) { return layout.kept.rank == 1 && layout.kept.strides[0][0] == 1 && layout.outputs > 1; }
 
-// How many of a tile's chunks are summed, one counter per tile: the block that sums a tile's last
-// chunk adds up the tile's partials. The counters live as long as the process, on the device,
+// How many of a tile's (or an output's) chunks are summed, one counter each: the block that sums
+// the last chunk adds up the partials. The counters live as long as the process, on the device,
 // zeroed once; every launch leaves them at zero again, so no launch has to clear them.
 constexpr int64_t kTileCounters = 4096;
 
-unsigned long long* tile_counters() {
+unsigned long long* chunk_counters() {
   static unsigned long long* counters = [] {
     void* block = nullptr;
     check(cudaMalloc(&block, kTileCounters * sizeof(unsigned long long)), "column_sum");
@@ -194,8 +198,61 @@ void column_sum(std::string_view op, const Tensor& x, const ReduceLayout& layout
     const dim3 grid(static_cast<unsigned>(std::min(launch_tiles, most_blocks())),
                     static_cast<unsigned>(std::min({chunks, most_blocks(), int64_t(65535)})));
     launch(op, column_sums_kernel<T>, grid, dim3(kTileColumns, kRowLanes), device_data<T>(x), layout, first_tile, launch_tiles,
-           rows_per_chunk, chunks, device_data<Accumulator<T>>(partials), tile_counters(), mean, device_data<T>(out));
+           rows_per_chunk, chunks, device_data<Accumulator<T>>(partials), chunk_counters(), mean, device_data<T>(out));
   }
+}
+
+// --- sums of few outputs over many elements (a whole tensor's sum) ------------------------------
+
+// An output of at least kSplitLeast elements is split into chunks of kSplitChunk, a block each,
+// when there are at most kMostSplitOutputs outputs: one block per output would leave most of the
+// GPU's multiprocessors idle.
+constexpr int64_t kSplitChunk = 4096, kSplitLeast = 4 * kSplitChunk, kMostSplitOutputs = 64, kMostChunks = 1024;
+
+// Block (chunk, output) sums its chunk of the output's elements into partials[output, chunk]; the
+// block that finishes an output's last chunk (counters[output] counts them) adds the output's
+// partials in chunk order into out[output] (for a mean, divided by `count`), and sets the counter
+// back to zero. One launch, two passes, the same order of additions every run.
+//   partials: [outputs, chunks];  out: [outputs], contiguous
+template <typename T>
+__global__ void split_sum_kernel(const T* x, ReduceLayout layout, int64_t chunks, Accumulator<T>* partials,
+                                 unsigned long long* counters, bool mean, T* out) {
+  __shared__ bool last_chunk_of_output;
+  for (int64_t o = blockIdx.y; o < layout.outputs; o += gridDim.y) {
+    const T* base = x + layout.kept.offsets(o).of[0];
+    for (int64_t chunk = blockIdx.x; chunk < chunks; chunk += gridDim.x) {
+      const int64_t first = chunk * kSplitChunk, last = first + kSplitChunk < layout.count ? first + kSplitChunk : layout.count;
+      Accumulator<T> total = 0;
+      for (int64_t j = first + threadIdx.x; j < last; j += blockDim.x) total += base[layout.block.offsets(j).of[0]];
+      total = block_reduce(total, Sum{});
+      if (threadIdx.x == 0) {
+        partials[o * chunks + chunk] = total;
+        __threadfence();  // the partial is visible to every block before the count says it is there
+        last_chunk_of_output = atomicAdd(&counters[o], 1ull) == static_cast<unsigned long long>(chunks - 1);
+      }
+      __syncthreads();
+      if (last_chunk_of_output && threadIdx.x == 0) {
+        Accumulator<T> sum = 0;
+        for (int64_t c = 0; c < chunks; ++c) sum += read_fresh(&partials[o * chunks + c]);
+        out[o] = mean ? static_cast<T>(static_cast<double>(sum) / layout.count) : static_cast<T>(sum);
+        counters[o] = 0;  // every chunk of this output is counted: ready for the next launch
+      }
+      __syncthreads();  // before the next chunk writes `last_chunk_of_output` again
+    }
+  }
+}
+
+bool is_split_sum(const ReduceLayout& layout) { return layout.outputs <= kMostSplitOutputs && layout.count >= kSplitLeast; }
+
+// The sum (or mean) of each output, its elements split over many blocks: out [outputs], contiguous.
+template <typename T>
+void split_sum(std::string_view op, const Tensor& x, const ReduceLayout& layout, bool mean, const Tensor& out) {
+  const int64_t chunks = std::min((layout.count + kSplitChunk - 1) / kSplitChunk, kMostChunks);
+  const Dtype partial_dtype = std::is_floating_point_v<T> ? Dtype::float64 : Dtype::int64;
+  const Tensor partials = empty({layout.outputs, chunks}, partial_dtype, out.device());
+  const dim3 grid(static_cast<unsigned>(std::min(chunks, most_blocks())), static_cast<unsigned>(std::min(layout.outputs, most_blocks())));
+  launch(op, split_sum_kernel<T>, grid, kThreads, device_data<T>(x), layout, chunks, device_data<Accumulator<T>>(partials),
+         chunk_counters(), mean, device_data<T>(out));
 }
 
 // --- counting the values that are not finite, in many tensors a launch ---------------------------
@@ -265,9 +322,12 @@ void CudaBackend::reduce(ReduceOp op, const Tensor& x, const std::vector<int>& a
   require_device(op_name(op));
   // Enough threads for the block, from one warp up to kThreads (a power of two, for block_reduce).
   const int threads = static_cast<int>(std::clamp<int64_t>(std::bit_ceil(static_cast<uint64_t>(std::max<int64_t>(layout.count, 1))), 32, kThreads));
-  const bool column_sum_applies = (op == ReduceOp::sum || op == ReduceOp::mean) && is_column_sum(layout) && out.is_contiguous();
+  const bool sum_or_mean = op == ReduceOp::sum || op == ReduceOp::mean;
+  const bool column_sum_applies = sum_or_mean && is_column_sum(layout) && out.is_contiguous();
+  const bool split_sum_applies = sum_or_mean && !column_sum_applies && is_split_sum(layout) && out.is_contiguous();
   dispatch(x.dtype(), [&]<typename T>() {
     if (column_sum_applies) return column_sum<T>(op_name(op), x, layout, op == ReduceOp::mean, out);
+    if (split_sum_applies) return split_sum<T>(op_name(op), x, layout, op == ReduceOp::mean, out);
     int64_t* argmax_data = argmax.defined() ? device_data<int64_t>(argmax) : nullptr;
     launch(op_name(op), reduce_kernel<T>, row_blocks(layout.outputs), threads, op, device_data<T>(x), layout, correction, device_data<T>(out), argmax_data);
   });

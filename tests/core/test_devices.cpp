@@ -112,6 +112,11 @@ void add_reduction_cases(std::vector<OpCase>& cases, Dtype dtype, Generator& gen
                      return V{core::sum(x[0], {0}), core::mean(x[0], {0}), core::sum(x[0].narrow(1, 3, 35), {0}),
                               core::sum(x[1], {0, 1}), core::mean(x[1].transpose(0, 1), {0, 1}), core::sum(x[1], {0}, true)};
                    }});
+  cases.push_back({"sums of a few outputs over many elements (split over many blocks) of views", V{r({2, 20000})}, [](const V& x) {
+                     const Tensor t = x[0].transpose(0, 1);  // [20000, 2]
+                     return V{core::sum(x[0]), core::mean(x[0]), core::sum(x[0], {1}), core::mean(x[0], {1}), core::sum(t, {0}),
+                              core::sum(x[0].narrow(1, 1, 16383), {1}), core::sum(x[0].narrow(1, 0, 16384), {1})};
+                   }});
   cases.push_back({"count_non_finite over 20 tensors of several sizes and both dtypes with NaN and infinities", V{r({257}), r({1}), r({0}), r({5, 8})}, [](const V& x) {
                      const Tensor holes = x[0].clone(), wide = x[3].clone();
                      holes.reshape({-1}).set({3}, NAN), holes.reshape({-1}).set({200}, INFINITY), wide.reshape({-1}).set({39}, -INFINITY);
