@@ -1,7 +1,13 @@
 // Fused multi-head self-attention along one axis on the GPU (see Backend::attention), forward and
-// backward. The same steps as core/cpu/attention.cpp, for every (line, head) at once: each matrix
-// product is one batched cuBLAS call over all lines and heads, reading q, k and v in place in the
-// packed qkv (core/cuda/blas.h), and the softmax steps are one row kernel each.
+// backward, the same steps as core/cpu/attention.cpp, in one of two ways:
+//
+// - In shared memory, one launch each way, when a line's operands fit in a block's shared memory
+//   (short lines: every axial line of an image): a block per (line, head) loads the line's Q, K and
+//   V (and, backward, dO and P), and a warp per query row computes its scores, softmax and output
+//   from there. A causal row computes only the scores it sees.
+// - Otherwise, with cuBLAS: each matrix product is one batched call over all lines and heads,
+//   reading q, k and v in place in the packed qkv (core/cuda/blas.h), and the softmax steps are one
+//   row kernel each.
 //
 //   forward   S = scale * Q K^T          [L, Dh] x [Dh, L] -> [L, L], written into probs
 //             P = softmax(S) by rows     (causal: row i over columns 0..i, zeros after)
@@ -56,6 +62,127 @@ __global__ void attention_softmax_backward_kernel(const T* probs, T* dp, int64_t
   }
 }
 
+// --- in shared memory ---------------------------------------------------------------------------
+
+constexpr int kWarps = kThreads / 32;
+constexpr size_t kSharedBytes = 40 << 10;  // of the 48 KiB a block may hold statically
+
+// Where a task's rows are: task t = line * heads + head; position i of its line starts at
+// start(t, width) + i * step(width) in a tensor whose rows are `width` wide (3D for qkv, D for out).
+// (AttentionLines' arithmetic, for the device.)
+struct Tasks {
+  int64_t count, length, inner_count, heads, head_width;
+  __device__ int64_t start(int64_t t, int64_t width) const {
+    const int64_t line = t / heads;
+    return (line / inner_count) * length * inner_count * width + (line % inner_count) * width + (t % heads) * head_width;
+  }
+  __device__ int64_t step(int64_t width) const { return inner_count * width; }
+};
+
+Tasks tasks_of(const AttentionLines& lines, int64_t heads, int64_t d) {
+  return {lines.count() * heads, lines.length, lines.inner_count, heads, d / heads};
+}
+
+// Whether the shared-memory kernels take lines of `length` with heads `head_width` wide: the
+// forward keeps Q, K, V and a row of p per warp, the backward Q, K, V, dO, P and dS.
+template <typename T>
+bool fits_in_shared(int64_t length, int64_t head_width) {
+  const int64_t forward = 3 * length * head_width + kWarps * length, backward = 4 * length * head_width + 2 * length * length;
+  return std::max(forward, backward) * int64_t(sizeof(T)) <= int64_t(kSharedBytes);
+}
+
+// The rows [L, Dh] of task t in a tensor `width` wide, starting `column` into each row, into `to`.
+template <typename T>
+__device__ void load_rows(const Tasks& tasks, int64_t t, const T* from, int64_t width, int64_t column, T* to) {
+  const int64_t dh = tasks.head_width, first = tasks.start(t, width) + column, step = tasks.step(width);
+  for (int64_t e = threadIdx.x; e < tasks.length * dh; e += blockDim.x) to[e] = from[first + (e / dh) * step + e % dh];
+}
+
+// a[i] . b[j] over Dh, rows of [L, Dh]
+template <typename T>
+__device__ T row_dot(const T* a, int64_t i, const T* b, int64_t j, int64_t dh) {
+  T total = 0;
+  for (int64_t c = 0; c < dh; ++c) total += a[i * dh + c] * b[j * dh + c];
+  return total;
+}
+
+// Forward, a block per task: Q, K, V [L, Dh] in shared memory; warp w takes query rows w, w + 8, ...:
+//   s_j = scale q_i . k_j (j <= i when causal),  p = softmax(s),  o_i = sum_j p_j v_j
+// probs [tasks, L, L] (zeros past a causal row's end) and out's head columns are written.
+template <typename T>
+__global__ void attention_shared_kernel(Tasks tasks, const T* qkv, int64_t d, bool causal, T scale, T* out, T* probs) {
+  __shared__ T memory[kSharedBytes / sizeof(T)];
+  const int64_t l = tasks.length, dh = tasks.head_width;
+  T *q = memory, *k = q + l * dh, *v = k + l * dh, *row = v + l * dh + (threadIdx.x / 32) * l;  // row: this warp's p
+  const unsigned lane = threadIdx.x % 32;
+  for (int64_t t = blockIdx.x; t < tasks.count; t += gridDim.x) {
+    load_rows(tasks, t, qkv, 3 * d, 0, q), load_rows(tasks, t, qkv, 3 * d, d, k), load_rows(tasks, t, qkv, 3 * d, 2 * d, v);
+    __syncthreads();
+    for (int64_t i = threadIdx.x / 32; i < l; i += kWarps) {
+      const int64_t seen = causal ? i + 1 : l;
+      T max = -std::numeric_limits<T>::infinity();
+      for (int64_t j = lane; j < seen; j += 32) max = Max{}(max, row[j] = scale * row_dot(q, i, k, j, dh));
+      max = warp_reduce(max, Max{});
+      double total = 0;
+      for (int64_t j = lane; j < seen; j += 32) total += row[j] = exp(row[j] - max);
+      const T inverse = static_cast<T>(1.0 / warp_reduce(total, Sum{}));
+      T* p_out = probs + (t * l + i) * l;
+      for (int64_t j = lane; j < l; j += 32) p_out[j] = j < seen ? (row[j] *= inverse) : T(0);
+      __syncwarp();  // every lane's p_j written before any lane reads them all
+      T* o = out + tasks.start(t, d) + i * tasks.step(d);
+      for (int64_t c = lane; c < dh; c += 32) {
+        T value = 0;
+        for (int64_t j = 0; j < seen; ++j) value += row[j] * v[j * dh + c];
+        o[c] = value;
+      }
+      __syncwarp();  // every lane done with `row` before the next row overwrites it
+    }
+    __syncthreads();  // every warp done before the next task loads
+  }
+}
+
+// Backward, a block per task: Q, K, V, dO [L, Dh], P and then dS [L, L] in shared memory.
+//   dS_ij = P_ij (dP_ij - sum_j dP_ij P_ij) scale,  dP_ij = dO_i . V_j     (a warp per row i)
+//   dQ_i = sum_j dS_ij K_j,  dK_i = sum_r dS_ri Q_r,  dV_i = sum_r P_ri dO_r   (a warp per row i)
+// (A causal row's P, and so its dS, is 0 past the row's end.)
+template <typename T>
+__global__ void attention_shared_backward_kernel(Tasks tasks, const T* qkv, const T* probs, const T* grad_out, int64_t d, T scale,
+                                                 T* grad_qkv) {
+  __shared__ T memory[kSharedBytes / sizeof(T)];
+  const int64_t l = tasks.length, dh = tasks.head_width;
+  T *q = memory, *k = q + l * dh, *v = k + l * dh, *dout = v + l * dh, *p = dout + l * dh, *ds = p + l * l;
+  const unsigned lane = threadIdx.x % 32;
+  for (int64_t t = blockIdx.x; t < tasks.count; t += gridDim.x) {
+    load_rows(tasks, t, qkv, 3 * d, 0, q), load_rows(tasks, t, qkv, 3 * d, d, k), load_rows(tasks, t, qkv, 3 * d, 2 * d, v);
+    load_rows(tasks, t, grad_out, d, 0, dout);
+    for (int64_t e = threadIdx.x; e < l * l; e += blockDim.x) p[e] = probs[t * l * l + e];
+    __syncthreads();
+    for (int64_t i = threadIdx.x / 32; i < l; i += kWarps) {
+      double dot = 0;
+      for (int64_t j = lane; j < l; j += 32) dot += double(ds[i * l + j] = row_dot(dout, i, v, j, dh)) * p[i * l + j];
+      const T row_total = static_cast<T>(warp_reduce(dot, Sum{}));
+      for (int64_t j = lane; j < l; j += 32) ds[i * l + j] = p[i * l + j] * (ds[i * l + j] - row_total) * scale;
+    }
+    __syncthreads();  // dS whole before the products read its columns
+    T* grad = grad_qkv + tasks.start(t, 3 * d);
+    const int64_t step = tasks.step(3 * d);
+    for (int64_t i = threadIdx.x / 32; i < l; i += kWarps) {
+      for (int64_t c = lane; c < dh; c += 32) {
+        T dq = 0, dk = 0, dv = 0;
+        for (int64_t r = 0; r < l; ++r) {
+          dq += ds[i * l + r] * k[r * dh + c];
+          dk += ds[r * l + i] * q[r * dh + c];
+          dv += p[r * l + i] * dout[r * dh + c];
+        }
+        grad[i * step + c] = dq, grad[i * step + d + c] = dk, grad[i * step + 2 * d + c] = dv;
+      }
+    }
+    __syncthreads();  // every warp done before the next task loads
+  }
+}
+
+// --- with cuBLAS ---------------------------------------------------------------------------------
+
 // Pointers to the matrix of every (line, head) task, task t = line * heads + head.
 template <typename T>
 struct TaskMatrices {
@@ -99,6 +226,12 @@ void CudaBackend::attention(const Tensor& qkv, int axis, int64_t heads, bool cau
     const AttentionLines lines(qkv.shape(), axis);
     const int64_t d = out.size(-1), dh = d / heads, l = lines.length, ld = lines.step(3 * d), rows = lines.count() * heads * l;
     const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(dh)));
+    if (fits_in_shared<T>(l, dh)) {
+      const Tasks tasks = tasks_of(lines, heads, d);
+      if (tasks.count == 0) return;
+      return launch("attention", attention_shared_kernel<T>, row_blocks(tasks.count), kThreads, tasks, device_data<T>(qkv), d, causal,
+                    scale, device_data<T>(out), device_data<T>(probs));
+    }
     const TaskMatrices<T> m = task_matrices<T>(lines, heads, d, device_data<T>(qkv), device_data<T>(out), device_data<T>(probs));
     gemm_batched<T>(false, true, l, l, dh, scale, m.q, ld, m.k, ld, T(0), m.square, l);  // S = scale * Q K^T
     launch_rows("attention", rows, l, [&]<typename Team>() { return attention_softmax_kernel<T, Team>; }, device_data<T>(probs), rows,
@@ -115,6 +248,12 @@ void CudaBackend::attention_backward(const Tensor& qkv, const Tensor& probs, con
     const int64_t d = grad_out.size(-1), dh = d / heads, l = lines.length, ld = lines.step(3 * d), ld_out = lines.step(d);
     const int64_t rows = lines.count() * heads * l;
     const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(dh)));
+    if (fits_in_shared<T>(l, dh)) {
+      const Tasks tasks = tasks_of(lines, heads, d);
+      if (tasks.count == 0) return;
+      return launch("attention_backward", attention_shared_backward_kernel<T>, row_blocks(tasks.count), kThreads, tasks,
+                    device_data<T>(qkv), device_data<T>(probs), device_data<T>(grad_out), d, scale, device_data<T>(grad_qkv));
+    }
     const Tensor ds = empty(probs.shape(), probs.dtype(), probs.device());  // dP, then dS
     const T* q_base = device_data<T>(qkv);
     const TaskMatrices<T> m = task_matrices<T>(lines, heads, d, q_base, device_data<T>(grad_out), device_data<T>(ds));

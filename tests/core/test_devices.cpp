@@ -192,6 +192,8 @@ void add_matrix_cases(std::vector<OpCase>& cases, Dtype dtype, Generator& gen) {
   for (const bool causal : {false, true}) {
     attention_case("attention along both axes", V{r({2, 3, 4, 12}), r({2, 3, 4, 4})}, {1, 2}, 2, causal);
     attention_case("attention over lines of 1 and 40", V{r({1, 40, 6}), r({1, 40, 2})}, {0, 1}, 1, causal);
+    // 4 x 48 x 32 + 2 x 48^2 elements do not fit a block's shared memory: the cuBLAS path
+    attention_case("attention over lines too long for shared memory", V{r({1, 48, 192}), r({1, 48, 64})}, {1}, 2, causal);
   }
 }
 

@@ -151,14 +151,18 @@ class GridRunner {
   // again until every lane has taken its value, so that no lane offers its next one too soon.
   void exchange_with_lane(const void* mine, void* theirs, size_t bytes, unsigned source_lane, const std::source_location& where) {
     Worker& worker = current();
-    if (volume(block_dim_) % 32 != 0) {
-      throw Error("cuda emulator", "a warp shuffle in a block of ", volume(block_dim_), " threads: only whole warps of 32 are emulated");
-    }
+    require_whole_warps("a warp shuffle");
     std::memcpy(worker.lane_value, mine, bytes);
     wait_for_warp(worker, where);
     const unsigned first_lane = worker.linear - worker.linear % 32;
     std::memcpy(theirs, workers_[first_lane + source_lane]->lane_value, bytes);
     wait_for_warp(worker, where);
+  }
+
+  // __syncwarp(): the lanes of the warp wait for each other.
+  void sync_warp(const std::source_location& where) {
+    require_whole_warps("__syncwarp()");
+    wait_for_warp(current(), where);
   }
 
   void set_order(ThreadOrder order, uint64_t seed) { order_ = order, random_.seed(seed); }
@@ -200,6 +204,12 @@ class GridRunner {
       if (release_warps(threads)) continue;
       if (!release_barrier(threads)) return;
       ++stats_.barriers;
+    }
+  }
+
+  void require_whole_warps(const char* what) {
+    if (volume(block_dim_) % 32 != 0) {
+      throw Error("cuda emulator", what, " in a block of ", volume(block_dim_), " threads: only whole warps of 32 are emulated");
     }
   }
 
@@ -382,6 +392,10 @@ void shuffle_lanes(unsigned mask, int width, const void* mine, void* theirs, siz
   runner().exchange_with_lane(mine, theirs, bytes, source_lane, where);
 }
 unsigned lane_index() { return runner().current().linear % 32; }
+void sync_warp(unsigned mask, std::source_location where) {
+  if (mask != 0xffffffffu) throw Error("cuda emulator", "__syncwarp is emulated for the full mask only, not mask ", mask);
+  runner().sync_warp(where);
+}
 
 void set_thread_order(ThreadOrder order, uint64_t seed) { runner().set_order(order, seed); }
 ThreadOrder thread_order() { return runner().order(); }

@@ -50,6 +50,9 @@ void shuffle_lanes(unsigned mask, int width, const void* mine, void* theirs, siz
                    std::source_location where);
 // The running thread's lane in its warp.
 unsigned lane_index();
+// __syncwarp(): waits until the 32 lanes of the thread's warp have reached this same call (the
+// full mask only, whole warps only, as shuffle_lanes).
+void sync_warp(unsigned mask, std::source_location where);
 
 // --- settings ---------------------------------------------------------------------------------
 // The order in which the threads of a block (and the blocks of a grid) take their turns.

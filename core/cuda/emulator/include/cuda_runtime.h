@@ -153,6 +153,11 @@ T __shfl_down_sync(unsigned mask, T value, unsigned delta, int width = 32, std::
   return shuffle_from(mask, value, lane + delta < 32 ? lane + delta : lane, width, where);
 }
 
+// __syncwarp(): the lanes of a warp wait for each other, and see each other's writes after it.
+inline void __syncwarp(unsigned mask = 0xffffffffu, std::source_location where = std::source_location::current()) {
+  axiom::cuda_emulator::sync_warp(mask, where);
+}
+
 // __threadfence(): on the GPU, the calling thread's writes to device memory are seen by every
 // other thread before any write it makes after the fence. Here blocks run one after another on
 // one CPU thread, so every write is seen at once: there is nothing to wait for.
