@@ -9,7 +9,8 @@
 #   3. runs the device tests (ctest -L cuda-emulated): every op, backward rule, training step,
 #      evaluation and sampler on the emulated GPU and on the real one, against the CPU;
 #   4. times `axiom bench train` (tiny, small) and `axiom bench sample` (tiny) on cuda and on the CPU,
-#      and the same model in PyTorch on the GPU (apps/bench/torch_reference.py --device cuda);
+#      `small` on cuda with --matmul tf32 too, and the same model in PyTorch on the GPU
+#      (apps/bench/torch_reference.py --device cuda, float32);
 #   5. runs compute-sanitizer's memcheck and racecheck on short device tests;
 #   6. profiles the kernels of a few tiny training steps with Nsight Compute (ncu).
 #
@@ -144,8 +145,8 @@ device_tests() {
   ctest --test-dir "$build" -L cuda-emulated -j "$jobs" --output-on-failure --timeout 300
 }
 
-axiom_bench() {  # axiom_bench WHAT CONFIG DEVICE
-  "$build/apps/axiom" bench "$1" --config "$2" --device "$3" --threads "$jobs" --json
+axiom_bench() {  # axiom_bench WHAT CONFIG DEVICE [MORE FLAGS]
+  "$build/apps/axiom" bench "$1" --config "$2" --device "$3" --threads "$jobs" --json "${@:4}"
 }
 
 torch_bench() {  # torch_bench WHAT CONFIG
@@ -183,13 +184,13 @@ figures() {
 import json, sys
 rows = [json.loads(line) for line in open(sys.argv[1])]
 value = {(r["program"], r["device"], r["case"]): r["value"] for r in rows}
-print(f"{'figure':<34} {'axiom cuda':>12} {'PyTorch cuda':>13} {'ratio':>7} {'axiom cpu':>11}")
+print(f"{'figure':<34} {'axiom cuda':>12} {'PyTorch cuda':>13} {'ratio':>7} {'axiom cpu':>11} {'axiom tf32':>11}")
 cases = sorted({r["case"] for r in rows if r["case"].endswith(("_step", "_batch1", "_batch16", "_peak_tensor_memory"))})
 for case in cases:
-    a, t, c = (value.get((p, d, case)) for p, d in (("axiom", "cuda"), ("torch", "cuda"), ("axiom", "cpu")))
+    a, t, c, tf = (value.get((p, d, case)) for p, d in (("axiom", "cuda"), ("torch", "cuda"), ("axiom", "cpu"), ("axiom-tf32", "cuda")))
     fmt = lambda v: "-" if v is None else f"{v:.4g}"
     ratio = f"{a / t:.2f}" if a and t else "-"
-    print(f"{case:<34} {fmt(a):>12} {fmt(t):>13} {ratio:>7} {fmt(c):>11}")
+    print(f"{case:<34} {fmt(a):>12} {fmt(t):>13} {ratio:>7} {fmt(c):>11} {fmt(tf):>11}")
 PY
 }
 
@@ -211,6 +212,7 @@ if [ $has_gpu = yes ]; then
     step "torch train $config cuda" 90 record torch cuda torch_bench train $config
     step "axiom bench train $config cpu" 60 record axiom cpu axiom_bench train $config cpu
   done
+  step "axiom bench train small cuda tf32" 60 record axiom-tf32 cuda axiom_bench train small cuda --matmul tf32
   step "axiom bench sample tiny cuda" 90 record axiom cuda axiom_bench sample tiny cuda
   step "torch sample tiny cuda" 90 record torch cuda torch_bench sample tiny
   step "axiom bench sample tiny cpu" 60 record axiom cpu axiom_bench sample tiny cpu
