@@ -83,26 +83,32 @@ Tasks tasks_of(const AttentionLines& lines, int64_t heads, int64_t d) {
   return {lines.count() * heads, lines.length, lines.inner_count, heads, d / heads};
 }
 
+// Rows of Q, K, V and dO in shared memory are Dh + 1 apart: lanes that read rows j, j + 1, ... at
+// one column then fall in different banks (Dh apart, a multiple of 32, they would all share one).
+__host__ __device__ inline int64_t shared_row_step(int64_t head_width) { return head_width + 1; }
+
 // Whether the shared-memory kernels take lines of `length` with heads `head_width` wide: the
 // forward keeps Q, K, V and a row of p per warp, the backward Q, K, V, dO, P and dS.
 template <typename T>
 bool fits_in_shared(int64_t length, int64_t head_width) {
-  const int64_t forward = 3 * length * head_width + kWarps * length, backward = 4 * length * head_width + 2 * length * length;
+  const int64_t rows = length * shared_row_step(head_width);
+  const int64_t forward = 3 * rows + kWarps * length, backward = 4 * rows + 2 * length * length;
   return std::max(forward, backward) * int64_t(sizeof(T)) <= int64_t(kSharedBytes);
 }
 
-// The rows [L, Dh] of task t in a tensor `width` wide, starting `column` into each row, into `to`.
+// The rows [L, Dh] of task t in a tensor `width` wide, starting `column` into each row, into `to`
+// (rows shared_row_step apart).
 template <typename T>
 __device__ void load_rows(const Tasks& tasks, int64_t t, const T* from, int64_t width, int64_t column, T* to) {
-  const int64_t dh = tasks.head_width, first = tasks.start(t, width) + column, step = tasks.step(width);
-  for (int64_t e = threadIdx.x; e < tasks.length * dh; e += blockDim.x) to[e] = from[first + (e / dh) * step + e % dh];
+  const int64_t dh = tasks.head_width, ld = shared_row_step(dh), first = tasks.start(t, width) + column, step = tasks.step(width);
+  for (int64_t e = threadIdx.x; e < tasks.length * dh; e += blockDim.x) to[(e / dh) * ld + e % dh] = from[first + (e / dh) * step + e % dh];
 }
 
-// a[i] . b[j] over Dh, rows of [L, Dh]
+// a[i] . b[j] over Dh, rows of [L, Dh] ld apart
 template <typename T>
-__device__ T row_dot(const T* a, int64_t i, const T* b, int64_t j, int64_t dh) {
+__device__ T row_dot(const T* a, int64_t i, const T* b, int64_t j, int64_t dh, int64_t ld) {
   T total = 0;
-  for (int64_t c = 0; c < dh; ++c) total += a[i * dh + c] * b[j * dh + c];
+  for (int64_t c = 0; c < dh; ++c) total += a[i * ld + c] * b[j * ld + c];
   return total;
 }
 
@@ -112,8 +118,8 @@ __device__ T row_dot(const T* a, int64_t i, const T* b, int64_t j, int64_t dh) {
 template <typename T>
 __global__ void attention_shared_kernel(Tasks tasks, const T* qkv, int64_t d, bool causal, T scale, T* out, T* probs) {
   __shared__ T memory[kSharedBytes / sizeof(T)];
-  const int64_t l = tasks.length, dh = tasks.head_width;
-  T *q = memory, *k = q + l * dh, *v = k + l * dh, *row = v + l * dh + (threadIdx.x / 32) * l;  // row: this warp's p
+  const int64_t l = tasks.length, dh = tasks.head_width, ld = shared_row_step(dh);
+  T *q = memory, *k = q + l * ld, *v = k + l * ld, *row = v + l * ld + (threadIdx.x / 32) * l;  // row: this warp's p
   const unsigned lane = threadIdx.x % 32;
   for (int64_t t = blockIdx.x; t < tasks.count; t += gridDim.x) {
     load_rows(tasks, t, qkv, 3 * d, 0, q), load_rows(tasks, t, qkv, 3 * d, d, k), load_rows(tasks, t, qkv, 3 * d, 2 * d, v);
@@ -121,7 +127,7 @@ __global__ void attention_shared_kernel(Tasks tasks, const T* qkv, int64_t d, bo
     for (int64_t i = threadIdx.x / 32; i < l; i += kWarps) {
       const int64_t seen = causal ? i + 1 : l;
       T max = -std::numeric_limits<T>::infinity();
-      for (int64_t j = lane; j < seen; j += 32) max = Max{}(max, row[j] = scale * row_dot(q, i, k, j, dh));
+      for (int64_t j = lane; j < seen; j += 32) max = Max{}(max, row[j] = scale * row_dot(q, i, k, j, dh, ld));
       max = warp_reduce(max, Max{});
       double total = 0;
       for (int64_t j = lane; j < seen; j += 32) total += row[j] = exp(row[j] - max);
@@ -132,7 +138,7 @@ __global__ void attention_shared_kernel(Tasks tasks, const T* qkv, int64_t d, bo
       T* o = out + tasks.start(t, d) + i * tasks.step(d);
       for (int64_t c = lane; c < dh; c += 32) {
         T value = 0;
-        for (int64_t j = 0; j < seen; ++j) value += row[j] * v[j * dh + c];
+        for (int64_t j = 0; j < seen; ++j) value += row[j] * v[j * ld + c];
         o[c] = value;
       }
       __syncwarp();  // every lane done with `row` before the next row overwrites it
@@ -149,8 +155,8 @@ template <typename T>
 __global__ void attention_shared_backward_kernel(Tasks tasks, const T* qkv, const T* probs, const T* grad_out, int64_t d, T scale,
                                                  T* grad_qkv) {
   __shared__ T memory[kSharedBytes / sizeof(T)];
-  const int64_t l = tasks.length, dh = tasks.head_width;
-  T *q = memory, *k = q + l * dh, *v = k + l * dh, *dout = v + l * dh, *p = dout + l * dh, *ds = p + l * l;
+  const int64_t l = tasks.length, dh = tasks.head_width, ld = shared_row_step(dh);
+  T *q = memory, *k = q + l * ld, *v = k + l * ld, *dout = v + l * ld, *p = dout + l * ld, *ds = p + l * l;
   const unsigned lane = threadIdx.x % 32;
   for (int64_t t = blockIdx.x; t < tasks.count; t += gridDim.x) {
     load_rows(tasks, t, qkv, 3 * d, 0, q), load_rows(tasks, t, qkv, 3 * d, d, k), load_rows(tasks, t, qkv, 3 * d, 2 * d, v);
@@ -159,7 +165,7 @@ __global__ void attention_shared_backward_kernel(Tasks tasks, const T* qkv, cons
     __syncthreads();
     for (int64_t i = threadIdx.x / 32; i < l; i += kWarps) {
       double dot = 0;
-      for (int64_t j = lane; j < l; j += 32) dot += double(ds[i * l + j] = row_dot(dout, i, v, j, dh)) * p[i * l + j];
+      for (int64_t j = lane; j < l; j += 32) dot += double(ds[i * l + j] = row_dot(dout, i, v, j, dh, ld)) * p[i * l + j];
       const T row_total = static_cast<T>(warp_reduce(dot, Sum{}));
       for (int64_t j = lane; j < l; j += 32) ds[i * l + j] = p[i * l + j] * (ds[i * l + j] - row_total) * scale;
     }
@@ -170,9 +176,9 @@ __global__ void attention_shared_backward_kernel(Tasks tasks, const T* qkv, cons
       for (int64_t c = lane; c < dh; c += 32) {
         T dq = 0, dk = 0, dv = 0;
         for (int64_t r = 0; r < l; ++r) {
-          dq += ds[i * l + r] * k[r * dh + c];
-          dk += ds[r * l + i] * q[r * dh + c];
-          dv += p[r * l + i] * dout[r * dh + c];
+          dq += ds[i * l + r] * k[r * ld + c];
+          dk += ds[r * l + i] * q[r * ld + c];
+          dv += p[r * l + i] * dout[r * ld + c];
         }
         grad[i * step + c] = dq, grad[i * step + d + c] = dk, grad[i * step + 2 * d + c] = dv;
       }

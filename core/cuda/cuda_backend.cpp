@@ -10,8 +10,9 @@ bool CudaBackend::available() const { return device_present(); }
 
 void CudaBackend::synchronize() {
   if (!device_present()) return;
+  const uint64_t issued = index_checks_issued();
   check(cudaDeviceSynchronize(), "synchronize");
-  report_failed_index_checks();
+  report_failed_index_checks(issued);
 }
 
 MachineMemory CudaBackend::memory() {
@@ -36,8 +37,10 @@ void CudaBackend::copy_from_host(void* dst, const void* host_src, size_t nbytes)
   if (nbytes) check(cudaMemcpy(dst, host_src, nbytes, cudaMemcpyHostToDevice), "to");
 }
 void CudaBackend::copy_to_host(void* host_dst, const void* src, size_t nbytes) {
-  if (nbytes) check(cudaMemcpy(host_dst, src, nbytes, cudaMemcpyDeviceToHost), "to");
-  report_failed_index_checks();
+  if (nbytes == 0) return;  // no copy, no wait: the checks may still be running
+  const uint64_t issued = index_checks_issued();
+  check(cudaMemcpy(host_dst, src, nbytes, cudaMemcpyDeviceToHost), "to");
+  report_failed_index_checks(issued);
 }
 
 }  // namespace AXIOM_CUDA_NAMESPACE

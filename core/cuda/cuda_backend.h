@@ -7,6 +7,8 @@
 // available() is false, and the first allocation throws "[allocate] no CUDA device: ...".
 #pragma once
 
+#include <cstdint>
+
 #include "core/backend.h"
 #include "core/cuda/build.h"
 
@@ -56,8 +58,10 @@ class CudaBackend : public Backend {
                    const AdamStep& step) override;
 };
 
-// Once the host has waited for the GPU (a copy back, synchronize): throws the Error of the first
-// index check that failed since the last call (index_checks.cu).
-void report_failed_index_checks();
+// How many index checks were issued so far; read before a wait for the GPU (a copy back,
+// synchronize), then, the wait done, report_failed_index_checks throws the Error of the first of
+// those checks that failed (index_checks.cu).
+uint64_t index_checks_issued();
+void report_failed_index_checks(uint64_t issued_before_wait);
 
 }  // namespace AXIOM_CUDA_NAMESPACE

@@ -11,7 +11,11 @@
 // Meanwhile the kernels that use the indices skip a value out of range (index.cu, normalize.cu),
 // so a bad index never makes a kernel touch memory outside its tensor.
 //
-// At most kSlots checks wait at once; the next one first waits for the GPU and reports.
+// At most kSlots checks wait at once; the next one first waits for the GPU and reports. A report
+// covers only the checks issued before its wait began (index_checks_issued), so that a host thread
+// never reads a slot whose kernel another thread queued after that wait.
+#include <cstdint>
+#include <deque>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -37,31 +41,52 @@ __global__ void index_check_kernel(int64_t n, StridedOperands<1> index_at, const
   }
 }
 
-// The checks issued since the host last waited for the GPU, each with its slot.
+// The checks not yet reported, each with its slot. Checks are numbered as they are issued; a report
+// covers those issued before the host began its wait (another host thread may issue more
+// meanwhile, and those stay pending). Check n writes slot n % kSlots.
 class PendingChecks {
  public:
-  // The device's pointer to a fresh slot for a check of `index`; the index is kept until reported.
-  unsigned long long* add(const IndexBounds& bounds, const Tensor& index) {
+  // How many checks were issued so far: taken before a wait, then given to report().
+  uint64_t issued() {
+    std::lock_guard lock(mutex_);
+    return issued_;
+  }
+
+  // Checks `index` on the GPU: launches the check kernel with a fresh slot. When every slot is
+  // taken, first waits for the GPU and reports.
+  void issue(const IndexBounds& bounds, const Tensor& index, const StridedOperands<1>& index_at) {
     std::unique_lock lock(mutex_);
-    if (pending_.size() == kSlots) {  // all slots taken: wait for the GPU and report them
+    while (pending_.size() == kSlots) {
+      const uint64_t before_wait = issued_;
       lock.unlock();
       check(cudaDeviceSynchronize(), bounds.op);
-      report();
+      report(before_wait);
       lock.lock();
     }
     if (!slots_) allocate_slots(bounds.op);
-    pending_.push_back({bounds, index});
-    return device_slots_ + (pending_.size() - 1);
+    unsigned long long* slot = device_slots_ + issued_ % kSlots;
+    pending_.push_back({issued_++, bounds, index});
+    // launched under the lock: a check counted in issued() is queued before any later wait
+    const int64_t n = index.numel();
+    launch(LaunchSite(bounds.op), index_check_kernel, grid_size(n), kThreads, n, index_at, device_data<int64_t>(index), bounds.limit,
+           slot);
   }
 
-  // Called once the GPU has finished every check issued: throws the first failed check's Error.
-  void report() {
+  // Called once the GPU has finished everything queued before the host read issued() =
+  // `before_wait`: throws the Error of the first of those checks that failed.
+  void report(uint64_t before_wait) {
     std::vector<Pending> checked;
-    unsigned long long faults[kSlots];
+    std::vector<unsigned long long> faults;
     {
       std::lock_guard lock(mutex_);
-      checked = std::exchange(pending_, {});
-      for (size_t k = 0; k < checked.size(); ++k) faults[k] = std::exchange(slots_[k], kNoFault);
+      while (!pending_.empty() && pending_.front().number < before_wait) {
+        volatile unsigned long long& slot = slots_[pending_.front().number % kSlots];
+        const unsigned long long fault = slot;  // written by the GPU: read from memory
+        faults.push_back(fault);
+        slot = kNoFault;
+        checked.push_back(std::move(pending_.front()));
+        pending_.pop_front();
+      }
     }
     for (size_t k = 0; k < checked.size(); ++k) {
       if (faults[k] == kNoFault) continue;
@@ -74,6 +99,7 @@ class PendingChecks {
 
  private:
   struct Pending {
+    uint64_t number;
     IndexBounds bounds;
     Tensor index;
   };
@@ -91,7 +117,8 @@ class PendingChecks {
   std::mutex mutex_;
   unsigned long long* slots_ = nullptr;         // kSlots, pinned and mapped, as the host sees them
   unsigned long long* device_slots_ = nullptr;  // the same, as the GPU sees them
-  std::vector<Pending> pending_;                // pending_[k] uses slot k
+  uint64_t issued_ = 0;                         // checks issued so far
+  std::deque<Pending> pending_;                 // issued and not reported, oldest first
 };
 
 PendingChecks& pending_checks() {
@@ -102,14 +129,12 @@ PendingChecks& pending_checks() {
 }  // namespace
 
 void CudaBackend::check_indices(const IndexBounds& bounds, const Tensor& index) {
-  const int64_t n = index.numel();
-  if (n == 0) return;
+  if (index.numel() == 0) return;
   require_device(bounds.op);
-  unsigned long long* slot = pending_checks().add(bounds, index);
-  const StridedOperands<1> index_at = strided_operands<1>(bounds.op, index.shape(), {&index.strides()});
-  launch(LaunchSite(bounds.op), index_check_kernel, grid_size(n), kThreads, n, index_at, device_data<int64_t>(index), bounds.limit, slot);
+  pending_checks().issue(bounds, index, strided_operands<1>(bounds.op, index.shape(), {&index.strides()}));
 }
 
-void report_failed_index_checks() { pending_checks().report(); }
+uint64_t index_checks_issued() { return pending_checks().issued(); }
+void report_failed_index_checks(uint64_t issued_before_wait) { pending_checks().report(issued_before_wait); }
 
 }  // namespace AXIOM_CUDA_NAMESPACE

@@ -135,6 +135,16 @@ unsigned long long* chunk_counters() {
   return counters;
 }
 
+// Counts one more finished chunk in *counter and says whether it was the last of `chunks`. The
+// fences order this block's partial sums (written before the call, then a __syncthreads()) before
+// the count, and the count before the last block reads the others' partials. One thread calls it.
+__device__ inline bool finished_last_chunk(unsigned long long* counter, int64_t chunks) {
+  __threadfence();
+  const bool last = atomicAdd(counter, 1ull) == static_cast<unsigned long long>(chunks - 1);
+  __threadfence();
+  return last;
+}
+
 // A value another block wrote in this launch: read from memory, never from a stale cache.
 template <typename T>
 __device__ T read_fresh(const T* address) {
@@ -166,10 +176,9 @@ __global__ void column_sums_kernel(const T* x, ReduceLayout layout, int64_t firs
       if (threadIdx.y == 0 && column < layout.outputs) {
         for (int lane = 1; lane < kRowLanes; ++lane) total += lanes[lane][threadIdx.x];
         partials[chunk * layout.outputs + column] = total;
-        __threadfence();  // the partial is visible to every block before the count says it is there
       }
       __syncthreads();
-      if (threadIdx.x == 0 && threadIdx.y == 0) last_chunk_of_tile = atomicAdd(&counters[tile], 1ull) == static_cast<unsigned long long>(chunks - 1);
+      if (threadIdx.x == 0 && threadIdx.y == 0) last_chunk_of_tile = finished_last_chunk(&counters[tile], chunks);
       __syncthreads();
       if (last_chunk_of_tile && threadIdx.y == 0) {
         if (column < layout.outputs) {
@@ -204,9 +213,9 @@ void column_sum(std::string_view op, const Tensor& x, const ReduceLayout& layout
 
 // --- sums of few outputs over many elements (a whole tensor's sum) ------------------------------
 
-// An output of at least kSplitLeast elements is split into chunks of kSplitChunk, a block each,
-// when there are at most kMostSplitOutputs outputs: one block per output would leave most of the
-// GPU's multiprocessors idle.
+// An output of at least kSplitLeast elements is split into chunks of about kSplitChunk (at most
+// kMostChunks of them, longer for larger outputs), a block each, when there are at most
+// kMostSplitOutputs outputs: one block per output would leave most of the GPU's multiprocessors idle.
 constexpr int64_t kSplitChunk = 4096, kSplitLeast = 4 * kSplitChunk, kMostSplitOutputs = 64, kMostChunks = 1024;
 
 // Block (chunk, output) sums its chunk of the output's elements into partials[output, chunk]; the
@@ -215,20 +224,19 @@ constexpr int64_t kSplitChunk = 4096, kSplitLeast = 4 * kSplitChunk, kMostSplitO
 // back to zero. One launch, two passes, the same order of additions every run.
 //   partials: [outputs, chunks];  out: [outputs], contiguous
 template <typename T>
-__global__ void split_sum_kernel(const T* x, ReduceLayout layout, int64_t chunks, Accumulator<T>* partials,
+__global__ void split_sum_kernel(const T* x, ReduceLayout layout, int64_t chunks, int64_t per_chunk, Accumulator<T>* partials,
                                  unsigned long long* counters, bool mean, T* out) {
   __shared__ bool last_chunk_of_output;
   for (int64_t o = blockIdx.y; o < layout.outputs; o += gridDim.y) {
     const T* base = x + layout.kept.offsets(o).of[0];
     for (int64_t chunk = blockIdx.x; chunk < chunks; chunk += gridDim.x) {
-      const int64_t first = chunk * kSplitChunk, last = first + kSplitChunk < layout.count ? first + kSplitChunk : layout.count;
+      const int64_t first = chunk * per_chunk, last = first + per_chunk < layout.count ? first + per_chunk : layout.count;
       Accumulator<T> total = 0;
       for (int64_t j = first + threadIdx.x; j < last; j += blockDim.x) total += base[layout.block.offsets(j).of[0]];
       total = block_reduce(total, Sum{});
       if (threadIdx.x == 0) {
         partials[o * chunks + chunk] = total;
-        __threadfence();  // the partial is visible to every block before the count says it is there
-        last_chunk_of_output = atomicAdd(&counters[o], 1ull) == static_cast<unsigned long long>(chunks - 1);
+        last_chunk_of_output = finished_last_chunk(&counters[o], chunks);
       }
       __syncthreads();
       if (last_chunk_of_output && threadIdx.x == 0) {
@@ -248,10 +256,11 @@ bool is_split_sum(const ReduceLayout& layout) { return layout.outputs <= kMostSp
 template <typename T>
 void split_sum(std::string_view op, const Tensor& x, const ReduceLayout& layout, bool mean, const Tensor& out) {
   const int64_t chunks = std::min((layout.count + kSplitChunk - 1) / kSplitChunk, kMostChunks);
+  const int64_t per_chunk = (layout.count + chunks - 1) / chunks;  // every element in some chunk
   const Dtype partial_dtype = std::is_floating_point_v<T> ? Dtype::float64 : Dtype::int64;
   const Tensor partials = empty({layout.outputs, chunks}, partial_dtype, out.device());
   const dim3 grid(static_cast<unsigned>(std::min(chunks, most_blocks())), static_cast<unsigned>(std::min(layout.outputs, most_blocks())));
-  launch(op, split_sum_kernel<T>, grid, kThreads, device_data<T>(x), layout, chunks, device_data<Accumulator<T>>(partials),
+  launch(op, split_sum_kernel<T>, grid, kThreads, device_data<T>(x), layout, chunks, per_chunk, device_data<Accumulator<T>>(partials),
          chunk_counters(), mean, device_data<T>(out));
 }
 

@@ -463,6 +463,10 @@ TEST_CASE("an index out of range on the device is the CPU's Error at the next re
     check_error([&] { (void)result.to(Device::cpu()); }, {message});
     CHECK_NOTHROW((void)result.to(Device::cpu()));  // reported once
   }
+  // A read of nothing waits for nothing: it leaves the checks to the next read.
+  const Tensor bad_rows = core::embedding(weight, core::from_vector<int64_t>({7}).to(gpu));
+  CHECK_NOTHROW((void)core::zeros({0}, Dtype::float32, gpu).to(Device::cpu()));
+  check_error([&] { (void)bad_rows.to(Device::cpu()); }, {"[embedding] index 7 at [0] is out of range"});
   // Two bad ops before a read: the first one's Error. synchronize() reports too.
   (void)core::gather(x, 1, index.to(gpu));
   (void)core::embedding(weight, transposed.to(gpu));
@@ -475,6 +479,16 @@ TEST_CASE("an index out of range on the device is the CPU's Error at the next re
     for (int i = 0; i < 300; ++i) (void)core::embedding(weight, good);
   }, {"[embedding] index 8 at [1]"});
   CHECK(core::embedding(weight, good).to(Device::cpu()).shape() == core::Shape{2, 2});
+  axiom::testing::report_memory_faults();
+}
+
+// A whole-tensor sum of more elements than 1,024 chunks of 4,096: the chunks grow, none is left out.
+TEST_CASE("a sum of more elements than the split sum's chunks hold counts every element") {
+  axiom::testing::ScopedEmulatedCuda emulated;
+  const int64_t n = 1024 * 4096 + 1000;
+  const Tensor ones = core::ones({n}, Dtype::float32, Device::cuda());
+  CHECK(core::sum(ones).to(Device::cpu()).item() == double(n));
+  CHECK(core::mean(core::ones({2, n / 2}, Dtype::float64, Device::cuda()), {1}).to(Device::cpu()).at({1}) == 1.0);
   axiom::testing::report_memory_faults();
 }
 
