@@ -31,6 +31,17 @@
 namespace AXIOM_CUDA_NAMESPACE {
 
 constexpr int kMaxAxes = 8;     // after merge_axes; more is an Error
+
+// The most bytes of arguments a kernel may take: 32,764 from CUDA 12.1 on (for Volta and later
+// GPUs, all that this build targets), 4,096 before. The emulator holds kernels to the former.
+#if defined(AXIOM_CUDA_EMULATED) || CUDART_VERSION >= 12010
+constexpr size_t kMostKernelArgumentBytes = 32764;
+#else
+constexpr size_t kMostKernelArgumentBytes = 4096;
+#endif
+// Tensors one launch takes by value in its arguments (Adam's update, the count of non-finite
+// values): every parameter of `small` in one launch, where the arguments may be that large.
+constexpr int kTensorsPerLaunch = kMostKernelArgumentBytes > 4096 ? 128 : 16;
 constexpr int kThreads = 256;   // per block; a power of two (block_reduce relies on it)
 
 // The most blocks a launch asks for: grid-stride loops cover larger sizes. The emulator lets its

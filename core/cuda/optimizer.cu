@@ -1,7 +1,8 @@
 // The optimizers' fused update on the GPU: one thread per element (core/adam_step.h holds the
 // formula, shared with the CPU). adam_update is one launch for one parameter; adam_update_many
-// takes up to kTensorsPerLaunch parameters a launch, their pointers and constants passed by value
-// in the launch's arguments (no upload): block row y of the grid updates parameter y.
+// takes up to kTensorsPerLaunch parameters a launch (128 with CUDA 12.1 or later: every parameter of
+// `small` at once), their pointers and constants passed by value in the launch's arguments (no
+// upload): block row y of the grid updates parameter y.
 #include "core/adam_step.h"
 #include "core/cuda/cuda_backend.h"
 #include "core/cuda/kernels.cuh"
@@ -18,9 +19,7 @@ __global__ void adam_kernel(int64_t n, T* param, const T* grad, T* exp_avg, T* e
   }
 }
 
-// The parameters of one adam_update_many launch, by value (kernel arguments hold up to 4 KiB).
-constexpr int kTensorsPerLaunch = 16;
-
+// The parameters of one adam_update_many launch, by value in its arguments.
 template <typename T>
 struct AdamBatch {
   int count = 0;
@@ -31,6 +30,8 @@ struct AdamBatch {
   T* exp_avg_sq[kTensorsPerLaunch];
   AdamScalars<T> k[kTensorsPerLaunch];
 };
+
+static_assert(sizeof(AdamBatch<double>) <= kMostKernelArgumentBytes, "an Adam batch must fit a kernel's arguments");
 
 template <typename T>
 __global__ void adam_many_kernel(AdamBatch<T> batch) {

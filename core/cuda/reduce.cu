@@ -266,15 +266,14 @@ void split_sum(std::string_view op, const Tensor& x, const ReduceLayout& layout,
 
 // --- counting the values that are not finite, in many tensors a launch ---------------------------
 
-constexpr int kTensorsPerCount = 16;
 
 // The tensors of one launch, by value in its arguments (no upload): tensor t has n[t] elements
 // at data[t], float64 or float32.
 struct CountBatch {
   int count = 0;
-  int64_t n[kTensorsPerCount];
-  const void* data[kTensorsPerCount];
-  bool is_double[kTensorsPerCount];
+  int64_t n[kTensorsPerLaunch];
+  const void* data[kTensorsPerLaunch];
+  bool is_double[kTensorsPerLaunch];
 };
 
 // NaN - NaN and inf - inf are NaN; a finite v gives 0.
@@ -311,7 +310,7 @@ void CudaBackend::count_non_finite(const std::vector<Tensor>& tensors, const Ten
   while (next < tensors.size()) {
     CountBatch batch{};
     int64_t largest = 0;
-    for (; next < tensors.size() && batch.count < kTensorsPerCount; ++next) {
+    for (; next < tensors.size() && batch.count < kTensorsPerLaunch; ++next) {
       const Tensor& t = tensors[next];
       if (t.numel() == 0) continue;
       const int i = batch.count++;
