@@ -105,10 +105,10 @@ struct UnaryBody {
   T* out;
   T scalar;
   __device__ void operator()(const Offsets<2>& at) const { out[at.of[0]] = unary_value(op, x[at.of[1]], scalar); }
-  __device__ void four(int64_t i) const {
-    Four<T> v = load_four(x + i);
-    for (T& e : v.v) e = unary_value(op, e, scalar);
-    store_four(out + i, v);
+  __device__ void four(int64_t i) const {  // (written out: constant indices keep the four in registers)
+    const Four<T> v = load_four(x + i);
+    store_four(out + i, Four<T>{{unary_value(op, v.v[0], scalar), unary_value(op, v.v[1], scalar), unary_value(op, v.v[2], scalar),
+                                 unary_value(op, v.v[3], scalar)}});
   }
 };
 
@@ -149,10 +149,9 @@ struct ArithmeticBody {
   T* out;
   __device__ void operator()(const Offsets<3>& at) const { out[at.of[0]] = arithmetic_value(op, a[at.of[1]], b[at.of[2]]); }
   __device__ void four(int64_t i) const {
-    Four<T> x = load_four(a + i);
-    const Four<T> y = load_four(b + i);
-    for (int e = 0; e < 4; ++e) x.v[e] = arithmetic_value(op, x.v[e], y.v[e]);
-    store_four(out + i, x);
+    const Four<T> x = load_four(a + i), y = load_four(b + i);
+    store_four(out + i, Four<T>{{arithmetic_value(op, x.v[0], y.v[0]), arithmetic_value(op, x.v[1], y.v[1]),
+                                 arithmetic_value(op, x.v[2], y.v[2]), arithmetic_value(op, x.v[3], y.v[3])}});
   }
 };
 
@@ -164,9 +163,8 @@ struct ComparisonBody {
   __device__ void operator()(const Offsets<3>& at) const { out[at.of[0]] = comparison_value(op, a[at.of[1]], b[at.of[2]]); }
   __device__ void four(int64_t i) const {
     const Four<T> x = load_four(a + i), y = load_four(b + i);
-    Four<uint8_t> result;
-    for (int e = 0; e < 4; ++e) result.v[e] = comparison_value(op, x.v[e], y.v[e]);
-    store_four(out + i, result);
+    store_four(out + i, Four<uint8_t>{{comparison_value(op, x.v[0], y.v[0]), comparison_value(op, x.v[1], y.v[1]),
+                                       comparison_value(op, x.v[2], y.v[2]), comparison_value(op, x.v[3], y.v[3])}});
   }
 };
 
@@ -179,9 +177,7 @@ struct WhereBody {
   __device__ void four(int64_t i) const {
     const Four<uint8_t> c = load_four(cond + i);
     const Four<T> x = load_four(a + i), y = load_four(b + i);
-    Four<T> result;
-    for (int e = 0; e < 4; ++e) result.v[e] = c.v[e] ? x.v[e] : y.v[e];
-    store_four(out + i, result);
+    store_four(out + i, Four<T>{{c.v[0] ? x.v[0] : y.v[0], c.v[1] ? x.v[1] : y.v[1], c.v[2] ? x.v[2] : y.v[2], c.v[3] ? x.v[3] : y.v[3]}});
   }
 };
 
