@@ -199,7 +199,7 @@ void CudaBackend::fill(const Tensor& out, double value) {
 
 void CudaBackend::copy(const Tensor& src, const Tensor& dst) {
   const auto operands = strided_operands<2>("copy", dst.shape(), {&dst.strides(), &src.strides()});
-  const bool in_fours = aligned_in_fours(dst, src) && src.shape() == dst.shape();
+  const bool in_fours = aligned_in_fours(dst, src);
   dispatch(dst.dtype(), [&]<typename To>() {
     dispatch(src.dtype(), [&]<typename From>() {
       launch_elementwise("copy", dst.numel(), operands, CopyBody<To, From>{device_data<From>(src), device_data<To>(dst)}, in_fours);
@@ -212,13 +212,13 @@ void CudaBackend::unary(UnaryOp op, const Tensor& x, const Tensor& out, double s
   dispatch(x.dtype(), [&]<typename T>() {
     if (!std::is_floating_point_v<T> && !integer_unary(op)) throw Error(op_name(op), "no CUDA kernel for dtype ", x.dtype());
     const UnaryBody<T> body{op, device_data<T>(x), device_data<T>(out), static_cast<T>(scalar)};
-    launch_elementwise(op_name(op), out.numel(), operands, body, aligned_in_fours(out, x) && x.shape() == out.shape());
+    launch_elementwise(op_name(op), out.numel(), operands, body, aligned_in_fours(out, x));
   });
 }
 
 void CudaBackend::binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
   const auto operands = strided_operands<3>(op_name(op), out.shape(), {&out.strides(), &a.strides(), &b.strides()});
-  const bool in_fours = aligned_in_fours(out, a, b) && a.shape() == out.shape() && b.shape() == out.shape();  // no broadcast
+  const bool in_fours = aligned_in_fours(out, a, b);
   dispatch(a.dtype(), [&]<typename T>() {
     const T *pa = device_data<T>(a), *pb = device_data<T>(b);
     if (is_comparison(op)) {
@@ -234,9 +234,7 @@ void CudaBackend::where(const Tensor& cond, const Tensor& a, const Tensor& b, co
       strided_operands<4>("where", out.shape(), {&out.strides(), &cond.strides(), &a.strides(), &b.strides()});
   dispatch(a.dtype(), [&]<typename T>() {
     const WhereBody<T> body{device_data<uint8_t>(cond), device_data<T>(a), device_data<T>(b), device_data<T>(out)};
-    const bool in_fours = aligned_in_fours(out, cond, a, b) && cond.shape() == out.shape() && a.shape() == out.shape() &&
-                          b.shape() == out.shape();
-    launch_elementwise("where", out.numel(), operands, body, in_fours);
+    launch_elementwise("where", out.numel(), operands, body, aligned_in_fours(out, cond, a, b));
   });
 }
 

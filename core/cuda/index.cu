@@ -26,11 +26,6 @@ __device__ void atomic_add(T* address, T value) {
   }
 }
 
-// Whether index k lies in [0, size). The op checked its indices on the GPU (index_checks.cu) and
-// reports one out of range at the next read back to the host; until then a kernel skips it (reads
-// 0, adds nothing) rather than touch memory outside its tensor.
-__device__ inline bool in_range(int64_t k, int64_t size) { return k >= 0 && k < size; }
-
 // Element e of the [outer, count, inner] side, as (o, i, j).
 struct Position {
   int64_t o, i, j;

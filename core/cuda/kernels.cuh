@@ -180,12 +180,21 @@ __global__ void for_each_four(int64_t n, Body body) {
   }
 }
 
-// Whether every one of `tensors` can take the contiguous fast path: contiguous, its data aligned
-// to four of its elements (a view that starts at an odd element is not).
-template <typename... Tensors>
-bool aligned_in_fours(const Tensors&... tensors) {
-  return ((tensors.is_contiguous() && reinterpret_cast<uintptr_t>(tensors.raw_data()) % (4 * dtype_size(tensors.dtype())) == 0) && ...);
+// Whether an elementwise op into `out` from `inputs` can take the contiguous fast path: every
+// operand contiguous, of out's shape (nothing broadcast), its data aligned to four of its elements
+// (a view that starts at an odd element is not).
+template <typename... Inputs>
+bool aligned_in_fours(const Tensor& out, const Inputs&... inputs) {
+  auto aligned = [](const Tensor& t) {
+    return t.is_contiguous() && reinterpret_cast<uintptr_t>(t.raw_data()) % (4 * dtype_size(t.dtype())) == 0;
+  };
+  return aligned(out) && ((aligned(inputs) && inputs.shape() == out.shape()) && ...);
 }
+
+// Whether index k lies in [0, size). An op checks its indices on the GPU (index_checks.cu) and
+// reports one out of range at the next read back to the host; until then a kernel skips it (reads
+// 0, adds nothing) rather than touch memory outside its tensor.
+__device__ inline bool in_range(int64_t k, int64_t size) { return k >= 0 && k < size; }
 
 // for i in [0, n): body(offsets(i)), on the GPU; through for_each_four when `in_fours`
 // (aligned_in_fours of the operands).

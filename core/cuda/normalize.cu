@@ -133,7 +133,7 @@ __global__ void cross_entropy_kernel(const T* logits, const int64_t* targets, in
       const double log_sum_exp = double(max) + ::log(exps);
       lse[r] = static_cast<T>(log_sum_exp);
       const int64_t t = targets[r];  // out of range: reported at the next read back (index_checks.cu); not read here
-      const double target_logit = t >= 0 && t < classes ? double(x[t]) : 0.0;
+      const double target_logit = in_range(t, classes) ? double(x[t]) : 0.0;
       losses[r] = static_cast<T>(log_sum_exp - (1 - smoothing) * target_logit - smoothing * total / double(classes));
     }
   }
