@@ -117,17 +117,21 @@ MemoryEstimate evaluation_memory(const AxialTransformerConfig& c, int64_t batch)
 
 MemoryEstimate sampling_memory(const AxialTransformerConfig& c, int64_t count) {
   const double n = static_cast<double>(count), d = static_cast<double>(c.features);
-  // The Gumbel noise, float64 [N, C, H, W, 256], and the temporaries that draw it: 5 such arrays.
-  const double noise = 5 * 8 * n * static_cast<double>(c.channels) * pixels(c) * kValues;
+  // The Gumbel noise of one row, [N, W, 256], and the temporaries that draw it: 6 such arrays.
+  const double noise = 6 * kFloat * n * static_cast<double>(c.width) * kValues;
   // Keys and values of the rows above (outer column blocks) and of the pixels to the left (inner blocks).
   // (A raster model: of every pixel, in each block.)
   const double cached = c.axial() ? static_cast<double>(c.upper_layers / 2) * pixels(c) + static_cast<double>(c.row_layers) * static_cast<double>(c.width)
                                   : raster_blocks(c) * pixels(c);
   const double caches = 2 * n * d * kFloat * cached;
-  AxialTransformerConfig whole = c;
-  whole.attention = "axial";  // the channel encoder runs on whole images (its blocks are axial in every model)
-  const MemoryEstimate encoder = evaluation_memory(whole, count);
-  return {.weights = encoder.weights, .activations = noise + caches + encoder.activations};
+  // With more than one channel, the channel encoder runs on whole images: its blocks' widest
+  // temporaries (the feed-forward's hidden layer, the block's input and projections) and every
+  // channel's embedding.
+  const double encoder_floats = 2 * d * static_cast<double>(c.ff_multiple) + 4 * d + static_cast<double>(c.channels) * d;
+  const double encoding = c.channels > 1 ? encoder_floats * pixels(c) * n * kFloat : 0;
+  // The outer decoder's step: an evaluation of one row of every image.
+  const double row_step = evaluation_floats_per_pixel(c) * static_cast<double>(c.width) * n * kFloat;
+  return {.weights = parameter_count(c) * kFloat, .activations = noise + caches + std::max(encoding, row_step)};
 }
 
 void check_fits(const MemoryEstimate& need, const char* op, const std::string& what, const std::string& advice, int processes_here,

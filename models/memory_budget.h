@@ -42,7 +42,7 @@ MemoryEstimate training_memory(const AxialTransformerConfig& c, int64_t batch, c
                                int64_t checkpoint_blocks = 0);
 // The exact likelihood of `batch` images at once, without a graph.
 MemoryEstimate evaluation_memory(const AxialTransformerConfig& c, int64_t batch);
-// Drawing `count` images with sample_fast or sample_naive (their Gumbel noise is drawn up front).
+// Drawing `count` images with sample_fast or sample_naive (their Gumbel noise is drawn a row at a time).
 MemoryEstimate sampling_memory(const AxialTransformerConfig& c, int64_t count);
 
 // An Error when `processes_here` processes that each need `need` do not fit in the memory that

@@ -11,26 +11,36 @@ namespace {
 
 constexpr int64_t kValues = 256;
 
-// Standard Gumbel noise, -log(-log U), for every value of every pixel: [N, C, H, W, 256] (float64).
-// Drawn on the CPU and moved: the same seed gives the same noise on every device.
-Tensor gumbel_noise(const AxialTransformerConfig& c, const SampleOptions& options, Device device) {
-  core::Generator gen(options.seed);
-  const Tensor u = axiom::uniform({options.count, c.channels, c.height, c.width, kValues}, 0, 1, gen, Dtype::float64, device);
+// Standard Gumbel noise, -log(-log U), for row i of channel c of every image: [N, W, 256] in the
+// logits' dtype. Value v of pixel (c, i, j) of image n is drawn from counter
+//   (((n C + c) H + i) W + j) 256 + v
+// of the seed's stream (core/random.h): the same for any batch size and in any order, so image n is
+// the same whether it is drawn alone or in a batch, by either sampler. The uniforms are drawn on the
+// CPU, one image at a time, and moved: the same seed gives the same noise on every device.
+Tensor gumbel_noise_row(const AxialTransformerConfig& c, const SampleOptions& options, int64_t channel, int64_t row, Dtype dtype,
+                        Device device) {
+  const int64_t per_row = c.width * kValues;
+  std::vector<Tensor> images;
+  for (int64_t n = 0; n < options.count; ++n) {
+    core::Generator gen(options.seed);
+    gen.set_state(options.seed, static_cast<uint64_t>(((n * c.channels + channel) * c.height + row) * per_row));
+    images.push_back(axiom::uniform({c.width, kValues}, 0, 1, gen, dtype, device));
+  }
+  const Tensor u = stack(images, 0);  // [N, W, 256]
   return neg(log(neg(log(u))));
 }
 
 // argmax_v (logits / T + noise) for a [N, 256] slice of logits and noise.
 Tensor pick(const Tensor& logits, const Tensor& noise, double temperature) {
-  return argmax(add(div(logits.to(Dtype::float64), temperature), noise), -1);
+  return argmax(add(div(logits, temperature), noise), -1);
 }
 
-// What both samplers share: the options, the noise drawn up front, and the images being filled in
-// (int64 [N, C, H, W], zeros until drawn), all on the model's device.
+// What both samplers share: the options, the noise of the row being drawn, and the images being
+// filled in (int64 [N, C, H, W], zeros until drawn), all on the model's device.
 struct Drawing {
   Drawing(const AxialTransformer& model, const SampleOptions& options) : config(model.config()), options(options) {
     if (options.count <= 0) throw Error("sample", "count must be positive, got ", options.count);
     if (!(options.temperature > 0)) throw Error("sample", "temperature must be > 0, got ", options.temperature);
-    noise = gumbel_noise(config, options, model.device());
     images = axiom::zeros({options.count, config.channels, config.height, config.width}, Dtype::int64, model.device());
   }
 
@@ -40,8 +50,13 @@ struct Drawing {
   }
 
   // Samples pixel (c, i, j) of every image from that pixel's logits [N, 256], and writes it in.
+  // Pixels come in raster order, so the noise is drawn once per row.
   void draw(const Tensor& logits, int64_t c, int64_t i, int64_t j) {
-    const Tensor value = pick(logits, noise.select(1, c).select(1, i).select(1, j), options.temperature);  // [N]
+    if (c != noise_channel || i != noise_row) {
+      noise = gumbel_noise_row(config, options, c, i, logits.dtype(), logits.device());
+      noise_channel = c, noise_row = i;
+    }
+    const Tensor value = pick(logits, noise.select(1, j), options.temperature);  // [N]
     copy_into(value, images.select(1, c).select(1, i).select(1, j));
   }
 
@@ -52,7 +67,9 @@ struct Drawing {
 
   const AxialTransformerConfig& config;
   SampleOptions options;
-  Tensor noise, images;
+  Tensor images;
+  Tensor noise;  // [N, W, 256], in the logits' dtype: row noise_row of channel noise_channel
+  int64_t noise_channel = -1, noise_row = -1;
 };
 
 // The inner decoder's input at pixel (i, j) of every image, [N, D]:

@@ -1,8 +1,9 @@
 // Drawing images from an AxialTransformer, in raster order, channel after channel.
 //
-// Both samplers use the Gumbel-max trick with noise drawn up front from the seed: the value of
-// pixel (c, i, j) of image n is argmax_v (logits_v / T + G[n, c, i, j, v]), G standard Gumbel.
-// Given the same seed they therefore make the same images, whatever order they compute in.
+// Both samplers use the Gumbel-max trick with noise drawn from the seed, a row at a time: the value
+// of pixel (c, i, j) of image n is argmax_v (logits_v / T + G[n, c, i, j, v]), G standard Gumbel, a
+// pure function of the seed and (n, c, i, j, v). Given the same seed they therefore make the same
+// images, whatever order they compute in and whatever the batch size.
 //
 // naive:          the whole model once per pixel: O(C H W) full evaluations.
 // semi-parallel:  (section 3.2.1) the channel encoder once per channel, the outer decoder once

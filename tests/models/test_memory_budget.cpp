@@ -94,7 +94,7 @@ TEST_CASE("the estimates are close to the measured peaks of training, evaluation
     CHECK(models::evaluation_memory(c, batch).activations <= 2 * evaluation);
     const double sampling = peak_bytes_of([&] { (void)models::sample_fast(model, {.count = batch}); });
     CHECK(models::sampling_memory(c, batch).activations >= sampling);
-    CHECK(models::sampling_memory(c, batch).activations <= 1.5 * sampling);
+    CHECK(models::sampling_memory(c, batch).activations <= 2 * sampling);  // like evaluation: a few tensors decide it
   }
 }
 
