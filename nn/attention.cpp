@@ -128,11 +128,11 @@ void check_step(const AxialAttention& a, const Tensor& x_t, const AttentionCache
   }
 }
 
-// At the first step: room for every position of the line, [B, H, L, Dh] in x_t's dtype.
+// At the first step: room for every position of the line in x_t's dtype, keys [B, H, Dh, L]
+// (transposed: a step's scores q K^T read them row by row) and values [B, H, L, Dh].
 void allocate(AttentionCache& cache, const Tensor& x_t, int64_t heads, int64_t head_features) {
-  const Shape shape{x_t.size(0), heads, cache.capacity, head_features};
-  cache.keys = axiom::zeros(shape, x_t.dtype(), x_t.device());
-  cache.values = axiom::zeros(shape, x_t.dtype(), x_t.device());
+  cache.keys = axiom::zeros({x_t.size(0), heads, head_features, cache.capacity}, x_t.dtype(), x_t.device());
+  cache.values = axiom::zeros({x_t.size(0), heads, cache.capacity, head_features}, x_t.dtype(), x_t.device());
 }
 
 }  // namespace
@@ -146,23 +146,24 @@ Tensor AxialAttention::forward_step(const Tensor& x_t, AttentionCache& cache) co
   const Tensor qkv_t = qkv->forward(x_t);
   auto part = [&](int64_t i) { return qkv_t.narrow(-1, i * features, features).reshape({batch, heads, head_features}); };
   // append its key and value: cache[:, :, t, :] = k, v
-  copy_into(part(1), cache.keys.select(2, t));
+  copy_into(part(1), cache.keys.select(3, t));
   copy_into(part(2), cache.values.select(2, t));
   cache.length = t + 1;
   // the positions t may see lie in first..t: all of 0..t, or local attention's neighbourhood
   const int64_t first = local.active() ? local_first_visible(local, cache.grid_columns, t) : 0, seen = t + 1 - first;
-  const Tensor keys = cache.keys.narrow(2, first, seen), values = cache.values.narrow(2, first, seen);  // [B, H, seen, Dh]
+  const Tensor keys_t = cache.keys.narrow(3, first, seen);     // [B, H, Dh, seen]
+  const Tensor values = cache.values.narrow(2, first, seen);   // [B, H, seen, Dh]
   const Tensor q = part(0).unsqueeze(2);  // [B, H, 1, Dh]
   // mixed = softmax(scores) v : [B, H, 1, seen] x [B, H, seen, Dh] -> [B, H, 1, Dh]
-  const Tensor mixed = matmul(softmax(step_scores(q, keys, t, first, cache), -1), values);
+  const Tensor mixed = matmul(softmax(step_scores(q, keys_t, t, first, cache), -1), values);
   return out->forward(mixed.reshape({batch, features}));  // heads back together: [B, D]
 }
 
-// Position t's scores against the cached keys of positions first..t: q [B, H, 1, Dh], keys [B, H, seen, Dh] -> [B, H, 1, seen]
+// Position t's scores against the cached keys of positions first..t: q [B, H, 1, Dh], keys_t [B, H, Dh, seen] -> [B, H, 1, seen]
 //   q k^T (+ the relative logits) / sqrt(Dh); local attention hides the keys outside t's neighbourhood.
 // (Causality needs no mask: the cache holds positions 0..t only.)
-Tensor AxialAttention::step_scores(const Tensor& q, const Tensor& keys, int64_t t, int64_t first, const AttentionCache& cache) const {
-  Tensor scores = matmul(q, keys.transpose(-1, -2));
+Tensor AxialAttention::step_scores(const Tensor& q, const Tensor& keys_t, int64_t t, int64_t first, const AttentionCache& cache) const {
+  Tensor scores = matmul(q, keys_t);
   if (relative.defined()) scores = add(scores, relative_logits_step(q, relative, t, t + 1));  // position t against 0..t
   scores = mul(scores, 1.0 / std::sqrt(static_cast<double>(features / heads)));
   if (!local.active()) return scores;

@@ -34,7 +34,7 @@ namespace axiom::nn {
 // are known) and filled one position per step; it is plain data, outside autograd.
 struct AttentionCache {
   explicit AttentionCache(int64_t capacity = 0, int64_t grid_columns = 0) : capacity(capacity), grid_columns(grid_columns) {}
-  Tensor keys;    // [B, heads, capacity, Dh]; positions 0..length-1 are filled
+  Tensor keys;    // [B, heads, Dh, capacity] (transposed); positions 0..length-1 are filled
   Tensor values;  // [B, heads, capacity, Dh]
   int64_t capacity;     // the line's length L
   int64_t grid_columns;  // local attention: the positions are a grid this wide, in raster order
@@ -78,7 +78,7 @@ class AxialAttention : public Module {
   Tensor mix(const Tensor& qkv_x, int64_t line_axis) const;  // attention on the projections [..., 3D], then `out`
   Tensor attend_relative(const Tensor& qkv_x, int64_t line_axis) const;  // the same with relative logits, unfused
   Tensor attend_local(const Tensor& qkv_x) const;  // local attention on [..., R, C, 3D] -> [..., R, C, D], unfused
-  Tensor step_scores(const Tensor& q, const Tensor& keys, int64_t t, int64_t first, const AttentionCache& cache) const;
+  Tensor step_scores(const Tensor& q, const Tensor& keys_t, int64_t t, int64_t first, const AttentionCache& cache) const;
 };
 
 }  // namespace axiom::nn
