@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "core/cpu/vector_math.h"
 #include "core/error.h"
 #include "core/factory.h"
 #include "core/parallel.h"
@@ -63,15 +64,26 @@ double unit(uint32_t high, uint32_t low) {
   return static_cast<double>(((uint64_t{high} << 32) | low) >> 11) * 0x1p-53;
 }
 
-// Fills a new contiguous tensor: element i is value(philox(seed, first + i)), on any thread.
-template <typename ValueFn>
-Tensor generate(const Shape& shape, Generator& gen, Dtype dtype, ValueFn value) {
+// A new contiguous tensor of T, filled in chunks on any thread: fill(seed, counter, data, count)
+// writes the `count` elements at `data`, drawn from counters counter .. counter + count - 1.
+template <typename T, typename Fill>
+Tensor fill_from_counters(const Shape& shape, Generator& gen, Dtype dtype, Fill fill) {
   Tensor out = empty(shape, dtype);
   const uint64_t seed = gen.seed(), first = gen.reserve(static_cast<uint64_t>(out.numel()));
+  T* data = out.data<T>();
+  parallel_for(out.numel(), 16384, [&](int64_t begin, int64_t end) {
+    fill(seed, first + static_cast<uint64_t>(begin), data + begin, end - begin);
+  });
+  return out;
+}
+
+// Element i of a new contiguous tensor is value(philox(seed, first + i)).
+template <typename ValueFn>
+Tensor generate(const Shape& shape, Generator& gen, Dtype dtype, ValueFn value) {
+  Tensor out;
   dispatch(dtype, [&]<typename T>() {
-    T* data = out.data<T>();
-    parallel_for(out.numel(), 16384, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) data[i] = static_cast<T>(value(philox4x32(seed, first + i)));
+    out = fill_from_counters<T>(shape, gen, dtype, [&](uint64_t seed, uint64_t counter, T* data, int64_t count) {
+      for (int64_t i = 0; i < count; ++i) data[i] = static_cast<T>(value(philox4x32(seed, counter + static_cast<uint64_t>(i))));
     });
   });
   return out;
@@ -83,16 +95,23 @@ void check_floating(const char* op, Dtype dtype) {
 
 }  // namespace
 
+float uniform_float32(uint64_t seed, uint64_t counter, double low, double high) {
+  const std::array<uint32_t, 4> r = philox4x32(seed, counter);
+  const auto value = static_cast<float>(low + (high - low) * unit(r[0], r[1]));
+  // Rounding to float32 could land on `high` itself, which the half-open interval excludes.
+  const auto high32 = static_cast<float>(high);
+  return value >= high32 ? std::nextafter(high32, -INFINITY) : value;
+}
+
 Tensor uniform(const Shape& shape, double low, double high, Generator& gen, Dtype dtype) {
   check_floating("uniform", dtype);
   if (!(low < high) || !std::isfinite(high - low)) throw Error("uniform", "needs low < high, got ", low, " and ", high);
-  return generate(shape, gen, dtype, [&](const std::array<uint32_t, 4>& r) {
-    const double v = low + (high - low) * unit(r[0], r[1]);
-    // Rounding to float32 could land on `high` itself, which the half-open interval excludes.
-    const auto high32 = static_cast<float>(high);
-    if (dtype == Dtype::float32 && static_cast<float>(v) >= high32) return double{std::nextafter(high32, -INFINITY)};
-    return v;
-  });
+  if (dtype == Dtype::float32) {  // uniform_float32 of every counter, several at a time (SIMD)
+    return fill_from_counters<float>(shape, gen, dtype, [&](uint64_t seed, uint64_t counter, float* data, int64_t count) {
+      cpu::vec::uniform(seed, counter, low, high, data, count);
+    });
+  }
+  return generate(shape, gen, dtype, [&](const std::array<uint32_t, 4>& r) { return low + (high - low) * unit(r[0], r[1]); });
 }
 
 Tensor normal(const Shape& shape, double mean, double std, Generator& gen, Dtype dtype) {

@@ -57,6 +57,9 @@ class BatchShare {
 
 // Four random 32-bit words for one counter value.
 std::array<uint32_t, 4> philox4x32(uint64_t seed, uint64_t counter);
+// The float32 value that uniform(low, high) draws from one counter (core/cpu/vector_math.h's
+// uniform draws the same, several counters at a time).
+float uniform_float32(uint64_t seed, uint64_t counter, double low, double high);
 
 // The process-wide generator used when none is passed; manual_seed resets it.
 Generator& default_generator();

@@ -113,6 +113,8 @@ void bench_memory_bound(const Reporter& reporter) {
   });
   const Tensor param = x.clone(), exp_avg = zeros({n}), exp_avg_sq = zeros({n});
   report("adam_16M", 7, [&] { adam_update(param, y, exp_avg, exp_avg_sq, AdamStep{}); });
+  // random draws (core/random.h): bound by the generator's arithmetic, not by memory
+  report("uniform_16M", 1, [&] { out = uniform({n}, 0, 1, gen); });
 }
 
 }  // namespace

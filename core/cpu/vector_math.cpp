@@ -27,6 +27,7 @@
 
 #include "core/cpu/vector_math.h"
 #include "core/error.h"
+#include "core/random.h"
 #include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
 
@@ -399,6 +400,48 @@ void Adam_(float* p, const float* g, float* m, float* v, const AdamScalars<float
   });
 }
 
+// Philox-4x32-10 (core/random.cpp's philox4x32) on a vector of 64-bit counters at once, each
+// lane holding one 32-bit word of the state in its low half: the two 32x32 -> 64-bit products of a
+// round are MulEven of the lanes' low halves. Returns the first two output words, (c0 << 32) | c1.
+template <class D64>
+HWY_INLINE hn::Vec<D64> philox_first_words(D64 d64, uint64_t seed, hn::Vec<D64> counter) {
+  const hn::Repartition<uint32_t, D64> d32;
+  const auto low_half = hn::Set(d64, 0xFFFFFFFFull);
+  const auto mul0 = hn::BitCast(d32, hn::Set(d64, 0xD2511F53ull)), mul1 = hn::BitCast(d32, hn::Set(d64, 0xCD9E8D57ull));
+  auto c0 = hn::And(counter, low_half), c1 = hn::ShiftRight<32>(counter), c2 = hn::Zero(d64), c3 = hn::Zero(d64);
+  uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
+  for (int round = 0; round < 10; ++round) {
+    const auto p0 = hn::MulEven(hn::BitCast(d32, c0), mul0), p1 = hn::MulEven(hn::BitCast(d32, c2), mul1);  // u64 lanes
+    const auto next_c0 = hn::Xor(hn::Xor(hn::ShiftRight<32>(p1), c1), hn::Set(d64, k0));
+    const auto next_c2 = hn::Xor(hn::Xor(hn::ShiftRight<32>(p0), c3), hn::Set(d64, k1));
+    c1 = hn::And(p1, low_half), c3 = hn::And(p0, low_half), c0 = next_c0, c2 = next_c2;
+    k0 += 0x9E3779B9u, k1 += 0xBB67AE85u;
+  }
+  return hn::Or(hn::ShiftLeft<32>(c0), c1);
+}
+
+void Uniform_(uint64_t seed, uint64_t first, double low, double high, float* out, int64_t n) {
+  int64_t i = 0;
+#if HWY_TARGET != HWY_SCALAR  // (one lane cannot hold a 64-bit counter's two 32-bit halves)
+  const hn::ScalableTag<uint64_t> d64;
+  const hn::Rebind<double, decltype(d64)> df64;
+  const hn::Rebind<int64_t, decltype(d64)> di64;
+  const hn::Rebind<float, decltype(d64)> df32;
+  const float high32 = static_cast<float>(high), below_high32 = std::nextafter(high32, -std::numeric_limits<float>::infinity());
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d64));
+  for (; i + lanes <= n; i += lanes) {
+    const auto counter = hn::Iota(d64, first + static_cast<uint64_t>(i));
+    const auto bits = hn::ShiftRight<11>(philox_first_words(d64, seed, counter));  // 53 random bits
+    const auto unit = hn::Mul(hn::ConvertTo(df64, hn::BitCast(di64, bits)), hn::Set(df64, 0x1p-53));
+    // low + (high - low) * unit, rounded twice as the scalar code rounds it (no fused multiply-add)
+    const auto value = hn::DemoteTo(df32, hn::Add(hn::Set(df64, low), hn::Mul(hn::Set(df64, high - low), unit)));
+    // rounding to float32 could land on `high` itself, which the half-open interval excludes
+    hn::StoreU(hn::IfThenElse(hn::Ge(value, hn::Set(df32, high32)), hn::Set(df32, below_high32), value), df32, out + i);
+  }
+#endif
+  for (; i < n; ++i) out[i] = uniform_float32(seed, first + static_cast<uint64_t>(i), low, high);
+}
+
 int64_t Target_() { return HWY_TARGET; }
 
 }  // namespace axiom::core::cpu::vec::HWY_NAMESPACE
@@ -412,6 +455,7 @@ HWY_EXPORT(Arithmetic_);
 HWY_EXPORT(AddRowToTotals_);
 HWY_EXPORT(Max_);
 HWY_EXPORT(Sum_);
+HWY_EXPORT(Uniform_);
 HWY_EXPORT(ExpShifted_);
 HWY_EXPORT(Softmax_);
 HWY_EXPORT(SoftmaxBackward_);
@@ -432,6 +476,9 @@ void add_row_to_totals(const float* row, double* totals, int64_t n) {
 }
 float max(const float* x, int64_t n) { return HWY_DYNAMIC_DISPATCH(Max_)(x, n); }
 float sum(const float* x, int64_t n) { return HWY_DYNAMIC_DISPATCH(Sum_)(x, n); }
+void uniform(uint64_t seed, uint64_t first, double low, double high, float* out, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(Uniform_)(seed, first, low, high, out, n);
+}
 float exp_shifted(const float* x, float shift, float* y, int64_t n) {
   return HWY_DYNAMIC_DISPATCH(ExpShifted_)(x, shift, y, n);
 }

@@ -36,6 +36,10 @@ void add_row_to_totals(const float* row, double* totals, int64_t n);
 float max(const float* x, int64_t n);
 // sum of x[0..n).
 float sum(const float* x, int64_t n);
+
+// out[i] for i < n: what core::uniform draws in float32 from counter first + i of the seed's
+// stream (core/random.h), bit for bit: Philox-4x32-10 on several counters at once.
+void uniform(uint64_t seed, uint64_t first, double low, double high, float* out, int64_t n);
 // y = exp(x - shift), and returns the sum of y; y may be null (only the sum). shift is the max of
 // x, finite (the caller answers NaN for a row whose max is NaN or infinite).
 float exp_shifted(const float* x, float shift, float* y, int64_t n);

@@ -17,6 +17,7 @@
 
 #include "core/adam_step.h"
 #include "core/cpu/vector_math.h"
+#include "core/random.h"
 
 namespace {
 
@@ -198,6 +199,30 @@ TEST_CASE("arithmetic on walked and repeated operands and column sums under ever
       std::vector<double> totals(static_cast<size_t>(n), 0.5), expected = totals;
       vec::add_row_to_totals(a.data(), totals.data(), n);
       for (int64_t i = 0; i < n; ++i) CHECK(totals[i] == expected[i] + double(a[i]));
+    }
+  });
+}
+
+TEST_CASE("uniform draws core::uniform's float32 numbers bit for bit under every target") {
+  struct Case {
+    uint64_t seed, first;
+    double low, high;
+  };
+  // a counter's high word changing within a run; a range so narrow that rounding reaches `high`
+  const Case cases[] = {{0, 0, 0, 1}, {7, (uint64_t{1} << 32) - 37, -3, 5}, {uint64_t{1} << 40 | 3, 12345, 1, 1 + 0x1p-23}};
+  under_every_target([&] {
+    for (const Case& c : cases) {
+      for (int64_t n : kLengths) {
+        CAPTURE(c.first);
+        CAPTURE(n);
+        std::vector<float> drawn(static_cast<size_t>(n) + 1);
+        vec::uniform(c.seed, c.first, c.low, c.high, drawn.data() + 1, n);  // an unaligned start
+        for (int64_t i = 0; i < n; ++i) {
+          const float expected = axiom::core::uniform_float32(c.seed, c.first + static_cast<uint64_t>(i), c.low, c.high);
+          CHECK(drawn[static_cast<size_t>(i) + 1] == expected);
+          CHECK(expected < static_cast<float>(c.high));
+        }
+      }
     }
   });
 }
