@@ -16,7 +16,7 @@ constexpr int64_t kValues = 256;
 //   (((n C + c) H + i) W + j) 256 + v
 // of the seed's stream (core/random.h): the same for any batch size and in any order, so image n is
 // the same whether it is drawn alone or in a batch, by either sampler. The uniforms are drawn on the
-// CPU, one image at a time, and moved: the same seed gives the same noise on every device.
+// CPU, one image at a time, and moved at once: the same seed gives the same noise on every device.
 Tensor gumbel_noise_row(const AxialTransformerConfig& c, const SampleOptions& options, int64_t channel, int64_t row, Dtype dtype,
                         Device device) {
   const int64_t per_row = c.width * kValues;
@@ -24,9 +24,9 @@ Tensor gumbel_noise_row(const AxialTransformerConfig& c, const SampleOptions& op
   for (int64_t n = 0; n < options.count; ++n) {
     core::Generator gen(options.seed);
     gen.set_state(options.seed, static_cast<uint64_t>(((n * c.channels + channel) * c.height + row) * per_row));
-    images.push_back(axiom::uniform({c.width, kValues}, 0, 1, gen, dtype, device));
+    images.push_back(axiom::uniform({c.width, kValues}, 0, 1, gen, dtype));
   }
-  const Tensor u = stack(images, 0);  // [N, W, 256]
+  const Tensor u = stack(images, 0).to(device);  // [N, W, 256]
   return neg(log(neg(log(u))));
 }
 
