@@ -80,6 +80,10 @@ Tensor shift(const Tensor& x, int64_t axis, int64_t amount);
 // Multi-head self-attention along `axis` from packed projections qkv [..., 3D] -> [..., D]
 // (core::attention: scores, softmax and mixing fused; causal = inclusive mask).
 Tensor attention(const Tensor& qkv, int64_t axis, int64_t heads, bool causal);
+// One query per line against that line's cached keys and values, fused (core::attention_step):
+// softmax(scale * q K^T) V for q [..., 1, Dh], keys_t [..., Dh, S], values [..., S, Dh] -> [..., 1, Dh].
+// For inference (a sampler's step): with gradients recorded and an input that needs one, an Error.
+Tensor attention_step(const Tensor& q, const Tensor& keys_t, const Tensor& values, double scale);
 
 // --- indexing (ops_index.cpp) ---------------------------------------------------------------------
 // out[i][j][k] = x[i][index[i][j][k]][k] for axis 1 (any rank); index: int64, x's shape but on `axis`.

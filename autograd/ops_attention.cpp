@@ -2,6 +2,7 @@
 // and sizes is core/ops_attention.cpp; the kernels are core/cpu/attention.cpp and
 // core/cuda/attention.cu; the layer that uses it is nn/attention.cpp.
 #include "autograd/ops.h"
+#include "core/error.h"
 #include "core/ops.h"
 
 namespace axiom {
@@ -15,6 +16,13 @@ Tensor attention(const Tensor& qkv, int64_t axis, int64_t heads, bool causal) {
                 [qkv = qkv.data(), probs = r.probs, axis, heads](const core::Tensor& g, const Needs&) {
                   return Grads{core::attention_backward(qkv, probs, g, axis, heads)};
                 });
+}
+
+Tensor attention_step(const Tensor& q, const Tensor& keys_t, const Tensor& values, double scale) {
+  if (grad_enabled() && (q.requires_grad() || keys_t.requires_grad() || values.requires_grad())) {
+    throw Error("attention_step", "has no backward rule: call it under NoGrad (for training, use attention)");
+  }
+  return Tensor(core::attention_step(q.data(), keys_t.data(), values.data(), scale));
 }
 
 }  // namespace axiom

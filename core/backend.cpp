@@ -4,6 +4,7 @@
 #include <iterator>
 
 #include "core/error.h"
+#include "core/ops.h"
 #include "core/tensor.h"
 
 namespace axiom::core {
@@ -28,6 +29,10 @@ Registry& registry() {
 
 void Backend::adam_update_many(const std::vector<AdamUpdate>& updates) {
   for (const AdamUpdate& u : updates) adam_update(u.param, u.grad, u.exp_avg, u.exp_avg_sq, u.step);
+}
+
+void Backend::attention_step(const Tensor& q, const Tensor& keys_t, const Tensor& values, double scale, const Tensor& out) {
+  copy(core::matmul(core::softmax(core::mul(core::matmul(q, keys_t), scale), -1), values), out);
 }
 
 MachineMemory Backend::memory() { return machine_memory(); }

@@ -91,6 +91,10 @@ class Backend {
   // grad_qkv [..., 3D] (written whole) from grad_out [..., D] and the forward's qkv and probs; all contiguous.
   virtual void attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int axis, int64_t heads,
                                   const Tensor& grad_qkv) = 0;
+  // out [..., 1, Dh] = softmax(scale * q keys_t) values per line (core/ops.h attention_step); the
+  // operands' rows are contiguous (unit stride on their last axis), out is contiguous. This default
+  // composes matmul, softmax and matmul; the CPU backend fuses them.
+  virtual void attention_step(const Tensor& q, const Tensor& keys_t, const Tensor& values, double scale, const Tensor& out);
   // out[..., M, N] = a[..., M, K] @ b[..., K, N]; a and b expanded to out's batch shape. With
   // `accumulate`, out += a @ b instead (out holds values already: a bias, say).
   virtual void matmul(const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate) = 0;

@@ -120,6 +120,11 @@ struct AttentionResult {
 AttentionResult attention(const Tensor& qkv, int64_t axis, int64_t heads, bool causal);
 // d loss / d qkv [..., 3D] from grad_out [..., D] and the forward's qkv and probs.
 Tensor attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int64_t axis, int64_t heads);
+// One query per line against that line's cached keys and values (a sampler's step), fused, not
+// differentiable:  out = softmax(scale * q K^T) V  per line:
+//   q [..., 1, Dh], keys_t [..., Dh, S] (the keys transposed), values [..., S, Dh] -> [..., 1, Dh],
+// the batch axes of the three alike (no broadcasting), S >= 1.
+Tensor attention_step(const Tensor& q, const Tensor& keys_t, const Tensor& values, double scale);
 
 // --- matrix product ---------------------------------------------------------------------------
 // [..., M, K] @ [..., K, N] -> [..., M, N], batch axes broadcast. A 1-D operand is a vector

@@ -62,4 +62,29 @@ Tensor attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& 
   return grad_qkv;
 }
 
+namespace {
+// x itself when it has unit stride along its last axis (a view of a cache does), else a copy.
+Tensor rows_contiguous(const Tensor& x) { return x.stride(-1) == 1 ? x : x.contiguous(); }
+}  // namespace
+
+Tensor attention_step(const Tensor& q, const Tensor& keys_t, const Tensor& values, double scale) {
+  constexpr const char* name = "attention_step";
+  for (const Tensor* t : {&q, &keys_t, &values}) {
+    checks::defined(name, *t);
+    checks::floating(name, *t);
+    checks::same_device(name, q, *t);
+    checks::same_dtype(name, q, *t);
+  }
+  const int64_t dh = q.dim() >= 2 ? q.size(-1) : 0, seen = keys_t.dim() >= 2 ? keys_t.size(-1) : 0;
+  Shape keys_shape = q.shape(), values_shape = q.shape();
+  if (q.dim() >= 2) keys_shape.end()[-2] = dh, keys_shape.back() = seen, values_shape.end()[-2] = seen;
+  if (q.dim() < 2 || q.size(-2) != 1 || seen < 1 || keys_t.shape() != keys_shape || values.shape() != values_shape) {
+    throw Error(name, "needs q [..., 1, Dh], keys_t [..., Dh, S] and values [..., S, Dh] with the same batch axes and S >= 1; got ",
+                q.shape(), ", ", keys_t.shape(), " and ", values.shape());
+  }
+  Tensor out = empty(q.shape(), q.dtype(), q.device());
+  if (out.numel() > 0) backend(q.device()).attention_step(rows_contiguous(q), rows_contiguous(keys_t), rows_contiguous(values), scale, out);
+  return out;
+}
+
 }  // namespace axiom::core

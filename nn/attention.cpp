@@ -154,8 +154,11 @@ Tensor AxialAttention::forward_step(const Tensor& x_t, AttentionCache& cache) co
   const Tensor keys_t = cache.keys.narrow(3, first, seen);     // [B, H, Dh, seen]
   const Tensor values = cache.values.narrow(2, first, seen);   // [B, H, seen, Dh]
   const Tensor q = part(0).unsqueeze(2);  // [B, H, 1, Dh]
-  // mixed = softmax(scores) v : [B, H, 1, seen] x [B, H, seen, Dh] -> [B, H, 1, Dh]
-  const Tensor mixed = matmul(softmax(step_scores(q, keys_t, t, first, cache), -1), values);
+  // mixed = softmax(scores) v : [B, H, 1, seen] x [B, H, seen, Dh] -> [B, H, 1, Dh]; without
+  // relative logits or local masks, one fused op
+  const Tensor mixed = relative.defined() || local.active()
+                           ? matmul(softmax(step_scores(q, keys_t, t, first, cache), -1), values)
+                           : attention_step(q, keys_t, values, 1.0 / std::sqrt(static_cast<double>(head_features)));
   return out->forward(mixed.reshape({batch, features}));  // heads back together: [B, D]
 }
 

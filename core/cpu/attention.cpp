@@ -27,6 +27,7 @@
 #include "core/cpu/cpu_backend.h"
 #include "core/cpu/fast_math.h"
 #include "core/cpu/vector_math.h"
+#include "core/matrix_layout.h"
 #include "core/parallel.h"
 #include "core/tensor.h"
 
@@ -46,6 +47,22 @@ void for_each_chunk_of_tasks(int64_t tasks, int64_t length, int64_t head_feature
   }
 }
 
+// row[0..seen) = softmax(row[0..seen)), in place.
+template <typename T>
+void softmax_row(T* row, int64_t seen) {
+  if constexpr (std::is_same_v<T, float>) {
+    vec::softmax(row, row, seen, false);  // SIMD (vector_math.h)
+    return;
+  }
+  T max = row[0];
+  for (int64_t j = 1; j < seen; ++j) max = row[j] > max ? row[j] : max;
+  for (int64_t j = 0; j < seen; ++j) row[j] = exp_of(row[j] - max);
+  double total = 0;
+  for (int64_t j = 0; j < seen; ++j) total += row[j];
+  const T scale = static_cast<T>(1.0 / total);
+  for (int64_t j = 0; j < seen; ++j) row[j] *= scale;
+}
+
 // Row i of P = softmax of row i of S, over columns 0..i if causal (zeros after), else 0..L-1.
 template <typename T>
 void softmax_rows(T* s, int64_t length, bool causal) {
@@ -53,17 +70,7 @@ void softmax_rows(T* s, int64_t length, bool causal) {
     T* row = s + i * length;
     const int64_t seen = causal ? i + 1 : length;
     for (int64_t j = seen; j < length; ++j) row[j] = T(0);
-    if constexpr (std::is_same_v<T, float>) {
-      vec::softmax(row, row, seen, false);  // SIMD (vector_math.h)
-      continue;
-    }
-    T max = row[0];
-    for (int64_t j = 1; j < seen; ++j) max = row[j] > max ? row[j] : max;
-    for (int64_t j = 0; j < seen; ++j) row[j] = exp_of(row[j] - max);
-    double total = 0;
-    for (int64_t j = 0; j < seen; ++j) total += row[j];
-    const T scale = static_cast<T>(1.0 / total);
-    for (int64_t j = 0; j < seen; ++j) row[j] *= scale;
+    softmax_row(row, seen);
   }
 }
 
@@ -107,6 +114,39 @@ void CpuBackend::attention(const Tensor& qkv, int axis, int64_t heads, bool caus
     };
     for_each_chunk_of_tasks(lines.count() * heads, l, dh, [&](int64_t begin, int64_t end) {
       for (int64_t t = begin; t < end; ++t) task(t);
+    });
+  });
+}
+
+// One query per line (a sampler's step), per line of q [..., 1, Dh], keys_t [..., Dh, S],
+// values [..., S, Dh], rows contiguous:
+//   p[s] = scale * sum_d q[d] keys_t[d, s]   (rows of keys_t added up: contiguous runs)
+//   p = softmax(p)
+//   out[:] = sum_s p[s] values[s, :]         (rows of values added up)
+void CpuBackend::attention_step(const Tensor& q, const Tensor& keys_t, const Tensor& values, double scale, const Tensor& out) {
+  dispatch_floating("attention_step", q.dtype(), [&]<typename T>() {
+    const int64_t dh = q.size(-1), seen = keys_t.size(-1), lines = out.numel() / dh;
+    const std::vector<int64_t> q_at = batch_offsets(q), k_at = batch_offsets(keys_t), v_at = batch_offsets(values);
+    const int64_t k_row = keys_t.stride(-2), v_row = values.stride(-2);
+    parallel_for(lines, std::max<int64_t>(1, 16384 / (dh * seen)), [&](int64_t begin, int64_t end) {
+      std::vector<T> p(static_cast<size_t>(seen));
+      for (int64_t line = begin; line < end; ++line) {
+        const T* q_line = q.data<T>() + q_at[line];
+        const T* k_line = keys_t.data<T>() + k_at[line];
+        std::fill(p.begin(), p.end(), T(0));
+        for (int64_t d = 0; d < dh; ++d) {
+          const T* k = k_line + d * k_row;
+          for (int64_t s = 0; s < seen; ++s) p[s] += q_line[d] * k[s];
+        }
+        for (T& score : p) score *= static_cast<T>(scale);
+        softmax_row(p.data(), seen);
+        T* o = out.data<T>() + line * dh;
+        std::fill(o, o + dh, T(0));
+        for (int64_t s = 0; s < seen; ++s) {
+          const T* v = values.data<T>() + v_at[line] + s * v_row;
+          for (int64_t d = 0; d < dh; ++d) o[d] += p[s] * v[d];
+        }
+      }
     });
   });
 }

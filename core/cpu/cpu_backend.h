@@ -30,6 +30,7 @@ class CpuBackend : public Backend {
   void softmax(const Tensor& x, int axis, bool log, const Tensor& out) override;
   void matmul(const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate) override;
   void attention(const Tensor& qkv, int axis, int64_t heads, bool causal, const Tensor& out, const Tensor& probs) override;
+  void attention_step(const Tensor& q, const Tensor& keys_t, const Tensor& values, double scale, const Tensor& out) override;
   void attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int axis, int64_t heads,
                           const Tensor& grad_qkv) override;
   void layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps, const Tensor& out,

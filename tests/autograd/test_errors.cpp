@@ -61,3 +61,11 @@ TEST_CASE("errors from core pass through the differentiable ops unchanged") {
   check_error([&] { (void)dropout(a, 1.5, true); }, {"[dropout]", "1.5"});
   check_error([&] { (void)a.select(0, 5); }, {"select"});
 }
+
+TEST_CASE("attention_step has no backward rule: with gradients recorded, an input that needs one is an error") {
+  const auto q = leaf(uniform64({2, 1, 4}, 3));
+  const axiom::Tensor keys_t(uniform64({2, 4, 3}, 4)), values(uniform64({2, 3, 4}, 5));
+  check_error([&] { (void)attention_step(q, keys_t, values, 0.5); }, {"[attention_step] has no backward rule", "NoGrad"});
+  NoGrad no_grad;
+  CHECK(attention_step(q, keys_t, values, 0.5).shape() == Shape{2, 1, 4});
+}

@@ -189,6 +189,53 @@ TEST_CASE("attention of a non-contiguous qkv, and errors") {
               {"[attention_backward] for qkv [3, 4, 12] expected grad_out [3, 4, 4]"});
 }
 
+// softmax(scale * q K^T) V for every line of q [..., 1, Dh], keys_t [..., Dh, S], values [..., S, Dh], in double.
+std::vector<double> attention_step_reference(const Tensor& q, const Tensor& keys_t, const Tensor& values, double scale) {
+  const std::vector<double> qv = values_of(q), kv = values_of(keys_t), vv = values_of(values);
+  const int64_t dh = q.size(-1), seen = keys_t.size(-1), lines = q.numel() / dh;
+  std::vector<double> out(static_cast<size_t>(q.numel()));
+  for (int64_t line = 0; line < lines; ++line) {
+    std::vector<double> w(static_cast<size_t>(seen));
+    double max = -kInf, total = 0;
+    for (int64_t s = 0; s < seen; ++s) {
+      for (int64_t d = 0; d < dh; ++d) w[s] += qv[line * dh + d] * kv[(line * dh + d) * seen + s];
+      max = std::max(max, w[s] *= scale);
+    }
+    for (double& x : w) total += (x = std::exp(x - max));
+    for (int64_t d = 0; d < dh; ++d) {
+      for (int64_t s = 0; s < seen; ++s) out[line * dh + d] += w[s] / total * vv[(line * seen + s) * dh + d];
+    }
+  }
+  return out;
+}
+
+TEST_CASE("attention_step: one query against cached keys and values, against loops, and errors") {
+  for (const Dtype dtype : {Dtype::float32, Dtype::float64}) {
+    for (const int64_t seen : {1, 3, 17}) {
+      CAPTURE(dtype);
+      CAPTURE(seen);
+      Generator gen(32);
+      // as a sampler's caches hold them: views of the first `seen` of 20 positions
+      const Tensor q = core::randn({2, 3, 1, 5}, gen, dtype);
+      const Tensor keys_t = core::mul(core::randn({2, 3, 5, 20}, gen, dtype), 2.0).narrow(3, 0, seen);
+      const Tensor values = core::randn({2, 3, 20, 5}, gen, dtype).narrow(2, 0, seen);
+      const Tensor out = core::attention_step(q, keys_t, values, 0.7);
+      CHECK(str(out.shape()) == "[2, 3, 1, 5]");
+      check_close(out, attention_step_reference(q, keys_t, values, 0.7), matmul_tolerance(dtype, seen));
+      // keys given with a strided last axis are copied first: the same numbers
+      const Tensor strided_keys = keys_t.transpose(-1, -2).contiguous().transpose(-1, -2);
+      check_close(core::attention_step(q, strided_keys, values, 0.7), values_of(out), matmul_tolerance(dtype, 1));
+    }
+  }
+  Generator gen(33);
+  const Tensor q = core::randn({2, 1, 4}, gen), keys_t = core::randn({2, 4, 3}, gen), values = core::randn({2, 3, 4}, gen);
+  check_error([&] { core::attention_step(q, keys_t.narrow(2, 0, 0), values.narrow(1, 0, 0), 1); },
+              {"[attention_step] needs q [..., 1, Dh], keys_t [..., Dh, S] and values [..., S, Dh]", "S >= 1"});
+  check_error([&] { core::attention_step(q, keys_t, values.narrow(1, 0, 2), 1); }, {"[attention_step]", "[2, 2, 4]"});
+  check_error([&] { core::attention_step(core::randn({2, 2, 4}, gen), keys_t, values, 1); }, {"[attention_step]", "[2, 2, 4]"});
+  check_error([&] { core::attention_step(q, keys_t.to(Dtype::float64), values, 1); }, {"[attention_step]", "float64"});
+}
+
 // --- softmax -------------------------------------------------------------------------------------------
 
 TEST_CASE("softmax and log_softmax along every axis, in every layout") {
