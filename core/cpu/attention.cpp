@@ -133,6 +133,11 @@ void CpuBackend::attention_step(const Tensor& q, const Tensor& keys_t, const Ten
       for (int64_t line = begin; line < end; ++line) {
         const T* q_line = q.data<T>() + q_at[line];
         const T* k_line = keys_t.data<T>() + k_at[line];
+        if constexpr (std::is_same_v<T, float>) {  // SIMD (vector_math.h), the same steps
+          vec::attention_step_line(q_line, k_line, k_row, values.data<T>() + v_at[line], v_row, dh, seen, static_cast<float>(scale),
+                                   p.data(), out.data<T>() + line * dh);
+          continue;
+        }
         std::fill(p.begin(), p.end(), T(0));
         for (int64_t d = 0; d < dh; ++d) {
           const T* k = k_line + d * k_row;

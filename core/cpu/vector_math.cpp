@@ -329,6 +329,21 @@ void Softmax_(const float* x, float* y, int64_t n, bool log) {
   }
 }
 
+// y[0..n) += s x[0..n)
+HWY_INLINE void add_scaled(float s, const float* x, float* y, int64_t n) {
+  for_each_vector(n, [&](auto d, int64_t i) { hn::StoreU(hn::MulAdd(hn::Set(d, s), hn::LoadU(d, x + i), hn::LoadU(d, y + i)), d, y + i); });
+}
+
+void AttentionStepLine_(const float* q, const float* keys_t, int64_t key_stride, const float* values, int64_t value_stride,
+                        int64_t dh, int64_t seen, float scale, float* p, float* out) {
+  std::fill(p, p + seen, 0.0f);
+  for (int64_t d = 0; d < dh; ++d) add_scaled(q[d], keys_t + d * key_stride, p, seen);  // p = q keys_t
+  for_each_vector(seen, [&](auto dv, int64_t i) { hn::StoreU(hn::Mul(hn::LoadU(dv, p + i), hn::Set(dv, scale)), dv, p + i); });
+  Softmax_(p, p, seen, false);
+  std::fill(out, out + dh, 0.0f);
+  for (int64_t s = 0; s < seen; ++s) add_scaled(p[s], values + s * value_stride, out, dh);  // out = p values
+}
+
 void SoftmaxBackward_(const float* p, float* dp, float scale, int64_t n) {
   const float dot = sum_of(n, [&](auto d, int64_t i) { return hn::Mul(hn::LoadU(d, dp + i), hn::LoadU(d, p + i)); });
   for_each_vector(n, [&](auto d, int64_t i) {
@@ -489,6 +504,7 @@ HWY_EXPORT(Sum_);
 HWY_EXPORT(Uniform_);
 HWY_EXPORT(ExpShifted_);
 HWY_EXPORT(Softmax_);
+HWY_EXPORT(AttentionStepLine_);
 HWY_EXPORT(SoftmaxBackward_);
 HWY_EXPORT(SquaredDeviations_);
 HWY_EXPORT(LayerNormApply_);
@@ -507,6 +523,10 @@ void add_row_to_totals(const float* row, double* totals, int64_t n) {
 }
 float max(const float* x, int64_t n) { return HWY_DYNAMIC_DISPATCH(Max_)(x, n); }
 float sum(const float* x, int64_t n) { return HWY_DYNAMIC_DISPATCH(Sum_)(x, n); }
+void attention_step_line(const float* q, const float* keys_t, int64_t key_stride, const float* values, int64_t value_stride,
+                         int64_t dh, int64_t seen, float scale, float* p, float* out) {
+  HWY_DYNAMIC_DISPATCH(AttentionStepLine_)(q, keys_t, key_stride, values, value_stride, dh, seen, scale, p, out);
+}
 void uniform(uint64_t seed, uint64_t first, double low, double high, float* out, int64_t n) {
   HWY_DYNAMIC_DISPATCH(Uniform_)(seed, first, low, high, out, n);
 }

@@ -37,6 +37,13 @@ float max(const float* x, int64_t n);
 // sum of x[0..n).
 float sum(const float* x, int64_t n);
 
+// One query against `seen` cached keys and values, one line and head of core::attention_step:
+//   p = softmax(scale * q keys_t), out = p values
+// q [dh], keys_t [dh, seen] (rows key_stride apart), values [seen, dh] (rows value_stride apart),
+// p: room for `seen` floats (left holding the softmax weights), out [dh].
+void attention_step_line(const float* q, const float* keys_t, int64_t key_stride, const float* values, int64_t value_stride,
+                         int64_t dh, int64_t seen, float scale, float* p, float* out);
+
 // out[i] for i < n: what core::uniform draws in float32 from counter first + i of the seed's
 // stream (core/random.h), bit for bit: Philox-4x32-10 on several counters at once.
 void uniform(uint64_t seed, uint64_t first, double low, double high, float* out, int64_t n);

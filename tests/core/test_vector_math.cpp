@@ -227,6 +227,33 @@ TEST_CASE("uniform draws core::uniform's float32 numbers bit for bit under every
   });
 }
 
+TEST_CASE("one line of attention_step against loops under every target") {
+  under_every_target([] {
+    std::mt19937 rng(6);
+    const int64_t dh = 5, stride = 40;  // keys_t [dh, seen] and values [seen, dh] inside wider rows
+    for (int64_t seen : {1, 3, 16, 33}) {
+      CAPTURE(seen);
+      Floats q = random_floats(dh, -2, 2, rng), keys_t = random_floats(dh * stride, -2, 2, rng),
+             values = random_floats(seen * stride, -2, 2, rng);
+      std::vector<float> p(static_cast<size_t>(seen)), out(static_cast<size_t>(dh));
+      vec::attention_step_line(q.data(), keys_t.data(), stride, values.data(), stride, dh, seen, 0.5f, p.data(), out.data());
+      std::vector<double> w(static_cast<size_t>(seen));
+      double max = -kInf, total = 0;
+      for (int64_t s = 0; s < seen; ++s) {
+        for (int64_t d = 0; d < dh; ++d) w[s] += 0.5 * q[d] * keys_t[d * stride + s];
+        max = std::max(max, w[s]);
+      }
+      for (double& x : w) total += (x = std::exp(x - max));
+      for (int64_t d = 0; d < dh; ++d) {
+        double expected = 0;
+        for (int64_t s = 0; s < seen; ++s) expected += w[s] / total * values[s * stride + d];
+        check_near(out[d], expected, 1e-5, 1e-6);
+      }
+      for (int64_t s = 0; s < seen; ++s) check_near(p[s], w[s] / total, 1e-5, 1e-7);
+    }
+  });
+}
+
 TEST_CASE("max and sum and softmax and its backward against loops under every target") {
   under_every_target([] {
     std::mt19937 rng(5);
