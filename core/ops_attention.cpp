@@ -76,7 +76,7 @@ Tensor attention_step(const Tensor& q, const Tensor& keys_t, const Tensor& value
     checks::same_dtype(name, q, *t);
   }
   const int64_t dh = q.dim() >= 2 ? q.size(-1) : 0, seen = keys_t.dim() >= 2 ? keys_t.size(-1) : 0;
-  Shape keys_shape = q.shape(), values_shape = q.shape();
+  Shape keys_shape = q.shape(), values_shape = q.shape();  // what q [..., 1, Dh] asks for: [..., Dh, S] and [..., S, Dh]
   if (q.dim() >= 2) keys_shape.end()[-2] = dh, keys_shape.back() = seen, values_shape.end()[-2] = seen;
   if (q.dim() < 2 || q.size(-2) != 1 || seen < 1 || keys_t.shape() != keys_shape || values.shape() != values_shape) {
     throw Error(name, "needs q [..., 1, Dh], keys_t [..., Dh, S] and values [..., S, Dh] with the same batch axes and S >= 1; got ",
