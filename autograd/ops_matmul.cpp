@@ -2,6 +2,7 @@
 // core/ops_matmul.cpp; the kernels core/cpu/matmul.cpp and core/cuda/matmul.cpp.
 #include "autograd/ops.h"
 #include "autograd/rules.h"
+#include "core/backend.h"
 #include "core/error.h"
 #include "core/factory.h"
 #include "core/ops.h"
@@ -20,21 +21,20 @@ core::Tensor shared_weight_grad(const core::Tensor& a, const core::Tensor& g) {
   return core::matmul(transposed(a.reshape({-1, k})), g.reshape({-1, n}));
 }
 
+core::UnaryOp unary_op_of(Activation activation) {
+  switch (activation) {
+    case Activation::gelu: return core::UnaryOp::gelu;
+    case Activation::gelu_tanh: return core::UnaryOp::gelu_tanh;
+    case Activation::relu: return core::UnaryOp::relu;
+  }
+  throw Error("activation", "unknown kind ", static_cast<int>(activation));
+}
+
 core::Tensor activated(Activation activation, const core::Tensor& h) {
   switch (activation) {
     case Activation::gelu: return core::gelu(h);
     case Activation::gelu_tanh: return core::gelu_tanh(h);
     case Activation::relu: return core::relu(h);
-  }
-  throw Error("activation", "unknown kind ", static_cast<int>(activation));
-}
-
-// d activate(h) / dh, elementwise (the derivatives the ops gelu, gelu_tanh and relu use).
-core::Tensor activation_slope(Activation activation, const core::Tensor& h) {
-  switch (activation) {
-    case Activation::gelu: return core::gelu_derivative(h);
-    case Activation::gelu_tanh: return core::gelu_tanh_derivative(h);
-    case Activation::relu: return core::gt(h, core::scalar(0, h.dtype(), h.device())).to(h.dtype());
   }
   throw Error("activation", "unknown kind ", static_cast<int>(activation));
 }
@@ -101,10 +101,14 @@ Tensor activation_linear(Activation activation, const Tensor& h, const Tensor& w
   return record("activation_linear", {h, weight, bias}, std::move(out),
                 [activation, h = h.data(), w = weight.data()](const core::Tensor& g, const Needs& needs) {
                   Grads grads(3);
-                  if (needs[1]) grads[1] = rules::weight_grad(activated(activation, h), g);
-                  if (needs[0]) {  // dh = (g @ w^T) * act'(h), the product taken in place: one [..., K] buffer fewer at once
+                  if (needs[0]) {
+                    // dh = (g @ w^T) * act'(h), multiplied in place; act(h), for dw = act(h)^T @ g,
+                    // comes out of the same pass over h (core::activation_backward)
                     grads[0] = core::matmul(g, transposed(w));
-                    core::mul_in_place(grads[0], activation_slope(activation, h));
+                    const core::Tensor a = core::activation_backward(unary_op_of(activation), h, grads[0]);
+                    if (needs[1]) grads[1] = rules::weight_grad(a, g);
+                  } else if (needs[1]) {
+                    grads[1] = rules::weight_grad(activated(activation, h), g);
                   }
                   if (needs[2]) grads[2] = g;
                   return grads;

@@ -4,6 +4,7 @@
 #include <iterator>
 
 #include "core/error.h"
+#include "core/factory.h"
 #include "core/ops.h"
 #include "core/tensor.h"
 
@@ -33,6 +34,17 @@ void Backend::adam_update_many(const std::vector<AdamUpdate>& updates) {
 
 void Backend::attention_step(const Tensor& q, const Tensor& keys_t, const Tensor& values, double scale, const Tensor& out) {
   copy(core::matmul(core::softmax(core::mul(core::matmul(q, keys_t), scale), -1), values), out);
+}
+
+void Backend::activation_backward(UnaryOp activation, const Tensor& h, const Tensor& grad, const Tensor& activated) {
+  unary(activation, h, activated, 0);
+  Tensor slope;
+  switch (activation) {
+    case UnaryOp::gelu: slope = core::gelu_derivative(h); break;
+    case UnaryOp::gelu_tanh: slope = core::gelu_tanh_derivative(h); break;
+    default: slope = core::gt(h, core::scalar(0, h.dtype(), h.device())).to(h.dtype()); break;  // relu
+  }
+  binary(BinaryOp::mul, grad, slope, grad);
 }
 
 MachineMemory Backend::memory() { return machine_memory(); }

@@ -66,6 +66,11 @@ class Backend {
   virtual void copy(const Tensor& src, const Tensor& dst) = 0;
   // out = op(x); `scalar` is the exponent of pow_scalar.
   virtual void unary(UnaryOp op, const Tensor& x, const Tensor& out, double scalar) = 0;
+  // The backward pass of activation(h) before a product, in one pass over h: activated =
+  // activation(h), and grad *= activation'(h) in place (activation: gelu, gelu_tanh or relu). All
+  // three contiguous, of one shape and dtype. This default runs the activation, its derivative and a
+  // multiply as three kernels; the CPU backend fuses them for float32.
+  virtual void activation_backward(UnaryOp activation, const Tensor& h, const Tensor& grad, const Tensor& activated);
   // out = a op b; a and b are already expanded (broadcast views) to out's shape.
   virtual void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) = 0;
   // out = cond ? a : b; all three expanded to out's shape; cond is uint8.

@@ -16,6 +16,8 @@
 
 namespace axiom::core {
 
+enum class UnaryOp;  // core/backend.h
+
 // --- unary (float32/float64, except neg, abs and relu, which also take integers) --------------
 Tensor neg(const Tensor& x);
 Tensor abs(const Tensor& x);
@@ -190,6 +192,12 @@ Tensor shift(const Tensor& x, int64_t axis, int64_t amount);
 // for a backward rule that owns a fresh buffer and need not allocate another as big. target must
 // be contiguous. Counts as a write, like copy_into.
 void mul_in_place(const Tensor& target, const Tensor& factor);
+
+// The backward pass of an activation whose output feeds a product, in one pass over h where the
+// backend can (autograd's activation_linear): returns activation(h), and multiplies grad by
+// activation'(h) in place. activation: UnaryOp::gelu, gelu_tanh or relu. h [...] floating; grad
+// h's shape and dtype, contiguous. Counts as a write to grad, like mul_in_place.
+Tensor activation_backward(UnaryOp activation, const Tensor& h, const Tensor& grad);
 
 // --- conversions -----------------------------------------------------------------------------
 // dst[...] = src[...] (converting dtype) for same-shaped tensors on one device; dst may be a view.

@@ -84,6 +84,24 @@ void mul_in_place(const Tensor& target, const Tensor& factor) {
   target.storage()->mark_written();
 }
 
+Tensor activation_backward(UnaryOp activation, const Tensor& h, const Tensor& grad) {
+  constexpr std::string_view name = "activation_backward";
+  checks::defined(name, h, "h");
+  checks::defined(name, grad, "grad");
+  if (activation != UnaryOp::gelu && activation != UnaryOp::gelu_tanh && activation != UnaryOp::relu) {
+    throw Error(name, "the activation must be gelu, gelu_tanh or relu, got ", op_name(activation));
+  }
+  checks::floating(name, h);
+  checks::same_device(name, h, grad);
+  checks::same_dtype(name, h, grad);
+  if (grad.shape() != h.shape()) throw Error(name, "grad's shape ", grad.shape(), " differs from h's shape ", h.shape());
+  if (!grad.is_contiguous()) throw Error(name, "grad must be contiguous, got strides ", grad.strides());
+  Tensor activated = empty(h.shape(), h.dtype(), h.device());
+  backend(h.device()).activation_backward(activation, h.contiguous(), grad, activated);
+  grad.storage()->mark_written();
+  return activated;
+}
+
 Tensor add(const Tensor& a, double b) { return add(a, like(a, b)); }
 Tensor sub(const Tensor& a, double b) { return sub(a, like(a, b)); }
 Tensor mul(const Tensor& a, double b) { return mul(a, like(a, b)); }

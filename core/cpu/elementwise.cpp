@@ -138,6 +138,20 @@ void CpuBackend::unary(UnaryOp op, const Tensor& x, const Tensor& out, double sc
   dispatch(x.dtype(), [&]<typename T>() { unary_typed<T>(op, x, out, scalar); });
 }
 
+// float32 gelu and gelu_tanh in one SIMD pass (vec::activation_and_slope); the rest as the default's three kernels.
+void CpuBackend::activation_backward(UnaryOp activation, const Tensor& h, const Tensor& grad, const Tensor& activated) {
+  if (h.dtype() != Dtype::float32 || activation == UnaryOp::relu) {
+    return Backend::activation_backward(activation, h, grad, activated);
+  }
+  const vec::Map f = activation == UnaryOp::gelu ? vec::Map::gelu : vec::Map::gelu_tanh;
+  const float* x = h.data<float>();
+  float* a = activated.data<float>();
+  float* g = grad.data<float>();
+  parallel_for(h.numel(), kGrain, [&](int64_t begin, int64_t end) {
+    vec::activation_and_slope(f, x + begin, a + begin, g + begin, end - begin);
+  });
+}
+
 void CpuBackend::binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
   dispatch(a.dtype(), [&]<typename T>() { binary_typed<T>(op, a, b, out); });
 }

@@ -191,26 +191,39 @@ HWY_INLINE V gelu_tanh_inner(D d, V x) {
   return tanh_of(d, hn::Mul(hn::Set(d, kSqrt2OverPi), hn::MulAdd(hn::Set(d, kGeluCubic), x3, x)));
 }
 
+// GELU and the two derivatives from their inner functions, shared by apply and activation_and_slope:
+//   gelu x = x Phi(x), its slope Phi(x) + x phi(x), phi = gauss / sqrt(2 pi);
+//   gelu_tanh x = x/2 (1 + t), its slope (1 + t)/2 + x/2 (1 - t^2) du/dx, t = tanh u.
+template <class D, class V>
+HWY_INLINE V gelu_slope_of(D d, V x, V gauss, V cdf) {
+  return hn::MulAdd(x, hn::Mul(hn::Set(d, kInvSqrt2Pi), gauss), cdf);
+}
+template <class D, class V>
+HWY_INLINE V gelu_tanh_from_inner(D d, V x, V t) {
+  return hn::Mul(hn::Mul(hn::Set(d, 0.5f), x), hn::Add(hn::Set(d, 1.0f), t));
+}
+template <class D, class V>
+HWY_INLINE V gelu_tanh_slope_of(D d, V x, V t) {
+  const V half = hn::Set(d, 0.5f), one = hn::Set(d, 1.0f);
+  const V du = hn::Mul(hn::Set(d, kSqrt2OverPi), hn::MulAdd(hn::Set(d, 3 * kGeluCubic), hn::Mul(x, x), one));
+  const V slope = hn::Mul(hn::Mul(half, x), hn::Mul(hn::NegMulAdd(t, t, one), du));
+  return hn::MulAdd(half, hn::Add(one, t), slope);
+}
+
 template <Map f, class D, class V>
 HWY_INLINE V apply(D d, V x) {
-  const V half = hn::Set(d, 0.5f), one = hn::Set(d, 1.0f);
   switch (f) {
     case Map::exp: return exp_of(d, x);
     case Map::log: return log_of(d, x);
     case Map::tanh: return tanh_of(d, x);
     case Map::sigmoid: return sigmoid_of(d, x);
-    case Map::gelu: return hn::Mul(x, normal_cdf(d, x, gauss_of(d, x)));  // x Phi(x)
-    case Map::gelu_derivative: {                                           // Phi(x) + x phi(x)
+    case Map::gelu: return hn::Mul(x, normal_cdf(d, x, gauss_of(d, x)));
+    case Map::gelu_derivative: {
       const V gauss = gauss_of(d, x);
-      return hn::MulAdd(x, hn::Mul(hn::Set(d, kInvSqrt2Pi), gauss), normal_cdf(d, x, gauss));
+      return gelu_slope_of(d, x, gauss, normal_cdf(d, x, gauss));
     }
-    case Map::gelu_tanh: return hn::Mul(hn::Mul(half, x), hn::Add(one, gelu_tanh_inner(d, x)));
-    case Map::gelu_tanh_derivative: {  // (1 + t)/2 + x/2 (1 - t^2) du/dx
-      const V t = gelu_tanh_inner(d, x);
-      const V du = hn::Mul(hn::Set(d, kSqrt2OverPi), hn::MulAdd(hn::Set(d, 3 * kGeluCubic), hn::Mul(x, x), one));
-      const V slope = hn::Mul(hn::Mul(half, x), hn::Mul(hn::NegMulAdd(t, t, one), du));
-      return hn::MulAdd(half, hn::Add(one, t), slope);
-    }
+    case Map::gelu_tanh: return gelu_tanh_from_inner(d, x, gelu_tanh_inner(d, x));
+    case Map::gelu_tanh_derivative: return gelu_tanh_slope_of(d, x, gelu_tanh_inner(d, x));
   }
   return x;
 }
@@ -232,6 +245,34 @@ void Map_(Map f, const float* x, float* y, int64_t n) {
     case Map::gelu_derivative: return map_run<Map::gelu_derivative>(x, y, n);
     case Map::gelu_tanh_derivative: return map_run<Map::gelu_tanh_derivative>(x, y, n);
   }
+}
+
+// a = f(h) and g = g f'(h) from one evaluation of f's inner function (Phi and the gauss term for
+// gelu, tanh u for gelu_tanh), with the same operations as apply<f> and apply<f's derivative>:
+// the same bits as the two maps and a multiply, in one pass over memory.
+template <Map f>
+void activation_and_slope_run(const float* h, float* a, float* g, int64_t n) {
+  static_assert(f == Map::gelu || f == Map::gelu_tanh);
+  for_each_vector(n, [&](auto d, int64_t i) {
+    const auto x = hn::LoadU(d, h + i);
+    hn::Vec<decltype(d)> activated, slope;
+    if constexpr (f == Map::gelu) {
+      const auto gauss = gauss_of(d, x), cdf = normal_cdf(d, x, gauss);
+      activated = hn::Mul(x, cdf);
+      slope = gelu_slope_of(d, x, gauss, cdf);
+    } else {
+      const auto t = gelu_tanh_inner(d, x);
+      activated = gelu_tanh_from_inner(d, x, t);
+      slope = gelu_tanh_slope_of(d, x, t);
+    }
+    hn::StoreU(activated, d, a + i);
+    hn::StoreU(hn::Mul(hn::LoadU(d, g + i), slope), d, g + i);
+  });
+}
+
+void ActivationAndSlope_(Map f, const float* h, float* a, float* g, int64_t n) {
+  if (f == Map::gelu) return activation_and_slope_run<Map::gelu>(h, a, g, n);
+  activation_and_slope_run<Map::gelu_tanh>(h, a, g, n);
 }
 
 template <Arithmetic op, class D, class V>
@@ -497,6 +538,7 @@ HWY_AFTER_NAMESPACE();
 namespace axiom::core::cpu::vec {
 
 HWY_EXPORT(Map_);
+HWY_EXPORT(ActivationAndSlope_);
 HWY_EXPORT(Arithmetic_);
 HWY_EXPORT(AddRowToTotals_);
 HWY_EXPORT(Max_);
@@ -515,6 +557,10 @@ HWY_EXPORT(Adam_);
 HWY_EXPORT(Target_);
 
 void map(Map f, const float* x, float* y, int64_t n) { HWY_DYNAMIC_DISPATCH(Map_)(f, x, y, n); }
+void activation_and_slope(Map f, const float* h, float* a, float* g, int64_t n) {
+  if (f != Map::gelu && f != Map::gelu_tanh) throw Error("activation_and_slope", "f must be gelu or gelu_tanh, got ", static_cast<int>(f));
+  HWY_DYNAMIC_DISPATCH(ActivationAndSlope_)(f, h, a, g, n);
+}
 void arithmetic(Arithmetic op, const float* a, int64_t a_step, const float* b, int64_t b_step, float* out, int64_t n) {
   HWY_DYNAMIC_DISPATCH(Arithmetic_)(op, a, a_step, b, b_step, out, n);
 }

@@ -24,6 +24,11 @@ enum class Map { exp, log, tanh, sigmoid, gelu, gelu_tanh, gelu_derivative, gelu
 // y[i] = f(x[i]); y may be x.
 void map(Map f, const float* x, float* y, int64_t n);
 
+// The backward pass of an activation that feeds a product (autograd's activation_linear), in one
+// pass: a[i] = f(h[i]) and g[i] *= f'(h[i]), for f = gelu or gelu_tanh (Error otherwise). The same
+// bits as map(f), map(f's derivative) and a multiply.
+void activation_and_slope(Map f, const float* h, float* a, float* g, int64_t n);
+
 // out = a op b for the four arithmetic ops. A step of 1 walks an operand, a step of 0 repeats its
 // first element (a broadcast scalar); not both 0.
 enum class Arithmetic { add, sub, mul, div };

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/backend.h"
 #include "tests/core/reference.h"
 
 namespace core = axiom::core;
@@ -379,4 +380,45 @@ TEST_CASE("mul_in_place gives mul's values in the target's own buffer, and refus
   check_error([&] { core::mul_in_place(t.transpose(0, 1), core::ones({3})); }, {"[mul_in_place] the target must be contiguous"});
   check_error([&] { core::mul_in_place(t, core::ones({2, 3, 4})); }, {"[mul_in_place] the factor's shape [2, 3, 4] does not broadcast"});
   check_error([&] { core::mul_in_place(t, core::ones({4}, Dtype::float64)); }, {"[mul_in_place]", "float64"});
+}
+
+TEST_CASE("activation_backward gives the activation and the gradient times its slope, the bits of the three ops") {
+  using core::UnaryOp;
+  for (Dtype dtype : {Dtype::float32, Dtype::float64}) {
+    for (UnaryOp activation : {UnaryOp::gelu, UnaryOp::gelu_tanh, UnaryOp::relu}) {
+      CAPTURE(dtype);
+      CAPTURE(core::op_name(activation));
+      core::Generator gen(43);
+      // 70000 elements: more than one parallel chunk; h a transposed view, which the op copies first
+      // (the expected values from a contiguous copy: float32 maps over strided runs use scalar code)
+      const Tensor h_view = core::uniform({350, 200}, -6, 6, gen, dtype).transpose(0, 1), h = h_view.contiguous();
+      const Tensor grad = core::uniform({200, 350}, -2, 2, gen, dtype);
+      Tensor expected_activated, slope;
+      switch (activation) {
+        case UnaryOp::gelu: expected_activated = core::gelu(h), slope = core::gelu_derivative(h); break;
+        case UnaryOp::gelu_tanh: expected_activated = core::gelu_tanh(h), slope = core::gelu_tanh_derivative(h); break;
+        default: expected_activated = core::relu(h), slope = core::gt(h, core::scalar(0, dtype)).to(dtype); break;
+      }
+      const std::vector<double> expected_grad = values_of(core::mul(grad, slope));
+      const void* buffer = grad.raw_data();
+      const uint64_t version = grad.storage()->version();
+      const Tensor activated = core::activation_backward(activation, h_view, grad);
+      CHECK(values_of(activated) == values_of(expected_activated));
+      CHECK(values_of(grad) == expected_grad);
+      CHECK(grad.raw_data() == buffer);
+      CHECK(grad.storage()->version() > version);
+    }
+  }
+  const Tensor h = core::zeros({3, 4}), grad = core::zeros({3, 4});
+  check_error([&] { core::activation_backward(core::UnaryOp::exp, h, grad); },
+              {"[activation_backward] the activation must be gelu, gelu_tanh or relu, got exp"});
+  check_error([&] { core::activation_backward(core::UnaryOp::gelu, h, core::zeros({4, 3})); },
+              {"[activation_backward] grad's shape [4, 3] differs from h's shape [3, 4]"});
+  check_error([&] { core::activation_backward(core::UnaryOp::gelu, h, core::zeros({4, 3}).transpose(0, 1)); },
+              {"[activation_backward] grad must be contiguous"});
+  check_error([&] { core::activation_backward(core::UnaryOp::gelu, h, core::zeros({3, 4}, Dtype::float64)); },
+              {"[activation_backward]", "float64"});
+  check_error([&] { core::activation_backward(core::UnaryOp::gelu, core::zeros({3, 4}, Dtype::int64), grad); },
+              {"[activation_backward]", "int64"});
+  check_error([&] { core::activation_backward(core::UnaryOp::gelu, Tensor(), grad); }, {"[activation_backward]"});
 }

@@ -172,6 +172,33 @@ TEST_CASE("elementwise maps on special values in whole vectors and in the tail")
   });
 }
 
+TEST_CASE("activation_and_slope gives the bits of the activation, its derivative and a multiply under every target") {
+  const std::vector<std::pair<Map, Map>> activations = {{Map::gelu, Map::gelu_derivative},
+                                                        {Map::gelu_tanh, Map::gelu_tanh_derivative}};
+  under_every_target([&] {
+    std::mt19937 rng(29);
+    for (const auto& [f, derivative] : activations) {
+      for (int64_t n : kLengths) {
+        CAPTURE(static_cast<int>(f));
+        CAPTURE(n);
+        Floats h = random_floats(n, -8, 8, rng), g = random_floats(n, -2, 2, rng);
+        std::vector<float> expected_a(static_cast<size_t>(n)), slope(static_cast<size_t>(n)), a(static_cast<size_t>(n));
+        vec::map(f, h.data(), expected_a.data(), n);
+        vec::map(derivative, h.data(), slope.data(), n);
+        std::vector<float> expected_g(g.data(), g.data() + n);
+        for (int64_t i = 0; i < n; ++i) expected_g[i] *= slope[i];
+        vec::activation_and_slope(f, h.data(), a.data(), g.data(), n);
+        for (int64_t i = 0; i < n; ++i) {
+          CHECK(a[i] == expected_a[i]);
+          CHECK(g[i] == expected_g[i]);
+        }
+      }
+    }
+  });
+  float x = 1, y = 0, z = 1;
+  CHECK_THROWS_WITH(vec::activation_and_slope(Map::exp, &x, &y, &z, 1), doctest::Contains("gelu or gelu_tanh"));
+}
+
 TEST_CASE("arithmetic on walked and repeated operands and column sums under every target") {
   using vec::Arithmetic;
   const std::vector<std::pair<Arithmetic, std::function<float(float, float)>>> ops = {
