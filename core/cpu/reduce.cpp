@@ -6,9 +6,11 @@
 // order: the result does not depend on the thread count.
 // Fast path: sum/mean over the leading axes of a contiguous tensor (a bias gradient, say) adds
 // whole rows into a vector of column sums instead of walking down each column.
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <type_traits>
+#include <vector>
 
 #include "core/axis_split.h"
 #include "core/cpu/cpu_backend.h"
@@ -86,18 +88,23 @@ T reduce_block(ReduceOp op, const T* base, const StridedLoop<1>& block, int64_t 
 }
 
 // sum/mean over the leading `rows` of a contiguous [rows, cols] tensor: out[j] = sum_i x[i, j].
+// The work is cut into tasks of up to 256 columns by up to 2048 rows, so that every thread has
+// work even when there is one block of columns (a bias of 128, summed over 25088 rows). Each task
+// adds its rows into its own partial sums; the partial sums of a column are then added up in row
+// order, so the result does not depend on the thread count.
 template <typename T>
 void reduce_leading_rows(ReduceOp op, const T* x, int64_t rows, int64_t cols, T* out) {
-  constexpr int64_t kColumnsPerTask = 256;
-  const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(rows * kColumnsPerTask, 1));
-  const int64_t tasks = (cols + kColumnsPerTask - 1) / kColumnsPerTask;
-  parallel_for(tasks, grain, [&](int64_t first, int64_t last) {
-    Accumulator<T> totals[kColumnsPerTask];
+  constexpr int64_t kColumnsPerTask = 256, kRowsPerTask = 2048;
+  const int64_t column_blocks = (cols + kColumnsPerTask - 1) / kColumnsPerTask;
+  const int64_t row_blocks = std::max<int64_t>(1, (rows + kRowsPerTask - 1) / kRowsPerTask);
+  std::vector<Accumulator<T>> partial(static_cast<size_t>(row_blocks * cols), Accumulator<T>(0));  // [row_blocks, cols]
+  const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(std::min(rows, kRowsPerTask) * kColumnsPerTask, 1));
+  parallel_for(row_blocks * column_blocks, grain, [&](int64_t first, int64_t last) {
     for (int64_t task = first; task < last; ++task) {
-      const int64_t begin = task * kColumnsPerTask;
+      const int64_t row_block = task / column_blocks, begin = (task % column_blocks) * kColumnsPerTask;
       const int64_t width = std::min(kColumnsPerTask, cols - begin);
-      std::fill(totals, totals + width, Accumulator<T>(0));
-      for (int64_t i = 0; i < rows; ++i) {
+      Accumulator<T>* totals = partial.data() + row_block * cols + begin;
+      for (int64_t i = row_block * kRowsPerTask; i < std::min(rows, (row_block + 1) * kRowsPerTask); ++i) {
         const T* row = x + i * cols + begin;
         if constexpr (std::is_same_v<T, float>) {
           vec::add_row_to_totals(row, totals, width);  // SIMD (vector_math.h), sums in double
@@ -105,11 +112,13 @@ void reduce_leading_rows(ReduceOp op, const T* x, int64_t rows, int64_t cols, T*
           for (int64_t j = 0; j < width; ++j) totals[j] += row[j];
         }
       }
-      for (int64_t j = 0; j < width; ++j) {
-        out[begin + j] = static_cast<T>(op == ReduceOp::mean ? static_cast<double>(totals[j]) / rows : totals[j]);
-      }
     }
   });
+  for (int64_t j = 0; j < cols; ++j) {
+    Accumulator<T> total = 0;
+    for (int64_t row_block = 0; row_block < row_blocks; ++row_block) total += partial[row_block * cols + j];
+    out[j] = static_cast<T>(op == ReduceOp::mean ? static_cast<double>(total) / rows : total);
+  }
 }
 
 bool reduces_leading_axes(const Tensor& x, const std::vector<int>& axes) {

@@ -249,6 +249,25 @@ TEST_CASE("the leading-axes fast path: contiguous input, axes {0} and {0, 1}") {
   check_reduction(Op::mean, wide, {0}, true, tolerance(Dtype::float32));
 }
 
+TEST_CASE("the leading-axes fast path over many rows: blocks of rows on every thread, the same bits on one") {
+  Generator gen(27);
+  // 5000 rows: two whole blocks of 2048 rows and a partial one; 130 columns: one partial column block
+  const int threads_before = core::num_threads();
+  for (Dtype dtype : {Dtype::float32, Dtype::float64, Dtype::int64}) {
+    CAPTURE(dtype);
+    const Tensor x = random_tensor({10, 500, 130}, dtype, gen, Layout::contiguous, -5, 5);
+    // float64: 5000 terms of up to 5 carry up to about 5000 * 5 * 2^-53 = 3e-12 of rounding in any order
+    const Tolerance sums = dtype == Dtype::float64 ? Tolerance{1e-13, 1e-11} : tolerance(dtype);
+    check_reduction(Op::sum, x, {0, 1}, false, sums);
+    if (dtype != Dtype::int64) check_reduction(Op::mean, x, {0, 1}, true, tolerance(dtype));
+    core::set_num_threads(1);
+    const std::vector<double> one_thread = values_of(core::sum(x, {0, 1}));
+    core::set_num_threads(2);
+    CHECK(values_of(core::sum(x, {0, 1})) == one_thread);
+  }
+  core::set_num_threads(threads_before);
+}
+
 TEST_CASE("large reductions split across threads") {
   Generator gen(25);
   for (Layout layout : {Layout::contiguous, Layout::permuted}) {
