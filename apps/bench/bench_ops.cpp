@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "apps/bench/bench.h"
+#include "core/backend.h"
 #include "core/core.h"
 #include "core/cpu/blas.h"
 #include "core/cpu/vector_math.h"
@@ -111,6 +112,17 @@ void bench_memory_bound(const Reporter& reporter) {
   report("cross_entropy_backward_rows_of_256", 2, [&] {
     out = cross_entropy_backward(rows_of_256, targets, losses.lse, grad_losses);
   });
+  // a bias gradient: sums down the columns of [131072, 128] (reads one array)
+  report("column_sums_of_128", 1, [&] { out = sum(x.reshape({n / 128, 128}), {0}); });
+  // activation_linear's backward: GELU and the gradient times its slope in one pass
+  // (activation_backward), next to the three ops it replaces. Each pass starts from a fresh copy
+  // of the gradient, and both count the fused pass's 6 arrays (the copy's 2, h and g read, a and g
+  // written), so that the two figures compare as speeds.
+  Tensor g = empty({n});
+  const double fused_s = seconds_per_call([&] { copy_into(y, g), out = activation_backward(UnaryOp::gelu, x, g); }, 5, 0.2);
+  const double three_ops_s = seconds_per_call([&] { copy_into(y, g), out = gelu(x), mul_in_place(g, gelu_derivative(x)); }, 5, 0.2);
+  reporter.report({.bench = "ops", .name = "gelu_backward_16M", .unit = "GB/s", .value = gbytes(6 * floats, fused_s),
+                   .baseline = gbytes(6 * floats, three_ops_s), .baseline_name = "gelu, gelu_derivative, mul_in_place"});
   const Tensor param = x.clone(), exp_avg = zeros({n}), exp_avg_sq = zeros({n});
   report("adam_16M", 7, [&] { adam_update(param, y, exp_avg, exp_avg_sq, AdamStep{}); });
   // random draws (core/random.h): bound by the generator's arithmetic, not by memory
