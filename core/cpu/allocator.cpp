@@ -15,7 +15,6 @@ namespace axiom::core::cpu {
 
 namespace {
 constexpr size_t kAlignment = 64;
-constexpr size_t kSmallestCached = size_t{64} << 10;  // 64 KiB
 constexpr size_t kHugePage = size_t{2} << 20;         // 2 MiB
 // AddressSanitizer: gcc says so with __SANITIZE_ADDRESS__, clang with __has_feature.
 #if defined(__SANITIZE_ADDRESS__)
@@ -65,7 +64,7 @@ HostAllocator::~HostAllocator() { release_cached(); }
 
 void* HostAllocator::allocate(size_t nbytes) {
   const size_t size = rounded(nbytes);
-  if (kCaching && size >= kSmallestCached) {
+  if (kCaching) {
     if (void* block = cache_.take(size)) return block;
   }
   if (void* block = fresh_block(size)) return block;
@@ -78,7 +77,7 @@ void HostAllocator::deallocate(void* data, size_t nbytes) noexcept {
   const size_t size = rounded(nbytes);
   // A block the cache cannot keep (full, or no memory to list it) is freed: freeing never fails,
   // or a tensor's destructor would throw while an out-of-memory error unwinds.
-  if (kCaching && size >= kSmallestCached && cache_.keep(data, size)) return;
+  if (kCaching && cache_.keep(data, size)) return;
   std::free(data);
 }
 
@@ -87,6 +86,8 @@ void HostAllocator::release_cached() {
 }
 
 size_t HostAllocator::cached_bytes() { return cache_.bytes(); }
+
+bool HostAllocator::keeps_freed_blocks() { return kCaching; }
 
 HostAllocator& host_allocator() {
   static HostAllocator* allocator = new HostAllocator();  // never destroyed: tensors may outlive statics

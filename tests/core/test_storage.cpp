@@ -1,5 +1,6 @@
 // Storage and allocation_stats: views share one buffer, and every buffer is freed when its last
 // tensor goes, also when an op throws halfway.
+#include <cstdint>
 #include <utility>
 #include <vector>
 
@@ -99,6 +100,25 @@ TEST_CASE("a buffer the machine cannot give is an Error with the size and the ma
   CHECK(live_buffers() == start);
   CHECK(live_bytes() == start_bytes);
   CHECK_NOTHROW((void)core::zeros({1 << 16}));  // and the allocator still works
+}
+
+TEST_CASE("the host allocator hands a freed buffer, small or large, out again for the same size") {
+  core::cpu::HostAllocator& allocator = core::cpu::host_allocator();
+  if (!core::cpu::HostAllocator::keeps_freed_blocks()) return;  // AddressSanitizer: every buffer is freed
+  for (const size_t nbytes : {size_t{4}, size_t{200}, size_t{4096}, size_t{1} << 20}) {
+    CAPTURE(nbytes);
+    void* first = allocator.allocate(nbytes);
+    CHECK(reinterpret_cast<uintptr_t>(first) % 64 == 0);
+    const size_t kept = allocator.cached_bytes();
+    allocator.deallocate(first, nbytes);
+    CHECK(allocator.cached_bytes() == kept + (nbytes + 63) / 64 * 64);  // kept, by its size rounded to 64 bytes
+    void* again = allocator.allocate(nbytes);
+    CHECK(again == first);
+    CHECK(allocator.cached_bytes() == kept);
+    allocator.deallocate(again, nbytes);
+  }
+  allocator.release_cached();
+  CHECK(allocator.cached_bytes() == 0);
 }
 
 TEST_CASE("machine_memory and format_bytes") {
