@@ -66,30 +66,4 @@ Shape broadcast_shapes(std::string_view op, const Shape& a, const Shape& b) {
   return result;
 }
 
-MergedAxes merge_axes(const Shape& shape, const std::vector<const Strides*>& strides) {
-  MergedAxes merged{{}, std::vector<Strides>(strides.size())};
-  // Walk from the innermost axis outwards, collecting the axes innermost first.
-  for (size_t i = shape.size(); i-- > 0;) {
-    if (shape[i] == 1) continue;
-    bool merges = !merged.shape.empty();
-    for (size_t k = 0; k < strides.size() && merges; ++k) {
-      merges = (*strides[k])[i] == merged.strides[k].back() * merged.shape.back();
-    }
-    if (merges) {
-      merged.shape.back() *= shape[i];  // the merged axis keeps the inner axis's stride
-    } else {
-      merged.shape.push_back(shape[i]);
-      for (size_t k = 0; k < strides.size(); ++k) merged.strides[k].push_back((*strides[k])[i]);
-    }
-  }
-  if (merged.shape.empty()) {  // a scalar, or only size-1 axes: one element
-    merged.shape.push_back(1);
-    for (auto& s : merged.strides) s.push_back(0);
-  }
-  // Back to row-major order.
-  std::reverse(merged.shape.begin(), merged.shape.end());
-  for (auto& s : merged.strides) std::reverse(s.begin(), s.end());
-  return merged;
-}
-
 }  // namespace axiom::core

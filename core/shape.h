@@ -26,16 +26,6 @@ std::vector<int> normalize_axes(std::string_view op, const std::vector<int64_t>&
 //   [4, 1, 3] and [5, 1] -> [4, 5, 3]
 Shape broadcast_shapes(std::string_view op, const Shape& a, const Shape& b);
 
-// Several operands of one shape, each with its own strides, described with as few axes as
-// possible: size-1 axes dropped, and an axis merged into the one inside it when, for every
-// operand, stepping it once equals stepping the inner one fully. A contiguous tensor becomes one
-// axis; a scalar becomes one axis of size 1. The element walk is unchanged (row-major order).
-// Every kernel loop (core/cpu/loops.h, core/cuda/kernels.cuh) starts from this.
-//   shape [2, 3, 4], strides [12, 4, 1] and [0, 4, 1]  ->  shape [2, 12], strides [12, 1] and [0, 1]
-struct MergedAxes {
-  Shape shape;
-  std::vector<Strides> strides;  // one per operand, each shape.size() long
-};
-MergedAxes merge_axes(const Shape& shape, const std::vector<const Strides*>& strides);
+// merge_axes, which every kernel loop starts from, is in core/merged_axes.h.
 
 }  // namespace axiom::core

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "core/parallel.h"
-#include "core/shape.h"
+#include "core/merged_axes.h"
 
 namespace axiom::core::cpu {
 
@@ -28,9 +28,9 @@ class StridedLoop {
   using Offsets = std::array<int64_t, N>;
 
   StridedLoop(const Shape& shape, const std::array<const Strides*, N>& strides) : numel_(core::numel(shape)) {
-    MergedAxes merged = merge_axes(shape, std::vector<const Strides*>(strides.begin(), strides.end()));
+    MergedAxes<N> merged = merge_axes(shape, strides);
     shape_ = std::move(merged.shape);
-    for (size_t k = 0; k < N; ++k) strides_[k] = std::move(merged.strides[k]);
+    strides_ = std::move(merged.strides);
   }
 
   int64_t numel() const { return numel_; }
@@ -41,7 +41,7 @@ class StridedLoop {
   void for_each_run(int64_t begin, int64_t end, Fn&& fn) const {
     if (begin >= end) return;
     const size_t rank = shape_.size();
-    std::vector<int64_t> index(rank);
+    LoopAxes index(rank);
     Offsets offsets{};
     Offsets steps{};
     int64_t rest = begin;
@@ -71,8 +71,8 @@ class StridedLoop {
   }
 
  private:
-  Shape shape_;
-  std::array<Strides, N> strides_;
+  LoopAxes shape_;
+  std::array<LoopAxes, N> strides_;
   int64_t numel_;
 };
 

@@ -25,6 +25,7 @@
 
 #include "core/cuda/runtime.h"
 #include "core/error.h"
+#include "core/merged_axes.h"
 #include "core/shape.h"
 #include "core/tensor.h"
 
@@ -123,7 +124,7 @@ struct StridedOperands {
 // The operands' shape and strides with axes merged (core::merge_axes), ready for a kernel.
 template <int N>
 StridedOperands<N> strided_operands(std::string_view op, const Shape& shape, const std::array<const Strides*, N>& strides) {
-  const MergedAxes merged = merge_axes(shape, std::vector<const Strides*>(strides.begin(), strides.end()));
+  const MergedAxes<N> merged = merge_axes(shape, strides);
   const int rank = static_cast<int>(merged.shape.size());
   if (rank > kMaxAxes) {
     throw Error(op, "the CUDA kernels take at most ", kMaxAxes, " axes that cannot be merged; shape ", shape);

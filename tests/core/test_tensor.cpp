@@ -5,6 +5,7 @@
 #include <limits>
 #include <vector>
 
+#include "core/merged_axes.h"
 #include "tests/core/reference.h"
 
 using namespace axiom::core;
@@ -24,6 +25,33 @@ std::vector<double> iota_values(int64_t n) {
 }  // namespace
 
 // --- reshape and view ------------------------------------------------------------------------------
+
+TEST_CASE("merge_axes merges what every operand steps through contiguously, inline or spilled to the heap") {
+  const Strides row_major = {12, 4, 1}, broadcast_row = {0, 4, 1};
+  const auto merged = merge_axes<2>({2, 3, 4}, {&row_major, &broadcast_row});
+  CHECK(merged.shape == LoopAxes{2, 12});
+  CHECK(merged.strides[0] == LoopAxes{12, 1});
+  CHECK(merged.strides[1] == LoopAxes{0, 1});
+  const Strides scalar = {};
+  const auto one = merge_axes<1>({}, {&scalar});  // a scalar: one axis of size 1
+  CHECK(one.shape == LoopAxes{1});
+  CHECK(one.strides[0] == LoopAxes{0});
+  const Strides size_one_axes = {7, 5, 1};
+  const auto dropped = merge_axes<1>({1, 3, 1}, {&size_one_axes});
+  CHECK(dropped.shape == LoopAxes{3});
+  CHECK(dropped.strides[0] == LoopAxes{5});
+  // Eight axes that cannot merge (every other stride doubled): more than kInlineAxes, kept in order.
+  Shape eight(8, 2);
+  Strides gaps(8);
+  for (int64_t a = 7, stride = 1; a >= 0; --a, stride *= 4) gaps[a] = stride;
+  const auto spilled = merge_axes<1>(eight, {&gaps});
+  REQUIRE(spilled.shape.size() == 8);
+  CHECK(spilled.shape.size() > kInlineAxes);
+  for (size_t a = 0; a < 8; ++a) {
+    CHECK(spilled.shape[a] == 2);
+    CHECK(spilled.strides[0][a] == gaps[a]);
+  }
+}
 
 TEST_CASE("reshape of a contiguous tensor is a view") {
   const Tensor x = iota({2, 3, 4});
