@@ -3,7 +3,7 @@
 # Works as root, or as a user with sudo. Does nothing when everything is there.
 # With --fuzz, also clang and its runtime with libFuzzer, for the fuzzers' build (tests/fuzz; CI).
 set -e
-packages="build-essential cmake git pkgconf libopenblas-dev libdnnl-dev ocl-icd-opencl-dev libtbb-dev libhwy-dev doctest-dev nlohmann-json3-dev libcli11-dev zlib1g-dev libzip-dev libstb-dev giza-dev libboost-context-dev libopenmpi-dev openmpi-bin dataset-fashion-mnist"
+packages="build-essential cmake git pkgconf libopenblas-dev libdnnl-dev ocl-icd-opencl-dev libtbb-dev libhwy-dev doctest-dev nlohmann-json3-dev libcli11-dev zlib1g-dev libzip-dev libstb-dev giza-dev libboost-dev libboost-context-dev libopenmpi-dev openmpi-bin dataset-fashion-mnist"
 [ "${1:-}" = "--fuzz" ] && packages="$packages clang libclang-rt-dev"
 missing=""
 for package in $packages; do

@@ -12,7 +12,7 @@
 set -eu
 cd "$(dirname "$0")/../.."
 bundle=.gpu-bundle
-packages="libopenblas-dev libtbb-dev libhwy-dev doctest-dev nlohmann-json3-dev libcli11-dev zlib1g-dev libzip-dev libstb-dev giza-dev libboost-context-dev pkgconf"
+packages="libopenblas-dev libtbb-dev libhwy-dev doctest-dev nlohmann-json3-dev libcli11-dev zlib1g-dev libzip-dev libstb-dev giza-dev libboost-dev libboost-context-dev pkgconf"
 toolchain='^(debconf|gcc-12-base|libc6|libc6-dev|libc-dev-bin|linux-libc-dev|libcrypt1|libcrypt-dev|libnsl2|libnsl-dev|libtirpc3|libtirpc-dev|libtirpc-common|rpcsvc-proto|libstdc\+\+6|libstdc\+\+-12-dev|libgcc-s1|libgcc-12-dev|libasan8|liblsan0|libtsan2|libubsan1|libitm1|libatomic1|fonts-dejavu-core)_'
 limit_mib=64
 
