@@ -59,9 +59,15 @@ struct SavedRun {
   core::Generator start;  // the generator before f's first run (unused when gen is null)
 };
 
+Tensor value_or_undefined(const core::Tensor& t) { return t.defined() ? Tensor(t) : Tensor(); }
+
 // The backward rule: f again on x, with recording, and the output's gradient g [f's output shape]
 // sent back through it. Returns dL/dx [x's shape] and one gradient per parameter.
-Grads run_again(const SavedRun& saved, const core::Tensor& g, const Needs& needs) {
+Grads run_again(const SavedRun& saved, const Tensor& g, const Needs& needs) {
+  if (grad_enabled()) {  // the engine records the rules: a graph of the backward pass is wanted
+    throw Error("checkpoint", "its backward pass runs f again with a backward pass of its own, which cannot be "
+                "differentiated again (create_graph); call f without checkpoint for higher derivatives");
+  }
   const GeneratorRewound rewound(saved.gen, saved.start);
   const Tensor x(saved.x, needs[0]);  // a leaf: the second run's backward pass stops here
   Grads grads(needs.size());
@@ -70,10 +76,10 @@ Grads run_again(const SavedRun& saved, const core::Tensor& g, const Needs& needs
     const EnableGrad recording;              // also inside a NoGrad of the caller's
     const GradientReadyHooksPaused quiet;    // the outer pass reports the parameters once complete
     const Tensor y = saved.f(x);
-    if (y.requires_grad()) y.backward(g);
-    for (size_t i = 0; i < saved.parameters.size(); ++i) grads[i + 1] = saved.parameters[i].grad();
+    if (y.requires_grad()) y.backward(g.data());
+    for (size_t i = 0; i < saved.parameters.size(); ++i) grads[i + 1] = value_or_undefined(saved.parameters[i].grad());
   }
-  if (needs[0]) grads[0] = x.grad();
+  if (needs[0]) grads[0] = value_or_undefined(x.grad());
   return grads;
 }
 
@@ -100,7 +106,7 @@ Tensor checkpoint(std::function<Tensor(const Tensor&)> f, const Tensor& x, const
     y = saved.f(x);
   }
   if (!y.defined()) throw Error("checkpoint", "the function returned an undefined tensor");
-  return record("checkpoint", inputs, y.data(), [saved = std::move(saved)](const core::Tensor& g, const Needs& needs) {
+  return record("checkpoint", inputs, y.data(), [saved = std::move(saved)](const Tensor& g, const Needs& needs) {
     return run_again(saved, g, needs);
   });
 }

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "autograd/ops.h"
 #include "autograd/tensor.h"
 #include "core/error.h"
 #include "core/factory.h"
@@ -100,13 +101,14 @@ void remember_version(Node& node, const core::Tensor& t) {
 }
 }  // namespace
 
-Tensor record(const char* name, const std::vector<Tensor>& inputs, core::Tensor output, Node::Backward backward) {
-  const bool wanted = grad_mode && std::any_of(inputs.begin(), inputs.end(),
-                                               [](const Tensor& t) { return t.requires_grad(); });
-  if (!wanted) return Tensor(std::move(output));
-  auto node = std::make_shared<Node>();
+namespace {
+bool any_requires_grad(const std::vector<Tensor>& inputs) {
+  return std::any_of(inputs.begin(), inputs.end(), [](const Tensor& t) { return t.requires_grad(); });
+}
+
+// The output of a new Node for `output` made from `inputs` by `name` with `backward`.
+Tensor recorded(const char* name, const std::vector<Tensor>& inputs, core::Tensor output, std::shared_ptr<Node> node) {
   node->name = name;
-  node->backward = std::move(backward);
   for (const Tensor& input : inputs) {
     node->inputs.push_back(edge_to(input));
     node->input_shapes.push_back(input.defined() ? input.shape() : Shape{});
@@ -120,6 +122,31 @@ Tensor record(const char* name, const std::vector<Tensor>& inputs, core::Tensor 
   impl->grad_fn = std::move(node);
   return Tensor(std::move(impl));
 }
+}  // namespace
+
+Tensor record(const char* name, const std::vector<Tensor>& inputs, core::Tensor output, Rule rule) {
+  if (!grad_mode || !any_requires_grad(inputs)) return Tensor(std::move(output));
+  auto node = std::make_shared<Node>();
+  node->backward = [rule = std::move(rule)](const Tensor& g, const Tensor&, const Needs& needs) { return rule(g, needs); };
+  return recorded(name, inputs, std::move(output), std::move(node));
+}
+
+Tensor record_keeping_output(const char* name, const std::vector<Tensor>& inputs, core::Tensor output, Node::Backward rule) {
+  if (!grad_mode || !any_requires_grad(inputs)) return Tensor(std::move(output));
+  auto node = std::make_shared<Node>();
+  node->backward = std::move(rule);
+  node->output = output;
+  return recorded(name, inputs, std::move(output), std::move(node));
+}
+
+Tensor record_fused(const char* name, const std::vector<Tensor>& inputs, core::Tensor output, Rule rule, Node::Composite composite) {
+  if (!grad_mode || !any_requires_grad(inputs)) return Tensor(std::move(output));
+  auto node = std::make_shared<Node>();
+  node->backward = [rule = std::move(rule)](const Tensor& g, const Tensor&, const Needs& needs) { return rule(g, needs); };
+  node->composite = std::move(composite);
+  node->saved_inputs = inputs;
+  return recorded(name, inputs, std::move(output), std::move(node));
+}
 
 // A Node owns the Nodes that made its inputs: destroying the last handle of a long chain would
 // recurse once per Node. Instead, each dying Node hands the Nodes only it kept alive to a local
@@ -127,6 +154,11 @@ Tensor record(const char* name, const std::vector<Tensor>& inputs, core::Tensor 
 Node::~Node() {
   std::vector<std::shared_ptr<Node>> pending;
   auto take_inputs = [&pending](Node& node) {
+    // The rule's captured tensors first: they hold the Nodes that made this Node's inputs too, which
+    // the edges still keep alive, so nothing dies here and the counts below see the edges alone.
+    node.backward = nullptr;
+    node.composite = nullptr;
+    node.saved_inputs.clear();
     for (Edge& input : node.inputs) {
       // Only this Node keeps the maker alive? (An input used twice, as in mul(y, y), is held twice.)
       const auto uses = std::count_if(node.inputs.begin(), node.inputs.end(), [&](const Edge& e) { return e.node == input.node; });
@@ -148,18 +180,24 @@ namespace {
 
 // Sums a gradient over the axes that broadcasting added or stretched, back to `shape`.
 //   [4, 5, 3] -> [5, 1]: sum over axis 0 (added) and axis 2 (stretched from 1)
-core::Tensor sum_to_shape(core::Tensor grad, const Shape& shape) {
+// In differentiable ops, like the rules: a graph of the backward pass goes through it too.
+Tensor sum_to_shape(Tensor grad, const Shape& shape) {
   if (grad.shape() == shape) return grad;
   const int64_t extra = grad.dim() - static_cast<int64_t>(shape.size());
   std::vector<int64_t> axes;
   for (int64_t axis = 0; axis < grad.dim(); ++axis) {
     if (axis < extra || (shape[axis - extra] == 1 && grad.size(axis) != 1)) axes.push_back(axis);
   }
-  return core::sum(grad, axes, /*keepdim=*/true).reshape(shape);
+  return sum(grad, axes, /*keepdim=*/true).reshape(shape);
 }
 
-void accumulate(core::Tensor& slot, const core::Tensor& grad) {
-  slot = slot.defined() ? core::add(slot, grad) : grad;
+void accumulate(Tensor& slot, const Tensor& grad) { slot = slot.defined() ? add(slot, grad) : grad; }
+
+// The numbers of a gradient that no one else holds, moved out (so that accumulate_leaf can see
+// that the buffer is not shared, and keep it instead of copying it).
+core::Tensor numbers_of(Tensor grad) {
+  if (grad.impl().use_count() == 1) return std::move(grad.impl()->data);
+  return grad.data();
 }
 
 // A leaf's gradient is what users (and optimizers, which may scale it in place) read: it gets a
@@ -174,20 +212,23 @@ void accumulate_leaf(core::Tensor& slot, core::Tensor grad) {
   }
 }
 
-// Every Node reachable from `root`, each before the Nodes of its inputs (an iterative depth-first
-// search: reversed post-order). Deep graphs need no deep stack.
-std::vector<std::shared_ptr<Node>> topological_order(const std::shared_ptr<Node>& root) {
+// Every Node reachable from the roots, each before the Nodes of its inputs (an iterative
+// depth-first search: reversed post-order). Deep graphs need no deep stack.
+std::vector<std::shared_ptr<Node>> topological_order(const std::vector<std::shared_ptr<Node>>& roots) {
   std::vector<std::shared_ptr<Node>> post_order;
-  std::unordered_set<Node*> seen{root.get()};
-  std::vector<std::pair<std::shared_ptr<Node>, size_t>> stack{{root, 0}};  // (node, next input to visit)
-  while (!stack.empty()) {
-    auto& [node, next] = stack.back();
-    if (next < node->inputs.size()) {
-      const Edge& input = node->inputs[next++];
-      if (input.node && seen.insert(input.node.get()).second) stack.emplace_back(input.node, 0);
-    } else {
-      post_order.push_back(std::move(node));
-      stack.pop_back();
+  std::unordered_set<Node*> seen;
+  for (const auto& root : roots) {
+    if (!root || !seen.insert(root.get()).second) continue;
+    std::vector<std::pair<std::shared_ptr<Node>, size_t>> stack{{root, 0}};  // (node, next input to visit)
+    while (!stack.empty()) {
+      auto& [node, next] = stack.back();
+      if (next < node->inputs.size()) {
+        const Edge& input = node->inputs[next++];
+        if (input.node && seen.insert(input.node.get()).second) stack.emplace_back(input.node, 0);
+      } else {
+        post_order.push_back(std::move(node));
+        stack.pop_back();
+      }
     }
   }
   std::reverse(post_order.begin(), post_order.end());
@@ -234,27 +275,143 @@ void check_versions(const Node& node) {
   }
 }
 
-// Runs one Node's rule and hands each input its share, summed back to the input's shape.
-void run_node(Node& node, const core::Tensor& grad_out, std::unordered_map<Node*, core::Tensor>& grads) {
-  check_not_freed(node);
-  check_versions(node);
-  std::vector<bool> needs(node.inputs.size());
-  for (size_t i = 0; i < needs.size(); ++i) needs[i] = static_cast<bool>(node.inputs[i]);
-  std::vector<core::Tensor> input_grads = node.backward(grad_out, needs);
-  for (size_t i = 0; i < node.inputs.size(); ++i) {
-    if (!needs[i] || i >= input_grads.size() || !input_grads[i].defined()) continue;
-    core::Tensor grad = sum_to_shape(std::move(input_grads[i]), node.input_shapes[i]);
-    if (grad.dtype() != node.input_dtypes[i]) {
-      throw Error("backward", node.name, " returned a ", grad.dtype(), " gradient for a ", node.input_dtypes[i],
-                  " input");
-    }
-    const Edge& input = node.inputs[i];
-    if (input.node) {
-      accumulate(grads[input.node.get()], grad);
-    } else {
-      accumulate_leaf(input.leaf->grad, std::move(grad));
+// The output of `node`, made by it, for a rule that uses its output; undefined for other rules.
+Tensor output_of(const std::shared_ptr<Node>& node) {
+  if (!node->output.defined()) return Tensor();
+  auto impl = std::make_shared<TensorImpl>();
+  impl->data = node->output;
+  impl->requires_grad = true;
+  impl->grad_fn = node;
+  return Tensor(std::move(impl));
+}
+
+// A fused op's gradients, differentiable: its composite definition run again on its inputs, and
+// differentiated with a graph.
+Grads composite_grads(const Node& node, const Tensor& g, const Needs& needs) {
+  std::vector<Tensor> wanted;
+  std::vector<size_t> slots;
+  for (size_t i = 0; i < needs.size(); ++i) {
+    if (needs[i]) wanted.push_back(node.saved_inputs[i]), slots.push_back(i);
+  }
+  const Tensor y = node.composite(node.saved_inputs);
+  const std::vector<Tensor> found = grad({y}, wanted, {g}, {.create_graph = true, .allow_unused = true});
+  Grads grads(needs.size());
+  for (size_t k = 0; k < slots.size(); ++k) grads[slots[k]] = found[k];
+  return grads;
+}
+
+// A Node's rule: with recording off for first derivatives, on (and, for a fused op, through its
+// composite) when a graph of the backward pass is wanted.
+Grads run_rule(const std::shared_ptr<Node>& node, const Tensor& grad_out, const Needs& needs, bool create_graph) {
+  check_not_freed(*node);
+  check_versions(*node);
+  if (!create_graph) {
+    const NoGrad first_order;
+    return node->backward(grad_out, output_of(node), needs);
+  }
+  const EnableGrad recording;
+  if (node->composite) return composite_grads(*node, grad_out, needs);
+  return node->backward(grad_out, output_of(node), needs);
+}
+
+// What grad() wants: the gradients of some inputs, leaves or not, found during the walk.
+class Targets {
+ public:
+  explicit Targets(const std::vector<Tensor>& inputs) : found(inputs.size()) {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const void* key = inputs[i].is_leaf() ? static_cast<const void*>(inputs[i].impl().get()) : inputs[i].grad_fn().get();
+      slots_[key].push_back(i);
     }
   }
+  bool contains(const void* key) const { return slots_.count(key) > 0; }
+  void add(const void* key, const Tensor& grad) {
+    for (size_t i : slots_.at(key)) accumulate(found[i], grad);
+  }
+  std::vector<Tensor> found;
+
+ private:
+  std::unordered_map<const void*, std::vector<size_t>> slots_;  // a leaf's impl or a Node -> input indices
+};
+
+// The Nodes whose rules must run to reach a target: those that are targets with a target below
+// them, or lie above one. (Without targets, every Node.)
+std::unordered_set<Node*> nodes_leading_to(const std::vector<std::shared_ptr<Node>>& order, const Targets& targets) {
+  std::unordered_set<Node*> leading;  // runs, because a target lies below
+  auto useful = [&](const Edge& e) {
+    return (e.leaf && targets.contains(e.leaf.get())) || (e.node && (targets.contains(e.node.get()) || leading.count(e.node.get())));
+  };
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {  // inputs before the Nodes that use them
+    if (std::any_of((*it)->inputs.begin(), (*it)->inputs.end(), useful)) leading.insert(it->get());
+  }
+  return leading;
+}
+
+// One backward pass over `order`, from the gradients already in `grads`. Without targets,
+// gradients reaching a leaf are added to its grad(); with targets, only the targets' gradients
+// are collected, and only the Nodes that lead to one run.
+void walk(const std::vector<std::shared_ptr<Node>>& order, std::unordered_map<Node*, Tensor>& grads, Targets* targets,
+          bool create_graph, bool retain_graph, LeafCountdown* countdown) {
+  std::unordered_set<Node*> leading;
+  if (targets) leading = nodes_leading_to(order, *targets);
+  for (const auto& node : order) {
+    auto found = grads.find(node.get());
+    if (found == grads.end()) {  // nothing flowed here
+      if (countdown) countdown->node_done(*node);
+      continue;
+    }
+    const Tensor grad_out = std::move(found->second);
+    grads.erase(found);
+    if (targets && targets->contains(node.get())) targets->add(node.get(), grad_out);
+    if (targets && !leading.count(node.get())) continue;
+    Needs needs(node->inputs.size());
+    for (size_t i = 0; i < needs.size(); ++i) {
+      const Edge& e = node->inputs[i];
+      needs[i] = static_cast<bool>(e) &&
+                 (!targets || (e.leaf && targets->contains(e.leaf.get())) ||
+                  (e.node && (targets->contains(e.node.get()) || leading.count(e.node.get()))));
+    }
+    Grads input_grads = run_rule(node, grad_out, needs, create_graph);
+    for (size_t i = 0; i < node->inputs.size(); ++i) {
+      if (!needs[i] || i >= input_grads.size() || !input_grads[i].defined()) continue;
+      Tensor grad = sum_to_shape(std::move(input_grads[i]), node->input_shapes[i]);
+      if (grad.dtype() != node->input_dtypes[i]) {
+        throw Error("backward", node->name, " returned a ", grad.dtype(), " gradient for a ", node->input_dtypes[i], " input");
+      }
+      const Edge& input = node->inputs[i];
+      if (input.node) {
+        accumulate(grads[input.node.get()], grad);
+      } else if (targets) {
+        targets->add(input.leaf.get(), grad);
+      } else {
+        accumulate_leaf(input.leaf->grad, numbers_of(std::move(grad)));
+      }
+    }
+    if (countdown) countdown->node_done(*node);
+    if (!retain_graph) {  // free the graph: what the rule saved, and the inputs' values
+      node->backward = nullptr;
+      node->composite = nullptr;
+      node->saved_inputs.clear();
+      node->output = core::Tensor();
+      node->versions.clear();
+      node->inputs.clear();  // `order` keeps the Nodes themselves alive until the loop ends
+    }
+  }
+}
+
+// The gradient that starts a pass at `output`: `seed`, checked, or 1 for a one-element output.
+Tensor seed_for(const char* op, const Tensor& output, const Tensor& seed) {
+  if (!seed.defined()) {
+    if (output.numel() != 1) {
+      throw Error(op, "needs a gradient argument for a tensor of shape ", output.shape(),
+                  "; without one it works on a single element (a loss)");
+    }
+    return Tensor(core::ones(output.shape(), output.dtype(), output.device()));
+  }
+  if (seed.shape() != output.shape() || seed.dtype() != output.dtype() || seed.device() != output.device()) {
+    throw Error(op, "the gradient is ", seed.dtype(), " ", seed.shape(), " on ", seed.device(), "; expected ", output.dtype(), " ",
+                output.shape(), " on ", output.device());
+  }
+  return seed;
 }
 
 }  // namespace
@@ -263,42 +420,51 @@ void Tensor::backward(const core::Tensor& grad, bool retain_graph) const {
   if (!requires_grad()) {
     throw Error("backward", "this tensor does not require a gradient (no input of the ops that made it did)");
   }
-  core::Tensor seed = grad;
-  if (!seed.defined()) {
-    if (numel() != 1) {
-      throw Error("backward", "backward() needs a gradient argument for a tensor of shape ", shape(),
-                  "; without one it works on a single element (a loss)");
-    }
-    seed = core::ones(shape(), dtype(), device());
-  } else if (seed.shape() != shape() || seed.dtype() != dtype() || seed.device() != device()) {
-    throw Error("backward", "the gradient is ", seed.dtype(), " ", seed.shape(), " on ", seed.device(),
-                "; expected ", dtype(), " ", shape(), " on ", device());
-  }
+  const Tensor seed = seed_for("backward", *this, grad.defined() ? Tensor(grad) : Tensor());
   if (is_leaf()) {
-    accumulate_leaf(impl_->grad, std::move(seed));
+    accumulate_leaf(impl_->grad, numbers_of(seed));
     if (innermost_hook) notify_gradient_ready(impl_);
     return;
   }
-  const std::vector<std::shared_ptr<Node>> order = topological_order(impl_->grad_fn);
+  const std::vector<std::shared_ptr<Node>> order = topological_order({impl_->grad_fn});
   std::optional<LeafCountdown> countdown;
   if (innermost_hook) countdown.emplace(order);
-  std::unordered_map<Node*, core::Tensor> grads{{impl_->grad_fn.get(), seed}};
-  for (const auto& node : order) {
-    auto found = grads.find(node.get());
-    if (found == grads.end()) {  // nothing flowed here
-      if (countdown) countdown->node_done(*node);
+  std::unordered_map<Node*, Tensor> grads{{impl_->grad_fn.get(), seed}};
+  walk(order, grads, nullptr, /*create_graph=*/false, retain_graph, countdown ? &*countdown : nullptr);
+}
+
+std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs, const std::vector<Tensor>& grad_outputs,
+                         const GradOptions& options) {
+  if (outputs.empty()) throw Error("grad", "no outputs given");
+  if (!grad_outputs.empty() && grad_outputs.size() != outputs.size()) {
+    throw Error("grad", "got ", grad_outputs.size(), " grad_outputs for ", outputs.size(), " outputs");
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].requires_grad()) throw Error("grad", "input ", i, " does not require a gradient");
+  }
+  Targets targets(inputs);
+  std::unordered_map<Node*, Tensor> grads;
+  std::vector<std::shared_ptr<Node>> roots;
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    const Tensor& output = outputs[k];
+    if (!output.requires_grad()) {
+      throw Error("grad", "output ", k, " does not require a gradient (no input of the ops that made it did)");
+    }
+    const Tensor seed = seed_for("grad", output, grad_outputs.empty() ? Tensor() : grad_outputs[k]);
+    if (output.is_leaf()) {
+      if (targets.contains(output.impl().get())) targets.add(output.impl().get(), seed);
       continue;
     }
-    const core::Tensor grad_out = std::move(found->second);
-    grads.erase(found);
-    run_node(*node, grad_out, grads);
-    if (countdown) countdown->node_done(*node);
-    if (!retain_graph) {  // free the graph: what the rule saved, and the inputs' values
-      node->backward = nullptr;
-      node->versions.clear();
-      node->inputs.clear();  // `order` keeps the Nodes themselves alive until the loop ends
+    accumulate(grads[output.grad_fn().get()], seed);
+    roots.push_back(output.grad_fn());
+  }
+  walk(topological_order(roots), grads, &targets, options.create_graph, options.retain_graph || options.create_graph, nullptr);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!targets.found[i].defined() && !options.allow_unused) {
+      throw Error("grad", "input ", i, " is not used by the outputs (pass allow_unused = true to get an undefined gradient)");
     }
   }
+  return std::move(targets.found);
 }
 
 }  // namespace axiom

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "autograd/ops.h"
 #include "core/error.h"
 #include "core/factory.h"
 #include "core/ops.h"
@@ -166,6 +167,38 @@ GradcheckResult gradcheck(const std::function<Tensor(const std::vector<Tensor>&)
   }
   zero_grads(inputs);
   return comparison.result;
+}
+
+GradcheckResult gradgradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& fn, const std::vector<Tensor>& inputs,
+                              const GradcheckOptions& options) {
+  const std::vector<size_t> checked = checked_inputs(inputs);
+  const Tensor y = fn(inputs);
+  if (!y.defined() || y.dtype() != Dtype::float64) throw Error("gradgradcheck", "the function must return a float64 tensor");
+  core::Generator gen(options.seed + 1);
+  const Tensor v(core::randn(y.shape(), gen, Dtype::float64).to(y.device()));
+  // d<fn(in), v>/d(in) for every checked input, flattened and joined: [total elements]
+  auto first_derivatives_with = [&](const std::vector<Tensor>& in, bool create_graph) {
+    const EnableGrad recording;  // also during gradcheck's finite differences, which run under NoGrad
+    const Tensor out = fn(in);
+    std::vector<Tensor> wanted, flat;
+    for (size_t c : checked) wanted.push_back(in[c]);
+    std::vector<Tensor> grads(wanted.size());
+    if (out.requires_grad()) grads = grad({out}, wanted, {v}, {.create_graph = create_graph, .allow_unused = true});
+    for (size_t k = 0; k < wanted.size(); ++k) {
+      flat.push_back(grads[k].defined() ? grads[k].reshape({-1})
+                                        : Tensor(core::zeros({wanted[k].numel()}, Dtype::float64, wanted[k].device())));
+    }
+    return concat(flat, 0);
+  };
+  // The first derivatives with a graph must be those without: a fused op's composite is its op.
+  const std::vector<double> fused = values(first_derivatives_with(inputs, false));
+  const std::vector<double> composed = values(first_derivatives_with(inputs, true));
+  Comparison agreement{options, {}};
+  for (size_t i = 0; i < fused.size(); ++i) {
+    agreement.compare(fused[i], composed[i], "first derivative " + std::to_string(i) + " (flattened over the checked inputs) without a graph (numerical) and with one (analytical)");
+  }
+  if (!agreement.result.ok) return agreement.result;
+  return gradcheck([&](const std::vector<Tensor>& in) { return first_derivatives_with(in, true); }, inputs, options);
 }
 
 }  // namespace axiom

@@ -36,4 +36,13 @@ struct GradcheckResult {
 GradcheckResult gradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& fn, const std::vector<Tensor>& inputs,
                           const GradcheckOptions& options = {});
 
+// gradgradcheck: are fn's second derivatives right? gradcheck of the function
+//   inputs -> d<fn(inputs), v>/d(inputs)   (v a fixed random direction, seeded by options.seed),
+// the first derivatives computed by grad() with create_graph: the double backward pass against
+// finite differences of the first one. It also checks that the first derivatives with a graph
+// (where a fused op differentiates its composite definition instead of running its fused rule) are
+// the first derivatives without one. The same inputs and options as gradcheck.
+GradcheckResult gradgradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& fn, const std::vector<Tensor>& inputs,
+                              const GradcheckOptions& options = {});
+
 }  // namespace axiom

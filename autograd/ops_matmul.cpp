@@ -11,14 +11,14 @@ namespace axiom {
 
 namespace {
 
-core::Tensor transposed(const core::Tensor& m) { return m.transpose(-1, -2); }
+Tensor transposed(const Tensor& m) { return m.transpose(-1, -2); }
 
 // dL/db when b is one [K, N] matrix shared by a batch of a [..., M, K]: the batch folds into the
 // rows, one GEMM instead of one per matrix followed by a sum.
 //   dB = A^T @ G : [K, B*M] x [B*M, N] -> [K, N]
-core::Tensor shared_weight_grad(const core::Tensor& a, const core::Tensor& g) {
+Tensor shared_weight_grad(const Tensor& a, const Tensor& g) {
   const int64_t k = a.size(-1), n = g.size(-1);
-  return core::matmul(transposed(a.reshape({-1, k})), g.reshape({-1, n}));
+  return matmul(transposed(a.reshape({-1, k})), g.reshape({-1, n}));
 }
 
 core::UnaryOp unary_op_of(Activation activation) {
@@ -40,9 +40,9 @@ core::Tensor activated(Activation activation, const core::Tensor& h) {
 }
 }  // namespace
 
-core::Tensor rules::weight_grad(const core::Tensor& x, const core::Tensor& g) {
-  if (x.dim() == 1) return core::matmul(x.unsqueeze(1), g.unsqueeze(0));  // [K, 1] x [1, N]
-  if (x.dim() == 2) return core::matmul(transposed(x), g);                // [K, M] x [M, N]
+Tensor rules::weight_grad(const Tensor& x, const Tensor& g) {
+  if (x.dim() == 1) return matmul(x.unsqueeze(1), g.unsqueeze(0));  // [K, 1] x [1, N]
+  if (x.dim() == 2) return matmul(transposed(x), g);                // [K, M] x [M, N]
   return shared_weight_grad(x, g);
 }
 
@@ -56,15 +56,14 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     if (b_vector) out = out.squeeze(-1);
     return out;
   }
-  return record("matmul", {a, b}, core::matmul(a.data(), b.data()),
-                [a = a.data(), b = b.data()](const core::Tensor& g, const Needs& needs) {
-                  core::Tensor da, db;
-                  // dA = G @ B^T : [..., M, N] x [..., N, K] -> [..., M, K]
-                  if (needs[0]) da = core::matmul(g, transposed(b));
-                  // dB = A^T @ G : [..., K, M] x [..., M, N] -> [..., K, N]  (summed over broadcast batch axes)
-                  if (needs[1]) db = (b.dim() == 2 && a.dim() > 2) ? shared_weight_grad(a, g) : core::matmul(transposed(a), g);
-                  return Grads{da, db};
-                });
+  return record("matmul", {a, b}, core::matmul(a.data(), b.data()), [a, b](const Tensor& g, const Needs& needs) {
+    Tensor da, db;
+    // dA = G @ B^T : [..., M, N] x [..., N, K] -> [..., M, K]
+    if (needs[0]) da = matmul(g, transposed(b));
+    // dB = A^T @ G : [..., K, M] x [..., M, N] -> [..., K, N]  (summed over broadcast batch axes)
+    if (needs[1]) db = (b.dim() == 2 && a.dim() > 2) ? shared_weight_grad(a, g) : matmul(transposed(a), g);
+    return Grads{da, db};
+  });
 }
 
 // out = x @ w + b (core::linear: the bias added inside the product)
@@ -73,11 +72,11 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 //   db = g       : summed over every axis but the last by the engine, as for any broadcast input
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   return record("linear", {x, weight, bias}, core::linear(x.data(), weight.data(), bias.data()),
-                [x = x.data(), w = weight.data()](const core::Tensor& g, const Needs& needs) {
-                  core::Tensor dx, dw;
-                  if (needs[0]) dx = core::matmul(g, transposed(w));
+                [x, w = weight](const Tensor& g, const Needs& needs) {
+                  Tensor dx, dw;
+                  if (needs[0]) dx = matmul(g, transposed(w));
                   if (needs[1]) dw = rules::weight_grad(x, g);
-                  return Grads{dx, dw, needs[2] ? g : core::Tensor()};
+                  return Grads{dx, dw, needs[2] ? g : Tensor()};
                 });
 }
 
@@ -94,25 +93,32 @@ Tensor activate(Activation activation, const Tensor& x) {
 //   dw = a^T @ g             : [K, ...] x [..., N] -> [K, N]
 //   dh = (g @ w^T) * act'(h) : [..., N] x [N, K] -> [..., K], times the slope elementwise
 //   db = g                   : summed over every axis but the last by the engine
-// The same ops on the same values as linear(activate(h)), so the same bits.
+// The same kernels on the same values as linear(activate(h)), so the same bits. Fused: a graph of
+// the backward pass goes through the composite linear(activate(h), w, b) instead.
 Tensor activation_linear(Activation activation, const Tensor& h, const Tensor& weight, const Tensor& bias) {
   const core::Tensor a = activated(activation, h.data());  // freed when this function returns
   core::Tensor out = bias.defined() ? core::linear(a, weight.data(), bias.data()) : core::matmul(a, weight.data());
-  return record("activation_linear", {h, weight, bias}, std::move(out),
-                [activation, h = h.data(), w = weight.data()](const core::Tensor& g, const Needs& needs) {
-                  Grads grads(3);
-                  if (needs[0]) {
-                    // dh = (g @ w^T) * act'(h), multiplied in place; act(h), for dw = act(h)^T @ g,
-                    // comes out of the same pass over h (core::activation_backward)
-                    grads[0] = core::matmul(g, transposed(w));
-                    const core::Tensor a = core::activation_backward(unary_op_of(activation), h, grads[0]);
-                    if (needs[1]) grads[1] = rules::weight_grad(a, g);
-                  } else if (needs[1]) {
-                    grads[1] = rules::weight_grad(activated(activation, h), g);
-                  }
-                  if (needs[2]) grads[2] = g;
-                  return grads;
-                });
+  auto composite = [activation](const std::vector<Tensor>& in) {
+    const Tensor a = activate(activation, in[0]);
+    return in[2].defined() ? linear(a, in[1], in[2]) : matmul(a, in[1]);
+  };
+  return record_fused("activation_linear", {h, weight, bias}, std::move(out),
+                      [activation, h, w = weight](const Tensor& g, const Needs& needs) {
+                        Grads grads(3);
+                        if (needs[0]) {
+                          // dh = (g @ w^T) * act'(h), multiplied in place; act(h), for dw = act(h)^T @ g,
+                          // comes out of the same pass over h (core::activation_backward)
+                          const core::Tensor dh = core::matmul(g.data(), w.data().transpose(0, 1));
+                          const core::Tensor a = core::activation_backward(unary_op_of(activation), h.data(), dh);
+                          grads[0] = Tensor(dh);
+                          if (needs[1]) grads[1] = rules::weight_grad(Tensor(a), g);
+                        } else if (needs[1]) {
+                          grads[1] = rules::weight_grad(Tensor(activated(activation, h.data())), g);
+                        }
+                        if (needs[2]) grads[2] = g;
+                        return grads;
+                      },
+                      composite);
 }
 
 }  // namespace axiom

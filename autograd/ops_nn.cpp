@@ -1,5 +1,7 @@
 // Neural-network ops and their backward rules: softmax, layer norm, embedding, cross-entropy,
 // dropout. Rules that have a well-known closed form use it instead of composing smaller ops.
+// Fused ops (layer norm, layer_norm_linear, cross-entropy) compute first derivatives with their
+// own kernels, and give a graph of the backward pass through their composite definitions.
 #include <algorithm>
 
 #include "autograd/ops.h"
@@ -14,20 +16,19 @@ namespace axiom {
 
 // dL/dx = y * (g - sum(g * y))             (sum along the softmax axis, kept for broadcasting)
 Tensor softmax(const Tensor& x, int64_t axis) {
-  core::Tensor y = core::softmax(x.data(), axis);
-  return record("softmax", {x}, y, [y, axis](const core::Tensor& g, const Needs&) {
-    const core::Tensor dot = core::sum(core::mul(g, y), {axis}, /*keepdim=*/true);
-    return Grads{core::mul(y, core::sub(g, dot))};
+  return record_keeping_output("softmax", {x}, core::softmax(x.data(), axis), [axis](const Tensor& g, const Tensor& y, const Needs&) {
+    const Tensor dot = sum(mul(g, y), {axis}, /*keepdim=*/true);
+    return Grads{mul(y, sub(g, dot))};
   });
 }
 
 // dL/dx = g - exp(y) * sum(g)              (y = log_softmax(x), so exp(y) = softmax(x))
 Tensor log_softmax(const Tensor& x, int64_t axis) {
-  core::Tensor y = core::log_softmax(x.data(), axis);
-  return record("log_softmax", {x}, y, [y, axis](const core::Tensor& g, const Needs&) {
-    const core::Tensor total = core::sum(g, {axis}, /*keepdim=*/true);
-    return Grads{core::sub(g, core::mul(core::exp(y), total))};
-  });
+  return record_keeping_output("log_softmax", {x}, core::log_softmax(x.data(), axis),
+                               [axis](const Tensor& g, const Tensor& y, const Needs&) {
+                                 const Tensor total = sum(g, {axis}, /*keepdim=*/true);
+                                 return Grads{sub(g, mul(exp(y), total))};
+                               });
 }
 
 // y = xhat * w + b with xhat = (x - mean) * rstd, over the last axis D.
@@ -37,26 +38,38 @@ Tensor log_softmax(const Tensor& x, int64_t axis) {
 Grads rules::layer_norm_grads(const core::Tensor& x, const core::Tensor& w, const core::Tensor& mean, const core::Tensor& rstd,
                               const core::Tensor& g, const Needs& needs) {
   Grads grads(3);
-  if (needs[0]) grads[0] = core::layer_norm_backward(x, w, mean, rstd, g);
+  if (needs[0]) grads[0] = Tensor(core::layer_norm_backward(x, w, mean, rstd, g));
   if (needs[1]) {
     const core::Tensor xhat = core::mul(core::sub(x, mean.unsqueeze(-1)), rstd.unsqueeze(-1));
-    grads[1] = core::mul(g, xhat);
+    grads[1] = Tensor(core::mul(g, xhat));
   }
-  if (needs[2]) grads[2] = g;
+  if (needs[2]) grads[2] = Tensor(g);
   return grads;
 }
 
 namespace {
 core::Tensor data_or_undefined(const Tensor& t) { return t.defined() ? t.data() : core::Tensor(); }
+
+// Layer norm in smaller ops, what the fused kernels compute (the variance divides by D):
+//   (x - mean) / sqrt(var + eps) * w + b
+Tensor layer_norm_composite(const Tensor& x, const Tensor& w, const Tensor& b, double eps) {
+  const Tensor centered = sub(x, mean(x, {-1}, /*keepdim=*/true));
+  Tensor y = mul(centered, rsqrt(add(mean(mul(centered, centered), {-1}, /*keepdim=*/true), eps)));
+  if (w.defined()) y = mul(y, w);
+  if (b.defined()) y = add(y, b);
+  return y;
+}
 }  // namespace
 
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
   const core::Tensor w = data_or_undefined(weight);
   core::LayerNormResult r = core::layer_norm(x.data(), w, data_or_undefined(bias), eps);
-  return record("layer_norm", {x, weight, bias}, r.output,
-                [x = x.data(), w, mean = r.mean, rstd = r.rstd](const core::Tensor& g, const Needs& needs) {
-                  return rules::layer_norm_grads(x, w, mean, rstd, g, needs);
-                });
+  return record_fused(
+      "layer_norm", {x, weight, bias}, r.output,
+      [x = x.data(), w, mean = r.mean, rstd = r.rstd](const Tensor& g, const Needs& needs) {
+        return rules::layer_norm_grads(x, w, mean, rstd, g.data(), needs);
+      },
+      [eps](const std::vector<Tensor>& in) { return layer_norm_composite(in[0], in[1], in[2], eps); });
 }
 
 // out = y @ weight + bias with y = layer_norm(x, norm_weight, norm_bias); x, mean and rstd are kept,
@@ -70,28 +83,56 @@ Tensor layer_norm_linear(const Tensor& x, const Tensor& norm_weight, const Tenso
   core::LayerNormResult r = core::layer_norm(x.data(), nw, nb, eps);
   core::Tensor out = bias.defined() ? core::linear(r.output, weight.data(), bias.data()) : core::matmul(r.output, weight.data());
   r.output = core::Tensor();  // y is not kept
-  return record("layer_norm_linear", {x, norm_weight, norm_bias, weight, bias}, std::move(out),
-                [x = x.data(), nw, nb, eps, w = weight.data(), mean = r.mean, rstd = r.rstd](const core::Tensor& g, const Needs& needs) {
-                  Grads grads(5);
-                  if (needs[3]) grads[3] = rules::weight_grad(core::layer_norm(x, nw, nb, eps).output, g);
-                  if (needs[4]) grads[4] = g;
-                  if (needs[0] || needs[1] || needs[2]) {
-                    const core::Tensor dy = core::matmul(g, w.transpose(0, 1));
-                    const Grads norm = rules::layer_norm_grads(x, nw, mean, rstd, dy, {needs[0], needs[1], needs[2]});
-                    std::copy(norm.begin(), norm.end(), grads.begin());
-                  }
-                  return grads;
-                });
+  auto composite = [eps](const std::vector<Tensor>& in) {
+    const Tensor y = layer_norm_composite(in[0], in[1], in[2], eps);
+    return in[4].defined() ? linear(y, in[3], in[4]) : matmul(y, in[3]);
+  };
+  return record_fused(
+      "layer_norm_linear", {x, norm_weight, norm_bias, weight, bias}, std::move(out),
+      [x = x.data(), nw, nb, eps, w = weight.data(), mean = r.mean, rstd = r.rstd](const Tensor& g, const Needs& needs) {
+        Grads grads(5);
+        if (needs[3]) grads[3] = rules::weight_grad(Tensor(core::layer_norm(x, nw, nb, eps).output), g);
+        if (needs[4]) grads[4] = g;
+        if (needs[0] || needs[1] || needs[2]) {
+          const core::Tensor dy = core::matmul(g.data(), w.transpose(0, 1));
+          const Grads norm = rules::layer_norm_grads(x, nw, mean, rstd, dy, {needs[0], needs[1], needs[2]});
+          std::copy(norm.begin(), norm.end(), grads.begin());
+        }
+        return grads;
+      },
+      composite);
 }
+
+namespace {
+// Zeros [V, D] with each row of g [..., D] added into the row its index names. Its own rule
+// picks those rows again: dL/dg = embedding(G, indices).
+Tensor rows_added(const Tensor& g, const Shape& shape, const Tensor& indices) {
+  const core::Tensor zeros = core::zeros(shape, g.dtype(), g.device());
+  core::Tensor out = core::index_add(zeros, 0, indices.data().reshape({-1}), g.data().reshape({-1, shape[1]}));
+  return record("index_add", {g}, std::move(out), [indices](const Tensor& gg, const Needs&) { return Grads{embedding(gg, indices)}; });
+}
+}  // namespace
 
 // dL/dweight[v] = sum of g over the positions whose index is v    : [..., D] -> [V, D]
 Tensor embedding(const Tensor& weight, const Tensor& indices) {
   return record("embedding", {weight}, core::embedding(weight.data(), indices.data()),
-                [shape = weight.shape(), idx = indices.data()](const core::Tensor& g, const Needs&) {
-                  const core::Tensor zeros = core::zeros(shape, g.dtype(), g.device());
-                  return Grads{core::index_add(zeros, 0, idx.reshape({-1}), g.reshape({-1, shape[1]}))};
-                });
+                [shape = weight.shape(), indices](const Tensor& g, const Needs&) { return Grads{rows_added(g, shape, indices)}; });
 }
+
+namespace {
+// Cross-entropy in smaller ops, what core::cross_entropy computes, for logits x [..., C]:
+//   loss_i = -(1 - s) log p[target_i] - s / C sum_c log p_c,  p = softmax(x)
+Tensor cross_entropy_composite(const Tensor& x, const Tensor& targets, const CrossEntropyOptions& options) {
+  const double s = options.label_smoothing, classes = static_cast<double>(x.size(-1));
+  const Tensor log_p = log_softmax(x, -1);
+  const Tensor picked = gather(log_p, -1, targets.unsqueeze(-1)).squeeze(-1);
+  Tensor losses = neg(mul(picked, 1 - s));
+  if (s != 0) losses = sub(losses, mul(sum(log_p, {-1}), s / classes));
+  if (options.reduction == Reduction::sum) return sum(losses);
+  if (options.reduction == Reduction::mean) return div(sum(losses), static_cast<double>(losses.numel()));
+  return losses;
+}
+}  // namespace
 
 // With p = softmax(logits), q = (1 - s) onehot(target) + s / C (s the label smoothing), fused in
 // core::cross_entropy (no log-probabilities kept; the backward recomputes p from the saved lse):
@@ -105,13 +146,15 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEnt
   const double rows = static_cast<double>(loss.numel());
   if (options.reduction == Reduction::sum) loss = core::sum(loss);
   if (options.reduction == Reduction::mean) loss = core::div(core::sum(loss), rows);
-  return record("cross_entropy", {logits}, loss,
-                [x, t, lse = forward.lse, s, rows, reduction = options.reduction](const core::Tensor& g, const Needs&) {
-                  core::Tensor per_row = g;  // d loss / d loss_i: [...] for none, a scalar otherwise
-                  if (reduction == Reduction::mean) per_row = core::div(per_row, rows);
-                  if (reduction != Reduction::none) per_row = per_row.expand(t.shape());
-                  return Grads{core::cross_entropy_backward(x, t, lse, per_row, s)};
-                });
+  return record_fused(
+      "cross_entropy", {logits}, loss,
+      [x, t, lse = forward.lse, s, rows, reduction = options.reduction](const Tensor& g, const Needs&) {
+        core::Tensor per_row = g.data();  // d loss / d loss_i: [...] for none, a scalar otherwise
+        if (reduction == Reduction::mean) per_row = core::div(per_row, rows);
+        if (reduction != Reduction::none) per_row = per_row.expand(t.shape());
+        return Grads{Tensor(core::cross_entropy_backward(x, t, lse, per_row, s))};
+      },
+      [targets, options](const std::vector<Tensor>& in) { return cross_entropy_composite(in[0], targets, options); });
 }
 
 // dL/dx = g * mask, with mask = [kept] / (1 - p)
@@ -120,8 +163,8 @@ Tensor dropout(const Tensor& x, double p, bool training, core::Generator& gen) {
   if (!training || p == 0) return x;
   core::Tensor mask = core::bernoulli(x.shape(), 1 - p, gen, x.dtype()).to(x.device());
   if (p < 1) mask = core::mul(mask, 1 / (1 - p));
-  return record("dropout", {x}, core::mul(x.data(), mask), [mask](const core::Tensor& g, const Needs&) {
-    return Grads{core::mul(g, mask)};
+  return record("dropout", {x}, core::mul(x.data(), mask), [mask = Tensor(mask)](const Tensor& g, const Needs&) {
+    return Grads{mul(g, mask)};
   });
 }
 

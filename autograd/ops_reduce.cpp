@@ -23,40 +23,39 @@ int64_t reduced_count(const core::Tensor& x, const std::vector<int64_t>& axes) {
 
 // dL/dx = g, copied along the reduced axes                : [kept] -> x's shape
 Tensor sum(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
-  return record("sum", {x}, core::sum(x.data(), axes, keepdim), [x = x.data(), axes](const core::Tensor& g, const Needs&) {
-    return Grads{g.reshape(kept_shape(x, axes)).expand(x.shape())};
+  return record("sum", {x}, core::sum(x.data(), axes, keepdim), [shape = x.shape(), kept = kept_shape(x.data(), axes)](const Tensor& g, const Needs&) {
+    return Grads{g.reshape(kept).expand(shape)};
   });
 }
 
 // dL/dx = g / n, with n the number of elements averaged
 Tensor mean(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
-  return record("mean", {x}, core::mean(x.data(), axes, keepdim), [x = x.data(), axes](const core::Tensor& g, const Needs&) {
-    const double n = static_cast<double>(reduced_count(x, axes));
-    return Grads{core::div(g.reshape(kept_shape(x, axes)), n).expand(x.shape())};
+  const double n = static_cast<double>(reduced_count(x.data(), axes));
+  return record("mean", {x}, core::mean(x.data(), axes, keepdim), [shape = x.shape(), kept = kept_shape(x.data(), axes), n](const Tensor& g, const Needs&) {
+    return Grads{div(g.reshape(kept), n).expand(shape)};
   });
 }
 
 // dL/dx = g * 2 (x - mean) / (n - correction)
 Tensor var(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim, int64_t correction) {
-  return record("var", {x}, core::var(x.data(), axes, keepdim, correction),
-                [x = x.data(), axes, correction](const core::Tensor& g, const Needs&) {
-                  const double n = static_cast<double>(reduced_count(x, axes));
-                  const core::Tensor centered = core::sub(x, core::mean(x, axes, /*keepdim=*/true));
-                  const core::Tensor scale = core::mul(g.reshape(kept_shape(x, axes)), 2.0 / (n - correction));
-                  return Grads{core::mul(centered, scale)};
-                });
+  return record("var", {x}, core::var(x.data(), axes, keepdim, correction), [x, axes, correction](const Tensor& g, const Needs&) {
+    const double n = static_cast<double>(reduced_count(x.data(), axes));
+    const Tensor centered = sub(x, mean(x, axes, /*keepdim=*/true));
+    const Tensor scale = mul(g.reshape(kept_shape(x.data(), axes)), 2.0 / (n - correction));
+    return Grads{mul(centered, scale)};
+  });
 }
 
 namespace {
 
 // max and min: the gradient goes to the elements equal to the result y, shared evenly among ties:
-// dL/dx = g * [x == y] / (number of elements equal to y)
+// dL/dx = g * [x == y] / (number of elements equal to y)   ([x == y] / ties: a constant)
 Tensor record_extreme(const char* op, const Tensor& x, const core::Tensor& y, const std::vector<int64_t>& axes) {
-  return record(op, {x}, y, [x = x.data(), y, axes](const core::Tensor& g, const Needs&) {
+  return record(op, {x}, y, [x = x.data(), y, axes](const Tensor& g, const Needs&) {
     const Shape kept = kept_shape(x, axes);
     const core::Tensor is_y = core::eq(x, y.reshape(kept)).to(x.dtype());
-    const core::Tensor ties = core::sum(is_y, axes, /*keepdim=*/true);
-    return Grads{core::mul(is_y, core::div(g.reshape(kept), ties))};
+    const Tensor share(core::div(is_y, core::sum(is_y, axes, /*keepdim=*/true)));  // [x's shape]
+    return Grads{mul(share, g.reshape(kept))};
   });
 }
 

@@ -12,16 +12,23 @@ namespace {
 
 // dL/dx = g reshaped to x's shape (reshape, squeeze, unsqueeze, flatten).
 Tensor reshaped(const char* name, const Tensor& x, core::Tensor y) {
-  return record(name, {x}, y, [shape = x.shape()](const core::Tensor& g, const Needs&) { return Grads{g.reshape(shape)}; });
+  return record(name, {x}, std::move(y), [shape = x.shape()](const Tensor& g, const Needs&) { return Grads{g.reshape(shape)}; });
+}
+
+// Zeros of `shape` with g written into the positions `view` picks (`view` works on core::Tensor
+// and Tensor alike). Its own rule takes those positions out again: dL/dg = view(G).
+template <typename View>
+Tensor placed(const Tensor& g, const Shape& shape, View view) {
+  core::Tensor out = core::zeros(shape, g.dtype(), g.device());
+  core::copy_into(g.data(), view(out));
+  return record("place", {g}, std::move(out), [view](const Tensor& gg, const Needs&) { return Grads{view(gg)}; });
 }
 
 // dL/dx = zeros of x's shape with g written into the positions `view` picks.
 template <typename View>
 Tensor picked(const char* name, const Tensor& x, View view) {
-  return record(name, {x}, view(x.data()), [x = x.data(), view](const core::Tensor& g, const Needs&) {
-    core::Tensor grad = core::zeros(x.shape(), g.dtype(), g.device());
-    core::copy_into(g, view(grad));
-    return Grads{grad};
+  return record(name, {x}, view(x.data()), [shape = x.shape(), view](const Tensor& g, const Needs&) {
+    return Grads{placed(g, shape, view)};
   });
 }
 }  // namespace
@@ -35,51 +42,51 @@ Tensor Tensor::permute(const std::vector<int64_t>& order) const {
   core::Tensor y = data().permute(order);
   std::vector<int64_t> inverse(order.size());
   for (size_t i = 0; i < order.size(); ++i) inverse[(order[i] + dim()) % dim()] = static_cast<int64_t>(i);
-  return record("permute", {*this}, y, [inverse](const core::Tensor& g, const Needs&) { return Grads{g.permute(inverse)}; });
+  return record("permute", {*this}, y, [inverse](const Tensor& g, const Needs&) { return Grads{g.permute(inverse)}; });
 }
 
 Tensor Tensor::transpose(int64_t axis0, int64_t axis1) const {
   return record("transpose", {*this}, data().transpose(axis0, axis1),
-                [axis0, axis1](const core::Tensor& g, const Needs&) { return Grads{g.transpose(axis0, axis1)}; });
+                [axis0, axis1](const Tensor& g, const Needs&) { return Grads{g.transpose(axis0, axis1)}; });
 }
 
 Tensor Tensor::movedim(int64_t from, int64_t to) const {
   return record("movedim", {*this}, data().movedim(from, to),
-                [from, to](const core::Tensor& g, const Needs&) { return Grads{g.movedim(to, from)}; });
+                [from, to](const Tensor& g, const Needs&) { return Grads{g.movedim(to, from)}; });
 }
 
 Tensor Tensor::slice(int64_t axis, int64_t start, int64_t stop, int64_t step) const {
-  return picked("slice", *this, [=](const core::Tensor& t) { return t.slice(axis, start, stop, step); });
+  return picked("slice", *this, [=](const auto& t) { return t.slice(axis, start, stop, step); });
 }
 Tensor Tensor::narrow(int64_t axis, int64_t start, int64_t length) const {
-  return picked("narrow", *this, [=](const core::Tensor& t) { return t.narrow(axis, start, length); });
+  return picked("narrow", *this, [=](const auto& t) { return t.narrow(axis, start, length); });
 }
 Tensor Tensor::select(int64_t axis, int64_t index) const {
-  return picked("select", *this, [=](const core::Tensor& t) { return t.select(axis, index); });
+  return picked("select", *this, [=](const auto& t) { return t.select(axis, index); });
 }
 
 // dL/dx = g summed over the broadcast axes (done by the engine)
 Tensor Tensor::expand(const Shape& shape) const {
-  return record("expand", {*this}, data().expand(shape), [](const core::Tensor& g, const Needs&) { return Grads{g}; });
+  return record("expand", {*this}, data().expand(shape), [](const Tensor& g, const Needs&) { return Grads{g}; });
 }
 
 Tensor Tensor::contiguous() const {
   if (data().is_contiguous()) return *this;
-  return record("contiguous", {*this}, data().contiguous(), [](const core::Tensor& g, const Needs&) { return Grads{g}; });
+  return record("contiguous", {*this}, data().contiguous(), [](const Tensor& g, const Needs&) { return Grads{g}; });
 }
 
 // dL/dx = g converted back to x's dtype. An integer result has no gradient (rounding is flat).
 Tensor Tensor::to(Dtype dtype) const {
   if (dtype == this->dtype()) return *this;
   if (!core::is_floating(dtype)) return Tensor(data().to(dtype));
-  return record("to", {*this}, data().to(dtype), [from = this->dtype()](const core::Tensor& g, const Needs&) {
+  return record("to", {*this}, data().to(dtype), [from = this->dtype()](const Tensor& g, const Needs&) {
     return Grads{g.to(from)};
   });
 }
 
 Tensor Tensor::to(Device device) const {
   if (device == this->device()) return *this;
-  return record("to", {*this}, data().to(device), [from = this->device()](const core::Tensor& g, const Needs&) {
+  return record("to", {*this}, data().to(device), [from = this->device()](const Tensor& g, const Needs&) {
     return Grads{g.to(from)};
   });
 }
@@ -100,7 +107,7 @@ Tensor concat(const std::vector<Tensor>& tensors, int64_t axis) {
   std::vector<int64_t> sizes;
   const int a = core::normalize_axis("concat", axis, y.dim());
   for (const core::Tensor& v : values) sizes.push_back(v.size(a));
-  return record("concat", tensors, y, [sizes, a](const core::Tensor& g, const Needs& needs) {
+  return record("concat", tensors, y, [sizes, a](const Tensor& g, const Needs& needs) {
     Grads grads(sizes.size());
     int64_t offset = 0;
     for (size_t i = 0; i < sizes.size(); offset += sizes[i], ++i) {
@@ -121,15 +128,15 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t axis) {
 // dL/dx = g without the padding
 Tensor pad(const Tensor& x, int64_t axis, int64_t before, int64_t after, double value) {
   core::Tensor y = core::pad(x.data(), axis, before, after, value);
-  return record("pad", {x}, y, [axis, before, size = x.size(axis)](const core::Tensor& g, const Needs&) {
+  return record("pad", {x}, y, [axis, before, size = x.size(axis)](const Tensor& g, const Needs&) {
     return Grads{g.narrow(axis, before, size)};
   });
 }
 
 // dL/dx = g shifted back: what moved forward by `amount` sends its gradient back by `amount`
 Tensor shift(const Tensor& x, int64_t axis, int64_t amount) {
-  return record("shift", {x}, core::shift(x.data(), axis, amount), [axis, amount](const core::Tensor& g, const Needs&) {
-    return Grads{core::shift(g, axis, -amount)};
+  return record("shift", {x}, core::shift(x.data(), axis, amount), [axis, amount](const Tensor& g, const Needs&) {
+    return Grads{shift(g, axis, -amount)};
   });
 }
 

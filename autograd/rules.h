@@ -8,7 +8,7 @@ namespace axiom::rules {
 
 // dL/dw of out = x @ w (+ b) for w [K, N]: x^T @ g, any batch of x [..., K] folded into one GEMM.
 //   x [K] or [M, K] or [..., M, K], g [..., N] -> [K, N]
-core::Tensor weight_grad(const core::Tensor& x, const core::Tensor& g);
+Tensor weight_grad(const Tensor& x, const Tensor& g);
 
 // The gradients of y = layer_norm(x, w, b) from g = dL/dy, with the forward pass's mean and rstd
 // (1/std) [...] of x [..., D]: {dx [..., D], dw, db} where needed, dw and db in the rows' shape

@@ -92,11 +92,14 @@ class Tensor {
 
 std::ostream& operator<<(std::ostream& out, const Tensor& tensor);
 
-// One recorded op. `backward` gets the gradient of the op's output and which inputs need a
+// One recorded op. Its rule gets the gradient of the op's output and which inputs need a
 // gradient, and returns one gradient per input (undefined where not needed), each either in the
 // input's shape or in the broadcast shape the op worked in: the engine sums it back to the input.
-// A backward rule returns Grads (one per input) and is told the Needs (one flag per input).
-using Grads = std::vector<core::Tensor>;
+// Rules are written in the ops of autograd/ops.h, on Tensors: during an ordinary backward pass
+// they run with recording off (first derivatives, at the speed of the kernels they call); when a
+// graph of the backward pass is wanted (grad() with create_graph), they record, and what they
+// return can be differentiated again.
+using Grads = std::vector<Tensor>;
 using Needs = std::vector<bool>;
 
 // Where an input's gradient goes: to the Node that made the input (an op's output), or to the
@@ -110,13 +113,23 @@ struct Edge {
 };
 
 struct Node {
-  using Backward = std::function<Grads(const core::Tensor& grad_out, const Needs& needs)>;
+  // The rule: (g = dL/d output, the output, needs) -> one gradient per input. The output is
+  // handed in by the engine (rebuilt from `output` with this Node as its maker), so that a rule
+  // that uses it, such as exp's (g * y), stays differentiable without the Node owning a handle
+  // to its own output (which would keep it alive forever).
+  using Backward = std::function<Grads(const Tensor& grad_out, const Tensor& output, const Needs& needs)>;
+  // A fused op's definition in smaller differentiable ops, on its inputs: what the engine
+  // differentiates instead of the fused rule when a graph of the backward pass is wanted.
+  using Composite = std::function<Tensor(const std::vector<Tensor>& inputs)>;
 
   const char* name = "";
   std::vector<Edge> inputs;  // one per input
   std::vector<Shape> input_shapes;
   std::vector<Dtype> input_dtypes;
   Backward backward;  // emptied when the graph is freed
+  core::Tensor output;  // kept only for rules that use the output (record_keeping_output)
+  Composite composite;                // fused ops only (record_fused)
+  std::vector<Tensor> saved_inputs;   // what the composite runs on (fused ops only)
   // Every input's and the output's storage with its write version when recorded: a backward
   // rule must see the values the forward pass saw.
   std::vector<std::pair<std::weak_ptr<core::Storage>, uint64_t>> versions;
@@ -190,6 +203,30 @@ class GradientReadyHooksPaused {
 
 // Records `output` as made by the op `name` from `inputs` (used by every op in autograd/ops_*.cpp).
 // Returns a plain tensor when no input requires a gradient or grad mode is off.
-Tensor record(const char* name, const std::vector<Tensor>& inputs, core::Tensor output, Node::Backward backward);
+//   record:                rule(g, needs)
+//   record_keeping_output: rule(g, y, needs), for rules that use the output y (exp: g * y)
+//   record_fused:          rule(g, needs) in fused kernels, for first derivatives; and the op's
+//                          composite definition, differentiated instead when a graph of the
+//                          backward pass is wanted (as MLX's fast ops do)
+using Rule = std::function<Grads(const Tensor& grad_out, const Needs& needs)>;
+Tensor record(const char* name, const std::vector<Tensor>& inputs, core::Tensor output, Rule rule);
+Tensor record_keeping_output(const char* name, const std::vector<Tensor>& inputs, core::Tensor output, Node::Backward rule);
+Tensor record_fused(const char* name, const std::vector<Tensor>& inputs, core::Tensor output, Rule rule, Node::Composite composite);
+
+// --- gradients as values ----------------------------------------------------------------------------
+struct GradOptions {
+  bool create_graph = false;  // record the backward pass, so that its results can be differentiated again
+  bool retain_graph = false;  // keep the graph for another pass (always kept with create_graph)
+  bool allow_unused = false;  // an input the outputs do not depend on gets an undefined Tensor, not an Error
+};
+
+// The gradients of sum_k <outputs[k], grad_outputs[k]> with respect to each of `inputs` (any
+// tensors of the graph, leaves or not), returned, not added to grad(): PyTorch's
+// torch.autograd.grad. grad_outputs may be empty when every output holds one element. With
+// create_graph the gradients are themselves differentiable: a second grad() of them gives second
+// derivatives (Hessian-vector products, gradient penalties, the derivatives a physics-informed
+// loss holds).
+std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                         const std::vector<Tensor>& grad_outputs = {}, const GradOptions& options = {});
 
 }  // namespace axiom

@@ -65,14 +65,14 @@ double training_floats_per_pixel(const AxialTransformerConfig& c, int64_t checkp
   double weights = (c.relative > 0 ? 2.6 : 1.0) * heads *
                    (blocks.rows * static_cast<double>(c.width) + blocks.columns * static_cast<double>(c.height));
   // (a raster block's scores; local attention also keeps the keys and values it gathers for each
-  // block: 2 D floats per gathered key, 2.6 D fitted with what the backward pass adds)
+  // block: 2 D floats per gathered key, 2.0 D fitted with what the backward pass adds)
   if (!c.axial()) weights += heads * raster_blocks(c) * raster_scores_per_pixel(c);
-  if (local(c)) weights += 2.6 * d * raster_blocks(c) * local_cost(c).keys_per_position;
+  if (local(c)) weights += 2.0 * d * raster_blocks(c) * local_cost(c).keys_per_position;
   const double n = blocks.total() + raster_blocks(c), recomputed = std::min(static_cast<double>(checkpoint_blocks), n);
   if (n > 0) floats += (n - recomputed) * block_values + recomputed * d + weights * (n - recomputed) / n;
   if (recomputed > 0) floats += 6 * d * m + weights / n;  // one block run again, with its backward's temporaries
   if (c.channels > 1) floats += 2 * static_cast<double>(c.channels) * d;  // every channel's embedding
-  if (c.inner == "lstm") floats += 16.4 * d;  // the LSTM's gates at every step
+  if (c.inner == "lstm") floats += 9 * d;  // the LSTM's gates at every step
   return floats;
 }
 

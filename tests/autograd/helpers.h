@@ -43,21 +43,28 @@ inline core::Tensor int64s(const std::vector<int64_t>& values, const Shape& shap
   return core::from_vector<int64_t>(values, shape);
 }
 
-// Runs gradcheck(fn, inputs, options) and fails at the caller's line when it does not pass
-// (or throws), with `what` and gradcheck's message.
+// Runs gradcheck(fn, inputs, options), then gradgradcheck (the second derivatives, from a graph
+// of the backward pass), and fails at the caller's line when either does not pass (or throws),
+// with `what` and the check's message.
 inline void check_grad(const std::string& what, const Fn& fn, const std::vector<axiom::Tensor>& inputs,
                        const GradcheckOptions& options = {},
                        std::source_location where = std::source_location::current()) {
   const char* file = where.file_name();
   const int line = static_cast<int>(where.line());
-  GradcheckResult result;
-  try {
-    result = gradcheck(fn, inputs, options);
-  } catch (const std::exception& e) {
-    ADD_FAIL_CHECK_AT(file, line, (what + ": gradcheck threw: " + e.what()));
-    return;
+  for (const bool second : {false, true}) {
+    const std::string check = second ? "gradgradcheck" : "gradcheck";
+    GradcheckResult result;
+    try {
+      result = second ? gradgradcheck(fn, inputs, options) : gradcheck(fn, inputs, options);
+    } catch (const std::exception& e) {
+      ADD_FAIL_CHECK_AT(file, line, (what + ": " + check + " threw: " + e.what()));
+      return;
+    }
+    if (!result.ok) {
+      ADD_FAIL_CHECK_AT(file, line, (what + ": " + check + ": " + result.message));
+      return;
+    }
   }
-  if (!result.ok) ADD_FAIL_CHECK_AT(file, line, (what + ": " + result.message));
 }
 
 // The number of distinct buffers holding the gradients of `tensors` (gradients may share memory).

@@ -15,7 +15,6 @@ using namespace axiom;
 using namespace axiom::agtest;
 using axiom::test::check_error;
 using In = std::vector<axiom::Tensor>;
-using Grads = std::vector<core::Tensor>;
 using Needs = std::vector<bool>;
 
 namespace {
@@ -23,8 +22,17 @@ namespace {
 // exp with the right rule (dL/dx = g * y) or a planted wrong one (g * x).
 axiom::Tensor planted_exp(const axiom::Tensor& x, bool wrong) {
   const core::Tensor y = core::exp(x.data());
-  return record("exp", {x}, y, [x = x.data(), y, wrong](const core::Tensor& g, const Needs&) {
-    return Grads{core::mul(g, wrong ? x : y)};
+  return record("exp", {x}, y, [x, y = axiom::Tensor(y), wrong](const axiom::Tensor& g, const Needs&) {
+    return Grads{mul(g, wrong ? x : y)};
+  });
+}
+
+// exp whose rule is right to first order, g * y, but uses y as a constant: its rule's own
+// derivative (the second derivative of exp) is then missing. With the output as the engine hands
+// it in (made by the exp Node), the rule is differentiable.
+axiom::Tensor exp_with_constant_output(const axiom::Tensor& x, bool constant) {
+  return record_keeping_output("exp", {x}, core::exp(x.data()), [constant](const axiom::Tensor& g, const axiom::Tensor& y, const Needs&) {
+    return Grads{mul(g, constant ? y.detach() : y)};
   });
 }
 
@@ -32,18 +40,18 @@ axiom::Tensor planted_exp(const axiom::Tensor& x, bool wrong) {
 axiom::Tensor mul_wrong_at(const axiom::Tensor& a, const axiom::Tensor& b, const std::vector<std::vector<int64_t>>& at,
                            const std::vector<double>& errors) {
   return record("mul", {a, b}, core::mul(a.data(), b.data()),
-                [a = a.data(), b = b.data(), at, errors](const core::Tensor& g, const Needs&) {
+                [a = a.data(), b = b.data(), at, errors](const axiom::Tensor& g, const Needs&) {
                   core::Tensor off = core::zeros(b.shape(), Dtype::float64);
                   for (size_t k = 0; k < at.size(); ++k) off.set(at[k], errors[k]);
-                  return Grads{core::mul(g, b), core::mul(g, core::add(a, off))};
+                  return Grads{mul(g, axiom::Tensor(b)), mul(g, axiom::Tensor(core::add(a, off)))};
                 });
 }
 
 // mul whose rule forgets b's gradient: returned undefined, or not returned at all.
 axiom::Tensor mul_forgetting_b(const axiom::Tensor& a, const axiom::Tensor& b, bool short_list) {
-  return record("mul", {a, b}, core::mul(a.data(), b.data()), [b = b.data(), short_list](const core::Tensor& g, const Needs&) {
-    if (short_list) return Grads{core::mul(g, b)};
-    return Grads{core::mul(g, b), core::Tensor()};
+  return record("mul", {a, b}, core::mul(a.data(), b.data()), [b = axiom::Tensor(b.data()), short_list](const axiom::Tensor& g, const Needs&) {
+    if (short_list) return Grads{mul(g, b)};
+    return Grads{mul(g, b), axiom::Tensor()};
   });
 }
 
@@ -184,8 +192,8 @@ TEST_CASE("a rule that forgets an input's gradient fails, naming that input") {
 TEST_CASE("a rule that returns NaN fails") {
   const auto x = leaf(uniform64({3}, 10));
   const Fn fn = [](const In& in) {
-    return record("nan_rule", {in[0]}, core::mul(in[0].data(), 2.0), [](const core::Tensor& g, const Needs&) {
-      return Grads{core::mul(g, std::numeric_limits<double>::quiet_NaN())};
+    return record("nan_rule", {in[0]}, core::mul(in[0].data(), 2.0), [](const axiom::Tensor& g, const Needs&) {
+      return Grads{mul(g, std::numeric_limits<double>::quiet_NaN())};
     });
   };
   const GradcheckResult result = gradcheck(fn, {x});
@@ -217,4 +225,17 @@ TEST_CASE("gradcheck leaves its inputs as it found them, in both modes") {
     CHECK(x.data().to_vector<double>() == before);
     CHECK_FALSE(x.grad().defined());
   }
+}
+
+TEST_CASE("gradgradcheck catches a rule that is right to first order but not differentiable") {
+  const auto x = leaf(uniform64({2, 3}, 12, -1, 1));
+  const auto planted = [](const In& in) { return exp_with_constant_output(in[0], true); };
+  const auto right = [](const In& in) { return exp_with_constant_output(in[0], false); };
+  const GradcheckResult first = gradcheck(planted, {x});
+  CHECK_MESSAGE(first.ok, first.message);  // first derivatives: right
+  const GradcheckResult second = gradgradcheck(planted, {x});
+  CHECK_FALSE(second.ok);
+  CHECK(contains(second.message, "Jacobian mismatch"));
+  const GradcheckResult fixed = gradgradcheck(right, {x});
+  CHECK_MESSAGE(fixed.ok, fixed.message);
 }
