@@ -3,6 +3,7 @@
 
 #include "autograd/checkpoint.h"
 #include "autograd/factory.h"
+#include "autograd/functional.h"
 #include "autograd/gradcheck.h"
 #include "autograd/ops.h"
 #include "autograd/tensor.h"

@@ -361,6 +361,7 @@ void walk(const std::vector<std::shared_ptr<Node>>& order, std::unordered_map<No
     }
     const Tensor grad_out = std::move(found->second);
     grads.erase(found);
+    check_not_freed(*node);  // (a freed Node has no inputs left: without this, grad() would call its inputs unused)
     if (targets && targets->contains(node.get())) targets->add(node.get(), grad_out);
     if (targets && !leading.count(node.get())) continue;
     Needs needs(node->inputs.size());
