@@ -18,10 +18,14 @@
 
 // GCC 12 reports a false -Wstringop-overflow inside Boost's growth path when it inlines a push_back
 // past the inline capacity (a known GCC 12 false positive); the code there is Boost's, and correct.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
+#endif
 #include <boost/container/small_vector.hpp>
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 
 #include "core/shape.h"
 
