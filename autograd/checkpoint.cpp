@@ -28,7 +28,7 @@ class GradientsSetAside {
 
  private:
   const std::vector<Tensor>& parameters_;
-  std::vector<core::Tensor> earlier_;
+  std::vector<Tensor> earlier_;
 };
 
 // Puts the generator back at `state` while alive, and where it was before when it dies.
@@ -59,8 +59,6 @@ struct SavedRun {
   core::Generator start;  // the generator before f's first run (unused when gen is null)
 };
 
-Tensor value_or_undefined(const core::Tensor& t) { return t.defined() ? Tensor(t) : Tensor(); }
-
 // The backward rule: f again on x, with recording, and the output's gradient g [f's output shape]
 // sent back through it. Returns dL/dx [x's shape] and one gradient per parameter.
 Grads run_again(const SavedRun& saved, const Tensor& g, const Needs& needs) {
@@ -76,10 +74,10 @@ Grads run_again(const SavedRun& saved, const Tensor& g, const Needs& needs) {
     const EnableGrad recording;              // also inside a NoGrad of the caller's
     const GradientReadyHooksPaused quiet;    // the outer pass reports the parameters once complete
     const Tensor y = saved.f(x);
-    if (y.requires_grad()) y.backward(g.data());
-    for (size_t i = 0; i < saved.parameters.size(); ++i) grads[i + 1] = value_or_undefined(saved.parameters[i].grad());
+    if (y.requires_grad()) y.backward(g);
+    for (size_t i = 0; i < saved.parameters.size(); ++i) grads[i + 1] = saved.parameters[i].grad();
   }
-  if (needs[0]) grads[0] = value_or_undefined(x.grad());
+  if (needs[0]) grads[0] = x.grad();
   return grads;
 }
 

@@ -47,8 +47,8 @@ Tensor& Tensor::set_requires_grad(bool wanted) {
   return *this;
 }
 
-const core::Tensor& Tensor::grad() const { return value_of(impl_).grad; }
-void Tensor::zero_grad() const { value_of(impl_).grad = core::Tensor(); }
+Tensor Tensor::grad() const { return value_of(impl_).grad; }
+void Tensor::zero_grad() const { value_of(impl_).grad = Tensor(); }
 const std::shared_ptr<Node>& Tensor::grad_fn() const { return value_of(impl_).grad_fn; }
 Tensor Tensor::detach() const { return Tensor(data()); }
 
@@ -200,15 +200,26 @@ core::Tensor numbers_of(Tensor grad) {
   return grad.data();
 }
 
-// A leaf's gradient is what users (and optimizers, which may scale it in place) read: it gets a
-// contiguous buffer of its own, never one shared with another gradient (add hands the same g to
-// both of its inputs). A fresh buffer that nothing else holds is kept as it is.
-void accumulate_leaf(core::Tensor& slot, core::Tensor grad) {
+// A leaf's gradient is what users (and optimizers, which may scale its numbers in place) read: it
+// gets a contiguous buffer of its own, never one shared with another gradient (add hands the same g
+// to both of its inputs). A fresh buffer that nothing else holds is kept as it is. With a graph
+// (create_graph), the sum and the copy are ops, so that the gradient can be differentiated again.
+void accumulate_leaf(Tensor& slot, Tensor grad, bool create_graph) {
+  if (create_graph) {
+    if (slot.defined()) {
+      slot = add(slot, grad);
+    } else {
+      const bool exclusive = grad.impl().use_count() == 1 && grad.data().is_contiguous() && grad.data().storage().use_count() == 1;
+      slot = exclusive ? std::move(grad) : mul(grad, 1.0);  // mul by 1: a copy that keeps the graph
+    }
+    return;
+  }
+  core::Tensor numbers = numbers_of(std::move(grad));
   if (slot.defined()) {
-    slot = core::add(slot, grad);
+    slot = Tensor(core::add(slot.data(), numbers));
   } else {
-    const bool exclusive = grad.is_contiguous() && grad.storage().use_count() == 1;
-    slot = exclusive ? std::move(grad) : grad.clone();
+    const bool exclusive = numbers.is_contiguous() && numbers.storage().use_count() == 1;
+    slot = Tensor(exclusive ? std::move(numbers) : numbers.clone());
   }
 }
 
@@ -260,7 +271,7 @@ class LeafCountdown {
 void check_not_freed(const Node& node) {
   if (!node.backward) {
     throw Error("backward", "the graph through ", node.name,
-                " was freed by an earlier backward(); pass retain_graph = true to the first backward to go "
+                " was freed by an earlier backward(); pass {.retain_graph = true} to the first backward to go "
                 "through it twice");
   }
 }
@@ -384,7 +395,7 @@ void walk(const std::vector<std::shared_ptr<Node>>& order, std::unordered_map<No
       } else if (targets) {
         targets->add(input.leaf.get(), grad);
       } else {
-        accumulate_leaf(input.leaf->grad, numbers_of(std::move(grad)));
+        accumulate_leaf(input.leaf->grad, std::move(grad), create_graph);
       }
     }
     if (countdown) countdown->node_done(*node);
@@ -417,13 +428,13 @@ Tensor seed_for(const char* op, const Tensor& output, const Tensor& seed) {
 
 }  // namespace
 
-void Tensor::backward(const core::Tensor& grad, bool retain_graph) const {
+void Tensor::backward(const Tensor& grad, const BackwardOptions& options) const {
   if (!requires_grad()) {
     throw Error("backward", "this tensor does not require a gradient (no input of the ops that made it did)");
   }
-  const Tensor seed = seed_for("backward", *this, grad.defined() ? Tensor(grad) : Tensor());
+  const Tensor seed = seed_for("backward", *this, grad);
   if (is_leaf()) {
-    accumulate_leaf(impl_->grad, numbers_of(seed));
+    accumulate_leaf(impl_->grad, seed, options.create_graph);
     if (innermost_hook) notify_gradient_ready(impl_);
     return;
   }
@@ -431,7 +442,7 @@ void Tensor::backward(const core::Tensor& grad, bool retain_graph) const {
   std::optional<LeafCountdown> countdown;
   if (innermost_hook) countdown.emplace(order);
   std::unordered_map<Node*, Tensor> grads{{impl_->grad_fn.get(), seed}};
-  walk(order, grads, nullptr, /*create_graph=*/false, retain_graph, countdown ? &*countdown : nullptr);
+  walk(order, grads, nullptr, options.create_graph, options.retain_graph || options.create_graph, countdown ? &*countdown : nullptr);
 }
 
 std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs, const std::vector<Tensor>& grad_outputs,

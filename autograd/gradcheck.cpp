@@ -72,7 +72,7 @@ void zero_grads(const std::vector<Tensor>& inputs) {
 // The analytic gradient of input i after a backward pass, as numbers (zeros if none arrived).
 std::vector<double> analytic_grad(const Tensor& input) {
   if (!input.grad().defined()) return std::vector<double>(static_cast<size_t>(input.numel()), 0.0);
-  return input.grad().to_vector<double>();
+  return input.grad().data().to_vector<double>();
 }
 
 void check_full_jacobian(const std::function<Tensor(const std::vector<Tensor>&)>& fn, const std::vector<Tensor>& inputs,
@@ -85,7 +85,7 @@ void check_full_jacobian(const std::function<Tensor(const std::vector<Tensor>&)>
     zero_grads(inputs);
     core::Tensor seed = core::zeros({outputs}, Dtype::float64, y.device());
     seed.set({j}, 1.0);
-    if (y.requires_grad()) y.backward(seed.reshape(y.shape()), /*retain_graph=*/true);
+    if (y.requires_grad()) y.backward(Tensor(seed.reshape(y.shape())), {.retain_graph = true});
     for (size_t c = 0; c < checked.size(); ++c) {
       const std::vector<double> row = analytic_grad(inputs[checked[c]]);
       analytic[c].insert(analytic[c].end(), row.begin(), row.end());
@@ -127,7 +127,7 @@ void check_projections(const std::function<Tensor(const std::vector<Tensor>&)>& 
     directions.emplace_back();
     for (size_t i : checked) directions[r].push_back(core::randn(inputs[i].shape(), gen, Dtype::float64).to(y.device()));
     zero_grads(inputs);
-    if (y.requires_grad()) y.backward(vs[r], /*retain_graph=*/true);
+    if (y.requires_grad()) y.backward(Tensor(vs[r]), {.retain_graph = true});
     analytical.push_back(0);
     for (size_t c = 0; c < checked.size(); ++c) {
       analytical[r] += dot(analytic_grad(inputs[checked[c]]), directions[r][c].to_vector<double>());

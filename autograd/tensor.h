@@ -24,13 +24,13 @@ using core::Dtype;
 using core::Shape;
 
 struct Node;
+struct TensorImpl;  // what a Tensor handle points to (below)
 
-// What a Tensor handle points to.
-struct TensorImpl {
-  core::Tensor data;
-  bool requires_grad = false;
-  core::Tensor grad;              // undefined until a backward pass reaches this tensor (leaves only)
-  std::shared_ptr<Node> grad_fn;  // the op that made this tensor; null for leaves
+// How a backward pass runs: keep the graph for another pass; record the pass itself, so that the
+// gradients it leaves in grad() can be differentiated again (second derivatives).
+struct BackwardOptions {
+  bool retain_graph = false;
+  bool create_graph = false;  // implies retain_graph
 };
 
 class Tensor {
@@ -51,20 +51,22 @@ class Tensor {
   std::string to_string() const { return data().to_string(); }
 
   // --- gradients ------------------------------------------------------------------------------
-  bool requires_grad() const { return impl_ && impl_->requires_grad; }
-  bool is_leaf() const { return !impl_ || !impl_->grad_fn; }
+  bool requires_grad() const;
+  bool is_leaf() const;
   Tensor& set_requires_grad(bool wanted);  // leaves only
   // d(output)/d(this) summed over every backward() so far; undefined if none reached this tensor.
-  // A buffer of its own: an optimizer may scale it in place.
-  const core::Tensor& grad() const;
+  // Its numbers are a buffer of its own: an optimizer may scale grad().data() in place. After a
+  // backward() with create_graph it has a graph, and can be differentiated again.
+  Tensor grad() const;
   void zero_grad() const;                     // forgets the gradient (the next backward starts from 0)
   const std::shared_ptr<Node>& grad_fn() const;
   Tensor detach() const;                      // same numbers, no history, no gradient
 
   // Computes the gradient of this tensor with respect to every leaf that requires one and adds it to
   // the leaf's grad(). With no argument the tensor must hold one element (a loss); otherwise `grad`
-  // has this tensor's shape. The graph is freed afterwards unless retain_graph is true.
-  void backward(const core::Tensor& grad = {}, bool retain_graph = false) const;
+  // has this tensor's shape. The graph is freed afterwards unless options.retain_graph.
+  //   loss.backward();   y.backward(g, {.retain_graph = true});   loss.backward({}, {.create_graph = true});
+  void backward(const Tensor& grad = {}, const BackwardOptions& options = {}) const;
 
   // --- differentiable views --------------------------------------------------------------------
   Tensor reshape(Shape shape) const;
@@ -91,6 +93,17 @@ class Tensor {
 };
 
 std::ostream& operator<<(std::ostream& out, const Tensor& tensor);
+
+// What a Tensor handle points to.
+struct TensorImpl {
+  core::Tensor data;
+  bool requires_grad = false;
+  Tensor grad;                    // undefined until a backward pass reaches this tensor (leaves only)
+  std::shared_ptr<Node> grad_fn;  // the op that made this tensor; null for leaves
+};
+
+inline bool Tensor::requires_grad() const { return impl_ && impl_->requires_grad; }
+inline bool Tensor::is_leaf() const { return !impl_ || !impl_->grad_fn; }
 
 // One recorded op. Its rule gets the gradient of the op's output and which inputs need a
 // gradient, and returns one gradient per input (undefined where not needed), each either in the

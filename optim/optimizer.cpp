@@ -203,7 +203,7 @@ const ParamState& Optimizer::state_of(const std::string& name) const {
 void Optimizer::step() {
   // A gradient set by hand could be wrong: check them all before changing anything.
   for (const auto& [key, p] : parameters_) {
-    const core::Tensor& grad = p.grad();
+    const core::Tensor grad = gradient_numbers(p);
     if (grad.defined() && (grad.shape() != p.shape() || grad.dtype() != p.dtype() || grad.device() != p.device())) {
       throw Error(name_, "the gradient of '", key, "' is ", grad.dtype(), " ", grad.shape(), " on ", grad.device(),
                   ", the parameter ", p.dtype(), " ", p.shape(), " on ", p.device());
@@ -214,7 +214,7 @@ void Optimizer::step() {
   for (size_t i = 0; i < parameters_.size(); ++i) {
     const Tensor& p = parameters_[i].second;
     if (!p.grad().defined()) continue;  // no backward pass reached it: leave it (and its state) alone
-    updates.push_back({p.data(), p.grad(), &states_[i]});
+    updates.push_back({p.data(), gradient_numbers(p), &states_[i]});
   }
   update_all(updates);
 }

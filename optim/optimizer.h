@@ -30,6 +30,13 @@ namespace axiom::optim {
 // Parameters by name, in a fixed order: ("encoder.0.weight", leaf), ...
 using NamedParameters = std::vector<std::pair<std::string, Tensor>>;
 
+// The numbers of p's gradient, which an optimizer updates with in place; undefined when no
+// backward pass has reached p.
+inline core::Tensor gradient_numbers(const Tensor& p) {
+  const Tensor g = p.grad();
+  return g.defined() ? g.data() : core::Tensor();
+}
+
 // What an update rule remembers about one parameter between steps.
 struct ParamState {
   int64_t step = 0;                             // updates this parameter has received

@@ -118,7 +118,7 @@ MemoryBreakdown memory_breakdown(const models::Trainer& trainer) {
   auto bytes = [](const core::Tensor& t) { return t.defined() ? static_cast<double>(t.numel() * core::dtype_size(t.dtype())) : 0.0; };
   for (const auto& [name, p] : trainer.optimizer().parameters()) {
     m.parameters += bytes(p.data());
-    m.gradients += bytes(p.grad());
+    m.gradients += bytes(optim::gradient_numbers(p));
     for (const auto& [buffer, value] : trainer.optimizer().state_of(name).buffers) m.optimizer_state += bytes(value);
   }
   const models::Trainer::ForwardMemory& forward = trainer.last_forward_memory();

@@ -45,9 +45,9 @@ int main() {
     loss.backward();
 
     // 5. gradient descent, outside the graph: an in-place update works on the numbers themselves
-    //    (p.data(), p.grad()), as the optimizers in optim/ do.
+    //    (p.data(), p.grad().data()), as the optimizers in optim/ do.
     for (const Tensor& p : parameters) {
-      axiom::core::copy_into(axiom::core::sub(p.data(), axiom::core::mul(p.grad(), learning_rate)), p.data());
+      axiom::core::copy_into(axiom::core::sub(p.data(), axiom::core::mul(p.grad().data(), learning_rate)), p.data());
     }
 
     if (step % 100 == 0) {

@@ -71,7 +71,7 @@ inline void check_grad(const std::string& what, const Fn& fn, const std::vector<
 inline int64_t grad_buffers(const std::vector<axiom::Tensor>& tensors) {
   std::set<const core::Storage*> storages;
   for (const axiom::Tensor& t : tensors) {
-    if (t.grad().defined()) storages.insert(t.grad().storage().get());
+    if (t.grad().defined()) storages.insert(t.grad().data().storage().get());
   }
   return static_cast<int64_t>(storages.size());
 }

@@ -61,7 +61,7 @@ TEST_CASE("a two-layer MLP with layer norm and cross-entropy passes gradcheck in
     CAPTURE(kNames[i]);
     REQUIRE(net.params[i].grad().defined());
     CHECK(net.params[i].grad().shape() == net.params[i].shape());
-    CHECK(core::sum(core::abs(net.params[i].grad())).item() > 1e-3);
+    CHECK(core::sum(core::abs(net.params[i].grad().data())).item() > 1e-3);
     net.params[i].zero_grad();
   }
 }
@@ -86,6 +86,6 @@ TEST_CASE("gradient descent on the MLP lowers the loss") {
     for (const axiom::Tensor& w : weights) w.zero_grad();
     loss.backward();
     NoGrad no_grad;
-    for (const axiom::Tensor& w : weights) core::copy_into(core::sub(w.data(), core::mul(w.grad(), 0.5)), w.data());
+    for (const axiom::Tensor& w : weights) core::copy_into(core::sub(w.data(), core::mul(w.grad().data(), 0.5)), w.data());
   }
 }

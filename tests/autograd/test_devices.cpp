@@ -92,7 +92,7 @@ Result forward_backward(const GradCase& c, Device device) {
   y.backward(core::randn(y.shape(), gen, core::Dtype::float64).to(device));
   Result result{y.data().to(Device::cpu()), {}};
   for (const Tensor& leaf : leaves) {
-    if (leaf.requires_grad()) result.grads.push_back(leaf.grad().to(Device::cpu()));
+    if (leaf.requires_grad()) result.grads.push_back(leaf.grad().data().to(Device::cpu()));
   }
   return result;
 }

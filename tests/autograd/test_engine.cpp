@@ -41,7 +41,7 @@ TEST_CASE("a value feeding several ops gets the sum of their gradients") {
   y.backward();
   std::vector<double> expected;
   for (double v : {0.5, -1.0, 2.0}) expected.push_back(3 + std::exp(v));
-  check_close(x.grad(), expected, 1e-12, 1e-12, "dy/dx");
+  check_close(x.grad().data(), expected, 1e-12, 1e-12, "dy/dx");
 
   // A non-leaf used twice: h = tanh(x), z = sum(h * exp(h)), dz/dx = (exp(h) + h exp(h)) (1 - h^2).
   const auto w = leaf(doubles({0.3, -0.7}, {2}));
@@ -52,30 +52,30 @@ TEST_CASE("a value feeding several ops gets the sum of their gradients") {
     const double t = std::tanh(v);
     expected_w.push_back((std::exp(t) + t * std::exp(t)) * (1 - t * t));
   }
-  check_close(w.grad(), expected_w, 1e-12, 1e-12, "dz/dw");
+  check_close(w.grad().data(), expected_w, 1e-12, 1e-12, "dz/dw");
 }
 
 TEST_CASE("backward twice with retain_graph doubles the gradient, and zero_grad resets it") {
   const auto x = leaf(doubles({0.5, -1, 2}, {3}));
   const std::vector<double> once = map({0.5, -1, 2}, [](double v) { return std::exp(v) + 2 * v; });
   const axiom::Tensor y = sum(add(exp(x), mul(x, x)));
-  y.backward(core::Tensor(), /*retain_graph=*/true);
-  check_close(x.grad(), once, 1e-12, 1e-12, "after one backward");
+  y.backward({}, {.retain_graph = true});
+  check_close(x.grad().data(), once, 1e-12, 1e-12, "after one backward");
   y.backward();
   std::vector<double> twice;
   for (double v : once) twice.push_back(2 * v);
-  check_close(x.grad(), twice, 1e-12, 1e-12, "after two");
+  check_close(x.grad().data(), twice, 1e-12, 1e-12, "after two");
   x.zero_grad();
   CHECK_FALSE(x.grad().defined());
   sum(exp(x)).backward();
-  check_close(x.grad(), map({0.5, -1, 2}, [](double v) { return std::exp(v); }), 1e-12, 1e-12, "after zero_grad");
+  check_close(x.grad().data(), map({0.5, -1, 2}, [](double v) { return std::exp(v); }), 1e-12, 1e-12, "after zero_grad");
 }
 
 TEST_CASE("backward adds to the gradient that is already there") {
   const auto x = leaf(doubles({1, 2}, {2}));
   sum(mul(x, 3.0)).backward();
   sum(mul(x, x)).backward();  // a different loss: 3 + 2x
-  check_close(x.grad(), {5, 7}, 1e-12, 1e-12);
+  check_close(x.grad().data(), {5, 7}, 1e-12, 1e-12);
 }
 
 // --- un-broadcasting ----------------------------------------------------------------------------------
@@ -100,14 +100,14 @@ TEST_CASE("a 3x1 input broadcast against a 2x3x4 one gets a 3x1 gradient") {
       }
     }
   }
-  check_close(a.grad(), da, 1e-12, 1e-12, "da");
-  check_close(b.grad(), db, 1e-12, 1e-12, "db");
+  check_close(a.grad().data(), da, 1e-12, 1e-12, "da");
+  check_close(b.grad().data(), db, 1e-12, 1e-12, "db");
 
   // add: the gradient of the [3, 1] input is the seed summed over axes 0 and 2.
   const auto c = leaf(doubles({1, 2, 3}, {3, 1}));
   add(c, axiom::Tensor(uniform64({2, 3, 4}, 2))).backward(seed);
   REQUIRE(c.grad().shape() == Shape{3, 1});
-  check_close(c.grad(), {1 + 2 + 3 + 4 + 13 + 14 + 15 + 16, 5 + 6 + 7 + 8 + 17 + 18 + 19 + 20,
+  check_close(c.grad().data(), {1 + 2 + 3 + 4 + 13 + 14 + 15 + 16, 5 + 6 + 7 + 8 + 17 + 18 + 19 + 20,
                          9 + 10 + 11 + 12 + 21 + 22 + 23 + 24},
               1e-12, 1e-12, "dc");
 }
@@ -123,12 +123,12 @@ TEST_CASE("backward(grad) on a non-scalar tensor") {
   const std::vector<double> cs = values_of(c), seeds = values_of(seed);
   std::vector<double> expected;
   for (size_t i = 0; i < cs.size(); ++i) expected.push_back(cs[i] * seeds[i]);
-  check_close(x.grad(), expected, 1e-12, 1e-12);
+  check_close(x.grad().data(), expected, 1e-12, 1e-12);
 
   // backward on a leaf adds the seed itself.
   const auto z = leaf(uniform64({2}, 6));
   z.backward(doubles({1.5, -2}, {2}));
-  check_close(z.grad(), {1.5, -2}, 0, 0);
+  check_close(z.grad().data(), {1.5, -2}, 0, 0);
 }
 
 TEST_CASE("backward needs a seed for a non-scalar, of the right shape and dtype") {
@@ -143,7 +143,7 @@ TEST_CASE("backward needs a seed for a non-scalar, of the right shape and dtype"
   // A one-element tensor of any rank needs no seed.
   const auto s = leaf(uniform64({1, 1}, 8));
   exp(s).backward();
-  check_close(s.grad(), {std::exp(s.data().item())}, 1e-12, 1e-12);
+  check_close(s.grad().data(), {std::exp(s.data().item())}, 1e-12, 1e-12);
 }
 
 TEST_CASE("backward on a tensor that does not require a gradient is an error") {
@@ -197,9 +197,9 @@ TEST_CASE("a second backward without retain_graph is an error that mentions reta
   const auto x = leaf(uniform64({3}, 11));
   const axiom::Tensor y = sum(exp(x));
   y.backward();
-  const core::Tensor first = x.grad();
+  const core::Tensor first = x.grad().data();
   check_error([&] { y.backward(); }, {"[backward]", "retain_graph"});
-  check_close(x.grad(), values_of(first), 0, 0, "the gradient is unchanged by the failed call");
+  check_close(x.grad().data(), values_of(first), 0, 0, "the gradient is unchanged by the failed call");
 
   // Two losses sharing a subgraph: the first backward frees it.
   const axiom::Tensor h = tanh(x);
@@ -209,8 +209,8 @@ TEST_CASE("a second backward without retain_graph is an error that mentions reta
 
   // With retain_graph the graph survives exactly one more pass without it.
   const axiom::Tensor z = sum(exp(x));
-  z.backward(core::Tensor(), true);
-  z.backward(core::Tensor(), true);
+  z.backward({}, {.retain_graph = true});
+  z.backward({}, {.retain_graph = true});
   z.backward();
   check_error([&] { z.backward(); }, {"retain_graph"});
 }
@@ -277,7 +277,7 @@ TEST_CASE("detach gives the same numbers without history") {
   CHECK(d.data().storage() == y.data().storage());
   // z = sum(d * x): dz/dx = d = exp(x) (the path through d is cut: not exp(x) + x exp(x)).
   sum(mul(d, x)).backward();
-  check_close(x.grad(), {std::exp(0.5), std::exp(-1.0)}, 1e-12, 1e-12);
+  check_close(x.grad().data(), {std::exp(0.5), std::exp(-1.0)}, 1e-12, 1e-12);
   CHECK_FALSE(d.grad().defined());
 }
 
@@ -328,7 +328,7 @@ TEST_CASE("a chain of 100,000 ops: backward and teardown without deep recursion"
   SUBCASE("backward with retain_graph, then teardown") {
     axiom::Tensor y = x;
     for (int i = 0; i < kDepth; ++i) y = mul(add(y, 1.0), 1.0);
-    y.backward(core::Tensor(), /*retain_graph=*/true);
+    y.backward({}, {.retain_graph = true});
     CHECK(x.grad().item() == 1.0);
   }
   SUBCASE("teardown of a chain of squares, each value used twice by the next op") {
@@ -405,7 +405,7 @@ TEST_CASE("memory: after backward and dropping the outputs, only leaves and thei
   CHECK(live_buffers() == start);
   {  // and one kept by retain_graph
     const axiom::Tensor loss = net.loss();
-    loss.backward(core::Tensor(), true);
+    loss.backward({}, {.retain_graph = true});
   }
   CHECK(live_buffers() == start + grad_buffers(net.leaves()));
   net.zero_grad();
@@ -426,7 +426,7 @@ TEST_CASE("memory: backward without retain_graph frees the intermediates while t
 
   net.zero_grad();
   const axiom::Tensor kept = net.loss();
-  kept.backward(core::Tensor(), /*retain_graph=*/true);
+  kept.backward({}, {.retain_graph = true});
   CHECK(live_buffers() > after + 1);  // with retain_graph the intermediates stay
 }
 
@@ -438,14 +438,14 @@ TEST_CASE("gradient-ready hook: each leaf once, when its gradient is complete, b
   const Tensor y = mul(sum(add(mul(a, b), a)), c);
   std::vector<std::pair<const TensorImpl*, std::vector<double>>> reports;  // leaf, its gradient when reported
   {
-    const GradientReadyHook hook([&](const Tensor& ready) { reports.emplace_back(ready.impl().get(), values_of(ready.grad())); });
+    const GradientReadyHook hook([&](const Tensor& ready) { reports.emplace_back(ready.impl().get(), values_of(ready.grad().data())); });
     y.backward();
   }
   REQUIRE(reports.size() == 3);
   for (const Tensor& t : {a, b, c}) {
     const auto found = std::find_if(reports.begin(), reports.end(), [&](const auto& r) { return r.first == t.impl().get(); });
     REQUIRE(found != reports.end());
-    CHECK(found->second == values_of(t.grad()));  // complete when reported: nothing was added after
+    CHECK(found->second == values_of(t.grad().data()));  // complete when reported: nothing was added after
   }
   CHECK(std::none_of(reports.begin(), reports.end(), [&](const auto& r) { return r.first == unused.impl().get(); }));
   CHECK(reports.front().first == c.impl().get());  // the last op's leaf is ready first

@@ -89,3 +89,20 @@ TEST_CASE("vjp, jvp and hvp agree with the Jacobian and the Hessian") {
   const std::vector<axiom::Tensor> hv = hvp([&](const In& in) { return loss(in[0]); }, {axiom::Tensor(a)}, {axiom::Tensor(v)});
   check_close(hv[0], core::matmul(h.data(), v.unsqueeze(1)).squeeze(1));
 }
+
+TEST_CASE("backward with create_graph leaves gradients that can be differentiated again") {
+  const axiom::Tensor x(uniform64({4}, 12), /*requires_grad=*/true);
+  sum(pow(x, 3.0)).backward({}, {.create_graph = true});  // x.grad() = 3 x^2, with a graph
+  const axiom::Tensor first = x.grad();
+  REQUIRE(first.requires_grad());
+  check_close(first, core::mul(core::mul(x.data(), x.data()), 3.0));
+  x.zero_grad();
+  sum(first).backward();  // d/dx sum(3 x^2) = 6 x, added to the fresh grad()
+  check_close(x.grad(), core::mul(x.data(), 6.0));
+  CHECK_FALSE(x.grad().requires_grad());  // without create_graph: numbers only
+  // A gradient used twice (add gives the same g to both inputs) is copied, also with a graph, so
+  // that an optimizer scaling one leaf's gradient in place leaves the other's alone.
+  const axiom::Tensor a(uniform64({3}, 13), true), b(uniform64({3}, 14), true);
+  add(a, b).backward(axiom::Tensor(core::ones({3}, Dtype::float64)), {.create_graph = true});
+  CHECK(a.grad().data().storage() != b.grad().data().storage());
+}

@@ -297,7 +297,7 @@ TEST_CASE("activation_linear: the bits of linear(activate(h)), keeping h alone f
       const axiom::Tensor out = fused ? activation_linear(Activation::gelu, h, w, b) : linear(gelu(h), w, b);
       const int64_t kept = core::allocation_stats().live_bytes - before;  // the output, and what backward needs
       sum(mul(out, weights)).backward();
-      return std::make_tuple(axiom::test::values_of(out.data()), axiom::test::values_of(h.grad()), axiom::test::values_of(w.grad()), axiom::test::values_of(b.grad()), kept);
+      return std::make_tuple(axiom::test::values_of(out.data()), axiom::test::values_of(h.grad().data()), axiom::test::values_of(w.grad().data()), axiom::test::values_of(b.grad().data()), kept);
     };
     const auto [out, dh, dw, db, kept] = gradients(false);
     const auto [fused_out, fused_dh, fused_dw, fused_db, fused_kept] = gradients(true);
@@ -337,7 +337,7 @@ TEST_CASE("layer_norm_linear: the bits of linear(layer_norm(x)), keeping x alone
       const int64_t kept = core::allocation_stats().live_bytes - before;
       sum(mul(out, weights)).backward();
       std::vector<std::vector<double>> values{axiom::test::values_of(out.data())};
-      for (const auto& t : {x, nw, nb, w, b}) values.push_back(axiom::test::values_of(t.grad()));
+      for (const auto& t : {x, nw, nb, w, b}) values.push_back(axiom::test::values_of(t.grad().data()));
       return std::make_pair(values, kept);
     };
     const auto [plain, kept] = gradients(false);

@@ -212,7 +212,7 @@ TEST_CASE("gradient averager: every gradient becomes the mean over the ranks, in
     for (int k = 0; k < 5; ++k) {
       const core::Tensor mean = core::mul(core::arange(1, 3.0 * (k + 1) + 1, 1, core::Dtype::float64).reshape({3, k + 1}),
                                           (k + 1) * (n + 1) / 2.0);
-      axiom::test::check_close(parameters[static_cast<size_t>(k)].second.grad(), values_of(mean), 1e-15, 0);
+      axiom::test::check_close(parameters[static_cast<size_t>(k)].second.grad().data(), values_of(mean), 1e-15, 0);
     }
     CHECK(!parameters.back().second.grad().defined());
     CHECK(averager.stats().steps == (n > 1 ? 1 : 0));

@@ -170,7 +170,7 @@ TEST_CASE("the logits of every pixel depend only on the pixels before it in rast
         const Tensor embedded(model.embed(values).data(), /*requires_grad=*/true);  // the input embeddings, a leaf
         const Tensor log_p = log_softmax(model.decode(embedded, {}), -1);  // [B, H, W, 256]
         sum(log_p.select(1, i).select(1, j).select(-1, 7)).backward();
-        const core::Tensor influence = core::sum(core::abs(embedded.grad()), {0, 3});  // [H, W]
+        const core::Tensor influence = core::sum(core::abs(embedded.grad().data()), {0, 3});  // [H, W]
         bool some_earlier = i == 0 && j == 0;
         for (int64_t r = 0; r < h; ++r) {
           for (int64_t c = 0; c < w; ++c) {

@@ -70,7 +70,7 @@ TEST_CASE("a step records nothing for autograd and bumps the parameters' write v
   optim::NamedParameters params = make_parameters(Dtype::float64);
   optim::Adam opt(params, {.lr = 0.1});
   const Tensor loss = loss_of(params);
-  loss.backward(core::Tensor(), /*retain_graph=*/true);
+  loss.backward({}, {.retain_graph = true});
   opt.step();
   for (const auto& [name, p] : params) {
     CHECK(p.is_leaf());
