@@ -344,17 +344,53 @@ class Targets {
   std::unordered_map<const void*, std::vector<size_t>> slots_;  // a leaf's impl or a Node -> input indices
 };
 
-// The Nodes whose rules must run to reach a target: those that are targets with a target below
-// them, or lie above one. (Without targets, every Node.)
+// Whether a gradient sent along `e` can reach a target: e is a target leaf, or ends at a Node that
+// is a target or leads to one (`leading`).
+bool reaches_target(const Edge& e, const Targets& targets, const std::unordered_set<Node*>& leading) {
+  return (e.leaf && targets.contains(e.leaf.get())) || (e.node && (targets.contains(e.node.get()) || leading.count(e.node.get()) > 0));
+}
+
+// The Nodes whose rules must run to reach a target: those with an input edge that reaches one.
 std::unordered_set<Node*> nodes_leading_to(const std::vector<std::shared_ptr<Node>>& order, const Targets& targets) {
-  std::unordered_set<Node*> leading;  // runs, because a target lies below
-  auto useful = [&](const Edge& e) {
-    return (e.leaf && targets.contains(e.leaf.get())) || (e.node && (targets.contains(e.node.get()) || leading.count(e.node.get())));
-  };
+  std::unordered_set<Node*> leading;
   for (auto it = order.rbegin(); it != order.rend(); ++it) {  // inputs before the Nodes that use them
-    if (std::any_of((*it)->inputs.begin(), (*it)->inputs.end(), useful)) leading.insert(it->get());
+    const auto& inputs = (*it)->inputs;
+    if (std::any_of(inputs.begin(), inputs.end(), [&](const Edge& e) { return reaches_target(e, targets, leading); })) {
+      leading.insert(it->get());
+    }
   }
   return leading;
+}
+
+// Hands each input its share of a Node's gradients, summed back to the input's shape: to the Node
+// that made it, to grad() of a leaf, or (grad()) to the targets.
+void send_to_inputs(const Node& node, Grads input_grads, const Needs& needs, std::unordered_map<Node*, Tensor>& grads,
+                    Targets* targets, bool create_graph) {
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    if (!needs[i] || i >= input_grads.size() || !input_grads[i].defined()) continue;
+    Tensor grad = sum_to_shape(std::move(input_grads[i]), node.input_shapes[i]);
+    if (grad.dtype() != node.input_dtypes[i]) {
+      throw Error("backward", node.name, " returned a ", grad.dtype(), " gradient for a ", node.input_dtypes[i], " input");
+    }
+    const Edge& input = node.inputs[i];
+    if (input.node) {
+      accumulate(grads[input.node.get()], grad);
+    } else if (targets) {
+      targets->add(input.leaf.get(), grad);
+    } else {
+      accumulate_leaf(input.leaf->grad, std::move(grad), create_graph);
+    }
+  }
+}
+
+// Frees what a Node kept for its backward pass: the rule (and what it saved) and the inputs' edges.
+void free_node(Node& node) {
+  node.backward = nullptr;
+  node.composite = nullptr;
+  node.saved_inputs.clear();
+  node.output = core::Tensor();
+  node.versions.clear();
+  node.inputs.clear();
 }
 
 // One backward pass over `order`, from the gradients already in `grads`. Without targets,
@@ -378,35 +414,11 @@ void walk(const std::vector<std::shared_ptr<Node>>& order, std::unordered_map<No
     Needs needs(node->inputs.size());
     for (size_t i = 0; i < needs.size(); ++i) {
       const Edge& e = node->inputs[i];
-      needs[i] = static_cast<bool>(e) &&
-                 (!targets || (e.leaf && targets->contains(e.leaf.get())) ||
-                  (e.node && (targets->contains(e.node.get()) || leading.count(e.node.get()))));
+      needs[i] = static_cast<bool>(e) && (!targets || reaches_target(e, *targets, leading));
     }
-    Grads input_grads = run_rule(node, grad_out, needs, create_graph);
-    for (size_t i = 0; i < node->inputs.size(); ++i) {
-      if (!needs[i] || i >= input_grads.size() || !input_grads[i].defined()) continue;
-      Tensor grad = sum_to_shape(std::move(input_grads[i]), node->input_shapes[i]);
-      if (grad.dtype() != node->input_dtypes[i]) {
-        throw Error("backward", node->name, " returned a ", grad.dtype(), " gradient for a ", node->input_dtypes[i], " input");
-      }
-      const Edge& input = node->inputs[i];
-      if (input.node) {
-        accumulate(grads[input.node.get()], grad);
-      } else if (targets) {
-        targets->add(input.leaf.get(), grad);
-      } else {
-        accumulate_leaf(input.leaf->grad, std::move(grad), create_graph);
-      }
-    }
+    send_to_inputs(*node, run_rule(node, grad_out, needs, create_graph), needs, grads, targets, create_graph);
     if (countdown) countdown->node_done(*node);
-    if (!retain_graph) {  // free the graph: what the rule saved, and the inputs' values
-      node->backward = nullptr;
-      node->composite = nullptr;
-      node->saved_inputs.clear();
-      node->output = core::Tensor();
-      node->versions.clear();
-      node->inputs.clear();  // `order` keeps the Nodes themselves alive until the loop ends
-    }
+    if (!retain_graph) free_node(*node);  // `order` keeps the Nodes themselves alive until the loop ends
   }
 }
 

@@ -1,7 +1,8 @@
 #!/bin/sh
 # docs:line_links — every link to lines of a source file in the project's Markdown files
-# ([text](path#L10-L20 "title")) must carry a title, and the title must be found in those lines:
-# when code moves and a README's line numbers go stale, this fails and names the link.
+# ([text](path#L10-L20 "title")) must carry a title, and the title must be found in the first three
+# of those lines (where a link's range starts: a function's signature, a formula's first line): when
+# code moves and a README's line numbers go stale, this fails and names the link.
 # Usage: line_links.sh SOURCE_DIR
 set -u
 root=$1
@@ -33,8 +34,8 @@ for doc in README.md */README.md */*/README.md; do
     elif [ ! -f "$file" ]; then
       echo "$doc: the link to $target: no such file"
       failures=$((failures + 1))
-    elif ! sed -n "${first},${last}p" "$file" | grep -qF -- "$title"; then
-      echo "$doc: $target lines $first-$last do not contain \"$title\""
+    elif ! sed -n "${first},${last}p" "$file" | head -n 3 | grep -qF -- "$title"; then
+      echo "$doc: $target lines $first-$last do not start with \"$title\" (in their first three lines)"
       failures=$((failures + 1))
     fi
   done <"${TMPDIR:-/tmp}/line_links.$$"
