@@ -1,9 +1,9 @@
 // Everything in autograd, for users who want one include.
 #pragma once
 
-#include "autograd/checkpoint.h"
-#include "autograd/factory.h"
-#include "autograd/functional.h"
-#include "autograd/gradcheck.h"
-#include "autograd/ops.h"
-#include "autograd/tensor.h"
+#include "checkpoint.h"
+#include "factory.h"
+#include "functional.h"
+#include "gradcheck.h"
+#include "ops.h"
+#include "tensor.h"

@@ -17,8 +17,8 @@
 #include <functional>
 #include <vector>
 
-#include "autograd/tensor.h"
-#include "core/random.h"
+#include "tensor.h"
+#include "../core/random.h"
 
 namespace axiom {
 

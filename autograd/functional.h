@@ -13,7 +13,7 @@
 #include <functional>
 #include <vector>
 
-#include "autograd/tensor.h"
+#include "tensor.h"
 
 namespace axiom {
 

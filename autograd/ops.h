@@ -5,8 +5,8 @@
 
 #include <vector>
 
-#include "autograd/tensor.h"
-#include "core/random.h"
+#include "tensor.h"
+#include "../core/random.h"
 
 namespace axiom {
 

@@ -15,12 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "core/tensor.h"
+#include "../core/tensor.h"
 
 namespace axiom {
 
-using core::Device;
-using core::Dtype;
 using core::Shape;
 
 struct Node;

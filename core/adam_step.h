@@ -11,8 +11,8 @@
 #include <cmath>
 #include <cstdint>
 
-#include "core/host_device.h"  // AXIOM_HOST_DEVICE: nvcc compiles the formula for both sides
-#include "core/tensor.h"
+#include "host_device.h"  // AXIOM_HOST_DEVICE: nvcc compiles the formula for both sides
+#include "tensor.h"
 
 namespace axiom::core {
 

@@ -13,10 +13,10 @@
 #include <string_view>
 #include <vector>
 
-#include "core/adam_step.h"
-#include "core/device.h"
-#include "core/index_bounds.h"
-#include "core/memory.h"
+#include "adam_step.h"
+#include "device.h"
+#include "index_bounds.h"
+#include "memory.h"
 
 namespace axiom::core {
 

@@ -20,7 +20,7 @@
 #include <memory>
 #include <string>
 
-#include "core/tensor.h"
+#include "tensor.h"
 
 namespace axiom::core {
 

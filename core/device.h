@@ -6,9 +6,9 @@
 #include <string>
 #include <string_view>
 
-#include "core/error.h"
+#include "error.h"
 
-namespace axiom::core {
+namespace axiom {
 
 enum class DeviceType : uint8_t { cpu, cuda };
 constexpr int kNumDeviceTypes = 2;
@@ -40,4 +40,11 @@ struct Device {
 
 inline std::ostream& operator<<(std::ostream& out, const Device& device) { return out << device.str(); }
 
+}  // namespace axiom
+
+// Device is axiom's own (users write axiom::Device); core code may also call it core::Device.
+namespace axiom::core {
+using axiom::Device;
+using axiom::DeviceType;
+using axiom::kNumDeviceTypes;
 }  // namespace axiom::core

@@ -6,9 +6,9 @@
 #include <ostream>
 #include <string_view>
 
-#include "core/error.h"
+#include "error.h"
 
-namespace axiom::core {
+namespace axiom {
 
 enum class Dtype : uint8_t {
   float32,  // training
@@ -70,4 +70,15 @@ decltype(auto) dispatch_floating(std::string_view op, Dtype dtype, Fn&& fn) {
   }
 }
 
+}  // namespace axiom
+
+// Dtype is axiom's own (users write axiom::Dtype); core code may also call it core::Dtype.
+namespace axiom::core {
+using axiom::dispatch;
+using axiom::dispatch_floating;
+using axiom::Dtype;
+using axiom::dtype_name;
+using axiom::dtype_of;
+using axiom::dtype_size;
+using axiom::is_floating;
 }  // namespace axiom::core

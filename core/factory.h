@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "core/tensor.h"
+#include "tensor.h"
 
 namespace axiom::core {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "core/shape.h"
+#include "error.h"
+#include "shape.h"
 
 namespace axiom::core {
 

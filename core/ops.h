@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/adam_step.h"
-#include "core/tensor.h"
+#include "adam_step.h"
+#include "tensor.h"
 
 namespace axiom::core {
 

@@ -26,6 +26,10 @@ std::array<uint32_t, 4> philox4x32(uint64_t seed, uint64_t counter) {
   return {c0, c1, c2, c3};
 }
 
+}  // namespace axiom::core
+
+namespace axiom {
+
 uint64_t Generator::reserve(uint64_t count) {
   const uint64_t first = offset_;
   if (slice_.count == 0) {
@@ -41,6 +45,10 @@ uint64_t Generator::reserve(uint64_t count) {
   offset_ += per_example * static_cast<uint64_t>(slice_.total);
   return first + per_example * static_cast<uint64_t>(slice_.first);
 }
+
+}  // namespace axiom
+
+namespace axiom::core {
 
 BatchShare::BatchShare(Generator& gen, int64_t first, int64_t count, int64_t total) : gen_(gen) {
   if (count <= 0 || first < 0 || first + count > total) {

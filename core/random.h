@@ -9,9 +9,14 @@
 #include <array>
 #include <cstdint>
 
-#include "core/tensor.h"
+#include "tensor.h"
 
 namespace axiom::core {
+class BatchShare;
+}  // namespace axiom::core
+
+// Generator is axiom's own (users write axiom::Generator); core code may also call it core::Generator.
+namespace axiom {
 
 // Which examples of a batch this process draws for (see BatchShare below); count 0 = all of them.
 struct BatchSlice {
@@ -29,11 +34,18 @@ class Generator {
   uint64_t reserve(uint64_t count);
 
  private:
-  friend class BatchShare;
+  friend class core::BatchShare;
   uint64_t seed_;
   uint64_t offset_ = 0;
   BatchSlice slice_;
 };
+
+}  // namespace axiom
+
+namespace axiom::core {
+
+using axiom::BatchSlice;
+using axiom::Generator;
 
 // Data parallelism draws what one process would. While a BatchShare lives, every draw from `gen`
 // is taken to be for examples [first, first + count) of a batch of `total` examples: a draw of n

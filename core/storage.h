@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/device.h"
+#include "device.h"
 
 namespace axiom::core {
 

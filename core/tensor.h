@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "core/device.h"
-#include "core/dtype.h"
-#include "core/shape.h"
-#include "core/storage.h"
+#include "device.h"
+#include "dtype.h"
+#include "shape.h"
+#include "storage.h"
 
 namespace axiom::core {
 

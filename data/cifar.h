@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "data/image_dataset.h"
+#include "image_dataset.h"
 
 namespace axiom::data {
 

@@ -16,7 +16,7 @@
 
 #include <string>
 
-#include "core/tensor.h"
+#include "../core/tensor.h"
 
 namespace axiom::data {
 

@@ -15,8 +15,8 @@
 
 #include <string>
 
-#include "core/tensor.h"
-#include "data/image_dataset.h"
+#include "../core/tensor.h"
+#include "image_dataset.h"
 
 namespace axiom::data {
 

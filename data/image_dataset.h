@@ -1,7 +1,7 @@
 // ImageDataset: images and their labels, as the readers return them.
 #pragma once
 
-#include "core/tensor.h"
+#include "../core/tensor.h"
 
 namespace axiom::data {
 

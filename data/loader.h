@@ -25,8 +25,8 @@
 #include <memory>
 #include <vector>
 
-#include "core/tensor.h"
-#include "data/image_dataset.h"
+#include "../core/tensor.h"
+#include "image_dataset.h"
 
 namespace axiom::data {
 

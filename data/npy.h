@@ -24,7 +24,7 @@
 #include <map>
 #include <string>
 
-#include "core/tensor.h"
+#include "../core/tensor.h"
 
 namespace axiom::data {
 

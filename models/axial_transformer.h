@@ -21,8 +21,8 @@
 // and inner decoders give way to one stack of masked blocks over all pixels.
 #pragma once
 
-#include "models/config.h"
-#include "nn/nn.h"
+#include "config.h"
+#include "../nn/nn.h"
 
 namespace axiom::models {
 

@@ -20,7 +20,7 @@
 #include <memory>
 #include <string>
 
-#include "nn/nn.h"
+#include "../nn/nn.h"
 
 namespace axiom::models {
 

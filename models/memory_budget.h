@@ -16,9 +16,9 @@
 #include <cstdint>
 #include <string>
 
-#include "core/device.h"
-#include "core/dtype.h"
-#include "models/config.h"
+#include "../core/device.h"
+#include "../core/dtype.h"
+#include "config.h"
 
 namespace axiom::models {
 

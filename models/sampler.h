@@ -14,7 +14,7 @@
 //                 blocks run once per pixel, with a key/value cache of the pixels before it.
 #pragma once
 
-#include "models/axial_transformer.h"
+#include "axial_transformer.h"
 
 namespace axiom::models {
 

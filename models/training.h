@@ -39,10 +39,10 @@
 #include <string>
 #include <vector>
 
-#include "core/communicator.h"
-#include "data/loader.h"
-#include "models/axial_transformer.h"
-#include "optim/optim.h"
+#include "../core/communicator.h"
+#include "../data/loader.h"
+#include "axial_transformer.h"
+#include "../optim/optim.h"
 
 namespace axiom::models {
 

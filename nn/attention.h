@@ -24,8 +24,8 @@
 // spatial axis. For 1-D local attention over a raster sequence, give it as one row: [B, 1, L, D].
 #pragma once
 
-#include "nn/layers.h"
-#include "nn/local.h"
+#include "layers.h"
+#include "local.h"
 
 namespace axiom::nn {
 

@@ -9,7 +9,7 @@
 // LayerNorm and the feed-forward act on each position alone, so only the attention needs a cache.
 #pragma once
 
-#include "nn/attention.h"
+#include "attention.h"
 
 namespace axiom::nn {
 

@@ -2,8 +2,8 @@
 // Shapes follow axiom's Dense convention: a weight is [fan_in, fan_out] (x @ W).
 #pragma once
 
-#include "core/random.h"
-#include "core/tensor.h"
+#include "../core/random.h"
+#include "../core/tensor.h"
 
 namespace axiom::nn::init {
 

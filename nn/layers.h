@@ -1,9 +1,9 @@
 // The basic layers. Each is a Module with a forward(x) (also callable as layer(x)).
 #pragma once
 
-#include "autograd/ops.h"
-#include "core/random.h"
-#include "nn/module.h"
+#include "../autograd/ops.h"
+#include "../core/random.h"
+#include "module.h"
 
 namespace axiom::nn {
 

@@ -22,7 +22,7 @@
 // The attention weights:  softmax_{(r, c) in memory, before (i, j)} (q_ij . k_rc / sqrt(Dh)).
 #pragma once
 
-#include "autograd/ops.h"
+#include "../autograd/ops.h"
 
 namespace axiom::nn {
 

@@ -7,7 +7,7 @@
 
 #include <utility>
 
-#include "nn/layers.h"
+#include "layers.h"
 
 namespace axiom::nn {
 

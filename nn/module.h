@@ -19,8 +19,8 @@
 #include <utility>
 #include <vector>
 
-#include "autograd/tensor.h"
-#include "core/safetensors.h"
+#include "../autograd/tensor.h"
+#include "../core/safetensors.h"
 
 namespace axiom::nn {
 

@@ -1,13 +1,13 @@
 // Everything in nn, for users who want one include.
 #pragma once
 
-#include "nn/attention.h"
-#include "nn/blocks.h"
-#include "nn/gru.h"
-#include "nn/init.h"
-#include "nn/layers.h"
-#include "nn/local.h"
-#include "nn/lstm.h"
-#include "nn/module.h"
-#include "nn/position.h"
-#include "nn/relative.h"
+#include "attention.h"
+#include "blocks.h"
+#include "gru.h"
+#include "init.h"
+#include "layers.h"
+#include "local.h"
+#include "lstm.h"
+#include "module.h"
+#include "position.h"
+#include "relative.h"

@@ -1,7 +1,7 @@
 // Telling a model where things are: position embeddings and shifts.
 #pragma once
 
-#include "nn/layers.h"
+#include "layers.h"
 
 namespace axiom::nn {
 

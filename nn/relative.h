@@ -16,7 +16,7 @@
 //       [ [k l m] n o ]     [c d e] [g h i] [k l m]
 #pragma once
 
-#include "autograd/ops.h"
+#include "../autograd/ops.h"
 
 namespace axiom::nn {
 

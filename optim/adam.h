@@ -7,7 +7,7 @@
 
 #include <utility>
 
-#include "optim/optimizer.h"
+#include "optimizer.h"
 
 namespace axiom::optim {
 

@@ -1,7 +1,7 @@
 // Gradient clipping by the global norm, as torch.nn.utils.clip_grad_norm_ does it.
 #pragma once
 
-#include "optim/optimizer.h"
+#include "optimizer.h"
 
 namespace axiom::optim {
 

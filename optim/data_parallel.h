@@ -30,8 +30,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/communicator.h"
-#include "optim/optimizer.h"
+#include "../core/communicator.h"
+#include "optimizer.h"
 
 namespace axiom::optim {
 

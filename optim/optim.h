@@ -1,9 +1,9 @@
 // Everything in axiom::optim, for users who want one include.
 #pragma once
 
-#include "optim/adam.h"
-#include "optim/clip.h"
-#include "optim/data_parallel.h"
-#include "optim/optimizer.h"
-#include "optim/schedule.h"
-#include "optim/sgd.h"
+#include "adam.h"
+#include "clip.h"
+#include "data_parallel.h"
+#include "optimizer.h"
+#include "schedule.h"
+#include "sgd.h"

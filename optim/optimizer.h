@@ -22,8 +22,8 @@
 #include <utility>
 #include <vector>
 
-#include "autograd/tensor.h"
-#include "core/safetensors.h"
+#include "../autograd/tensor.h"
+#include "../core/safetensors.h"
 
 namespace axiom::optim {
 

@@ -14,7 +14,7 @@
 
 #include <cstdint>
 
-#include "optim/optimizer.h"
+#include "optimizer.h"
 
 namespace axiom::optim {
 

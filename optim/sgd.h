@@ -2,7 +2,7 @@
 // decay, exactly as torch.optim.SGD computes it.
 #pragma once
 
-#include "optim/optimizer.h"
+#include "optimizer.h"
 
 namespace axiom::optim {
 

@@ -12,6 +12,17 @@ echo "== cmake --install into $work/prefix"
 "$cmake" --install "$build" --prefix "$work/prefix" > "$work/install.log" || { cat "$work/install.log"; exit 1; }
 grep -c "Installing" "$work/install.log" | sed 's/$/ files installed/'
 
+echo "== the installed headers are exactly those <axiom/axiom.h> reaches"
+include=$work/prefix/include
+[ -f "$include/axiom/axiom.h" ] || { echo "no include/axiom/axiom.h in the prefix"; exit 1; }
+find "$include/axiom" -type f | xargs -n1 realpath | sort > "$work/installed.txt"
+"$cxx" -std=c++20 -M -I"$include" "$here/main.cpp" | tr ' \\' '\n\n' | grep "^$include/axiom/" |
+  xargs -r -n1 realpath | sort -u > "$work/reached.txt"
+if ! diff "$work/installed.txt" "$work/reached.txt" > "$work/headers.diff"; then
+  echo "installed (<) against reached from axiom.h (>):"; cat "$work/headers.diff"; exit 1
+fi
+wc -l < "$work/installed.txt" | sed 's/$/ headers, all reached from axiom.h/'
+
 echo "== find_package(axiom), target axiom::axiom"
 "$cmake" -S "$here" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_CXX_COMPILER="$cxx" \
   -DCMAKE_BUILD_TYPE=Release > "$work/configure.log" || { cat "$work/configure.log"; exit 1; }
