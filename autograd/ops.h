@@ -59,7 +59,8 @@ Tensor argmax(const Tensor& x, int64_t axis, bool keepdim = false);
 
 // --- matrix product (ops_matmul.cpp) -----------------------------------------------------------
 Tensor matmul(const Tensor& a, const Tensor& b);
-// x [..., K] @ weight [K, N] + bias [N] -> [..., N], the bias added inside the product (Dense).
+// x [..., K] @ weight [K, N] + bias [N] -> [..., N], the bias added inside the product (Dense);
+// an undefined bias is none: matmul(x, weight).
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
 
 // The nonlinearities of a feed-forward layer.

@@ -71,6 +71,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 //   dw = x^T @ g : [K, ...] x [..., N] -> [K, N]   (the batch folded into one GEMM)
 //   db = g       : summed over every axis but the last by the engine, as for any broadcast input
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  if (!bias.defined()) return matmul(x, weight);
   return record("linear", {x, weight, bias}, core::linear(x.data(), weight.data(), bias.data()),
                 [x, w = weight](const Tensor& g, const Needs& needs) {
                   Tensor dx, dw;
