@@ -27,12 +27,17 @@ data::ImageDataset labelled(const ClassifyCommand& c, const std::string& split) 
   throw Error("classify", "--data must be fashion-mnist or mnist (datasets with labels), got \"", c.data, "\"");
 }
 
-std::unique_ptr<models::Classifier> classifier(const ClassifyCommand& c, int64_t height, int64_t width, core::Generator& gen) {
+std::unique_ptr<models::Classifier> classifier(const ClassifyCommand& c, int64_t height, int64_t width, Generator& gen) {
   if (c.model == "vit") {
     const models::VisionTransformerOptions options{.patch = c.patch, .features = c.width, .heads = c.heads, .layers = c.layers};
     return std::make_unique<models::VisionTransformer>(height, width, options, gen);
   }
   return std::make_unique<models::RowReader>(c.model, width, c.width, 10, gen);
+}
+
+// How many rows of logits [n, classes] have their largest value at their label (labels: int64 [n]).
+int64_t correct(const Tensor& logits, const Tensor& labels) {
+  return static_cast<int64_t>(sum(eq(argmax(logits, 1), labels).to(Dtype::int64)).item());
 }
 
 // The share of the first `count` test images whose most likely class is their label, in batches, without a graph.
@@ -42,8 +47,7 @@ double accuracy(const models::Classifier& model, const data::ImageDataset& test,
   for (int64_t start = 0; start < count; start += 500) {
     const int64_t n = std::min<int64_t>(500, count - start);
     const Tensor logits = model.forward(models::pixels_to_unit(test.images.narrow(0, start, n)));  // [n, 10]
-    const core::Tensor predicted = argmax(logits, 1).data();
-    right += static_cast<int64_t>(core::sum(core::eq(predicted, test.labels.narrow(0, start, n)).to(Dtype::int64)).item());
+    right += correct(logits, test.labels.narrow(0, start, n));
   }
   return static_cast<double>(right) / static_cast<double>(count);
 }
@@ -84,7 +88,7 @@ int classify(const ClassifyCommand& c) {
       loss.backward();
       optimizer.step();
       ++step, seen += batch.size();
-      right += static_cast<int64_t>(core::sum(core::eq(argmax(logits, 1).data(), batch[1]).to(Dtype::int64)).item());
+      right += correct(logits, batch[1]);
       if (step % 50 == 0 || step == c.steps) {
         const double eta = clock.seconds() / static_cast<double>(step) * static_cast<double>(c.steps - step);
         char text[160];

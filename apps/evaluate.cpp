@@ -40,7 +40,7 @@ int evaluate(const EvalCommand& c) {
   std::string name;
   data::DatasetOptions where = dataset_of(c, name);
   where.frames = model->config().channels, where.canvas = model->config().height;
-  core::Tensor images = data::load_images(name, c.split, where);
+  Tensor images = data::load_images(name, c.split, where);
   if (c.limit > 0) images = images.narrow(0, 0, std::min(c.limit, images.size(0)));
   const int64_t batch = std::min(c.batch_size, images.size(0));
   models::check_fits(models::evaluation_memory(model->config(), batch), "eval", "evaluating " + std::to_string(batch) + " images at a time",

@@ -26,7 +26,9 @@ constexpr int64_t kMaxSide = std::numeric_limits<int>::max() / 4;
 
 }  // namespace
 
-void write_png(const std::string& path, const core::Tensor& image) {
+void write_png(const std::string& path, const Tensor& picture) {
+  if (!picture.defined()) throw Error("png", "cannot write '", path, "': the image is an undefined tensor");
+  const core::Tensor& image = picture.data();
   const bool grey = image.dim() == 2, rgb = image.dim() == 3 && image.size(2) == 3;
   if (image.dtype() != core::Dtype::uint8 || !(grey || rgb)) {
     throw Error("png", "cannot write '", path, "': the image must be uint8 [H, W] or [H, W, 3], got ",
@@ -73,12 +75,13 @@ Tiles as_tiles(const core::Tensor& images, int64_t columns) {
 
 }  // namespace
 
-core::Tensor image_grid(const core::Tensor& images, int64_t columns, int64_t padding, uint8_t pad_value) {
+Tensor image_grid(const Tensor& images, int64_t columns, int64_t padding, uint8_t pad_value) {
   if (columns < 1 || padding < 0) {
     throw Error("image_grid", "columns must be at least 1 and padding at least 0, got columns = ", columns,
                 ", padding = ", padding);
   }
-  const Tiles tiles = as_tiles(images, columns);
+  if (!images.defined()) throw Error("image_grid", "images is an undefined tensor");
+  const Tiles tiles = as_tiles(images.data(), columns);
   const int64_t count = tiles.images.size(0), height = tiles.images.size(1), width = tiles.images.size(2);
   const int64_t grid_columns = std::min(tiles.columns, count);
   const int64_t grid_rows = (count + grid_columns - 1) / grid_columns;

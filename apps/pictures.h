@@ -1,6 +1,6 @@
 // Pictures the `axiom` command writes: PNG files and grids of sampled images (loss curves: plot.h).
 //
-//   core::Tensor grid = image_grid(samples, 8);      // uint8 [N, 28, 28] -> [GH, GW], 8 per row
+//   Tensor grid = image_grid(samples, 8);            // uint8 [N, 28, 28] -> [GH, GW], 8 per row
 //   write_png("run/samples.png", grid);
 //
 // PNG files are encoded by stb_image_write (Debian's libstb-dev) and written to a temporary name
@@ -11,13 +11,13 @@
 #include <cstdint>
 #include <string>
 
-#include "core/tensor.h"
+#include "autograd/tensor.h"
 
 namespace axiom::apps {
 
 // Writes `image` as an 8-bit PNG file: uint8 [H, W] is a grey picture, uint8 [H, W, 3] an RGB one
 // (row 0 at the top). Any strides and device; the target's directory must exist.
-void write_png(const std::string& path, const core::Tensor& image);
+void write_png(const std::string& path, const Tensor& image);
 
 // Lays images out as tiles of a grid, row by row, with `padding` pixels of value `pad_value`
 // between the tiles and around the border (the layout of torchvision's make_grid):
@@ -32,6 +32,6 @@ void write_png(const std::string& path, const core::Tensor& image);
 //   tile i: top-left pixel at (padding + (i / columns) * (H + padding), padding + (i % columns) * (W + padding))
 //
 // Cells after the last image (when N is not a multiple of `columns`) stay `pad_value`.
-core::Tensor image_grid(const core::Tensor& images, int64_t columns, int64_t padding = 2, uint8_t pad_value = 255);
+Tensor image_grid(const Tensor& images, int64_t columns, int64_t padding = 2, uint8_t pad_value = 255);
 
 }  // namespace axiom::apps

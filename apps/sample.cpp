@@ -16,10 +16,10 @@ namespace axiom::apps {
 namespace {
 
 // Each pixel becomes a zoom x zoom square: [GH, GW(, 3)] -> [GH * zoom, GW * zoom(, 3)].
-core::Tensor zoomed(const core::Tensor& grid, int64_t zoom) {
+Tensor zoomed(const Tensor& grid, int64_t zoom) {
   const int64_t h = grid.size(0), w = grid.size(1), c = grid.dim() == 3 ? grid.size(2) : 1;
-  const core::Tensor squares = grid.reshape({h, 1, w, 1, c}).expand({h, zoom, w, zoom, c});
-  const core::Tensor big = squares.contiguous().reshape({h * zoom, w * zoom, c});
+  const Tensor squares = grid.reshape({h, 1, w, 1, c}).expand({h, zoom, w, zoom, c});
+  const Tensor big = squares.contiguous().reshape({h * zoom, w * zoom, c});
   return grid.dim() == 3 ? big : big.squeeze(2);
 }
 
@@ -47,14 +47,13 @@ int sample(const SampleCommand& c) {
   Stopwatch clock;
   const models::SampleOptions options{.count = c.count, .temperature = c.temperature, .seed = c.seed};
   const Tensor samples = c.method == "fast" ? models::sample_fast(*model, options) : models::sample_naive(*model, options);
-  const core::Tensor& images = samples.data();  // the pixels, for the files (pictures.h, data/npy.h take numbers)
   const double seconds = clock.seconds();
 
   const int64_t columns = c.columns > 0 ? c.columns : static_cast<int64_t>(std::ceil(std::sqrt(static_cast<double>(c.count))));
-  write_png(c.out, zoomed(image_grid(images, columns), c.zoom));
+  write_png(c.out, zoomed(image_grid(samples, columns), c.zoom));
   std::filesystem::path npy = out;
   npy.replace_extension(".npy");
-  data::write_npy(npy.string(), images);
+  data::write_npy(npy.string(), samples);
   std::printf("%lld samples in %s: %s (grid), %s (values)\n", static_cast<long long>(c.count), format_duration(seconds).c_str(),
               c.out.c_str(), npy.string().c_str());
   return 0;

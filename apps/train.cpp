@@ -118,7 +118,7 @@ models::TrainingOptions options_of(const TrainCommand& c) {
 // The step this invocation trains to: a decaying run's own length, else --steps.
 int64_t target_step(const TrainCommand& c, const models::TrainingOptions& o) { return o.steps > 0 ? o.steps : c.steps; }
 
-core::Tensor images_of(const models::TrainingOptions& o, const models::AxialTransformerConfig& config, const std::string& split) {
+Tensor images_of(const models::TrainingOptions& o, const models::AxialTransformerConfig& config, const std::string& split) {
   return data::load_images(o.data, split, {.root = o.data_dir, .frames = config.channels, .canvas = config.height});
 }
 
@@ -169,7 +169,7 @@ RunPlan plan_run(const TrainCommand& c, core::Communicator& comm) {
 }
 
 std::unique_ptr<models::Trainer> start_or_resume(const TrainCommand& c, const RunPlan& plan, core::Communicator& comm) {
-  const core::Tensor images = images_of(plan.options, plan.config, "train");
+  const Tensor images = images_of(plan.options, plan.config, "train");
   if (plan.resumed) {
     if (comm.rank() == 0) std::fprintf(stderr, "axiom: resuming '%s' at step %lld\n", c.out.c_str(), static_cast<long long>(plan.resumed->step));
     return std::make_unique<models::Trainer>(*plan.resumed, images, placement_of(c, comm));
@@ -210,7 +210,7 @@ struct Loop {
   models::Trainer& trainer;
   const TrainCommand& command;
   const int64_t target;         // the step to train to (target_step)
-  const core::Tensor held_out;  // uint8 [eval_images, ...]
+  const Tensor held_out;        // uint8 [eval_images, ...]
   std::optional<RunLog> log;    // rank 0's
   StatusLine line;              // visible on rank 0
   Stopwatch clock;             // since this invocation began
@@ -324,7 +324,7 @@ int train(const TrainCommand& command) {
                  static_cast<long long>(trainer->steps_done()), static_cast<long long>(target));
     return 0;
   }
-  const core::Tensor test_images = images_of(trainer->options(), trainer->config(), "test");
+  const Tensor test_images = images_of(trainer->options(), trainer->config(), "test");
   if (trainer->steps_done() == 0) trainer->save(command.out);  // the run exists from the start (before its metrics)
   Loop loop{*trainer, command, target, test_images.narrow(0, 0, std::min(command.eval_images, test_images.size(0))),
             writer ? std::optional<RunLog>(std::in_place, command.out, trainer->steps_done()) : std::nullopt,

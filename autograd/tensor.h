@@ -46,6 +46,9 @@ class Tensor {
   Dtype dtype() const { return data().dtype(); }
   Device device() const { return data().device(); }
   double item() const { return data().item(); }
+  double at(const std::vector<int64_t>& index) const { return data().at(index); }  // one element, as double
+  template <typename T>
+  std::vector<T> to_vector() const { return data().to_vector<T>(); }  // all elements, row-major, converted to T
   std::string to_string() const { return data().to_string(); }
 
   // --- gradients ------------------------------------------------------------------------------

@@ -16,7 +16,7 @@
 
 #include <string>
 
-#include "../core/tensor.h"
+#include "../autograd/tensor.h"
 
 namespace axiom::data {
 
@@ -27,7 +27,7 @@ struct DatasetOptions {
 };
 
 // uint8 [N, H, W] or [N, C, H, W]; an Error names the dataset, the split and what is missing.
-core::Tensor load_images(const std::string& name, const std::string& split, const DatasetOptions& options = {});
+Tensor load_images(const std::string& name, const std::string& split, const DatasetOptions& options = {});
 
 // "fashion-mnist, mnist, cifar10, moving-fashion-mnist, or a .npy file": for help texts and errors.
 const char* dataset_names();

@@ -44,7 +44,7 @@ std::string find_one(const std::filesystem::path& dir, const std::vector<std::st
 
 }  // namespace
 
-core::Tensor read_idx(const std::string& path) {
+Tensor read_idx(const std::string& path) {
   auto stream = open_file(path, "idx");
   const std::string& origin = stream->origin();
 
@@ -87,8 +87,8 @@ core::Tensor read_idx(const std::string& path) {
 }
 
 ImageDataset read_idx_dataset(const std::string& images_path, const std::string& labels_path, int64_t classes) {
-  core::Tensor images = read_idx(images_path);  // uint8 [N, H, W]
-  core::Tensor labels = read_idx(labels_path);  // uint8 [N]
+  core::Tensor images = read_idx(images_path).data();  // uint8 [N, H, W]
+  core::Tensor labels = read_idx(labels_path).data();  // uint8 [N]
   if (images.dim() != 3) throw Error("idx", quoted(images_path), ": images must have rank 3 [N, H, W], got ", images.shape());
   if (labels.dim() != 1) throw Error("idx", quoted(labels_path), ": labels must have rank 1 [N], got ", labels.shape());
   if (images.size(0) != labels.size(0)) {

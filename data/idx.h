@@ -15,13 +15,13 @@
 
 #include <string>
 
-#include "../core/tensor.h"
+#include "../autograd/tensor.h"
 #include "image_dataset.h"
 
 namespace axiom::data {
 
 // uint8 tensor of the declared shape: [N, 28, 28] for MNIST images, [N] for labels.
-core::Tensor read_idx(const std::string& path);
+Tensor read_idx(const std::string& path);
 
 // Images [N, H, W] and labels (read as uint8, returned as int64 [N]) from two IDX files; the counts
 // must agree and every label must be below `classes`.

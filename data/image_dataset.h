@@ -1,13 +1,13 @@
 // ImageDataset: images and their labels, as the readers return them.
 #pragma once
 
-#include "../core/tensor.h"
+#include "../autograd/tensor.h"
 
 namespace axiom::data {
 
 struct ImageDataset {
-  core::Tensor images;  // uint8 [N, H, W] (grey) or [N, C, H, W]
-  core::Tensor labels;  // int64 [N]
+  Tensor images;  // uint8 [N, H, W] (grey) or [N, C, H, W]
+  Tensor labels;  // int64 [N]
   int64_t size() const { return labels.defined() ? labels.size(0) : 0; }
 };
 

@@ -18,7 +18,7 @@ DataLoader::DataLoader(TensorDataset dataset, LoaderOptions options)
   if (options_.batch_size <= 0) throw Error("DataLoader", "batch_size must be positive, got ", options_.batch_size);
   if (dataset_.columns.empty()) throw Error("DataLoader", "the dataset has no columns");
   for (size_t c = 0; c < dataset_.columns.size(); ++c) {
-    const core::Tensor& column = dataset_.columns[c];
+    const core::Tensor& column = dataset_.columns[c].data();
     if (!column.defined()) throw Error("DataLoader", "column ", c, " is undefined");
     if (column.dim() == 0) throw Error("DataLoader", "column ", c, " is a scalar; columns need an example axis [N, ...]");
     if (column.size(0) != dataset_.columns[0].size(0)) {
@@ -52,7 +52,7 @@ Batch DataLoader::gather(const core::Tensor& order, int64_t index) const {
   const int64_t begin = index * options_.batch_size;
   const core::Tensor rows = order.narrow(0, begin, std::min(options_.batch_size, examples_ - begin));  // int64 [B]
   Batch batch;
-  for (const core::Tensor& column : dataset_.columns) batch.columns.push_back(core::index_select(column, 0, rows));
+  for (const Tensor& column : dataset_.columns) batch.columns.emplace_back(core::index_select(column.data(), 0, rows));
   return batch;
 }
 

@@ -2,8 +2,8 @@
 //
 //   data::DataLoader loader(data::fashion_mnist("train"), {.batch_size = 32, .seed = 1});
 //   for (const data::Batch& batch : loader) {   // each `for` is one epoch
-//     const core::Tensor& images = batch[0];    // uint8 [32, 28, 28]
-//     const core::Tensor& labels = batch[1];    // int64 [32]
+//     const Tensor& images = batch[0];       // uint8 [32, 28, 28]
+//     const Tensor& labels = batch[1];       // int64 [32]
 //   }
 //
 // Rules:
@@ -25,18 +25,18 @@
 #include <memory>
 #include <vector>
 
-#include "../core/tensor.h"
+#include "../autograd/tensor.h"
 #include "image_dataset.h"
 
 namespace axiom::data {
 
 struct TensorDataset {
-  std::vector<core::Tensor> columns;  // each [N, ...], one N
+  std::vector<Tensor> columns;  // each [N, ...], one N
 };
 
 struct Batch {
-  std::vector<core::Tensor> columns;  // each [B, ...]: rows of the dataset's columns
-  const core::Tensor& operator[](size_t column) const { return columns.at(column); }
+  std::vector<Tensor> columns;  // each [B, ...]: rows of the dataset's columns
+  const Tensor& operator[](size_t column) const { return columns.at(column); }
   int64_t size() const { return columns.empty() ? 0 : columns[0].size(0); }  // B
 };
 

@@ -236,16 +236,16 @@ std::string descr_of(core::Dtype dtype) {
 
 }  // namespace
 
-core::Tensor read_npy(const std::string& path) {
+Tensor read_npy(const std::string& path) {
   auto stream = open_file(path, "npy");
   return read_npy_stream(*stream);
 }
 
-std::map<std::string, core::Tensor> read_npz(const std::string& path) {
+std::map<std::string, Tensor> read_npz(const std::string& path) {
   (void)file_size(path, "npz");  // a missing file, or one that is not a regular file: an Error naming it
   const std::string origin = quoted(path);
   const ZipArchive archive = open_zip(path, origin);
-  std::map<std::string, core::Tensor> arrays;
+  std::map<std::string, Tensor> arrays;
   const auto members = static_cast<uint64_t>(zip_get_num_entries(archive.get(), 0));
   for (uint64_t index = 0; index < members; ++index) {
     const ZipMember member = checked_member(archive.get(), index, origin);
@@ -258,9 +258,9 @@ std::map<std::string, core::Tensor> read_npz(const std::string& path) {
   return arrays;
 }
 
-void write_npy(const std::string& path, const core::Tensor& tensor) {
+void write_npy(const std::string& path, const Tensor& tensor) {
   if (!tensor.defined()) throw Error("write_npy", "cannot write '", path, "': the tensor is undefined");
-  const core::Tensor host = tensor.to(core::Device::cpu()).contiguous();
+  const core::Tensor host = tensor.data().to(core::Device::cpu()).contiguous();
   std::string shape;
   for (int64_t size : host.shape()) shape += std::to_string(size) + ", ";
   if (host.dim() > 1) shape.resize(shape.size() - 2);  // (2, 3); a 1-tuple keeps its comma: (5,)

@@ -24,15 +24,15 @@
 #include <map>
 #include <string>
 
-#include "../core/tensor.h"
+#include "../autograd/tensor.h"
 
 namespace axiom::data {
 
-core::Tensor read_npy(const std::string& path);
-std::map<std::string, core::Tensor> read_npz(const std::string& path);
+Tensor read_npy(const std::string& path);
+std::map<std::string, Tensor> read_npz(const std::string& path);
 
 // Writes a uint8, float32, float64 or int64 tensor (any strides) as NPY version 1.0, atomically: to
 // a temporary file beside `path`, flushed, then renamed over it.
-void write_npy(const std::string& path, const core::Tensor& tensor);
+void write_npy(const std::string& path, const Tensor& tensor);
 
 }  // namespace axiom::data

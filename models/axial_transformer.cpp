@@ -21,7 +21,7 @@ Tensor channel_of_each(const Tensor& all, const Tensor& channel) {
 
 double Likelihood::bits_per_dim() const { return nats / static_cast<double>(count) / std::log(2.0); }
 
-AxialTransformer::AxialTransformer(const AxialTransformerConfig& config, core::Generator& gen) : config_(config) {
+AxialTransformer::AxialTransformer(const AxialTransformerConfig& config, Generator& gen) : config_(config) {
   config_.validate();
   const int64_t d = config_.features;
   const Shape grid{config_.height, config_.width};
@@ -69,7 +69,7 @@ AxialTransformer::AxialTransformer(const AxialTransformerConfig& config, core::G
 
 // A raster model's decoder: its position tables, and upper_layers + row_layers masked blocks whose
 // attention runs along the last axis of the grid (the raster order), whole or local (config.h).
-void AxialTransformer::build_raster(nn::BlockOptions masked, double position_std, core::Generator& gen) {
+void AxialTransformer::build_raster(nn::BlockOptions masked, double position_std, Generator& gen) {
   const int64_t d = config_.features;
   raster_position_ = register_module(
       "position", std::make_shared<nn::FactorizedPositionEmbedding>(Shape{config_.height, config_.width}, d, gen, position_std));
@@ -263,7 +263,7 @@ Tensor AxialTransformer::raster_step(const Tensor& z_t, RasterState& state) cons
   return logits_of(z);  // [B, 256]
 }
 
-Tensor AxialTransformer::loss(const Tensor& images, core::Generator& gen) const {
+Tensor AxialTransformer::loss(const Tensor& images, Generator& gen) const {
   const Tensor all = as_channels(images);
   const int64_t b = all.size(0);
   const Tensor channel = config_.channels == 1 ? axiom::zeros({b}, Dtype::int64, all.device())

@@ -54,7 +54,7 @@ struct RasterState {
 
 class AxialTransformer : public nn::Module {
  public:
-  AxialTransformer(const AxialTransformerConfig& config, core::Generator& gen);
+  AxialTransformer(const AxialTransformerConfig& config, Generator& gen);
   const AxialTransformerConfig& config() const { return config_; }
   // Where the parameters are (Module::to moves them). Images given to any method may be on the CPU
   // or on this device: they are moved here; so are the tensors the model makes itself.
@@ -65,7 +65,7 @@ class AxialTransformer : public nn::Module {
   Tensor logits(const Tensor& images, const Tensor& channel) const;
   // The training loss in bits per dimension: one random channel per example (drawn from `gen`),
   // an unbiased estimate of the full likelihood.
-  Tensor loss(const Tensor& images, core::Generator& gen) const;
+  Tensor loss(const Tensor& images, Generator& gen) const;
   // The exact likelihood of a batch: every channel of every pixel (no graph is recorded).
   Likelihood evaluate(const Tensor& images) const;
 
@@ -121,7 +121,7 @@ class AxialTransformer : public nn::Module {
   Tensor run_blocks(const nn::ModuleList<nn::TransformerBlock>& blocks, Tensor x, int64_t first) const;
   int64_t encoder_blocks() const;  // 0 without a channel encoder
   Tensor logits_of(const Tensor& z) const;  // the final LayerNorm and the logits layer
-  void build_raster(nn::BlockOptions masked, double position_std, core::Generator& gen);
+  void build_raster(nn::BlockOptions masked, double position_std, Generator& gen);
   Tensor decode_raster(const Tensor& h, const Tensor& context) const;
   void require(bool axial, const char* method) const;  // an Error when `method` is not for this decoder
   void check_pixel(const char* method, const char* name, const Tensor& z) const;  // z: one pixel of each image, [B, D]

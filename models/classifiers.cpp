@@ -3,13 +3,13 @@
 #include "autograd/factory.h"
 #include "core/error.h"
 #include "core/ops.h"
-#include "nn/init.h"
+#include "autograd/factory.h"
 
 namespace axiom::models {
 
-Tensor pixels_to_unit(const core::Tensor& images) {
+Tensor pixels_to_unit(const Tensor& images) {
   if (images.dtype() != Dtype::uint8) throw Error("pixels_to_unit", "expected uint8 images, got ", images.dtype());
-  return Tensor(core::mul(images.to(Dtype::float32), 1.0 / 255));
+  return mul(images.to(Dtype::float32), 1.0 / 255);
 }
 
 namespace {
@@ -22,7 +22,7 @@ void check_images(const char* model, const Tensor& images, int64_t height, int64
 
 // --- Vision Transformer --------------------------------------------------------------------------
 
-VisionTransformer::VisionTransformer(int64_t height, int64_t width, const VisionTransformerOptions& o, core::Generator& gen)
+VisionTransformer::VisionTransformer(int64_t height, int64_t width, const VisionTransformerOptions& o, Generator& gen)
     : height_(height), width_(width), patch_(o.patch) {
   if (height <= 0 || width <= 0 || o.patch <= 0 || height % o.patch != 0 || width % o.patch != 0) {
     throw Error("VisionTransformer", "the patch size (", o.patch, ") must divide the image's ", height, " x ", width);
@@ -33,8 +33,8 @@ VisionTransformer::VisionTransformer(int64_t height, int64_t width, const Vision
   }
   const int64_t tokens = (height / o.patch) * (width / o.patch) + 1;  // the patches and the class token
   embed_ = register_module("embed", std::make_shared<nn::Dense>(o.patch * o.patch, o.features, gen));
-  class_token_ = register_parameter("class_token", nn::init::normal({1, 1, o.features}, 0, 0.02, gen));
-  positions_ = register_parameter("positions", nn::init::normal({tokens, o.features}, 0, 0.02, gen));
+  class_token_ = register_parameter("class_token", axiom::normal({1, 1, o.features}, 0, 0.02, gen));
+  positions_ = register_parameter("positions", axiom::normal({tokens, o.features}, 0, 0.02, gen));
   blocks_ = register_module("blocks", std::make_shared<nn::ModuleList<nn::TransformerBlock>>());
   for (int64_t i = 0; i < o.layers; ++i) {
     blocks_->push_back(std::make_shared<nn::TransformerBlock>(o.features, /*axis=*/1, gen,
@@ -63,7 +63,7 @@ Tensor VisionTransformer::forward(const Tensor& images) const {
 
 // --- a recurrent network reading rows -------------------------------------------------------------
 
-RowReader::RowReader(const std::string& cell, int64_t width, int64_t hidden, int64_t classes, core::Generator& gen) {
+RowReader::RowReader(const std::string& cell, int64_t width, int64_t hidden, int64_t classes, Generator& gen) {
   if (cell == "gru") {
     gru_ = register_module("gru", std::make_shared<nn::GRU>(width, hidden, gen));
   } else if (cell == "lstm") {

@@ -25,7 +25,7 @@
 namespace axiom::models {
 
 // uint8 [B, H, W] (0..255) -> float32 [B, H, W] in [0, 1]
-Tensor pixels_to_unit(const core::Tensor& images);
+Tensor pixels_to_unit(const Tensor& images);
 
 class Classifier : public nn::Module {
  public:
@@ -43,7 +43,7 @@ struct VisionTransformerOptions {
 
 class VisionTransformer : public Classifier {
  public:
-  VisionTransformer(int64_t height, int64_t width, const VisionTransformerOptions& options, core::Generator& gen);
+  VisionTransformer(int64_t height, int64_t width, const VisionTransformerOptions& options, Generator& gen);
   Tensor forward(const Tensor& images) const override;
 
   // [B, H, W] -> [B, N, P*P]: patch (i, j) is row i * (W/P) + j, its pixels in raster order.
@@ -62,7 +62,7 @@ class VisionTransformer : public Classifier {
 class RowReader : public Classifier {
  public:
   // cell: "gru" or "lstm"
-  RowReader(const std::string& cell, int64_t width, int64_t hidden, int64_t classes, core::Generator& gen);
+  RowReader(const std::string& cell, int64_t width, int64_t hidden, int64_t classes, Generator& gen);
   Tensor forward(const Tensor& images) const override;
 
  private:

@@ -22,7 +22,7 @@ Tensor gumbel_noise_row(const AxialTransformerConfig& c, const SampleOptions& op
   const int64_t per_row = c.width * kValues;
   std::vector<Tensor> images;
   for (int64_t n = 0; n < options.count; ++n) {
-    core::Generator gen(options.seed);
+    Generator gen(options.seed);
     gen.set_state(options.seed, static_cast<uint64_t>(((n * c.channels + channel) * c.height + row) * per_row));
     images.push_back(axiom::uniform({c.width, kValues}, 0, 1, gen, dtype));
   }

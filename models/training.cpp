@@ -19,7 +19,7 @@ namespace {
 constexpr uint64_t kLoaderSeedOffset = 0x9E3779B97F4A7C15ull;
 
 // images must be the config's shape: [N, H, W] for one channel, [N, C, H, W] for more.
-core::Tensor checked_images(const AxialTransformerConfig& c, core::Tensor images) {
+Tensor checked_images(const AxialTransformerConfig& c, Tensor images) {
   const Shape want = c.channels == 1 ? Shape{c.height, c.width} : Shape{c.channels, c.height, c.width};
   const bool shape_ok = images.dim() == static_cast<int64_t>(want.size()) + 1 &&
                         Shape(images.shape().begin() + 1, images.shape().end()) == want;
@@ -91,7 +91,7 @@ TrainingOptions training_options_from_json(const std::string& text, const std::s
 
 // --- Trainer ----------------------------------------------------------------------------------------
 
-Trainer::Trainer(const AxialTransformerConfig& config, const TrainingOptions& options, core::Tensor images,
+Trainer::Trainer(const AxialTransformerConfig& config, const TrainingOptions& options, Tensor images,
                  const Placement& placement)
     : config_(config),
       options_(validated(options)),
@@ -118,7 +118,7 @@ Trainer::Trainer(const AxialTransformerConfig& config, const TrainingOptions& op
   optim::broadcast_parameters(model_->named_parameters(), comm_);  // one set of weights, rank 0's
 }
 
-Trainer::Trainer(const Checkpoint& checkpoint, core::Tensor images, const Placement& placement)
+Trainer::Trainer(const Checkpoint& checkpoint, Tensor images, const Placement& placement)
     : Trainer(checkpoint.config, checkpoint.options, std::move(images), placement) {
   model_->load(checkpoint.model_file);
   optimizer_->load(checkpoint.optimizer_file);
@@ -139,7 +139,7 @@ double mean_over_ranks(core::Communicator& comm, double value) {
 
 double Trainer::step() {
   const int64_t batches = loader_.size();
-  const core::Tensor batch = loader_.batch(step_ / batches, step_ % batches)[0];  // uint8 [B, (C,) H, W]
+  const Tensor batch = loader_.batch(step_ / batches, step_ % batches)[0];  // uint8 [B, (C,) H, W]
   const int64_t share = batch.size(0) / comm_.size(), first = comm_.rank() * share;
   model_->train();
   schedule_.apply(*optimizer_, step_);
@@ -194,7 +194,7 @@ void Trainer::throw_weights_not_finite(int64_t after_step) const {
               "); the last checkpoint is kept: resume from it with a smaller --lr or with --clip");
 }
 
-Likelihood evaluate_images(AxialTransformer& model, const core::Tensor& images, int64_t batch_size,
+Likelihood evaluate_images(AxialTransformer& model, const Tensor& images, int64_t batch_size,
                            const std::function<void(int64_t, int64_t)>& progress, core::Communicator& comm) {
   if (batch_size <= 0) throw Error("evaluate", "batch_size must be positive, got ", batch_size);
   if (images.dim() == 0 || images.size(0) == 0) throw Error("evaluate", "no images to evaluate (images ", images.shape(), ")");

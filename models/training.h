@@ -92,7 +92,7 @@ std::unique_ptr<AxialTransformer> load_model(const std::string& path);
 // after each batch.
 // In a data-parallel job (`comm` of more than one rank), rank r evaluates its contiguous share of
 // the batches and the sums are added up: every rank returns the total of one process.
-Likelihood evaluate_images(AxialTransformer& model, const core::Tensor& images, int64_t batch_size,
+Likelihood evaluate_images(AxialTransformer& model, const Tensor& images, int64_t batch_size,
                            const std::function<void(int64_t, int64_t)>& progress = {},
                            core::Communicator& comm = core::single_process());
 
@@ -115,16 +115,16 @@ class Trainer {
   // model and the optimizer's state live on `device`; the images stay where they are (the CPU),
   // and each batch is moved. The initial weights and every random number are drawn on the CPU,
   // so a run starts from the same weights and draws the same numbers on every device.
-  Trainer(const AxialTransformerConfig& config, const TrainingOptions& options, core::Tensor images,
+  Trainer(const AxialTransformerConfig& config, const TrainingOptions& options, Tensor images,
           Device device = Device::cpu())
       : Trainer(config, options, std::move(images), Placement{.device = device}) {}
-  Trainer(const AxialTransformerConfig& config, const TrainingOptions& options, core::Tensor images,
+  Trainer(const AxialTransformerConfig& config, const TrainingOptions& options, Tensor images,
           const Placement& placement);
   // The run saved in `checkpoint`, on the same images; it may continue on another device, or on
   // another number of processes.
-  Trainer(const Checkpoint& checkpoint, core::Tensor images, Device device = Device::cpu())
+  Trainer(const Checkpoint& checkpoint, Tensor images, Device device = Device::cpu())
       : Trainer(checkpoint, std::move(images), Placement{.device = device}) {}
-  Trainer(const Checkpoint& checkpoint, core::Tensor images, const Placement& placement);
+  Trainer(const Checkpoint& checkpoint, Tensor images, const Placement& placement);
   // The model points at the trainer's generator: a trainer stays where it was made.
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;
@@ -173,7 +173,7 @@ class Trainer {
 
   AxialTransformerConfig config_;
   TrainingOptions options_;
-  core::Generator gen_;  // declared before the model, which keeps a pointer to it (dropout)
+  Generator gen_;  // declared before the model, which keeps a pointer to it (dropout)
   std::unique_ptr<AxialTransformer> model_;
   std::unique_ptr<optim::Adam> optimizer_;
   optim::Schedule schedule_;

@@ -8,12 +8,12 @@
 #include "core/error.h"
 #include "core/factory.h"
 #include "core/ops.h"
-#include "nn/init.h"
+#include "autograd/factory.h"
 #include "nn/relative.h"
 
 namespace axiom::nn {
 
-AxialAttention::AxialAttention(int64_t features, int64_t heads, int64_t axis, core::Generator& gen,
+AxialAttention::AxialAttention(int64_t features, int64_t heads, int64_t axis, Generator& gen,
                                AttentionOptions options)
     : features(features), heads(heads), axis(axis), masked(options.masked), local(options.local) {
   if (heads <= 0 || features <= 0 || features % heads != 0) {
@@ -33,7 +33,7 @@ AxialAttention::AxialAttention(int64_t features, int64_t heads, int64_t axis, co
   out = register_module("out", std::make_shared<Dense>(features, features, gen,
                                                        DenseOptions{.init_scale = options.output_init_scale, .init = options.init}));
   if (options.relative_distance > 0) {  // N(0, 1): q . E starts at the scale of q . k
-    relative = register_parameter("relative", init::normal({2 * options.relative_distance + 1, features / heads}, 0, 1, gen));
+    relative = register_parameter("relative", axiom::normal({2 * options.relative_distance + 1, features / heads}, 0, 1, gen));
   }
 }
 

@@ -53,7 +53,7 @@ inline constexpr int64_t kMaxRelativeDistance = int64_t{1} << 20;
 class AxialAttention : public Module {
  public:
   // `axis` is a spatial axis of the input: 1..n, or negative from the end (-2 is the last spatial axis).
-  AxialAttention(int64_t features, int64_t heads, int64_t axis, core::Generator& gen, AttentionOptions options = {});
+  AxialAttention(int64_t features, int64_t heads, int64_t axis, Generator& gen, AttentionOptions options = {});
   Tensor forward(const Tensor& x) const;  // [B, d1, ..., dn, D] -> same shape
   Tensor operator()(const Tensor& x) const { return forward(x); }
   // forward(norm(x)), the same numbers, keeping x instead of norm(x) for the backward pass (a

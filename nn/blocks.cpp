@@ -4,7 +4,7 @@
 
 namespace axiom::nn {
 
-AttentionBlock::AttentionBlock(int64_t features, int64_t axis, core::Generator& gen, const BlockOptions& options)
+AttentionBlock::AttentionBlock(int64_t features, int64_t axis, Generator& gen, const BlockOptions& options)
     : norm(register_module("norm", std::make_shared<LayerNorm>(features))),
       attention(register_module("attention", std::make_shared<AxialAttention>(
                                                  features, options.heads, axis, gen,
@@ -14,7 +14,7 @@ AttentionBlock::AttentionBlock(int64_t features, int64_t axis, core::Generator& 
                                                                   .relative_distance = options.relative_distance,
                                                                   .local = options.local}))) {}
 
-FeedforwardBlock::FeedforwardBlock(int64_t features, core::Generator& gen, const BlockOptions& options)
+FeedforwardBlock::FeedforwardBlock(int64_t features, Generator& gen, const BlockOptions& options)
     : nonlinearity(options.nonlinearity) {
   if (options.ff_multiple <= 0) throw Error("FeedforwardBlock", "ff_multiple must be positive, got ", options.ff_multiple);
   const int64_t hidden = options.ff_multiple * features;
@@ -31,7 +31,7 @@ Tensor FeedforwardBlock::forward(const Tensor& x) const {
   return add(x, activation_linear(nonlinearity, hidden, down->weight, down->bias));
 }
 
-TransformerBlock::TransformerBlock(int64_t features, int64_t axis, core::Generator& gen, const BlockOptions& options)
+TransformerBlock::TransformerBlock(int64_t features, int64_t axis, Generator& gen, const BlockOptions& options)
     : attention(register_module("attention", std::make_shared<AttentionBlock>(features, axis, gen, options))),
       feedforward(register_module("feedforward", std::make_shared<FeedforwardBlock>(features, gen, options))) {}
 

@@ -26,7 +26,7 @@ struct BlockOptions {
 
 class AttentionBlock : public Module {
  public:
-  AttentionBlock(int64_t features, int64_t axis, core::Generator& gen, const BlockOptions& options = {});
+  AttentionBlock(int64_t features, int64_t axis, Generator& gen, const BlockOptions& options = {});
   Tensor forward(const Tensor& x) const { return add(x, attention->forward(*norm, x)); }  // keeps x, not norm(x)
   Tensor operator()(const Tensor& x) const { return forward(x); }
   // x_t [B, D] at the next position of B lines -> [B, D]; see AxialAttention::forward_step.
@@ -39,7 +39,7 @@ class AttentionBlock : public Module {
 
 class FeedforwardBlock : public Module {
  public:
-  FeedforwardBlock(int64_t features, core::Generator& gen, const BlockOptions& options = {});
+  FeedforwardBlock(int64_t features, Generator& gen, const BlockOptions& options = {});
   Tensor forward(const Tensor& x) const;
   Tensor operator()(const Tensor& x) const { return forward(x); }
   std::shared_ptr<LayerNorm> norm;
@@ -50,7 +50,7 @@ class FeedforwardBlock : public Module {
 
 class TransformerBlock : public Module {
  public:
-  TransformerBlock(int64_t features, int64_t axis, core::Generator& gen, const BlockOptions& options = {});
+  TransformerBlock(int64_t features, int64_t axis, Generator& gen, const BlockOptions& options = {});
   Tensor forward(const Tensor& x) const { return feedforward->forward(attention->forward(x)); }
   Tensor operator()(const Tensor& x) const { return forward(x); }
   // x_t [B, D] at the next position of B lines -> [B, D]. Masked blocks only, under NoGrad; one
@@ -63,7 +63,7 @@ class TransformerBlock : public Module {
 };
 
 // TransformerBlock_k with causal attention along axis k.
-inline std::shared_ptr<TransformerBlock> masked_transformer_block(int64_t features, int64_t axis, core::Generator& gen,
+inline std::shared_ptr<TransformerBlock> masked_transformer_block(int64_t features, int64_t axis, Generator& gen,
                                                                   BlockOptions options = {}) {
   options.masked = true;
   return std::make_shared<TransformerBlock>(features, axis, gen, options);

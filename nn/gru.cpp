@@ -8,7 +8,7 @@
 
 namespace axiom::nn {
 
-GRU::GRU(int64_t input_features, int64_t hidden_features, core::Generator& gen) : hidden_features(hidden_features) {
+GRU::GRU(int64_t input_features, int64_t hidden_features, Generator& gen) : hidden_features(hidden_features) {
   input = register_module("input", gate_projection("GRU", input_features, hidden_features, 3, /*bias=*/true, gen));
   hidden = register_module("hidden", gate_projection("GRU", hidden_features, hidden_features, 3, /*bias=*/true, gen));
 }

@@ -5,7 +5,7 @@
 #include "core/error.h"
 #include "core/factory.h"
 #include "core/ops.h"
-#include "nn/init.h"
+#include "autograd/factory.h"
 
 namespace axiom::nn {
 
@@ -15,17 +15,17 @@ void check_positive(const char* layer, const char* what, int64_t value) {
 }
 }  // namespace
 
-Dense::Dense(int64_t in, int64_t out, core::Generator& gen, DenseOptions options) {
+Dense::Dense(int64_t in, int64_t out, Generator& gen, DenseOptions options) {
   check_positive("Dense", "in", in);
   check_positive("Dense", "out", out);
   const double s = options.init_scale / std::sqrt(static_cast<double>(in));
   const bool normal = options.init == DenseInit::normal;
   auto draw = [&](const core::Shape& shape) {
-    if (s == 0) return init::zeros(shape);
-    return normal ? init::normal(shape, 0, s, gen) : init::uniform(shape, -s, s, gen);
+    if (s == 0) return axiom::zeros(shape);
+    return normal ? axiom::normal(shape, 0, s, gen) : axiom::uniform(shape, -s, s, gen);
   };
   weight = register_parameter("weight", draw({in, out}));
-  if (options.bias) bias = register_parameter("bias", normal ? init::zeros({out}) : draw({out}));
+  if (options.bias) bias = register_parameter("bias", normal ? axiom::zeros({out}) : draw({out}));
 }
 
 // [..., in] @ [in, out] + [out] -> [..., out]
@@ -38,21 +38,21 @@ Tensor Dense::forward(const Tensor& x) const {
 
 LayerNorm::LayerNorm(int64_t features, double eps) : eps(eps) {
   check_positive("LayerNorm", "features", features);
-  weight = register_parameter("weight", init::ones({features}));
-  bias = register_parameter("bias", init::zeros({features}));
+  weight = register_parameter("weight", axiom::ones({features}));
+  bias = register_parameter("bias", axiom::zeros({features}));
 }
 
 Tensor LayerNorm::forward(const Tensor& x) const { return layer_norm(x, weight, bias, eps); }
 
-Embedding::Embedding(int64_t count, int64_t features, core::Generator& gen, double init_std) {
+Embedding::Embedding(int64_t count, int64_t features, Generator& gen, double init_std) {
   check_positive("Embedding", "count", count);
   check_positive("Embedding", "features", features);
-  weight = register_parameter("weight", init::normal({count, features}, 0, init_std, gen));
+  weight = register_parameter("weight", axiom::normal({count, features}, 0, init_std, gen));
 }
 
 Tensor Embedding::forward(const Tensor& indices) const { return embedding(weight, indices); }
 
-Dropout::Dropout(double p, core::Generator& gen) : p(p), gen_(&gen) {
+Dropout::Dropout(double p, Generator& gen) : p(p), gen_(&gen) {
   if (!(p >= 0 && p <= 1)) throw Error("Dropout", "p must be in [0, 1], got ", p);
 }
 

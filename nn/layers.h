@@ -23,7 +23,7 @@ struct DenseOptions {
 };
 class Dense : public Module {
  public:
-  Dense(int64_t in, int64_t out, core::Generator& gen, DenseOptions options = {});
+  Dense(int64_t in, int64_t out, Generator& gen, DenseOptions options = {});
   Tensor forward(const Tensor& x) const;
   Tensor operator()(const Tensor& x) const { return forward(x); }
   int64_t in_features() const { return weight.size(0); }
@@ -48,7 +48,7 @@ class LayerNorm : public Module {
 // A table of `count` vectors of size `features`: indices [...] (int64) -> [..., features].
 class Embedding : public Module {
  public:
-  Embedding(int64_t count, int64_t features, core::Generator& gen, double init_std = 1.0);
+  Embedding(int64_t count, int64_t features, Generator& gen, double init_std = 1.0);
   Tensor forward(const Tensor& indices) const;
   Tensor operator()(const Tensor& indices) const { return forward(indices); }
 
@@ -58,13 +58,13 @@ class Embedding : public Module {
 // Zeroes elements with probability p in training mode (scaling the rest by 1/(1-p)); identity in eval.
 class Dropout : public Module {
  public:
-  explicit Dropout(double p, core::Generator& gen = core::default_generator());
+  explicit Dropout(double p, Generator& gen = core::default_generator());
   Tensor forward(const Tensor& x) const;
   Tensor operator()(const Tensor& x) const { return forward(x); }
   double p;
 
  private:
-  core::Generator* gen_;
+  Generator* gen_;
 };
 
 using Nonlinearity = Activation;  // gelu, gelu_tanh, relu (autograd/ops.h)

@@ -8,7 +8,7 @@
 
 namespace axiom::nn {
 
-LSTM::LSTM(int64_t input_features, int64_t hidden_features, core::Generator& gen) : hidden_features(hidden_features) {
+LSTM::LSTM(int64_t input_features, int64_t hidden_features, Generator& gen) : hidden_features(hidden_features) {
   input = register_module("input", gate_projection("LSTM", input_features, hidden_features, 4, /*bias=*/true, gen));
   hidden = register_module("hidden", gate_projection("LSTM", hidden_features, hidden_features, 4, /*bias=*/false, gen));
 }

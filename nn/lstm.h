@@ -18,7 +18,7 @@ struct LSTMState {
 
 class LSTM : public Module {
  public:
-  LSTM(int64_t input_features, int64_t hidden_features, core::Generator& gen);
+  LSTM(int64_t input_features, int64_t hidden_features, Generator& gen);
 
   LSTMState initial_state(int64_t batch, Dtype dtype = Dtype::float32, Device device = Device::cpu()) const;
   // One time step: x_t [B, input] -> the next state.

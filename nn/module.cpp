@@ -19,9 +19,10 @@ void Module::check_name(const std::string& name) const {
   if (taken) throw Error("Module", "the name '", name, "' is registered twice");
 }
 
-Tensor Module::register_parameter(const std::string& name, core::Tensor value) {
+Tensor Module::register_parameter(const std::string& name, const Tensor& value) {
   check_name(name);
-  Tensor parameter(std::move(value), /*requires_grad=*/true);
+  if (!value.defined()) throw Error("Module", "parameter '", name, "' is an undefined tensor");
+  Tensor parameter(value.data(), /*requires_grad=*/true);  // a leaf of its own, holding value's numbers
   parameters_.emplace_back(name, parameter);
   return parameter;
 }
@@ -67,20 +68,22 @@ void Module::zero_grad() {
   for (auto& [name, parameter] : named_parameters()) parameter.zero_grad();
 }
 
-core::NamedTensors Module::state() const {
-  core::NamedTensors out;
-  for (const auto& [name, parameter] : named_parameters()) out.emplace_back(name, parameter.data());
+StateDict Module::state() const {
+  StateDict out;
+  for (const auto& [name, parameter] : named_parameters()) out.emplace_back(name, parameter.detach());
   return out;
 }
 
-void Module::load_state(const core::NamedTensors& state) {
-  std::map<std::string, core::Tensor> given(state.begin(), state.end());
+void Module::load_state(const StateDict& state) {
+  std::map<std::string, Tensor> given(state.begin(), state.end());
   std::vector<std::string> problems;
   const NamedParameters own = named_parameters();
   for (const auto& [name, parameter] : own) {
     auto found = given.find(name);
     if (found == given.end()) {
       problems.push_back("missing '" + name + "'");
+    } else if (!found->second.defined()) {
+      problems.push_back("'" + name + "' is an undefined tensor");
     } else if (found->second.shape() != parameter.shape() || found->second.dtype() != parameter.dtype()) {
       std::ostringstream line;
       line << "'" << name << "' is " << found->second.dtype() << " " << core::shape_str(found->second.shape())
@@ -98,17 +101,19 @@ void Module::load_state(const core::NamedTensors& state) {
     for (const std::string& p : problems) joined += (joined.empty() ? "" : "; ") + p;
     throw Error("load_state", joined);
   }
-  for (const auto& [name, parameter] : own) core::copy_into(given.at(name).to(parameter.device()), parameter.data());
+  for (const auto& [name, parameter] : own) core::copy_into(given.at(name).data().to(parameter.device()), parameter.data());
 }
 
 void Module::save(const std::string& path, const core::Metadata& metadata) const {
-  core::save_safetensors(path, state(), metadata);
+  core::NamedTensors values;  // the file format's own currency
+  for (const auto& [name, value] : state()) values.emplace_back(name, value.data());
+  core::save_safetensors(path, values, metadata);
 }
 
 void Module::load(const std::string& path) {
   const core::SafetensorsFile file = core::load_safetensors(path);  // its errors name the file
   try {
-    load_state(file.tensors);
+    load_state(StateDict(file.tensors.begin(), file.tensors.end()));
   } catch (const Error& e) {
     throw Error("load", path, ": ", e.what());
   }

@@ -2,7 +2,7 @@
 //
 //   class Block : public nn::Module {
 //    public:
-//     Block(int64_t d, core::Generator& gen)
+//     Block(int64_t d, Generator& gen)
 //         : norm(register_module("norm", std::make_shared<LayerNorm>(d))),
 //           dense(register_module("dense", std::make_shared<Dense>(d, d, gen))) {}
 //     std::shared_ptr<LayerNorm> norm;
@@ -25,6 +25,8 @@
 namespace axiom::nn {
 
 using NamedParameters = std::vector<std::pair<std::string, Tensor>>;
+// The parameters' values by name (PyTorch's state_dict): what save() writes and load_state() takes.
+using StateDict = std::vector<std::pair<std::string, Tensor>>;
 
 class Module {
  public:
@@ -48,16 +50,18 @@ class Module {
   void to(Dtype dtype);
   void zero_grad();
 
-  // The parameters' values by name, and back. load_state checks that the names, shapes and dtypes
-  // match exactly and names every missing, unexpected or mismatched entry in its error.
-  core::NamedTensors state() const;
-  void load_state(const core::NamedTensors& state);
+  // The parameters' values by name (sharing their memory, without their gradients), and back.
+  // load_state copies the values in; it checks that the names, shapes and dtypes match exactly and
+  // names every missing, unexpected or mismatched entry in its error.
+  StateDict state() const;
+  void load_state(const StateDict& state);
   void save(const std::string& path, const core::Metadata& metadata = {}) const;  // safetensors
   void load(const std::string& path);
 
  protected:
-  // Registers a parameter (a leaf that requires a gradient) holding `value`; returns its handle.
-  Tensor register_parameter(const std::string& name, core::Tensor value);
+  // Registers a parameter: a leaf that requires a gradient, holding value's numbers (shared, not
+  // copied; value's history, if any, is left behind). Returns its handle.
+  Tensor register_parameter(const std::string& name, const Tensor& value);
   template <typename M>
   std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> module) {
     check_name(name);

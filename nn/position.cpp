@@ -4,11 +4,11 @@
 
 #include "core/error.h"
 #include "core/factory.h"
-#include "nn/init.h"
+#include "autograd/factory.h"
 
 namespace axiom::nn {
 
-FactorizedPositionEmbedding::FactorizedPositionEmbedding(const Shape& sizes, int64_t features, core::Generator& gen,
+FactorizedPositionEmbedding::FactorizedPositionEmbedding(const Shape& sizes, int64_t features, Generator& gen,
                                                          double init_std)
     : sizes(sizes) {
   if (sizes.empty() || features <= 0) {
@@ -17,7 +17,7 @@ FactorizedPositionEmbedding::FactorizedPositionEmbedding(const Shape& sizes, int
   }
   for (size_t k = 0; k < sizes.size(); ++k) {
     if (sizes[k] <= 0) throw Error("FactorizedPositionEmbedding", "axis sizes must be positive, got ", sizes);
-    tables.push_back(register_parameter("axis_" + std::to_string(k + 1), init::normal({sizes[k], features}, 0, init_std, gen)));
+    tables.push_back(register_parameter("axis_" + std::to_string(k + 1), axiom::normal({sizes[k], features}, 0, init_std, gen)));
   }
 }
 

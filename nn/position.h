@@ -10,7 +10,7 @@ namespace axiom::nn {
 // For a 28 x 28 image that is 56 vectors instead of 784.
 class FactorizedPositionEmbedding : public Module {
  public:
-  FactorizedPositionEmbedding(const Shape& sizes, int64_t features, core::Generator& gen, double init_std = 0.02);
+  FactorizedPositionEmbedding(const Shape& sizes, int64_t features, Generator& gen, double init_std = 0.02);
   Tensor embeddings() const;                     // [d1, ..., dn, D]
   Tensor forward(const Tensor& x) const;         // x [B, d1, ..., dn, D] + embeddings (broadcast over B)
   Tensor operator()(const Tensor& x) const { return forward(x); }

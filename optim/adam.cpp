@@ -14,6 +14,7 @@
 
 #include <cmath>
 
+#include "autograd/factory.h"
 #include "core/factory.h"
 #include "core/ops.h"
 
@@ -50,7 +51,7 @@ AdamOptions Adam::options() const {
   return o;
 }
 
-void Adam::update(const core::Tensor& param, const core::Tensor& grad, ParamState& state) { update_all({{param, grad, &state}}); }
+void Adam::update(const Tensor& param, const Tensor& grad, ParamState& state) { update_all({{param, grad, &state}}); }
 
 // One fused pass over each parameter and its two moving averages, all of them at once
 // (core::adam_update_many; the formula is core/adam_step.h's, the one at the top of this file).
@@ -58,20 +59,21 @@ void Adam::update_all(const std::vector<PendingUpdate>& updates) {
   const AdamOptions& o = options_;
   std::vector<core::AdamUpdate> fused;
   for (const PendingUpdate& u : updates) {
-    core::Tensor& m = u.state->buffers["exp_avg"];
-    core::Tensor& v = u.state->buffers["exp_avg_sq"];
-    if (!m.defined()) m = core::zeros_like(u.param), v = core::zeros_like(u.param);
-    // the fused update works in place on contiguous memory; a parameter that is a strided view is
-    // updated in a copy, then written back through the view
-    const core::Tensor p = u.param.is_contiguous() ? u.param : u.param.contiguous();
-    fused.push_back({p, u.grad, m, v,
+    Tensor& m = u.state->buffers["exp_avg"];
+    Tensor& v = u.state->buffers["exp_avg_sq"];
+    if (!m.defined()) m = zeros_like(u.param), v = zeros_like(u.param);
+    // the fused update works in place on the numbers of contiguous memory; a parameter that is a
+    // strided view is updated in a copy, then written back through the view
+    const core::Tensor& param = u.param.data();
+    const core::Tensor p = param.is_contiguous() ? param : param.contiguous();
+    fused.push_back({p, u.grad.data(), m.data(), v.data(),
                      {.lr = lr(), .beta1 = o.betas.first, .beta2 = o.betas.second, .eps = o.eps, .weight_decay = o.weight_decay,
                       .decoupled_weight_decay = o.decoupled_weight_decay, .step = u.state->step + 1}});
   }
   core::adam_update_many(fused);  // checks every update before it changes any
   for (size_t i = 0; i < updates.size(); ++i) {
     ++updates[i].state->step;
-    if (!updates[i].param.is_contiguous()) core::copy_into(fused[i].param, updates[i].param);
+    if (!updates[i].param.data().is_contiguous()) core::copy_into(fused[i].param, updates[i].param.data());
   }
 }
 

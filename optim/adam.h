@@ -36,7 +36,7 @@ class Adam : public Optimizer {
 
  protected:
   Adam(const char* name, NamedParameters parameters, AdamOptions options);
-  void update(const core::Tensor& param, const core::Tensor& grad, ParamState& state) override;
+  void update(const Tensor& param, const Tensor& grad, ParamState& state) override;
   void update_all(const std::vector<PendingUpdate>& updates) override;
   Hyperparameters hyperparameters() const override;
   void set_hyperparameters(const Hyperparameters& values) override;

@@ -15,9 +15,8 @@ double clip_grad_norm(const NamedParameters& parameters, double max_norm) {
   // up where the gradients are: one read of one number (on a GPU, one wait, not one a parameter)
   core::Tensor sum_of_squares;
   for (const auto& [name, p] : parameters) {
-    const core::Tensor g = gradient_numbers(p);
-    if (!g.defined()) continue;
-    const core::Tensor g64 = g.to(core::Dtype::float64);
+    if (!p.grad().defined()) continue;
+    const core::Tensor g64 = p.grad().data().to(core::Dtype::float64);
     const core::Tensor squares = core::sum(core::mul(g64, g64));
     sum_of_squares = sum_of_squares.defined() ? core::add(sum_of_squares, squares) : squares;
   }
@@ -26,8 +25,9 @@ double clip_grad_norm(const NamedParameters& parameters, double max_norm) {
   // g = g * max_norm / (norm + 1e-6), written into the gradient's own buffer
   const double scale = max_norm / (norm + 1e-6);
   for (const auto& [name, p] : parameters) {
-    const core::Tensor g = gradient_numbers(p);
-    if (g.defined()) core::copy_into(core::mul(g, scale), g);
+    if (!p.grad().defined()) continue;
+    const core::Tensor& g = p.grad().data();
+    core::copy_into(core::mul(g, scale), g);
   }
   return norm;
 }

@@ -106,10 +106,10 @@ void GradientAverager::start_ready_buckets() {
 void GradientAverager::start(Bucket& bucket) {
   if (!started_any_) first_start_ = Clock::now(), started_any_ = true;
   for (size_t k = 0; k < bucket.members.size(); ++k) {
-    const core::Tensor grad = gradient_numbers(parameters_[bucket.members[k]].second);
+    const Tensor grad = parameters_[bucket.members[k]].second.grad();
     const core::Tensor slot = bucket.flat.narrow(0, bucket.offsets[k], parameters_[bucket.members[k]].second.numel());
     if (grad.defined()) {
-      core::copy_into(grad.reshape({-1}).to(core::Device::cpu()), slot);
+      core::copy_into(grad.data().reshape({-1}).to(core::Device::cpu()), slot);
     } else {
       core::copy_into(core::zeros(slot.shape(), slot.dtype()), slot);
     }
@@ -136,7 +136,7 @@ void GradientAverager::finish() {
       const Tensor& p = parameters_[bucket->members[k]].second;
       if (!p.grad().defined()) continue;
       const core::Tensor mean = core::mul(bucket->flat.narrow(0, bucket->offsets[k], p.numel()), scale);
-      core::copy_into(mean.reshape(p.shape()).to(p.grad().device()), gradient_numbers(p));
+      core::copy_into(mean.reshape(p.shape()).to(p.grad().device()), p.grad().data());
     }
     bucket->pending.reset();
     bucket->ready = 0;

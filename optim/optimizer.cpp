@@ -141,7 +141,7 @@ struct StateReader {
     }
     const std::string key = name.substr(buffer.size() + 1);
     if (state.step == 0) throw Error(type, origin, ": unexpected tensor '", name, "' (parameter '", key, "' has step 0)");
-    if (!state.buffers.emplace(buffer, tensor.to(p.device()).to(p.dtype()).contiguous()).second) {
+    if (!state.buffers.emplace(buffer, Tensor(tensor.to(p.device()).to(p.dtype()).contiguous())).second) {
       throw Error(type, origin, ": tensor '", name, "' appears twice");
     }
   }
@@ -203,7 +203,7 @@ const ParamState& Optimizer::state_of(const std::string& name) const {
 void Optimizer::step() {
   // A gradient set by hand could be wrong: check them all before changing anything.
   for (const auto& [key, p] : parameters_) {
-    const core::Tensor grad = gradient_numbers(p);
+    const Tensor grad = p.grad();
     if (grad.defined() && (grad.shape() != p.shape() || grad.dtype() != p.dtype() || grad.device() != p.device())) {
       throw Error(name_, "the gradient of '", key, "' is ", grad.dtype(), " ", grad.shape(), " on ", grad.device(),
                   ", the parameter ", p.dtype(), " ", p.shape(), " on ", p.device());
@@ -214,7 +214,7 @@ void Optimizer::step() {
   for (size_t i = 0; i < parameters_.size(); ++i) {
     const Tensor& p = parameters_[i].second;
     if (!p.grad().defined()) continue;  // no backward pass reached it: leave it (and its state) alone
-    updates.push_back({p.data(), gradient_numbers(p), &states_[i]});
+    updates.push_back({p.detach(), p.grad().detach(), &states_[i]});
   }
   update_all(updates);
 }
@@ -242,7 +242,7 @@ OptimizerState Optimizer::state() const {
                       {"dtype", std::string(core::dtype_name(p.dtype()))},
                       {"step", states_[i].step}});
     // copies: the update changes the buffers in place (core::adam_update), and a snapshot must not move
-    for (const auto& [buffer, tensor] : states_[i].buffers) out.tensors.emplace_back(buffer + "." + key, tensor.clone());
+    for (const auto& [buffer, tensor] : states_[i].buffers) out.tensors.emplace_back(buffer + "." + key, tensor.data().clone());
   }
   out.json = json{{"format", "axiom optimizer state"},
                   {"version", 1},

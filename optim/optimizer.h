@@ -30,17 +30,10 @@ namespace axiom::optim {
 // Parameters by name, in a fixed order: ("encoder.0.weight", leaf), ...
 using NamedParameters = std::vector<std::pair<std::string, Tensor>>;
 
-// The numbers of p's gradient, which an optimizer updates with in place; undefined when no
-// backward pass has reached p.
-inline core::Tensor gradient_numbers(const Tensor& p) {
-  const Tensor g = p.grad();
-  return g.defined() ? g.data() : core::Tensor();
-}
-
 // What an update rule remembers about one parameter between steps.
 struct ParamState {
   int64_t step = 0;                             // updates this parameter has received
-  std::map<std::string, core::Tensor> buffers;  // "momentum_buffer", "exp_avg", ...: the parameter's shape and dtype
+  std::map<std::string, Tensor> buffers;  // "momentum_buffer", "exp_avg", ...: the parameter's shape and dtype
 };
 
 // An optimizer's whole state, as save() writes it: the buffers of every parameter that has been
@@ -91,15 +84,16 @@ class Optimizer {
   // not empty, no tensor twice) and the learning rate; errors start with "[<name>]".
   Optimizer(std::string name, NamedParameters parameters, double lr);
 
-  // One update of `param` (the parameter's numbers: write into them with core::copy_into) from
-  // `grad` (its gradient, same shape and dtype), keeping what it needs in `state`. Runs under NoGrad.
-  virtual void update(const core::Tensor& param, const core::Tensor& grad, ParamState& state) = 0;
+  // One update of `param` (the parameter's numbers, detached from it: write into them with
+  // copy_into) from `grad` (its gradient, same shape and dtype), keeping what it needs in `state`.
+  // Runs under NoGrad, so the update's ops record nothing.
+  virtual void update(const Tensor& param, const Tensor& grad, ParamState& state) = 0;
 
   // The updates of one step: the parameters that have a gradient, in order. The default calls
   // update() for each; an optimizer that can do them all at once overrides it (Adam: on a GPU, a
   // few launches for every parameter rather than one each).
   struct PendingUpdate {
-    core::Tensor param, grad;
+    Tensor param, grad;  // as update() gets them
     ParamState* state;
   };
   virtual void update_all(const std::vector<PendingUpdate>& updates);

@@ -8,6 +8,7 @@
 //   p = p - lr * g
 #include "optim/sgd.h"
 
+#include "autograd/ops.h"
 #include "core/ops.h"
 
 namespace axiom::optim {
@@ -33,24 +34,24 @@ SGDOptions SGD::options() const {
   return o;
 }
 
-void SGD::update(const core::Tensor& param, const core::Tensor& grad, ParamState& state) {
+void SGD::update(const Tensor& param, const Tensor& grad, ParamState& state) {
   const SGDOptions& o = options_;
   state.step += 1;
-  core::Tensor g = grad;
+  Tensor g = grad;
   // g = g + lambda * p
-  if (o.weight_decay != 0) g = core::add(g, core::mul(param, o.weight_decay));
+  if (o.weight_decay != 0) g = add(g, mul(param, o.weight_decay));
   if (o.momentum != 0) {
-    core::Tensor& b = state.buffers["momentum_buffer"];
+    Tensor& b = state.buffers["momentum_buffer"];
     if (!b.defined()) {
-      b = g.clone();  // b = g  (a copy: the gradient may be scaled in place later)
+      b = mul(g, 1.0);  // b = g, copied into a buffer of its own (the gradient may be scaled in place later)
     } else {
       // b = mu b + (1 - tau) g   (without the multiplication by 1 when tau = 0, the default)
-      b = core::add(core::mul(b, o.momentum), o.dampening == 0 ? g : core::mul(g, 1 - o.dampening));
+      b = add(mul(b, o.momentum), o.dampening == 0 ? g : mul(g, 1 - o.dampening));
     }
-    g = o.nesterov ? core::add(g, core::mul(b, o.momentum)) : b;  // g = g + mu b  or  g = b
+    g = o.nesterov ? add(g, mul(b, o.momentum)) : b;  // g = g + mu b  or  g = b
   }
   // p = p - lr * g
-  core::copy_into(core::sub(param, core::mul(g, lr())), param);
+  copy_into(sub(param, mul(g, lr())), param);
 }
 
 Hyperparameters SGD::hyperparameters() const {

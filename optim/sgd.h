@@ -23,7 +23,7 @@ class SGD : public Optimizer {
   SGDOptions options() const;  // lr as it is now (set_lr may have changed it)
 
  protected:
-  void update(const core::Tensor& param, const core::Tensor& grad, ParamState& state) override;
+  void update(const Tensor& param, const Tensor& grad, ParamState& state) override;
   Hyperparameters hyperparameters() const override;
   void set_hyperparameters(const Hyperparameters& values) override;
   std::vector<std::string> buffer_names(const Hyperparameters& values) const override;

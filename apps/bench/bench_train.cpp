@@ -115,10 +115,10 @@ struct MemoryBreakdown {
 
 MemoryBreakdown memory_breakdown(const models::Trainer& trainer) {
   MemoryBreakdown m;
-  auto bytes = [](const core::Tensor& t) { return t.defined() ? static_cast<double>(t.numel() * core::dtype_size(t.dtype())) : 0.0; };
+  auto bytes = [](const Tensor& t) { return t.defined() ? static_cast<double>(t.numel() * core::dtype_size(t.dtype())) : 0.0; };
   for (const auto& [name, p] : trainer.optimizer().parameters()) {
-    m.parameters += bytes(p.data());
-    m.gradients += bytes(optim::gradient_numbers(p));
+    m.parameters += bytes(p);
+    m.gradients += bytes(p.grad());
     for (const auto& [buffer, value] : trainer.optimizer().state_of(name).buffers) m.optimizer_state += bytes(value);
   }
   const models::Trainer::ForwardMemory& forward = trainer.last_forward_memory();

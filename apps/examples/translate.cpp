@@ -211,7 +211,7 @@ class TransformerTranslator : public Translator {
  public:
   TransformerTranslator(int64_t features, int64_t heads, int64_t layers, core::Generator& gen) {
     embed_ = register_module("embed", std::make_shared<nn::Embedding>(kVocabulary, features, gen));
-    positions_ = register_parameter("positions", nn::init::normal({kTarget, features}, 0, 0.1, gen));
+    positions_ = register_parameter("positions", axiom::normal({kTarget, features}, 0, 0.1, gen));
     for (int64_t i = 0; i < layers; ++i) {
       const std::string n = std::to_string(i);
       encoder_.push_back({register_module("encoder_norm" + n, std::make_shared<nn::LayerNorm>(features)),

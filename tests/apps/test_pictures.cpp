@@ -20,8 +20,6 @@
 #include "core/core.h"
 
 using namespace axiom;
-using core::Shape;
-using core::Tensor;
 namespace fs = std::filesystem;
 
 namespace {

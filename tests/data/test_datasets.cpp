@@ -3,6 +3,7 @@
 
 #include <filesystem>
 
+#include "autograd/ops.h"
 #include "core/factory.h"
 #include "core/ops.h"
 #include "core/random.h"
@@ -19,10 +20,10 @@ TEST_CASE("load_images: a .npy file holds out its last tenth as the test split")
   core::Generator gen(1);
   const core::Tensor all = core::randint({25, 2, 3, 4}, 0, 256, gen, core::Dtype::uint8);
   data::write_npy(path, all);
-  const core::Tensor train = data::load_images(path, "train"), test = data::load_images(path, "test");
+  const Tensor train = data::load_images(path, "train"), test = data::load_images(path, "test");
   CHECK(train.shape() == core::Shape{23, 2, 3, 4});
   CHECK(test.shape() == core::Shape{2, 2, 3, 4});
-  CHECK(core::concat({train, test}, 0).to_vector<int64_t>() == all.to_vector<int64_t>());
+  CHECK(concat({train, test}, 0).to_vector<int64_t>() == all.to_vector<int64_t>());
 
   data::write_npy(path, core::zeros({25, 3}, core::Dtype::float32));
   CHECK(data::testing::error_of([&] { data::load_images(path, "train"); }) ==
@@ -45,7 +46,7 @@ TEST_CASE("load_images: moving-fashion-mnist makes videos of the asked frames an
     MESSAGE("skipped: ", data::kFashionMnistRoot, " is absent (apt-get install dataset-fashion-mnist)");
     return;
   }
-  const core::Tensor videos = data::load_images("moving-fashion-mnist", "test", {.root = "", .frames = 3, .canvas = 30});
+  const Tensor videos = data::load_images("moving-fashion-mnist", "test", {.root = "", .frames = 3, .canvas = 30});
   CHECK(videos.shape() == core::Shape{1000, 3, 30, 30});
   CHECK(videos.dtype() == core::Dtype::uint8);
 }

@@ -31,7 +31,7 @@ TEST_CASE("read_idx reads images and labels, raw and gzip") {
     const std::string images_path = dir.file(gzip ? "images.gz" : "images"), labels_path = dir.file(gzip ? "labels.gz" : "labels");
     (gzip ? write_gzip : write_bytes)(images_path, images);
     (gzip ? write_gzip : write_bytes)(labels_path, labels);
-    const core::Tensor x = data::read_idx(images_path);
+    const Tensor x = data::read_idx(images_path);
     CHECK(x.shape() == core::Shape{3, 4, 5});
     CHECK(x.dtype() == core::Dtype::uint8);
     const auto values = x.to_vector<int64_t>();

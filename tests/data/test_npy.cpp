@@ -87,7 +87,7 @@ TEST_CASE("read_npy reads versions 1, 2 and 3") {
   for (int major : {1, 2, 3}) {
     CAPTURE(major);
     write_bytes(dir.file("a.npy"), npy_bytes("{'descr': '|u1', 'fortran_order': False, 'shape': (2, 3), }", counting(6), major));
-    const core::Tensor x = data::read_npy(dir.file("a.npy"));
+    const Tensor x = data::read_npy(dir.file("a.npy"));
     CHECK(x.shape() == core::Shape{2, 3});
     CHECK(x.dtype() == core::Dtype::uint8);
     CHECK(x.to_vector<int64_t>() == std::vector<int64_t>{0, 1, 2, 3, 4, 5});
@@ -96,7 +96,7 @@ TEST_CASE("read_npy reads versions 1, 2 and 3") {
   write_bytes(dir.file("b.npy"), npy_bytes("{\"shape\": (4L,), \"fortran_order\": False, \"descr\": \"<u1\"}", counting(4)));
   CHECK(data::read_npy(dir.file("b.npy")).shape() == core::Shape{4});
   write_bytes(dir.file("c.npy"), npy_bytes("{'descr': '<i8', 'fortran_order': False, 'shape': (), }", {7, 0, 0, 0, 0, 0, 0, 0}));
-  const core::Tensor c = data::read_npy(dir.file("c.npy"));
+  const Tensor c = data::read_npy(dir.file("c.npy"));
   CHECK(c.shape() == core::Shape{});
   CHECK(c.item() == 7);
 }
@@ -116,7 +116,7 @@ TEST_CASE("write_npy round-trips uint8, float32, float64 and int64 in NumPy's la
     CAPTURE(dtype);
     const core::Tensor x = core::arange(-3, 2, 0.5, dtype == core::Dtype::int64 ? core::Dtype::float64 : dtype).to(dtype);
     data::write_npy(path, x);
-    const core::Tensor y = data::read_npy(path);
+    const Tensor y = data::read_npy(path);
     CHECK(y.dtype() == dtype);
     CHECK(y.shape() == x.shape());
     CHECK(y.to_vector<double>() == x.to_vector<double>());

@@ -18,8 +18,8 @@ core::Tensor squares(int64_t n, int64_t s) {
 }
 
 // The bounding box [top, left, bottom, right] of the nonzero pixels of frame t of video v.
-std::array<int64_t, 4> box(const core::Tensor& videos, int64_t v, int64_t t) {
-  const core::Tensor frame = videos.select(0, v).select(0, t).contiguous();
+std::array<int64_t, 4> box(const Tensor& videos, int64_t v, int64_t t) {
+  const core::Tensor frame = videos.data().select(0, v).select(0, t).contiguous();
   const int64_t c = frame.size(0);
   const uint8_t* p = frame.data<uint8_t>();
   std::array<int64_t, 4> b{c, c, -1, -1};
@@ -35,20 +35,20 @@ std::array<int64_t, 4> box(const core::Tensor& videos, int64_t v, int64_t t) {
 
 TEST_CASE("moving_objects has the declared shape and is deterministic from the seed") {
   const core::Tensor images = squares(5, 6);
-  const core::Tensor a = data::moving_objects(images, 4, 8, 20, 2, 7);
+  const Tensor a = data::moving_objects(images, 4, 8, 20, 2, 7);
   CHECK(a.shape() == core::Shape{4, 8, 20, 20});
   CHECK(a.dtype() == core::Dtype::uint8);
   CHECK(a.to_vector<int64_t>() == data::moving_objects(images, 4, 8, 20, 2, 7).to_vector<int64_t>());
   CHECK(a.to_vector<int64_t>() != data::moving_objects(images, 4, 8, 20, 2, 8).to_vector<int64_t>());
   // Video v does not depend on how many videos are made.
-  const core::Tensor fewer = data::moving_objects(images, 2, 8, 20, 2, 7);
+  const Tensor fewer = data::moving_objects(images, 2, 8, 20, 2, 7);
   CHECK(fewer.to_vector<int64_t>() == a.narrow(0, 0, 2).to_vector<int64_t>());
 }
 
 TEST_CASE("moving_objects: one object stays whole on the canvas, moves, and bounces") {
   // One 6x6 square on a 16x16 canvas: L = 10, so over 30 frames at speed >= 1 it must reach an edge.
   const int64_t frames = 30, canvas = 16, size = 6;
-  const core::Tensor videos = data::moving_objects(squares(3, size), 10, frames, canvas, 1, 42);
+  const Tensor videos = data::moving_objects(squares(3, size), 10, frames, canvas, 1, 42);
   for (int64_t v = 0; v < 10; ++v) {
     CAPTURE(v);
     bool touched_edge = false;
@@ -73,7 +73,7 @@ TEST_CASE("moving_objects: one object stays whole on the canvas, moves, and boun
 
 TEST_CASE("moving_objects combines overlapping objects with max") {
   // Two objects on a canvas the size of the image: both sit at (0, 0); the brighter one wins.
-  const core::Tensor videos = data::moving_objects(squares(2, 4), 6, 2, 4, 2, 5);
+  const Tensor videos = data::moving_objects(squares(2, 4), 6, 2, 4, 2, 5);
   for (int64_t v = 0; v < 6; ++v) {
     const auto values = videos.select(0, v).to_vector<int64_t>();
     for (int64_t value : values) CHECK((value == 10 || value == 11));
@@ -82,7 +82,7 @@ TEST_CASE("moving_objects combines overlapping objects with max") {
 
 TEST_CASE("moving_objects on real-looking data: a Fashion-MNIST-sized input") {
   const core::Tensor images = core::full({3, 28, 28}, 200, core::Dtype::uint8);
-  const core::Tensor videos = data::moving_objects(images, 2, 10, 64, 3, 1);
+  const Tensor videos = data::moving_objects(images, 2, 10, 64, 3, 1);
   CHECK(videos.shape() == core::Shape{2, 10, 64, 64});
 }
 

@@ -72,7 +72,7 @@ TEST_CASE("state round trip, to(dtype), and load_state errors name the entries")
   for (size_t i = 0; i < source.parameters().size(); ++i) {
     CHECK(core::sum(core::ne(source.parameters()[i].data(), target.parameters()[i].data())).item() == 0);
   }
-  core::NamedTensors state = source.state();
+  nn::StateDict state = source.state();
   state.pop_back();                                              // head.bias missing
   state.emplace_back("head.extra", core::zeros({3}));            // unexpected
   state[0].second = core::zeros({5});                            // wrong shape

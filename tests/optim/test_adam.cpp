@@ -22,8 +22,8 @@ void check_adam(optim::Optimizer& opt, const optim::NamedParameters& params, Ref
     for (const auto& [name, p] : params) {
       const optim::ParamState& state = opt.state_of(name);
       CHECK(state.step == step);
-      test::check_close(state.buffers.at("exp_avg"), ref.m.at(name), rtol, atol, "m of " + name, where);
-      test::check_close(state.buffers.at("exp_avg_sq"), ref.v.at(name), rtol, atol, "v of " + name, where);
+      test::check_close(state.buffers.at("exp_avg").data(), ref.m.at(name), rtol, atol, "m of " + name, where);
+      test::check_close(state.buffers.at("exp_avg_sq").data(), ref.v.at(name), rtol, atol, "v of " + name, where);
     }
   }
 }

@@ -27,7 +27,7 @@ void check_sgd(const optim::SGDOptions& options, Dtype dtype, int steps = 5,
       const optim::ParamState& state = opt.state_of(name);
       CHECK(state.step == step);
       if (options.momentum != 0) {
-        test::check_close(state.buffers.at("momentum_buffer"), ref.buffer.at(name), rtol, atol,
+        test::check_close(state.buffers.at("momentum_buffer").data(), ref.buffer.at(name), rtol, atol,
                           "momentum buffer of " + name, where);
       } else {
         CHECK(state.buffers.empty());
