@@ -1,7 +1,7 @@
 // The `axiom` command. Each subcommand lives in its own file; this one only parses the command line.
 //   axiom train  --config small --data fashion-mnist --out runs/NAME [--steps N] [--minutes M] [--resume] ...
 //   axiom eval   --checkpoint runs/NAME [--data NAME] [--split test] [--limit N]
-//   axiom sample --checkpoint runs/NAME --n 16 --out grid.png [--method naive|fast] [--temperature T]
+//   axiom sample --checkpoint runs/NAME --n 16 --out grid.png [--values grid.npy] [--method naive|fast] [--temperature T]
 // train, eval and sample take --device cpu|cuda (cuda: when axiom was built with CUDA and a GPU is present).
 //   axiom classify --model vit|gru|lstm [--steps N] [--batch B] [--lr R] ...
 //   axiom bench  ops|autograd|layers|train|sample|allreduce [--json]
@@ -28,12 +28,16 @@
 #include "core/error.h"
 #include "core/parallel.h"
 #include "data/datasets.h"
+#include "models/config.h"
 
 // For the sanitizer build (no effect otherwise): fontconfig, under cairo under giza's plots, keeps
 // its configuration and font caches until the process ends, which LeakSanitizer would report.
 extern "C" const char* __lsan_default_suppressions() { return "leak:libfontconfig.so\n"; }
 
 namespace {
+
+// --config's help: the preset names come from models/config.cpp's one table.
+std::string config_help() { return "A preset (" + axiom::models::preset_names() + ") or a JSON file"; }
 
 using axiom::apps::ClassifyCommand;
 using axiom::apps::EvalCommand;
@@ -125,7 +129,7 @@ RunFlags add_train(CLI::App* train, TrainCommand& c) {
   static const std::string data_help = std::string("Dataset: ") + axiom::data::dataset_names();
   train->add_option("--out", c.out, "The run's directory: checkpoints, metrics.jsonl, loss.png")->required()->check(utf8_path());
   RunFlags flags;
-  flags.config = train->add_option("--config", c.config, "A preset (tiny, small, medium, small-full, small-local1d, small-local2d, small-relative) or a JSON file")->capture_default_str()->check(utf8_path());
+  flags.config = train->add_option("--config", c.config, config_help())->capture_default_str()->check(utf8_path());
   flags.data = train->add_option("--data", c.data, data_help)->capture_default_str()->check(utf8_path());
   flags.data_dir = train->add_option("--data-dir", c.data_dir, "Where the dataset's files are (default: its usual place)")->check(utf8_path());
   flags.steps = train->add_option("--steps", c.steps, "Train until the run has made this many steps (a decaying schedule ends there)")
@@ -179,7 +183,9 @@ void add_eval(CLI::App* eval, EvalCommand& c) {
 
 void add_sample(CLI::App* sample, SampleCommand& c) {
   sample->add_option("--checkpoint", c.checkpoint, "A run's directory or a model-*.safetensors file")->required()->check(utf8_path());
-  sample->add_option("--out", c.out, "The PNG grid (the values go beside it as .npy)")->capture_default_str()->check(utf8_path());
+  sample->add_option("--out", c.out, "The PNG grid")->capture_default_str()->check(utf8_path());
+  sample->add_option("--values", c.values, "Also write the images' values to this .npy file: uint8 [N, H, W] or [N, C, H, W]")
+      ->check(utf8_path());
   sample->add_option("--n", c.count, "How many images")->capture_default_str()->check(whole_number<int64_t>(1, kMaxBatch));
   sample->add_option("--method", c.method, "fast (semi-parallel) or naive (the whole model per pixel)")
       ->capture_default_str()
@@ -231,7 +237,7 @@ void add_bench(CLI::App& app, BenchCommands& b) {
   b.autograd = b.bench->add_subcommand("autograd", "Graph recording and backward overhead; matmul backward/forward");
   b.layers = b.bench->add_subcommand("layers", "Axial attention along each axis next to Dense and raw sgemm; relative position logits, direct and skewed");
   b.train = b.bench->add_subcommand("train", "One training step of the Axial Transformer: time, memory, GFLOP/s");
-  b.train->add_option("--config", b.train_options.config, "A preset (tiny, small, medium, small-full, small-local1d, small-local2d, small-relative) or a JSON file")->capture_default_str();
+  b.train->add_option("--config", b.train_options.config, config_help())->capture_default_str();
   b.train->add_option("--batch", b.train_options.batch, "Images per step (default: the preset's: tiny 16, small 32, medium 16)")
       ->check(whole_number<int64_t>(1, kMaxBatch));
   b.train->add_option("--steps", b.train_options.steps, "Timed steps")->capture_default_str()->check(whole_number(1, 1000));
@@ -241,7 +247,7 @@ void add_bench(CLI::App& app, BenchCommands& b) {
   b.train->add_option("--matmul", b.train_options.matmul, kMatmulHelp)->capture_default_str()->check(CLI::IsMember({"float32", "bfloat16", "tf32"}));
   b.allreduce = b.bench->add_subcommand("allreduce", "MPI allreduce of 1 to 64 MiB across the ranks of mpirun: time and bandwidth");
   b.sample = b.bench->add_subcommand("sample", "Milliseconds per image of the naive and the semi-parallel sampler");
-  b.sample->add_option("--config", b.sample_options.config, "A preset (tiny, small, medium, small-full, small-local1d, small-local2d, small-relative) or a JSON file")->capture_default_str();
+  b.sample->add_option("--config", b.sample_options.config, config_help())->capture_default_str();
   b.sample->add_option("--device", b.sample_options.device, "cpu or cuda")->capture_default_str();
 }
 
@@ -292,7 +298,7 @@ int main(int argc, char** argv) {
   auto* eval = app.add_subcommand("eval", "Exact bits/dim of a trained model on a test set");
   add_eval(eval, eval_command);
   SampleCommand sample_command;
-  auto* sample = app.add_subcommand("sample", "Draw images from a trained model: a PNG grid and an NPY file");
+  auto* sample = app.add_subcommand("sample", "Draw images from a trained model: a PNG grid (and their values as NPY with --values)");
   add_sample(sample, sample_command);
 
   ClassifyCommand classify_command;

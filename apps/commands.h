@@ -57,7 +57,8 @@ int evaluate(const EvalCommand& command);
 // axiom sample --checkpoint runs/NAME --n 16 --out grid.png [--method naive|fast] [--temperature T]
 struct SampleCommand {
   std::string checkpoint;
-  std::string out = "samples.png";  // the grid; the raw values go beside it as .npy
+  std::string out = "samples.png";  // the grid
+  std::string values;               // the images' values as .npy, only when named ("" = none)
   int64_t count = 16;
   std::string method = "fast";
   double temperature = 1.0;

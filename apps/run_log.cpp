@@ -47,7 +47,6 @@ RunLog::RunLog(const std::string& dir, int64_t step)
     if (j.contains("held_out_bits_per_dim")) held_out_.x.push_back(x), held_out_.y.push_back(j["held_out_bits_per_dim"].get<double>());
     if (j.contains("wall_seconds")) seconds_before_ = std::max(seconds_before_, j["wall_seconds"].get<double>());
     kept += line + "\n";
-    ++kept_;
   }
   core::write_file_atomically(path_, kept, "train");
   file_.reset(std::fopen(path_.c_str(), "a"));

@@ -29,7 +29,6 @@ class RunLog {
   // loss.png: bits/dim of each training batch and of the held-out images, against the step.
   void plot(const std::string& title) const;
   std::string curve_path() const { return curve_; }
-  int64_t lines_kept() const { return kept_; }  // how many lines the constructor kept
   // The largest wall_seconds of the lines kept (0 if none): where this invocation's clock starts.
   double seconds_before() const { return seconds_before_; }
 
@@ -41,7 +40,6 @@ class RunLog {
   std::string path_, curve_;
   std::unique_ptr<std::FILE, Closer> file_;
   Series train_{"training batch", {}, {}}, held_out_{"held-out test images", {}, {}};
-  int64_t kept_ = 0;
   double seconds_before_ = 0;
 };
 

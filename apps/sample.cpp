@@ -1,5 +1,6 @@
-// `axiom sample`: draws images from a trained model and writes them as a PNG grid, with the raw
-// values beside it as NPY (grid.png -> grid.npy: uint8 [N, H, W] or [N, C, H, W]).
+// `axiom sample`: draws images from a trained model and writes them as a PNG grid (--out) and, when
+// --values names a file, their raw values as NPY (uint8 [N, H, W] or [N, C, H, W]). It writes only
+// the files it is named: a grid.npy beside grid.png that --values does not name is left alone.
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -23,6 +24,23 @@ Tensor zoomed(const Tensor& grid, int64_t zoom) {
   return grid.dim() == 3 ? big : big.squeeze(2);
 }
 
+// A file sample writes: `path` (given as `flag`) must end in `extension`, must not be a directory or
+// a name longer than a file system allows, and its directory must exist. Checked before sampling,
+// so that a bad name costs no minutes of drawing.
+void check_output_file(const char* flag, const std::string& path, const char* extension) {
+  const std::filesystem::path file(path);
+  if (file.extension() != extension) throw Error("sample", flag, " must name a ", extension, " file, got '", path, "'");
+  constexpr size_t kLongestName = 255;  // NAME_MAX of Linux's file systems
+  if (file.filename().string().size() > kLongestName) {
+    throw Error("sample", "cannot write '", path, "': its name is longer than ", kLongestName, " bytes");
+  }
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec)) throw Error("sample", "cannot write '", path, "': it is a directory");
+  if (!file.parent_path().empty() && !std::filesystem::is_directory(file.parent_path())) {
+    throw Error("sample", "cannot write '", path, "': the directory '", file.parent_path().string(), "' does not exist");
+  }
+}
+
 }  // namespace
 
 int sample(const SampleCommand& c) {
@@ -30,11 +48,8 @@ int sample(const SampleCommand& c) {
   if (c.method != "fast" && c.method != "naive") throw Error("sample", "--method must be fast or naive, got \"", c.method, "\"");
   if (!(c.temperature > 0)) throw Error("sample", "--temperature must be > 0, got ", c.temperature);
   if (c.columns < 0) throw Error("sample", "--columns must be >= 0, got ", c.columns);
-  const std::filesystem::path out(c.out);
-  if (out.extension() != ".png") throw Error("sample", "--out must name a .png file, got '", c.out, "'");
-  if (!out.parent_path().empty() && !std::filesystem::is_directory(out.parent_path())) {
-    throw Error("sample", "cannot write '", c.out, "': the directory '", out.parent_path().string(), "' does not exist");
-  }
+  check_output_file("--out", c.out, ".png");
+  if (!c.values.empty()) check_output_file("--values", c.values, ".npy");
   if (c.zoom < 1 || c.zoom > 16) throw Error("sample", "--zoom must be in 1..16, got ", c.zoom);
 
   const core::Device device = device_of("sample", c.device);
@@ -51,11 +66,10 @@ int sample(const SampleCommand& c) {
 
   const int64_t columns = c.columns > 0 ? c.columns : static_cast<int64_t>(std::ceil(std::sqrt(static_cast<double>(c.count))));
   write_png(c.out, zoomed(image_grid(samples, columns), c.zoom));
-  std::filesystem::path npy = out;
-  npy.replace_extension(".npy");
-  data::write_npy(npy.string(), samples);
-  std::printf("%lld samples in %s: %s (grid), %s (values)\n", static_cast<long long>(c.count), format_duration(seconds).c_str(),
-              c.out.c_str(), npy.string().c_str());
+  if (!c.values.empty()) data::write_npy(c.values, samples);
+  const std::string values = c.values.empty() ? "" : ", " + c.values + " (values)";
+  std::printf("%lld samples in %s: %s (grid)%s\n", static_cast<long long>(c.count), format_duration(seconds).c_str(), c.out.c_str(),
+              values.c_str());
   return 0;
 }
 

@@ -42,13 +42,13 @@ const std::array<const char*, 7> kPresets{"tiny", "small", "medium", "small-full
 
 bool is_preset(const std::string& name) { return std::find(kPresets.begin(), kPresets.end(), name) != kPresets.end(); }
 
+}  // namespace
+
 std::string preset_names() {
   std::string names;
   for (const char* name : kPresets) names += std::string(names.empty() ? "" : ", ") + name;
   return names;
 }
-
-}  // namespace
 
 // The accepted ranges are far beyond any model that fits in memory (the memory budget refuses
 // those with figures); they keep every product of sizes inside int64.

@@ -72,6 +72,8 @@ struct AxialTransformerConfig {
 // other decoders, for the comparison in the README: "small-full", "small-local1d", "small-local2d"
 // (8 masked blocks each), and "small-relative" (relative positions clipped at 16).
 AxialTransformerConfig preset(const std::string& name);
+// The presets' names, for messages and help texts: "tiny, small, medium, ..." (one table, config.cpp).
+std::string preset_names();
 // A preset name, or a path to a JSON file; unknown keys are errors.
 AxialTransformerConfig load_config(const std::string& name_or_path);
 AxialTransformerConfig config_from_json(const std::string& text, const std::string& origin);

@@ -146,7 +146,6 @@ class Trainer {
 
   int64_t steps_done() const { return step_; }
   double lr_at(int64_t step) const { return schedule_.lr(step); }
-  int64_t batches_per_epoch() const { return loader_.size(); }
   const AxialTransformerConfig& config() const { return config_; }
   const TrainingOptions& options() const { return options_; }
   AxialTransformer& model() { return *model_; }

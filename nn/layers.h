@@ -27,7 +27,6 @@ class Dense : public Module {
   Tensor forward(const Tensor& x) const;
   Tensor operator()(const Tensor& x) const { return forward(x); }
   int64_t in_features() const { return weight.size(0); }
-  int64_t out_features() const { return weight.size(1); }
 
   Tensor weight;  // [in, out]
   Tensor bias;    // [out], or undefined
@@ -68,6 +67,5 @@ class Dropout : public Module {
 };
 
 using Nonlinearity = Activation;  // gelu, gelu_tanh, relu (autograd/ops.h)
-inline Tensor apply(Nonlinearity nonlinearity, const Tensor& x) { return activate(nonlinearity, x); }
 
 }  // namespace axiom::nn

@@ -311,15 +311,23 @@ TEST_CASE("--device names a usable device or is an error before anything runs") 
   }
 }
 
-TEST_CASE("sample writes a PNG grid and the values as NPY, and fast and naive agree") {
+TEST_CASE("sample writes a PNG grid and, when --values names one, an NPY file; fast and naive agree") {
   Workspace w;
   REQUIRE(apps::train(w.train_command("run", 2)) == 0);
-  apps::SampleCommand fast;
-  fast.checkpoint = w.run("run"), fast.count = 3, fast.out = w.run("fast.png"), fast.zoom = 2;
+  // a file of the user's beside the grid: sample writes only what it is named
+  apps::SampleCommand plain;
+  plain.checkpoint = w.run("run"), plain.count = 3, plain.out = w.run("plain.png"), plain.zoom = 2;
+  std::ofstream(w.run("plain.npy")) << "my data";
+  REQUIRE(apps::sample(plain) == 0);
+  CHECK(bytes_of(w.run("plain.npy")) == "my data");
+
+  apps::SampleCommand fast = plain;
+  fast.out = w.run("fast.png"), fast.values = w.run("fast.npy");
   REQUIRE(apps::sample(fast) == 0);
   apps::SampleCommand naive = fast;
-  naive.method = "naive", naive.out = w.run("naive.png");
+  naive.method = "naive", naive.out = w.run("naive.png"), naive.values = w.run("naive.npy");
   REQUIRE(apps::sample(naive) == 0);
+  CHECK(bytes_of(w.run("plain.png")) == bytes_of(w.run("fast.png")));
   const Tensor values = data::read_npy(w.run("fast.npy"));
   CHECK(values.shape() == core::Shape{3, 3, 4});
   CHECK(values.dtype() == core::Dtype::uint8);
@@ -331,6 +339,9 @@ TEST_CASE("sample writes a PNG grid and the values as NPY, and fast and naive ag
   nowhere.out = w.run("no/such/dir/grid.png");
   CHECK(test::error_message([&] { apps::sample(nowhere); }).find("the directory '" + w.run("no/such/dir") + "' does not exist") !=
         std::string::npos);
+  apps::SampleCommand not_npy = fast;
+  not_npy.values = w.run("values.png");
+  CHECK(test::error_message([&] { apps::sample(not_npy); }).find("--values must name a .npy file") != std::string::npos);
 }
 
 // The raster models go through the same commands: their config keys survive the checkpoint, and
@@ -350,10 +361,10 @@ TEST_CASE("a raster model (local 2-D attention) trains, resumes, evaluates and s
   eval.checkpoint = w.run("run");
   CHECK(apps::evaluate(eval) == 0);
   apps::SampleCommand fast;
-  fast.checkpoint = w.run("run"), fast.count = 2, fast.out = w.run("fast.png");
+  fast.checkpoint = w.run("run"), fast.count = 2, fast.out = w.run("fast.png"), fast.values = w.run("fast.npy");
   REQUIRE(apps::sample(fast) == 0);
   apps::SampleCommand naive = fast;
-  naive.method = "naive", naive.out = w.run("naive.png");
+  naive.method = "naive", naive.out = w.run("naive.png"), naive.values = w.run("naive.npy");
   REQUIRE(apps::sample(naive) == 0);
   CHECK(data::read_npy(w.run("fast.npy")).to_vector<double>() == data::read_npy(w.run("naive.npy")).to_vector<double>());
 }
