@@ -11,14 +11,13 @@
 #include <cstdio>
 #include <vector>
 
-#include "autograd/autograd.h"
-#include "core/ops.h"
+#include "axiom.h"  // a program outside this tree: #include <axiom/axiom.h>
 
 using axiom::Tensor;
 using axiom::Dtype;
 
 int main() {
-  axiom::core::Generator gen(7);
+  axiom::Generator gen(7);
 
   // 1. data: 512 points, uniform in the square; label 1 when inside the circle of radius 0.6.
   const int64_t n = 512;
@@ -44,10 +43,11 @@ int main() {
     for (const Tensor& p : parameters) p.zero_grad();
     loss.backward();
 
-    // 5. gradient descent, outside the graph: an in-place update works on the numbers themselves
-    //    (p.data(), p.grad().data()), as the optimizers in optim/ do.
-    for (const Tensor& p : parameters) {
-      axiom::core::copy_into(axiom::core::sub(p.data(), axiom::core::mul(p.grad().data(), learning_rate)), p.data());
+    // 5. gradient descent, outside the graph (NoGrad: the update records nothing), written into
+    //    each parameter's own numbers (p.detach() shares them), as the optimizers in optim/ do.
+    {
+      const axiom::NoGrad updating;
+      for (const Tensor& p : parameters) copy_into(sub(p, mul(p.grad(), learning_rate)), p.detach());
     }
 
     if (step % 100 == 0) {

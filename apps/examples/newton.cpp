@@ -15,7 +15,7 @@
 #include <functional>
 #include <vector>
 
-#include "autograd/autograd.h"
+#include "axiom.h"  // a program outside this tree: #include <axiom/axiom.h>
 
 using axiom::Dtype;
 using axiom::Tensor;
@@ -36,7 +36,7 @@ struct Problem {
   }
 };
 
-Problem make_problem(axiom::core::Generator& gen) {
+Problem make_problem(axiom::Generator& gen) {
   const int64_t n = 400;
   // features: the second 30 times as large as the first; labels from a noisy linear rule
   const Tensor a = axiom::normal({n, 1}, 0, 1, gen, Dtype::float64), b = axiom::normal({n, 1}, 0, 30, gen, Dtype::float64);
@@ -67,7 +67,7 @@ Tensor conjugate_gradients(const std::function<Tensor(const Tensor&)>& hessian_t
 }  // namespace
 
 int main() {
-  axiom::core::Generator gen(5);
+  axiom::Generator gen(5);
   const Problem problem = make_problem(gen);
   const Tensor start = axiom::zeros({3}, Dtype::float64);
 

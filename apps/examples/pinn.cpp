@@ -21,8 +21,7 @@
 #include <numbers>
 #include <vector>
 
-#include "autograd/autograd.h"
-#include "optim/adam.h"
+#include "axiom.h"  // a program outside this tree: #include <axiom/axiom.h>
 
 using axiom::Dtype;
 using axiom::Tensor;
@@ -33,7 +32,7 @@ struct Layer {
   Tensor weight, bias;  // [in, out], [out]
 };
 
-Layer layer(int64_t in, int64_t out, axiom::core::Generator& gen) {
+Layer layer(int64_t in, int64_t out, axiom::Generator& gen) {
   const double scale = 1 / std::sqrt(static_cast<double>(in));  // keeps tanh out of saturation
   return {axiom::normal({in, out}, 0, scale, gen, Dtype::float64).set_requires_grad(true),
           axiom::zeros({out}, Dtype::float64).set_requires_grad(true)};
@@ -57,7 +56,7 @@ Tensor derivative(const Tensor& out, const Tensor& x) {
 int main(int argc, char** argv) {
   const int steps = argc > 1 ? std::atoi(argv[1]) : 3000;
   const double pi = std::numbers::pi;
-  axiom::core::Generator gen(3);
+  axiom::Generator gen(3);
 
   // 1. the model: 1 -> 32 -> 32 -> 1, tanh between (smooth, so its second derivative is too)
   const std::vector<Layer> layers = {layer(1, 32, gen), layer(32, 32, gen), layer(32, 1, gen)};
@@ -90,8 +89,8 @@ int main(int argc, char** argv) {
   const axiom::NoGrad evaluating;
   std::vector<double> points, solution;
   for (int i = 0; i <= 100; ++i) points.push_back(i / 100.0), solution.push_back(std::sin(pi * i / 100.0));
-  const Tensor x(axiom::core::from_vector(points, {101, 1}));
-  const Tensor exact(axiom::core::from_vector(solution, {101, 1}));
+  const Tensor x = axiom::from_vector(points, {101, 1});
+  const Tensor exact = axiom::from_vector(solution, {101, 1});
   const Tensor error = abs(sub(network(layers, x), exact));
   std::printf("largest |u(x) - sin(pi x)| on 101 points of [0, 1]: %.2e (the solution's largest value is 1)\n", max(error).item());
   return 0;

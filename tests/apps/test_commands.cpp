@@ -311,7 +311,7 @@ TEST_CASE("--device names a usable device or is an error before anything runs") 
   }
 }
 
-TEST_CASE("sample writes a PNG grid and, when --values names one, an NPY file; fast and naive agree") {
+TEST_CASE("sample writes a PNG grid and an NPY file only when --values names one, and fast and naive agree") {
   Workspace w;
   REQUIRE(apps::train(w.train_command("run", 2)) == 0);
   // a file of the user's beside the grid: sample writes only what it is named
