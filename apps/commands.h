@@ -54,7 +54,7 @@ struct EvalCommand {
 };
 int evaluate(const EvalCommand& command);
 
-// axiom sample --checkpoint runs/NAME --n 16 --out grid.png [--method naive|fast] [--temperature T]
+// axiom sample --checkpoint runs/NAME --n 16 --out grid.png [--values grid.npy] [--method naive|fast] [--temperature T]
 struct SampleCommand {
   std::string checkpoint;
   std::string out = "samples.png";  // the grid

@@ -18,8 +18,8 @@ DataLoader::DataLoader(TensorDataset dataset, LoaderOptions options)
   if (options_.batch_size <= 0) throw Error("DataLoader", "batch_size must be positive, got ", options_.batch_size);
   if (dataset_.columns.empty()) throw Error("DataLoader", "the dataset has no columns");
   for (size_t c = 0; c < dataset_.columns.size(); ++c) {
+    if (!dataset_.columns[c].defined()) throw Error("DataLoader", "column ", c, " is undefined");
     const core::Tensor& column = dataset_.columns[c].data();
-    if (!column.defined()) throw Error("DataLoader", "column ", c, " is undefined");
     if (column.dim() == 0) throw Error("DataLoader", "column ", c, " is a scalar; columns need an example axis [N, ...]");
     if (column.size(0) != dataset_.columns[0].size(0)) {
       throw Error("DataLoader", "columns have different numbers of examples: column 0 has shape ",

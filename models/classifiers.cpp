@@ -3,7 +3,6 @@
 #include "autograd/factory.h"
 #include "core/error.h"
 #include "core/ops.h"
-#include "autograd/factory.h"
 
 namespace axiom::models {
 

@@ -22,6 +22,12 @@ void Module::check_name(const std::string& name) const {
 Tensor Module::register_parameter(const std::string& name, const Tensor& value) {
   check_name(name);
   if (!value.defined()) throw Error("Module", "parameter '", name, "' is an undefined tensor");
+  if (value.requires_grad()) {
+    // another parameter, say: sharing its numbers would tie the two silently, each with its own
+    // gradient and its own update
+    throw Error("Module", "parameter '", name, "' is given a tensor that requires a gradient; register fresh values "
+                "(axiom::normal, zeros, ...) or value.detach() to share its numbers on purpose");
+  }
   Tensor parameter(value.data(), /*requires_grad=*/true);  // a leaf of its own, holding value's numbers
   parameters_.emplace_back(name, parameter);
   return parameter;

@@ -349,7 +349,8 @@ done
 echo "my data" > "$W/pic.npy"
 foreign "$W/pic.npy"  # beside the grid, not named: never written
 try sample --checkpoint "$W/base" --n 1 --out "$W/pic.png"
-for path in "$W/adir.npy" "$W/s.png" "$W/nonexistent/v.npy" "$W/fifo.npy" "$long_name.npy" "$W/$odd.npy"; do
+mkfifo "$W/values-fifo.npy"  # its own: the one of the eval inputs below stays a FIFO
+for path in "$W/adir.npy" "$W/s.png" "$W/nonexistent/v.npy" "$W/values-fifo.npy" "$long_name.npy" "$W/$odd.npy"; do
   try sample --checkpoint "$W/base" --n 1 --out "$W/v.png" --values "$path"
 done
 for path in "$W/nonexistent.npy" "$W/fifo.npy"; do

@@ -14,12 +14,16 @@ using In = std::vector<Tensor>;
 
 // A [3, 4] leaf whose memory is the transpose of a [4, 3] buffer.
 Tensor transposed_leaf(uint64_t seed, double low = -2, double high = 2) {
-  return leaf(uniform64({4, 3}, seed, low, high).transpose(0, 1));
+  const Tensor x = leaf(uniform64({4, 3}, seed, low, high).transpose(0, 1));
+  REQUIRE_FALSE(x.data().is_contiguous());
+  return x;
 }
 
 // A [3, 4] leaf that views every other row and column of a [7, 9] buffer.
 Tensor sliced_leaf(uint64_t seed, double low = -2, double high = 2) {
-  return leaf(uniform64({7, 9}, seed, low, high).slice(0, 1, 7, 2).slice(1, 0, 8, 2));
+  const Tensor x = leaf(uniform64({7, 9}, seed, low, high).slice(0, 1, 7, 2).slice(1, 0, 8, 2));
+  REQUIRE_FALSE(x.data().is_contiguous());
+  return x;
 }
 
 // An input that wants no gradient: indices, masks, targets, fixed operands.
@@ -227,6 +231,8 @@ void matmuls(Table& t) {
   }
   t.add("linear", "a transposed x", {leaf(uniform64({3, 5}, 78).transpose(0, 1)), w, bias}, affine);
   t.add("linear", "no bias", {leaf(uniform64({5, 3}, 79)), w}, [](const In& in) { return linear(in[0], in[1], {}); });
+  t.add("linear", "a transposed weight", {leaf(uniform64({2, 5, 3}, 74)), leaf(uniform64({4, 3}, 73)), bias},
+        [](const In& in) { return linear(in[0], in[1].transpose(0, 1), in[2]); });
 }
 
 // --- neural-network ops -------------------------------------------------------------------------------
@@ -271,6 +277,8 @@ void fused_linears(Table& t) {
       t.add("activation_linear", what + ", no bias", {h, w}, [act](const In& in) { return activation_linear(act, in[0], in[1], {}); });
     }
   }
+  t.add("activation_linear", "gelu_tanh, a transposed weight", {leaf(uniform64({2, 5, 3}, 78)), leaf(uniform64({4, 3}, 77)), b},
+        [](const In& in) { return activation_linear(Activation::gelu_tanh, in[0], in[1].transpose(0, 1), in[2]); });
   const auto nw = leaf(uniform64({3}, 83)), nb = leaf(uniform64({3}, 84));
   const auto w2 = leaf(uniform64({3, 4}, 85)), b2 = leaf(uniform64({4}, 86));
   for (const Shape& shape : {Shape{3}, Shape{5, 3}, Shape{2, 5, 3}}) {
@@ -281,6 +289,8 @@ void fused_linears(Table& t) {
     t.add("layer_norm_linear", what + ", without the parameters that may be left out", {x, w2},
           [](const In& in) { return layer_norm_linear(in[0], {}, {}, 1e-5, in[1], {}); });
   }
+  t.add("layer_norm_linear", "a transposed weight", {leaf(uniform64({2, 5, 3}, 88)), nw, nb, leaf(uniform64({4, 3}, 89)), b2},
+        [](const In& in) { return layer_norm_linear(in[0], in[1], in[2], 1e-5, in[3].transpose(0, 1), in[4]); });
 }
 
 void attentions(Table& t) {

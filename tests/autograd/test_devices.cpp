@@ -29,10 +29,22 @@ OpCase checkpoint_case() {
           }};
 }
 
-// The case's inputs on `device`: the same numbers, the same wish for a gradient.
+// `x` on `device` with the same layout: its whole buffer moves, and the same view (shape, strides,
+// offset) is made of the copy, so that a transposed or sliced leaf stays one on the device (to()
+// alone would make it contiguous).
+core::Tensor same_view_on(const core::Tensor& x, Device device) {
+  const auto elements = static_cast<int64_t>(x.storage()->nbytes() / core::dtype_size(x.dtype()));
+  const core::Tensor buffer = core::Tensor(x.storage(), {elements}, {1}, 0, x.dtype()).to(device);
+  return core::Tensor(buffer.storage(), x.shape(), x.strides(), x.offset(), x.dtype());
+}
+
+// The case's inputs on `device`: the same numbers in the same layout, the same wish for a gradient.
 std::vector<Tensor> inputs_on(const OpCase& c, Device device) {
   std::vector<Tensor> leaves;
-  for (const Tensor& input : c.inputs) leaves.emplace_back(input.data().to(device), input.requires_grad());
+  for (const Tensor& input : c.inputs) {
+    leaves.emplace_back(same_view_on(input.data(), device), input.requires_grad());
+    REQUIRE(leaves.back().data().is_contiguous() == input.data().is_contiguous());
+  }
   return leaves;
 }
 

@@ -4,6 +4,7 @@
 // mask is not trivial, and the fused linear ops give the bits of their unfused definitions while
 // keeping less for backward.
 #include <algorithm>
+#include <map>
 #include <set>
 #include <cmath>
 #include <string>
@@ -35,6 +36,45 @@ TEST_CASE("the op table has a case for every differentiable op of autograd/ops.h
   // and every case names an op that exists (or "composite"): no case hides under a misspelt name
   for (const std::string& op : covered) {
     CHECK_MESSAGE((op == "composite" || std::ranges::find(needed, op) != needed.end()), "op table: unknown op " << op);
+  }
+}
+
+namespace {
+// The names of the Nodes in y's graph (record()'s first argument), found by walking its edges.
+std::set<std::string> recorded_names(const Tensor& y) {
+  std::set<std::string> names;
+  std::vector<const Node*> stack;
+  std::set<const Node*> seen;
+  if (y.grad_fn()) stack.push_back(y.grad_fn().get());
+  while (!stack.empty()) {
+    const Node* node = stack.back();
+    stack.pop_back();
+    if (!seen.insert(node).second) continue;
+    names.insert(node->name);
+    for (const Edge& edge : node->inputs) {
+      if (edge.node) stack.push_back(edge.node.get());
+    }
+  }
+  return names;
+}
+}  // namespace
+
+// A case labelled `tanh` that called gelu would pass the coverage test above; this one runs every
+// case and checks that, for each op, some case's graph holds a Node recorded under the op's name
+// (an operator under its named op's, flatten under reshape's, stack under concat's).
+TEST_CASE("every op of the op table is recorded under its own name by at least one of its cases") {
+  const std::map<std::string, std::string> recorded_as = {
+      {"operator+", "add"}, {"operator-", "sub"}, {"operator*", "mul"}, {"operator/", "div"}, {"flatten", "reshape"},
+      {"stack", "concat"}};  // stack is concat of unsqueezed inputs
+  std::map<std::string, std::set<std::string>> names_by_op;
+  for (const OpCase& c : op_table()) {
+    if (c.op == "composite") continue;
+    const std::set<std::string> names = recorded_names(c.f(c.inputs));
+    names_by_op[c.op].insert(names.begin(), names.end());
+  }
+  for (const auto& [op, names] : names_by_op) {
+    const std::string expected = recorded_as.contains(op) ? recorded_as.at(op) : op;
+    CHECK_MESSAGE(names.contains(expected), op << ": no case records a Node named " << expected);
   }
 }
 

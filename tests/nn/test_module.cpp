@@ -52,17 +52,23 @@ TEST_CASE("train and eval reach every submodule") {
   CHECK(tiny.drop->is_training());
 }
 
-TEST_CASE("registering a name twice or a dotted name is an error") {
+TEST_CASE("registering a name twice or a dotted name or an undefined or differentiable value is an error") {
   struct Bad : nn::Module {
     void twice() {
       register_parameter("w", core::zeros({1}));
       register_parameter("w", core::zeros({1}));
     }
     void dotted() { register_parameter("a.b", core::zeros({1})); }
+    void undefined() { register_parameter("u", Tensor()); }
+    Tensor tied(const Tensor& other) { return register_parameter("t", other); }
   };
   Bad bad;
   CHECK_THROWS_WITH_AS(bad.twice(), doctest::Contains("registered twice"), Error);
   CHECK_THROWS_AS(bad.dotted(), Error);
+  CHECK_THROWS_WITH_AS(bad.undefined(), "[Module] parameter 'u' is an undefined tensor", Error);
+  const Tensor other = axiom::zeros({2}).set_requires_grad(true);  // another module's parameter, say
+  CHECK_THROWS_WITH_AS(bad.tied(other), doctest::Contains("parameter 't' is given a tensor that requires a gradient"), Error);
+  CHECK(bad.tied(other.detach()).data().storage() == other.data().storage());  // shared on purpose
 }
 
 TEST_CASE("state round trip, to(dtype), and load_state errors name the entries") {
