@@ -29,6 +29,7 @@
 #include "core/parallel.h"
 #include "data/datasets.h"
 #include "models/config.h"
+#include "models/training.h"
 
 // For the sanitizer build (no effect otherwise): fontconfig, under cairo under giza's plots, keeps
 // its configuration and font caches until the process ends, which LeakSanitizer would report.
@@ -143,7 +144,7 @@ RunFlags add_train(CLI::App* train, TrainCommand& c) {
   flags.warmup = train->add_option("--warmup", c.warmup_steps, "Steps of linear warmup from 0 to --lr")
                      ->capture_default_str()->check(whole_number<int64_t>(0, kMaxSteps));
   flags.schedule = train->add_option("--schedule", c.schedule, "After the warmup: constant, or linear or cosine decay to 0 at --steps")
-                       ->capture_default_str()->check(CLI::IsMember({"constant", "linear", "cosine"}));
+                       ->capture_default_str()->check(CLI::IsMember(axiom::models::lr_schedule_names()));
   flags.clip = train->add_option("--clip", c.clip, "Clip the gradients' global norm (0: off)")->capture_default_str()->check(real_number(0, 1e6));
   flags.seed = train->add_option("--seed", c.seed, "Seed of the weights, the batch order and the channels")
                    ->capture_default_str()->check(whole_number<uint64_t>(0, kMaxSeed));

@@ -98,9 +98,9 @@ void check_resume_flags(const TrainCommand& c, const models::Checkpoint& run) {
   check_same(c.given_beta1, "--beta1", c.beta1, o.beta1);
   check_same(c.given_beta2, "--beta2", c.beta2, o.beta2);
   check_same(c.given_warmup_steps, "--warmup", c.warmup_steps, o.warmup_steps);
-  check_same(c.given_schedule, "--schedule", c.schedule, o.schedule);
+  check_same(c.given_schedule, "--schedule", c.schedule, std::string(models::name_of(o.schedule)));
   if (o.steps > 0 && c.given_steps && c.steps != o.steps) {  // a decaying run's length is part of the run
-    throw Error("train", "--steps ", c.steps, " differs from the run's ", o.steps, ", where its ", o.schedule,
+    throw Error("train", "--steps ", c.steps, " differs from the run's ", o.steps, ", where its ", models::name_of(o.schedule),
                 " schedule ends; a resumed run keeps its settings (or use a new --out)");
   }
   check_same(c.given_clip, "--clip", c.clip, o.max_grad_norm);
@@ -110,7 +110,8 @@ void check_resume_flags(const TrainCommand& c, const models::Checkpoint& run) {
 models::TrainingOptions options_of(const TrainCommand& c) {
   models::TrainingOptions o;
   o.data = c.data, o.data_dir = c.data_dir, o.batch_size = c.batch_size, o.lr = c.lr, o.beta1 = c.beta1, o.beta2 = c.beta2;
-  o.warmup_steps = c.warmup_steps, o.schedule = c.schedule, o.steps = c.schedule == "constant" ? 0 : c.steps;
+  o.warmup_steps = c.warmup_steps, o.schedule = models::lr_schedule_named(c.schedule, "train", "--schedule");
+  o.steps = o.schedule == models::LrSchedule::constant ? 0 : c.steps;
   o.max_grad_norm = c.clip, o.seed = c.seed;
   return o;
 }

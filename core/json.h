@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <variant>
 
 #include <nlohmann/json.hpp>
@@ -51,11 +52,67 @@ nlohmann::json read_json_file(const std::string& path, const char* op, uintmax_t
 //   write_fields(options, kFields).dump();                                  // {"lr": 0.001, "data": ...}
 //
 // A member's type sets the JSON value it takes: int64_t an integer within int64, uint64_t an
-// integer >= 0, double any number, std::string a string.
+// integer >= 0, double any number, std::string a string, an enum one of its names (enum_field).
+
+// An enum's names, one per value: {{Schedule::constant, "constant"}, {Schedule::linear, "linear"}}.
+template <typename Enum, size_t N>
+using EnumNames = std::array<std::pair<Enum, const char*>, N>;
+
+template <typename Enum, size_t N>
+const char* name_of(const EnumNames<Enum, N>& names, Enum value) {
+  for (const auto& [v, name] : names) {
+    if (v == value) return name;
+  }
+  return "?";
+}
+
+// The value called `name`, or false.
+template <typename Enum, size_t N>
+bool value_named(const EnumNames<Enum, N>& names, std::string_view name, Enum& value) {
+  for (const auto& [v, n] : names) {
+    if (name == n) return value = v, true;
+  }
+  return false;
+}
+
+// "\"constant\", \"linear\" or \"cosine\"": the names, for an error.
+template <typename Enum, size_t N>
+std::string quoted_names(const EnumNames<Enum, N>& names) {
+  std::string text;
+  for (size_t i = 0; i < N; ++i) {
+    if (i > 0) text += i + 1 == N ? " or " : ", ";
+    text += "\"" + std::string(names[i].second) + "\"";
+  }
+  return text;
+}
+
+// A field that holds an enum, read and written as one of its names: enum_field<&Options::schedule, kNames>().
+template <typename Struct>
+struct JsonEnumField {
+  const char* (*write)(const Struct& in);
+  bool (*read)(Struct& out, const std::string& name);  // false when `name` is none of the enum's
+  std::string (*names)();                              // for the error
+};
+
+template <typename MemberPointer>
+struct MemberOf;
+template <typename Struct, typename Member>
+struct MemberOf<Member Struct::*> {
+  using Owner = Struct;
+};
+
+template <auto member, const auto& names>
+JsonEnumField<typename MemberOf<decltype(member)>::Owner> enum_field() {
+  using Struct = typename MemberOf<decltype(member)>::Owner;
+  return {[](const Struct& in) { return name_of(names, in.*member); },
+          [](Struct& out, const std::string& name) { return value_named(names, name, out.*member); },
+          [] { return quoted_names(names); }};
+}
+
 template <typename Struct>
 struct JsonField {
   const char* key;
-  std::variant<int64_t Struct::*, uint64_t Struct::*, double Struct::*, std::string Struct::*> member;
+  std::variant<int64_t Struct::*, uint64_t Struct::*, double Struct::*, std::string Struct::*, JsonEnumField<Struct>> member;
 };
 
 // One value of a JSON object, checked to be of the member's kind, or Error(op, origin, ": ", key,
@@ -83,12 +140,17 @@ void read_fields(const nlohmann::json& j, const std::array<JsonField<Struct>, N>
     if (field == fields.end()) throw Error(op, origin, ": unknown ", what, " \"", key, "\"");
     std::visit(
         [&](auto member) {
-          auto& target = out.*member;
-          using Member = std::remove_reference_t<decltype(target)>;
-          if constexpr (std::is_same_v<Member, int64_t>) target = read.int64(value, key);
-          if constexpr (std::is_same_v<Member, uint64_t>) target = read.uint64(value, key);
-          if constexpr (std::is_same_v<Member, double>) target = read.number(value, key);
-          if constexpr (std::is_same_v<Member, std::string>) target = read.string(value, key);
+          if constexpr (std::is_same_v<decltype(member), JsonEnumField<Struct>>) {
+            const std::string name = read.string(value, key);
+            if (!member.read(out, name)) throw Error(op, origin, ": ", key, " must be ", member.names(), ", got \"", name, "\"");
+          } else {
+            auto& target = out.*member;
+            using Member = std::remove_reference_t<decltype(target)>;
+            if constexpr (std::is_same_v<Member, int64_t>) target = read.int64(value, key);
+            if constexpr (std::is_same_v<Member, uint64_t>) target = read.uint64(value, key);
+            if constexpr (std::is_same_v<Member, double>) target = read.number(value, key);
+            if constexpr (std::is_same_v<Member, std::string>) target = read.string(value, key);
+          }
         },
         field->member);
   }
@@ -99,7 +161,15 @@ template <typename Struct, size_t N>
 nlohmann::ordered_json write_fields(const Struct& in, const std::array<JsonField<Struct>, N>& fields) {
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
   for (const JsonField<Struct>& field : fields) {
-    std::visit([&](auto member) { j[field.key] = in.*member; }, field.member);
+    std::visit(
+        [&](auto member) {
+          if constexpr (std::is_same_v<decltype(member), JsonEnumField<Struct>>) {
+            j[field.key] = member.write(in);
+          } else {
+            j[field.key] = in.*member;
+          }
+        },
+        field.member);
   }
   return j;
 }

@@ -20,6 +20,7 @@ constexpr uint64_t kLoaderSeedOffset = 0x9E3779B97F4A7C15ull;
 
 // images must be the config's shape: [N, H, W] for one channel, [N, C, H, W] for more.
 Tensor checked_images(const AxialTransformerConfig& c, Tensor images) {
+  if (!images.defined()) throw Error("train", "the images are an undefined tensor");
   const Shape want = c.channels == 1 ? Shape{c.height, c.width} : Shape{c.channels, c.height, c.width};
   const bool shape_ok = images.dim() == static_cast<int64_t>(want.size()) + 1 &&
                         Shape(images.shape().begin() + 1, images.shape().end()) == want;
@@ -36,6 +37,12 @@ const TrainingOptions& validated(const TrainingOptions& options) {
 }
 
 // The training options' JSON keys, in the order to_json writes them.
+constexpr core::EnumNames<LrSchedule, 3> kScheduleNames{{
+    {LrSchedule::constant, "constant"},
+    {LrSchedule::linear, "linear"},
+    {LrSchedule::cosine, "cosine"},
+}};
+
 const std::array<core::JsonField<TrainingOptions>, 11> kOptionFields{{
     {"data", &TrainingOptions::data},
     {"data_dir", &TrainingOptions::data_dir},
@@ -44,7 +51,7 @@ const std::array<core::JsonField<TrainingOptions>, 11> kOptionFields{{
     {"beta1", &TrainingOptions::beta1},
     {"beta2", &TrainingOptions::beta2},
     {"warmup_steps", &TrainingOptions::warmup_steps},
-    {"schedule", &TrainingOptions::schedule},
+    {"schedule", core::enum_field<&TrainingOptions::schedule, kScheduleNames>()},
     {"steps", &TrainingOptions::steps},
     {"max_grad_norm", &TrainingOptions::max_grad_norm},
     {"seed", &TrainingOptions::seed},
@@ -53,12 +60,31 @@ const std::array<core::JsonField<TrainingOptions>, 11> kOptionFields{{
 // The rate of every step: the warmup, then the run's schedule (checked by validate()).
 optim::Schedule schedule_of(const TrainingOptions& o) {
   const optim::Warmup warmup{.steps = o.warmup_steps};
-  if (o.schedule == "linear") return optim::Schedule::linear(o.lr, warmup, o.steps - o.warmup_steps);
-  if (o.schedule == "cosine") return optim::Schedule::cosine(o.lr, warmup, o.steps - o.warmup_steps);
+  switch (o.schedule) {
+    case LrSchedule::linear: return optim::Schedule::linear(o.lr, warmup, o.steps - o.warmup_steps);
+    case LrSchedule::cosine: return optim::Schedule::cosine(o.lr, warmup, o.steps - o.warmup_steps);
+    case LrSchedule::constant: break;
+  }
   return optim::Schedule::constant(o.lr, warmup);
 }
 
 }  // namespace
+
+const char* name_of(LrSchedule schedule) { return core::name_of(kScheduleNames, schedule); }
+
+std::vector<std::string> lr_schedule_names() {
+  std::vector<std::string> names;
+  for (const auto& [schedule, name] : kScheduleNames) names.emplace_back(name);
+  return names;
+}
+
+LrSchedule lr_schedule_named(const std::string& name, const char* op, const std::string& what) {
+  LrSchedule schedule = LrSchedule::constant;
+  if (!core::value_named(kScheduleNames, name, schedule)) {
+    throw Error(op, what, " must be ", core::quoted_names(kScheduleNames), ", got \"", name, "\"");
+  }
+  return schedule;
+}
 
 void TrainingOptions::validate() const {
   if (data.empty()) throw Error("train", "data must name a dataset");
@@ -67,14 +93,12 @@ void TrainingOptions::validate() const {
   if (!(beta1 >= 0 && beta1 < 1)) throw Error("train", "beta1 must be in [0, 1), got ", beta1);
   if (!(beta2 >= 0 && beta2 < 1)) throw Error("train", "beta2 must be in [0, 1), got ", beta2);
   if (warmup_steps < 0) throw Error("train", "warmup_steps must be >= 0, got ", warmup_steps);
-  if (schedule != "constant" && schedule != "linear" && schedule != "cosine") {
-    throw Error("train", "schedule must be \"constant\", \"linear\" or \"cosine\", got \"", schedule, "\"");
-  }
-  if (schedule == "constant" && steps != 0) {
+  if (std::string_view(name_of(schedule)) == "?") throw Error("train", "schedule ", static_cast<int>(schedule), " is not a schedule");
+  if (schedule == LrSchedule::constant && steps != 0) {
     throw Error("train", "a constant schedule has no length: steps must be 0, got ", steps);
   }
-  if (schedule != "constant" && steps <= warmup_steps) {
-    throw Error("train", "a ", schedule, " schedule decays after the warmup: steps (", steps, ") must be greater than warmup_steps (",
+  if (schedule != LrSchedule::constant && steps <= warmup_steps) {
+    throw Error("train", "a ", name_of(schedule), " schedule decays after the warmup: steps (", steps, ") must be greater than warmup_steps (",
                 warmup_steps, ")");
   }
   if (!(max_grad_norm >= 0) || !std::isfinite(max_grad_norm)) throw Error("train", "max_grad_norm must be >= 0, got ", max_grad_norm);

@@ -46,6 +46,14 @@
 
 namespace axiom::models {
 
+// What the learning rate does after the warmup: stays at lr, or decays from lr to 0 at the run's
+// last step, along a straight line or half a cosine. Written "constant", "linear" or "cosine".
+enum class LrSchedule { constant, linear, cosine };
+const char* name_of(LrSchedule schedule);
+std::vector<std::string> lr_schedule_names();  // "constant", "linear", "cosine": for a command's flag
+// The schedule called `name`; an Error (op, then "<what> must be \"constant\", ...") for another name.
+LrSchedule lr_schedule_named(const std::string& name, const char* op, const std::string& what);
+
 struct TrainingOptions {
   std::string data = "fashion-mnist";  // a name from data/datasets.h
   std::string data_dir;                // "" = the dataset's default place
@@ -53,10 +61,9 @@ struct TrainingOptions {
   double lr = 1e-3;                    // Adam's peak rate, reached at the end of the warmup
   double beta1 = 0.9, beta2 = 0.98;
   int64_t warmup_steps = 200;          // linear from 0 to lr over these steps
-  // After the warmup: "constant" (lr), or a decay from lr to 0 at step `steps`, "linear" or
-  // "cosine". A decaying run's length is part of the run: it ends where the rate reaches 0.
-  std::string schedule = "constant";
-  int64_t steps = 0;                   // the run's length, for "linear" and "cosine"; 0 for "constant"
+  // A decaying run's length is part of the run: it ends where the rate reaches 0.
+  LrSchedule schedule = LrSchedule::constant;
+  int64_t steps = 0;                   // the run's length, for linear and cosine; 0 for constant
   double max_grad_norm = 0;            // clip the gradients' global norm to this; 0 = no clipping
   uint64_t seed = 0;                   // the initial weights, the batch order, channels and dropout
 

@@ -97,7 +97,7 @@ TEST_CASE("training: a run whose rate decays resumes exactly too, with its sched
   const auto config = two_channel_config();
   const core::Tensor images = images_for(config);
   models::TrainingOptions options = small_batches();
-  options.schedule = "linear", options.steps = 6;
+  options.schedule = models::LrSchedule::linear, options.steps = 6;
   models::Trainer straight(config, options, images);
   train(straight, 6);
   TempDir dir;
@@ -162,14 +162,14 @@ TEST_CASE("training: the learning rate warms up linearly, then stays") {
 TEST_CASE("training: a linear or cosine schedule warms up, then decays to 0 at the run's last step") {
   const auto config = two_channel_config();
   models::TrainingOptions options = small_batches();  // lr 1e-2, 3 warmup steps
-  options.schedule = "linear", options.steps = 13;
+  options.schedule = models::LrSchedule::linear, options.steps = 13;
   models::Trainer linear(config, options, images_for(config));
   CHECK(linear.lr_at(1) == doctest::Approx(1e-2 / 3));
   CHECK(linear.lr_at(3) == doctest::Approx(1e-2));
   CHECK(linear.lr_at(8) == doctest::Approx(1e-2 / 2));
   CHECK(linear.lr_at(12) == doctest::Approx(1e-2 / 10));  // the last step's rate
   CHECK(linear.lr_at(13) == 0);
-  options.schedule = "cosine";
+  options.schedule = models::LrSchedule::cosine;
   models::Trainer cosine(config, options, images_for(config));
   CHECK(cosine.lr_at(3) == doctest::Approx(1e-2));
   CHECK(cosine.lr_at(8) == doctest::Approx(1e-2 / 2));
@@ -180,17 +180,21 @@ TEST_CASE("training options: the schedule and the run's length, and options writ
   using test::error_message;
   const auto config = two_channel_config();
   auto options = small_batches();
-  options.schedule = "step";
-  CHECK(error_message([&] { models::Trainer(config, options, images_for(config)); }) ==
-        "[train] schedule must be \"constant\", \"linear\" or \"cosine\", got \"step\"");
-  options.schedule = "constant", options.steps = 100;
+  CHECK(error_message([] { models::training_options_from_json(R"({"schedule": "step"})", "options.json"); }) ==
+        "[train] options.json: schedule must be \"constant\", \"linear\" or \"cosine\", got \"step\"");
+  CHECK(error_message([] { models::lr_schedule_named("Linear", "train", "--schedule"); }) ==
+        "[train] --schedule must be \"constant\", \"linear\" or \"cosine\", got \"Linear\"");
+  const models::TrainingOptions cosine = models::training_options_from_json(R"({"schedule": "cosine", "steps": 300})", "o.json");
+  CHECK(std::string(models::name_of(cosine.schedule)) == "cosine");
+  CHECK(cosine.to_json().find(R"("schedule": "cosine")") != std::string::npos);
+  options.schedule = models::LrSchedule::constant, options.steps = 100;
   CHECK(error_message([&] { models::Trainer(config, options, images_for(config)); }) ==
         "[train] a constant schedule has no length: steps must be 0, got 100");
-  options.schedule = "linear", options.steps = 3;  // no step left after the 3 of the warmup
+  options.schedule = models::LrSchedule::linear, options.steps = 3;  // no step left after the 3 of the warmup
   CHECK(error_message([&] { models::Trainer(config, options, images_for(config)); }) ==
         "[train] a linear schedule decays after the warmup: steps (3) must be greater than warmup_steps (3)");
   const models::TrainingOptions old = models::training_options_from_json(R"({"lr": 0.002, "warmup_steps": 10})", "old.json");
-  CHECK((old.schedule == "constant" && old.steps == 0 && old.lr == 0.002));
+  CHECK((old.schedule == models::LrSchedule::constant && old.steps == 0 && old.lr == 0.002));
 }
 
 TEST_CASE("checkpoint: a save replaces the previous one whole and leaves only its own files") {
