@@ -25,7 +25,7 @@ AxialTransformer::AxialTransformer(const AxialTransformerConfig& config, Generat
   config_.validate();
   const int64_t d = config_.features;
   const Shape grid{config_.height, config_.width};
-  const bool authors = config_.init == "authors";  // the initial values (config.h)
+  const bool authors = config_.init == Init::authors;  // the initial values (config.h)
   const double embedding_std = authors ? 5 / std::sqrt(static_cast<double>(d)) : 1.0;
   const double position_std = authors ? embedding_std : 0.02;
   auto positions = [&] { return std::make_shared<nn::FactorizedPositionEmbedding>(grid, d, gen, position_std); };
@@ -43,8 +43,8 @@ AxialTransformer::AxialTransformer(const AxialTransformerConfig& config, Generat
       outer_->push_back(std::make_shared<nn::TransformerBlock>(d, kRowAxis, gen, block));       // unmasked row
       outer_->push_back(std::make_shared<nn::TransformerBlock>(d, kColumnAxis, gen, masked));   // masked column
     }
-    inner_position_ = config_.positions == "shared" ? outer_position_ : register_module("inner_position", positions());
-    if (config_.inner == "lstm") {
+    inner_position_ = config_.positions == Positions::shared ? outer_position_ : register_module("inner_position", positions());
+    if (config_.inner == Inner::lstm) {
       inner_lstm_ = register_module("inner_lstm", std::make_shared<nn::LSTM>(d, d, gen));
     } else {
       inner_ = register_module("inner", std::make_shared<nn::ModuleList<nn::TransformerBlock>>());
@@ -73,7 +73,7 @@ void AxialTransformer::build_raster(nn::BlockOptions masked, double position_std
   const int64_t d = config_.features;
   raster_position_ = register_module(
       "position", std::make_shared<nn::FactorizedPositionEmbedding>(Shape{config_.height, config_.width}, d, gen, position_std));
-  if (config_.attention != "full") masked.local = {.rows = config_.local_block()[0], .columns = config_.local_block()[1]};
+  if (config_.attention != Attention::full) masked.local = {.rows = config_.local_block()[0], .columns = config_.local_block()[1]};
   raster_ = register_module("blocks", std::make_shared<nn::ModuleList<nn::TransformerBlock>>());
   for (int64_t i = 0; i < config_.upper_layers + config_.row_layers; ++i) {
     raster_->push_back(std::make_shared<nn::TransformerBlock>(d, /*axis=*/-2, gen, masked));
@@ -89,7 +89,7 @@ void AxialTransformer::check_pixel(const char* method, const char* name, const T
 void AxialTransformer::require(bool axial, const char* method) const {
   if (config_.axial() == axial) return;
   throw Error("AxialTransformer", method, " is a piece of ", axial ? "the axial decoder" : "the raster models' decoder",
-              "; this model's attention is \"", config_.attention, "\"");
+              "; this model's attention is \"", name_of(config_.attention), "\"");
 }
 
 Tensor AxialTransformer::as_channels(const Tensor& images) const {

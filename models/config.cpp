@@ -15,6 +15,12 @@
 namespace axiom::models {
 
 namespace {
+constexpr core::EnumNames<Attention, 4> kAttentionNames{
+    {{Attention::axial, "axial"}, {Attention::full, "full"}, {Attention::local1d, "local1d"}, {Attention::local2d, "local2d"}}};
+constexpr core::EnumNames<Inner, 2> kInnerNames{{{Inner::transformer, "transformer"}, {Inner::lstm, "lstm"}}};
+constexpr core::EnumNames<Init, 2> kInitNames{{{Init::pytorch, "pytorch"}, {Init::authors, "authors"}}};
+constexpr core::EnumNames<Positions, 2> kPositionsNames{{{Positions::separate, "separate"}, {Positions::shared, "shared"}}};
+
 // The config's JSON keys, in the order to_json writes them.
 using Config = AxialTransformerConfig;
 const std::array<core::JsonField<Config>, 18> kConfigFields{{
@@ -27,12 +33,12 @@ const std::array<core::JsonField<Config>, 18> kConfigFields{{
     {"row_layers", &Config::row_layers},
     {"encoder_layers", &Config::encoder_layers},
     {"ff_multiple", &Config::ff_multiple},
-    {"inner", &Config::inner},
+    {"inner", core::enum_field<&Config::inner, kInnerNames>()},
     {"dropout", &Config::dropout},
-    {"init", &Config::init},
-    {"positions", &Config::positions},
+    {"init", core::enum_field<&Config::init, kInitNames>()},
+    {"positions", core::enum_field<&Config::positions, kPositionsNames>()},
     {"relative", &Config::relative},
-    {"attention", &Config::attention},
+    {"attention", core::enum_field<&Config::attention, kAttentionNames>()},
     {"local_length", &Config::local_length},
     {"local_rows", &Config::local_rows},
     {"local_columns", &Config::local_columns},
@@ -43,6 +49,11 @@ const std::array<const char*, 7> kPresets{"tiny", "small", "medium", "small-full
 bool is_preset(const std::string& name) { return std::find(kPresets.begin(), kPresets.end(), name) != kPresets.end(); }
 
 }  // namespace
+
+const char* name_of(Attention value) { return core::name_of(kAttentionNames, value); }
+const char* name_of(Inner value) { return core::name_of(kInnerNames, value); }
+const char* name_of(Init value) { return core::name_of(kInitNames, value); }
+const char* name_of(Positions value) { return core::name_of(kPositionsNames, value); }
 
 std::string preset_names() {
   std::string names;
@@ -69,35 +80,31 @@ void AxialTransformerConfig::validate() const {
   in_range("row_layers", row_layers, 0, kMaxLayers);
   in_range("encoder_layers", encoder_layers, 0, kMaxLayers);
   in_range("relative", relative, 0, kMaxSide);
-  if (inner != "transformer" && inner != "lstm") throw Error("config", "inner must be \"transformer\" or \"lstm\", got \"", inner, "\"");
   if (!(dropout >= 0 && dropout < 1)) throw Error("config", "dropout must be in [0, 1), got ", dropout);
-  if (init != "pytorch" && init != "authors") throw Error("config", "init must be \"pytorch\" or \"authors\", got \"", init, "\"");
-  if (positions != "separate" && positions != "shared") {
-    throw Error("config", "positions must be \"separate\" or \"shared\", got \"", positions, "\"");
-  }
   validate_attention();
 }
 
 void AxialTransformerConfig::validate_attention() const {
-  if (attention != "axial" && attention != "full" && attention != "local1d" && attention != "local2d") {
-    throw Error("config", "attention must be \"axial\", \"full\", \"local1d\" or \"local2d\", got \"", attention, "\"");
-  }
   constexpr int64_t kMaxBlock = int64_t{1} << 32;  // a whole image of the largest sides
   if (local_length < 1 || local_length > kMaxBlock) throw Error("config", "local_length must be in [1, ", kMaxBlock, "], got ", local_length);
   if (local_rows < 1 || local_rows > (1 << 16)) throw Error("config", "local_rows must be in [1, 65536], got ", local_rows);
   if (local_columns < 1 || local_columns > (1 << 16)) throw Error("config", "local_columns must be in [1, 65536], got ", local_columns);
   if (axial()) return;
-  if (inner != "transformer") throw Error("config", "inner \"", inner, "\" is a part of the axial decoder; attention \"", attention, "\" has none");
-  if (relative > 0) throw Error("config", "relative positions are for axial attention; attention \"", attention, "\" has relative ", relative);
+  if (inner != Inner::transformer) {
+    throw Error("config", "inner \"", name_of(inner), "\" is a part of the axial decoder; attention \"", name_of(attention), "\" has none");
+  }
+  if (relative > 0) {
+    throw Error("config", "relative positions are for axial attention; attention \"", name_of(attention), "\" has relative ", relative);
+  }
 }
 
 std::array<int64_t, 2> AxialTransformerConfig::raster_grid() const {
-  if (attention == "local2d") return {height, width};
+  if (attention == Attention::local2d) return {height, width};
   return {1, height * width};
 }
 
 std::array<int64_t, 2> AxialTransformerConfig::local_block() const {
-  if (attention == "local2d") return {local_rows, local_columns};
+  if (attention == Attention::local2d) return {local_rows, local_columns};
   return {1, local_length};
 }
 
@@ -114,7 +121,7 @@ AxialTransformerConfig preset(const std::string& name) {
   } else if (name.starts_with("small-") && is_preset(name)) {
     c = preset("small");
     if (name == "small-relative") c.relative = 16;
-    else c.attention = name.substr(6);  // full, local1d, local2d
+    else core::value_named(kAttentionNames, name.substr(6), c.attention);  // full, local1d, local2d
   } else {
     throw Error("config", "unknown preset \"", name, "\" (", preset_names(), ", or a JSON file)");
   }

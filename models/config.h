@@ -23,9 +23,27 @@
 
 #include <array>
 #include <cstdint>
+#include <ostream>
 #include <string>
+#include <type_traits>
 
 namespace axiom::models {
+
+// The choices of a config, each written by its name in a config file and in messages (name_of):
+enum class Attention { axial, full, local1d, local2d };  // the decoder (above)
+enum class Inner { transformer, lstm };                  // the inner decoder: masked row blocks, or one LSTM layer along each row
+enum class Init { pytorch, authors };                    // how the weights start (below)
+enum class Positions { separate, shared };               // the decoders' position tables (below)
+const char* name_of(Attention value);
+const char* name_of(Inner value);
+const char* name_of(Init value);
+const char* name_of(Positions value);
+template <typename Choice>
+  requires std::is_same_v<Choice, Attention> || std::is_same_v<Choice, Inner> || std::is_same_v<Choice, Init> ||
+           std::is_same_v<Choice, Positions>
+std::ostream& operator<<(std::ostream& out, Choice value) {
+  return out << name_of(value);
+}
 
 struct AxialTransformerConfig {
   int64_t height = 28, width = 28;
@@ -36,27 +54,27 @@ struct AxialTransformerConfig {
   int64_t row_layers = 2;      // L_row: inner decoder blocks (masked row)
   int64_t encoder_layers = 2;  // channel encoder blocks (unmasked row / unmasked column), when channels > 1
   int64_t ff_multiple = 4;     // feed-forward width D' = ff_multiple * D
-  std::string inner = "transformer";  // or "lstm": the paper's ablation, one LSTM layer along each row
+  Inner inner = Inner::transformer;  // or lstm: the paper's ablation, one LSTM layer along each row
   double dropout = 0;
   // How the weights start (the trained model is the same kind of function either way):
-  //   "pytorch": value embeddings N(0, 1), position tables N(0, 0.02^2), Dense layers uniform in
+  //   pytorch:   value embeddings N(0, 1), position tables N(0, 0.02^2), Dense layers uniform in
   //              +-1/sqrt(fan_in), biases too (PyTorch's defaults for Embedding and Linear)
-  //   "authors": value embeddings and position tables N(0, (5/sqrt(D))^2), Dense weights
+  //   authors:   value embeddings and position tables N(0, (5/sqrt(D))^2), Dense weights
   //              N(0, 1/fan_in) and zero biases (the paper's released code)
   // Either way the residual branches' output projections and the logits layer start at zero.
-  std::string init = "pytorch";
-  // "separate": the outer and inner decoders each add their own position tables; "shared": both
-  // add the same ones (the paper's released code). The channel encoder keeps its own.
-  std::string positions = "separate";
+  Init init = Init::pytorch;
+  // separate: the outer and inner decoders each add their own position tables; shared: both add
+  // the same ones (the paper's released code). The channel encoder keeps its own.
+  Positions positions = Positions::separate;
   // > 0: every attention layer also scores each query against a learned embedding of its distance
   // to the key along the line, clipped at this many positions (Shaw et al.; nn/relative.h), on top
   // of the position tables. 0: the position tables alone.
   int64_t relative = 0;
-  std::string attention = "axial";  // or "full", "local1d", "local2d" (above)
+  Attention attention = Attention::axial;  // or full, local1d, local2d (above)
   int64_t local_length = 112;       // local1d: pixels in a block (112: four rows of 28)
   int64_t local_rows = 7, local_columns = 7;  // local2d: a block's rows and columns
 
-  bool axial() const { return attention == "axial"; }
+  bool axial() const { return attention == Attention::axial; }
   // A raster model's blocks run on a grid of [rows, columns] in raster order: [1, H W] (full,
   // local1d) or [H, W] (local2d); local attention's query blocks on it are [rows, columns]:
   // [1, local_length] or [local_rows, local_columns].

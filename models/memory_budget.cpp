@@ -22,7 +22,7 @@ struct BlockCounts {
 BlockCounts block_counts(const AxialTransformerConfig& c) {
   BlockCounts n;
   if (c.axial()) n.rows = n.columns = static_cast<double>(c.upper_layers / 2);  // outer: unmasked row + masked column
-  if (c.axial() && c.inner == "transformer") n.rows += static_cast<double>(c.row_layers);
+  if (c.axial() && c.inner == Inner::transformer) n.rows += static_cast<double>(c.row_layers);
   if (c.channels > 1) {  // encoder: row, column, row, ...
     n.rows += static_cast<double>((c.encoder_layers + 1) / 2);
     n.columns += static_cast<double>(c.encoder_layers / 2);
@@ -39,12 +39,12 @@ nn::LocalCost local_cost(const AxialTransformerConfig& c) {
   const auto [grid_rows, grid_columns] = c.raster_grid();
   return nn::local_cost({.rows = rows, .columns = columns}, grid_rows, grid_columns);
 }
-bool local(const AxialTransformerConfig& c) { return c.attention == "local1d" || c.attention == "local2d"; }
+bool local(const AxialTransformerConfig& c) { return c.attention == Attention::local1d || c.attention == Attention::local2d; }
 
 }  // namespace
 
 double raster_scores_per_pixel(const AxialTransformerConfig& c) {
-  return c.attention == "full" ? pixels(c) : local_cost(c).scores_per_position;
+  return c.attention == Attention::full ? pixels(c) : local_cost(c).scores_per_position;
 }
 
 namespace {
@@ -72,7 +72,7 @@ double training_floats_per_pixel(const AxialTransformerConfig& c, int64_t checkp
   if (n > 0) floats += (n - recomputed) * block_values + recomputed * d + weights * (n - recomputed) / n;
   if (recomputed > 0) floats += 6 * d * m + weights / n;  // one block run again, with its backward's temporaries
   if (c.channels > 1) floats += 2 * static_cast<double>(c.channels) * d;  // every channel's embedding
-  if (c.inner == "lstm") floats += 9 * d;  // the LSTM's gates at every step
+  if (c.inner == Inner::lstm) floats += 9 * d;  // the LSTM's gates at every step
   return floats;
 }
 
@@ -92,11 +92,11 @@ double parameter_count(const AxialTransformerConfig& c) {
   const double d = static_cast<double>(c.features), m = static_cast<double>(c.ff_multiple);
   const double positions = static_cast<double>(c.height + c.width) * d;  // a FactorizedPositionEmbedding
   // one set (shared, or a raster model's), or the outer's and the inner's
-  const double decoder_positions = c.positions == "shared" || !c.axial() ? positions : 2 * positions;
+  const double decoder_positions = c.positions == Positions::shared || !c.axial() ? positions : 2 * positions;
   double count = kValues * d + decoder_positions + 2 * d + (d * kValues + kValues);  // embedding, positions, final norm, logits
   count += (block_counts(c).total() + raster_blocks(c)) * block_parameters(d, m);
   if (c.relative > 0) count += block_counts(c).total() * static_cast<double>(2 * c.relative + 1) * (d / static_cast<double>(c.heads));
-  if (c.inner == "lstm") count += (d * 4 * d + 4 * d) + d * 4 * d;  // input (with bias) and hidden (without)
+  if (c.inner == Inner::lstm) count += (d * 4 * d + 4 * d) + d * 4 * d;  // input (with bias) and hidden (without)
   if (c.channels > 1) {
     const double channels = static_cast<double>(c.channels);
     count += channels * kValues * d + channels * d + positions;  // channel values, channel marker, positions

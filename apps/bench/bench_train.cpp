@@ -46,7 +46,7 @@ double forward_flops(const models::AxialTransformerConfig& c, int64_t batch) {
     per_position += static_cast<double>(c.upper_layers + c.row_layers) * block(models::raster_scores_per_pixel(c));
   }
   for (int64_t i = 0; i < c.upper_layers && c.axial(); ++i) per_position += block(static_cast<double>(i % 2 == 0 ? c.width : c.height));  // row, column
-  if (c.inner == "lstm") {
+  if (c.inner == models::Inner::lstm) {
     per_position += 2 * 8 * d * d;
   } else if (c.axial()) {
     per_position += static_cast<double>(c.row_layers) * block(static_cast<double>(c.width));

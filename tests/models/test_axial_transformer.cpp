@@ -11,7 +11,7 @@ using namespace axiom;
 
 namespace {
 
-models::AxialTransformerConfig tiny_config(int64_t channels = 1, const std::string& inner = "transformer") {
+models::AxialTransformerConfig tiny_config(int64_t channels = 1, models::Inner inner = models::Inner::transformer) {
   models::AxialTransformerConfig c;
   c.height = 4, c.width = 5, c.channels = channels, c.features = 8, c.heads = 2;
   c.upper_layers = 2, c.row_layers = 2, c.encoder_layers = 2, c.ff_multiple = 2, c.inner = inner;
@@ -19,12 +19,12 @@ models::AxialTransformerConfig tiny_config(int64_t channels = 1, const std::stri
 }
 
 // The raster models on the same 4 x 5 images, with blocks that do not divide the image.
-models::AxialTransformerConfig raster_config(const std::string& attention, int64_t channels = 1) {
+models::AxialTransformerConfig raster_config(models::Attention attention, int64_t channels = 1) {
   models::AxialTransformerConfig c = tiny_config(channels);
   c.attention = attention, c.local_length = 6, c.local_rows = 2, c.local_columns = 2;
   return c;
 }
-const std::vector<std::string> kRasterAttention{"full", "local1d", "local2d"};
+const std::vector<models::Attention> kRasterAttention{models::Attention::full, models::Attention::local1d, models::Attention::local2d};
 
 // Every parameter redrawn from N(0, 0.5): nothing near zero, so every path that exists shows up.
 void randomize(models::AxialTransformer& model, uint64_t seed) {
@@ -42,10 +42,10 @@ core::Tensor random_images(const Shape& shape, uint64_t seed) {
 }  // namespace
 
 TEST_CASE("an untrained model predicts the uniform distribution: 8.00 bits per dimension") {
-  for (const std::string inner : {"transformer", "lstm"}) {
+  for (const models::Inner inner : {models::Inner::transformer, models::Inner::lstm}) {
     for (int64_t channels : {1, 3}) {
-      for (const std::string init : {"pytorch", "authors"}) {
-        for (const std::string positions : {"separate", "shared"}) {
+      for (const models::Init init : {models::Init::pytorch, models::Init::authors}) {
+        for (const models::Positions positions : {models::Positions::separate, models::Positions::shared}) {
           CAPTURE(inner);
           CAPTURE(channels);
           CAPTURE(init);
@@ -108,7 +108,7 @@ TEST_CASE("init: \"pytorch\" and \"authors\" draw the embeddings, positions and 
   models::AxialTransformerConfig config;  // 28 x 28, D = 64
   config.features = 64, config.heads = 4, config.upper_layers = 2, config.row_layers = 1;
   core::Generator gen(21);
-  config.init = "authors";
+  config.init = models::Init::authors;
   const models::AxialTransformer authors(config, gen);
   const double d = 5 / std::sqrt(64.0);  // 5 / sqrt(D)
   CHECK(standard_deviation(parameter(authors, "embedding.weight")) == doctest::Approx(d).epsilon(0.03));
@@ -122,7 +122,7 @@ TEST_CASE("init: \"pytorch\" and \"authors\" draw the embeddings, positions and 
   CHECK(all_zero(parameter(authors, "outer.1.attention.attention.out.weight")));
   CHECK(all_zero(parameter(authors, "logits.weight")));
 
-  config.init = "pytorch";
+  config.init = models::Init::pytorch;
   const models::AxialTransformer pytorch(config, gen);
   CHECK(standard_deviation(parameter(pytorch, "embedding.weight")) == doctest::Approx(1.0).epsilon(0.03));
   CHECK(standard_deviation(parameter(pytorch, "outer_position.axis_1")) == doctest::Approx(0.02).epsilon(0.06));
@@ -134,7 +134,7 @@ TEST_CASE("init: \"pytorch\" and \"authors\" draw the embeddings, positions and 
 
 TEST_CASE("positions: \"shared\" gives both decoders one set of tables; \"separate\" one each") {
   models::AxialTransformerConfig config = tiny_config(2);
-  config.positions = "shared";
+  config.positions = models::Positions::shared;
   core::Generator gen(22);
   const models::AxialTransformer shared(config, gen);
   for (const auto& [name, p] : shared.named_parameters()) CHECK_MESSAGE(name.rfind("inner_position", 0) != 0, name);
@@ -142,7 +142,7 @@ TEST_CASE("positions: \"shared\" gives both decoders one set of tables; \"separa
                                                                    parameter(shared, "outer_position.axis_1").reshape({4, 1, 8}),
                                                                    parameter(shared, "outer_position.axis_2").reshape({1, 5, 8}))));
   CHECK_FALSE(all_zero(parameter(shared, "encoder_position.axis_1")));  // the channel encoder keeps its own
-  config.positions = "separate";
+  config.positions = models::Positions::separate;
   const models::AxialTransformer separate(config, gen);
   CHECK(separate.named_parameters().size() == shared.named_parameters().size() + 2);
   CHECK_FALSE(all_zero(parameter(separate, "inner_position.axis_1")));
@@ -153,9 +153,9 @@ TEST_CASE("positions: \"shared\" gives both decoders one set of tables; \"separa
 // or a mask breaks this (tried: each makes this test fail at the first pixel that sees itself or
 // the row below).
 TEST_CASE("the logits of every pixel depend only on the pixels before it in raster order") {
-  std::vector<models::AxialTransformerConfig> configs{tiny_config(1, "transformer"), tiny_config(1, "lstm"), tiny_config(1)};
+  std::vector<models::AxialTransformerConfig> configs{tiny_config(1, models::Inner::transformer), tiny_config(1, models::Inner::lstm), tiny_config(1)};
   configs[2].relative = 2;
-  for (const std::string& attention : kRasterAttention) configs.push_back(raster_config(attention));
+  for (const models::Attention attention : kRasterAttention) configs.push_back(raster_config(attention));
   for (const models::AxialTransformerConfig& config : configs) {
     CAPTURE(config.to_json());
     core::Generator gen(3);
@@ -187,7 +187,7 @@ TEST_CASE("the logits of every pixel depend only on the pixels before it in rast
 }
 
 TEST_CASE("channel c depends on channels before it and not on itself or later ones") {
-  for (const std::string attention : {"axial", "local2d"}) {
+  for (const models::Attention attention : {models::Attention::axial, models::Attention::local2d}) {
     CAPTURE(attention);
     core::Generator gen(6);
     models::AxialTransformer model(raster_config(attention, 3), gen);
@@ -212,7 +212,7 @@ TEST_CASE("channel c depends on channels before it and not on itself or later on
 // What sample_fast relies on: the inner decoder stepped pixel by pixel (key/value caches, or the
 // LSTM's state) gives, for every pixel of a row, the logits the whole-row inner() gives.
 TEST_CASE("the inner decoder stepped one pixel at a time equals the inner decoder on the whole row") {
-  for (const std::string inner : {"transformer", "lstm"}) {
+  for (const models::Inner inner : {models::Inner::transformer, models::Inner::lstm}) {
     CAPTURE(inner);
     core::Generator gen(18);
     models::AxialTransformer model(tiny_config(1, inner), gen);
@@ -263,15 +263,18 @@ TEST_CASE("the outer decoder stepped one row at a time equals the outer decoder 
 TEST_CASE("the semi-parallel sampler makes exactly the naive sampler's images") {
   struct Case {
     int64_t channels;
-    std::string inner, positions;
+    models::Inner inner;
+    models::Positions positions;
     int64_t relative = 0;
-    std::string attention = "axial";
+    models::Attention attention = models::Attention::axial;
   };
-  for (const Case& c : {Case{1, "transformer", "separate"}, Case{1, "lstm", "separate"}, Case{2, "transformer", "separate"},
-                        Case{2, "lstm", "separate"}, Case{1, "transformer", "shared"}, Case{2, "transformer", "shared"},
-                        Case{1, "transformer", "separate", 2}, Case{2, "transformer", "separate", 3},
-                        Case{1, "transformer", "separate", 0, "full"}, Case{2, "transformer", "separate", 0, "local1d"},
-                        Case{1, "transformer", "separate", 0, "local2d"}, Case{2, "transformer", "separate", 0, "local2d"}}) {
+  constexpr auto T = models::Inner::transformer, L = models::Inner::lstm;
+  constexpr auto S = models::Positions::separate, SH = models::Positions::shared;
+  for (const Case& c : {Case{1, T, S}, Case{1, L, S}, Case{2, T, S},
+                        Case{2, L, S}, Case{1, T, SH}, Case{2, T, SH},
+                        Case{1, T, S, 2}, Case{2, T, S, 3},
+                        Case{1, T, S, 0, models::Attention::full}, Case{2, T, S, 0, models::Attention::local1d},
+                        Case{1, T, S, 0, models::Attention::local2d}, Case{2, T, S, 0, models::Attention::local2d}}) {
     CAPTURE(c.channels);
     CAPTURE(c.inner);
     CAPTURE(c.positions);
@@ -297,7 +300,7 @@ TEST_CASE("the semi-parallel sampler makes exactly the naive sampler's images") 
 // The noise of image n is a function of the seed and n alone: a batch's first image is the image
 // that the same seed draws alone.
 TEST_CASE("a sampled image does not depend on the batch it is drawn in") {
-  for (const std::string attention : {"axial", "local2d"}) {
+  for (const models::Attention attention : {models::Attention::axial, models::Attention::local2d}) {
     CAPTURE(attention);
     core::Generator gen(9);
     models::AxialTransformer model(raster_config(attention, 2), gen);
@@ -327,7 +330,7 @@ TEST_CASE("gradcheck of the whole tiny model in float64") {
 // --- the raster models --------------------------------------------------------------------------
 
 TEST_CASE("raster models: 8.00 bits per dimension at initialisation, upper_layers + row_layers blocks, one set of positions") {
-  for (const std::string& attention : kRasterAttention) {
+  for (const models::Attention attention : kRasterAttention) {
     for (int64_t channels : {1, 3}) {
       CAPTURE(attention);
       CAPTURE(channels);
@@ -347,7 +350,7 @@ TEST_CASE("raster models: 8.00 bits per dimension at initialisation, upper_layer
 // What the raster sampler relies on: the decoder stepped pixel by pixel with its caches gives the
 // logits that decode() gives on the whole image, with the channel encoder's context too.
 TEST_CASE("raster models: the decoder stepped one pixel at a time equals the decoder on the whole image") {
-  for (const std::string& attention : kRasterAttention) {
+  for (const models::Attention attention : kRasterAttention) {
     CAPTURE(attention);
     core::Generator gen(23);
     models::AxialTransformer model(raster_config(attention, 2), gen);
@@ -372,7 +375,7 @@ TEST_CASE("raster models: the decoder stepped one pixel at a time equals the dec
 }
 
 TEST_CASE("raster models: gradcheck of the whole model in float64") {
-  for (const std::string& attention : kRasterAttention) {
+  for (const models::Attention attention : kRasterAttention) {
     CAPTURE(attention);
     core::Generator gen(26);
     models::AxialTransformerConfig config = raster_config(attention, 2);
@@ -390,7 +393,7 @@ TEST_CASE("raster models: gradcheck of the whole model in float64") {
 
 TEST_CASE("raster models refuse the axial decoder's pieces, and the axial model the raster pieces") {
   core::Generator gen(30);
-  models::AxialTransformer raster(raster_config("local1d"), gen), axial(tiny_config(), gen);
+  models::AxialTransformer raster(raster_config(models::Attention::local1d), gen), axial(tiny_config(), gen);
   CHECK_THROWS_WITH_AS(raster.start_outer_rows(), doctest::Contains("start_outer_rows is a piece of the axial decoder"), Error);
   CHECK_THROWS_WITH_AS(raster.inner_position(0, 1), doctest::Contains("attention is \"local1d\""), Error);
   CHECK_THROWS_WITH_AS(axial.start_raster(), doctest::Contains("the raster models' decoder"), Error);

@@ -22,11 +22,11 @@ TEST_CASE("presets have the sizes the issue gives") {
 
 TEST_CASE("init, positions and relative round-trip, and a config without them (written before they existed) keeps the original model") {
   models::AxialTransformerConfig c = models::preset("tiny");
-  c.init = "authors", c.positions = "shared", c.relative = 5;
+  c.init = models::Init::authors, c.positions = models::Positions::shared, c.relative = 5;
   const models::AxialTransformerConfig back = models::config_from_json(c.to_json(), "test");
-  CHECK((back.init == "authors" && back.positions == "shared" && back.relative == 5));
+  CHECK((back.init == models::Init::authors && back.positions == models::Positions::shared && back.relative == 5));
   const models::AxialTransformerConfig old = models::config_from_json(R"({"features": 64, "heads": 4})", "old.json");
-  CHECK((old.init == "pytorch" && old.positions == "separate" && old.relative == 0));
+  CHECK((old.init == models::Init::pytorch && old.positions == models::Positions::separate && old.relative == 0));
   CHECK_THROWS_WITH_AS(models::config_from_json(R"({"relative": -1})", "a.json"), doctest::Contains("relative must be in [0, 65536], got -1"), Error);
 }
 
@@ -35,15 +35,16 @@ TEST_CASE("the comparison's presets are small with another decoder, and attentio
     CAPTURE(name);
     const models::AxialTransformerConfig c = models::load_config(name);
     CHECK((c.features == 128 && c.heads == 4 && c.upper_layers == 4 && c.row_layers == 4 && c.ff_multiple == 4));
-    CHECK(c.attention == (name == "small-relative" ? "axial" : name.substr(6)));
+    CHECK(models::name_of(c.attention) == (name == "small-relative" ? "axial" : name.substr(6)));
     CHECK(c.relative == (name == "small-relative" ? 16 : 0));
   }
   CHECK((models::preset("small").local_length == 112 && models::preset("small").local_rows == 7));
   models::AxialTransformerConfig c = models::preset("tiny");
-  c.attention = "local2d", c.local_rows = 4, c.local_columns = 14, c.local_length = 56;
+  c.attention = models::Attention::local2d, c.local_rows = 4, c.local_columns = 14, c.local_length = 56;
   const models::AxialTransformerConfig back = models::config_from_json(c.to_json(), "test");
-  CHECK((back.attention == "local2d" && back.local_rows == 4 && back.local_columns == 14 && back.local_length == 56));
-  CHECK(models::config_from_json(R"({"features": 64, "heads": 4})", "old.json").attention == "axial");
+  CHECK((back.attention == models::Attention::local2d && back.local_rows == 4 && back.local_columns == 14 && back.local_length == 56));
+  CHECK(models::config_from_json(R"({"features": 64, "heads": 4})", "old.json").attention == models::Attention::axial);
+  CHECK(c.to_json().find(R"("attention": "local2d")") != std::string::npos);  // written by its name
   CHECK_THROWS_WITH_AS(models::config_from_json(R"({"attention": "sparse"})", "a.json"),
                        doctest::Contains("attention must be \"axial\", \"full\", \"local1d\" or \"local2d\", got \"sparse\""), Error);
   CHECK_THROWS_WITH_AS(models::config_from_json(R"({"attention": "full", "inner": "lstm"})", "a.json"),
@@ -58,9 +59,9 @@ TEST_CASE("the comparison's presets are small with another decoder, and attentio
 
 TEST_CASE("a JSON config round-trips and bad keys or values are named") {
   models::AxialTransformerConfig c = models::preset("small");
-  c.channels = 3, c.inner = "lstm";
+  c.channels = 3, c.inner = models::Inner::lstm;
   const models::AxialTransformerConfig back = models::config_from_json(c.to_json(), "test");
-  CHECK((back.channels == 3 && back.inner == "lstm" && back.features == 128));
+  CHECK((back.channels == 3 && back.inner == models::Inner::lstm && back.features == 128));
   CHECK_THROWS_WITH_AS(models::config_from_json(R"({"featurs": 64})", "a.json"), doctest::Contains("unknown key \"featurs\""), Error);
   CHECK_THROWS_WITH_AS(models::config_from_json(R"({"features": "64"})", "a.json"), doctest::Contains("features must be an integer"), Error);
   CHECK_THROWS_WITH_AS(models::config_from_json(R"({"features": 66, "heads": 4})", "a.json"), doctest::Contains("multiple of heads"), Error);

@@ -14,7 +14,7 @@ using core::Device;
 namespace {
 
 // Two channels (the encoder, a channel drawn per example) and dropout (masks from the generator).
-models::AxialTransformerConfig device_config(const std::string& inner = "transformer") {
+models::AxialTransformerConfig device_config(models::Inner inner = models::Inner::transformer) {
   models::AxialTransformerConfig c;
   c.height = 3, c.width = 4, c.channels = 2, c.features = 8, c.heads = 2;
   c.upper_layers = 2, c.row_layers = 1, c.encoder_layers = 1, c.ff_multiple = 2, c.dropout = 0.1, c.inner = inner;
@@ -43,7 +43,7 @@ double largest_weight_difference(models::AxialTransformer& a, models::AxialTrans
 TEST_SUITE("cuda-emulated") {
 
 TEST_CASE("three training steps of a model on the device match the same steps on the CPU") {
-  for (const std::string attention : {"axial", "local2d", "full"}) {  // the fused kernels, and local attention's plain ops
+  for (const models::Attention attention : {models::Attention::axial, models::Attention::local2d, models::Attention::full}) {  // the fused kernels, and local attention's plain ops
     CAPTURE(attention);
     auto config = device_config();
     config.attention = attention, config.local_rows = 2, config.local_columns = 3;
@@ -134,12 +134,14 @@ TEST_CASE("evaluation on the device gives the CPU's likelihood") {
 
 TEST_CASE("on the device the semi-parallel sampler makes exactly the naive sampler's images and the CPU's") {
   struct Case {
-    std::string inner;
+    models::Inner inner;
     int64_t relative;
-    std::string attention;
+    models::Attention attention;
   };
-  for (const auto& [inner, relative, attention] : {Case{"transformer", 0, "axial"}, Case{"lstm", 0, "axial"}, Case{"transformer", 2, "axial"},
-                                                   Case{"transformer", 0, "full"}, Case{"transformer", 0, "local2d"}}) {
+  using models::Attention;
+  constexpr auto T = models::Inner::transformer, L = models::Inner::lstm;
+  for (const auto& [inner, relative, attention] : {Case{T, 0, Attention::axial}, Case{L, 0, Attention::axial}, Case{T, 2, Attention::axial},
+                                                   Case{T, 0, Attention::full}, Case{T, 0, Attention::local2d}}) {
     CAPTURE(inner);
     CAPTURE(relative);
     CAPTURE(attention);

@@ -26,13 +26,13 @@ std::vector<models::AxialTransformerConfig> configs() {
   all[2].ff_multiple = 8, all[2].heads = 8;
   all[3].height = 16, all[3].upper_layers = 4;
   all[4].channels = 3, all[4].encoder_layers = 3;
-  all[5].inner = "lstm";
-  all[6].height = 12, all[6].width = 16, all[6].channels = 2, all[6].features = 48, all[6].heads = 4, all[6].encoder_layers = 2, all[6].inner = "lstm";
-  all[7].channels = 2, all[7].encoder_layers = 1, all[7].positions = "shared", all[7].init = "authors";
+  all[5].inner = models::Inner::lstm;
+  all[6].height = 12, all[6].width = 16, all[6].channels = 2, all[6].features = 48, all[6].heads = 4, all[6].encoder_layers = 2, all[6].inner = models::Inner::lstm;
+  all[7].channels = 2, all[7].encoder_layers = 1, all[7].positions = models::Positions::shared, all[7].init = models::Init::authors;
   all[8].relative = 3, all[8].heads = 4;
-  all[9].attention = "full";
-  all[10].attention = "local1d", all[10].local_length = 10;
-  all[11].attention = "local2d", all[11].local_rows = 3, all[11].local_columns = 3, all[11].heads = 4;
+  all[9].attention = models::Attention::full;
+  all[10].attention = models::Attention::local1d, all[10].local_length = 10;
+  all[11].attention = models::Attention::local2d, all[11].local_rows = 3, all[11].local_columns = 3, all[11].heads = 4;
   return all;
 }
 
@@ -100,10 +100,10 @@ TEST_CASE("the estimates are close to the measured peaks of training, evaluation
 
 TEST_CASE("local blocks larger than the image cost what blocks the size of the image cost (local_attention cuts them)") {
   models::AxialTransformerConfig huge = small_config(), whole = small_config();
-  huge.attention = whole.attention = "local2d";
+  huge.attention = whole.attention = models::Attention::local2d;
   huge.local_rows = huge.local_columns = 65536, whole.local_rows = 8, whole.local_columns = 8;
   CHECK(models::training_memory(huge, 4).total() == models::training_memory(whole, 4).total());
-  huge.attention = whole.attention = "local1d";
+  huge.attention = whole.attention = models::Attention::local1d;
   huge.local_length = int64_t{1} << 32, whole.local_length = 64;
   CHECK(models::evaluation_memory(huge, 4).total() == models::evaluation_memory(whole, 4).total());
 }
