@@ -21,7 +21,7 @@ std::string required_root(const std::string& name, const DatasetOptions& options
   return options.root;
 }
 
-core::Tensor cifar10(const std::string& split, const DatasetOptions& options) {
+Tensor cifar10(const std::string& split, const DatasetOptions& options) {
   required_root("cifar10", options);
   std::vector<std::string> files;
   if (split == "train") {
@@ -29,21 +29,21 @@ core::Tensor cifar10(const std::string& split, const DatasetOptions& options) {
   } else {
     files.push_back(in_root(options, "test_batch.bin"));
   }
-  return read_cifar(files, 1).images.data();
+  return read_cifar(files, 1).images;
 }
 
 // Videos of items from the same split of Fashion-MNIST, so that test videos show unseen items.
-core::Tensor moving_fashion_mnist(const std::string& split, const DatasetOptions& options) {
+Tensor moving_fashion_mnist(const std::string& split, const DatasetOptions& options) {
   const std::string root = options.root.empty() ? kFashionMnistRoot : options.root;
-  const core::Tensor items = fashion_mnist(split, root).images.data();
+  const Tensor items = fashion_mnist(split, root).images;
   const bool train = split == "train";
-  return moving_objects(Tensor(items), train ? 20000 : 1000, options.frames, options.canvas, 2, train ? 1 : 2).data();
+  return moving_objects(items, train ? 20000 : 1000, options.frames, options.canvas, 2, train ? 1 : 2);
 }
 
 // The first nine tenths of the array are "train", the last tenth "test".
-core::Tensor npy_images(const std::string& path, const std::string& split) {
-  const core::Tensor all = read_npy(path).data();
-  if (all.dtype() != core::Dtype::uint8 || (all.dim() != 3 && all.dim() != 4)) {
+Tensor npy_images(const std::string& path, const std::string& split) {
+  const Tensor all = read_npy(path);
+  if (all.dtype() != Dtype::uint8 || (all.dim() != 3 && all.dim() != 4)) {
     throw Error("dataset", "'", path, "' must hold uint8 images [N, H, W] or [N, C, H, W], got ", all.dtype(), " ",
                 all.shape());
   }
@@ -58,9 +58,9 @@ core::Tensor npy_images(const std::string& path, const std::string& split) {
 const char* dataset_names() { return "fashion-mnist, mnist, cifar10, moving-fashion-mnist, or a .npy file"; }
 
 namespace {
-core::Tensor images_of(const std::string& name, const std::string& split, const DatasetOptions& options) {
-  if (name == "fashion-mnist") return fashion_mnist(split, options.root.empty() ? kFashionMnistRoot : options.root).images.data();
-  if (name == "mnist") return mnist(split, required_root(name, options)).images.data();
+Tensor images_of(const std::string& name, const std::string& split, const DatasetOptions& options) {
+  if (name == "fashion-mnist") return fashion_mnist(split, options.root.empty() ? kFashionMnistRoot : options.root).images;
+  if (name == "mnist") return mnist(split, required_root(name, options)).images;
   if (name == "cifar10") return cifar10(split, options);
   if (name == "moving-fashion-mnist") return moving_fashion_mnist(split, options);
   if (name.ends_with(".npy")) return npy_images(name, split);
@@ -70,7 +70,7 @@ core::Tensor images_of(const std::string& name, const std::string& split, const 
 
 Tensor load_images(const std::string& name, const std::string& split, const DatasetOptions& options) {
   if (split != "train" && split != "test") throw Error("dataset", "split must be \"train\" or \"test\", got \"", split, "\"");
-  const core::Tensor images = images_of(name, split, options);
+  const Tensor images = images_of(name, split, options);
   if (images.size(0) == 0) {
     throw Error("dataset", "the ", split, " split of ", name, options.root.empty() ? "" : " in '" + options.root + "'", " holds no images");
   }
