@@ -35,7 +35,7 @@ int evaluate(const EvalCommand& c) {
   if (c.batch_size <= 0) throw Error("eval", "--batch must be positive, got ", c.batch_size);
   if (c.limit < 0) throw Error("eval", "--limit must be >= 0, got ", c.limit);
   const core::Device device = device_of("eval", c.device);
-  const std::unique_ptr<models::AxialTransformer> model = models::load_model(c.checkpoint);
+  const std::unique_ptr<models::ImageModel> model = models::load_model(c.checkpoint);
   model->to(device);
   std::string name;
   data::DatasetOptions where = dataset_of(c, name);

@@ -53,7 +53,7 @@ int sample(const SampleCommand& c) {
   if (c.zoom < 1 || c.zoom > 16) throw Error("sample", "--zoom must be in 1..16, got ", c.zoom);
 
   const core::Device device = device_of("sample", c.device);
-  const std::unique_ptr<models::AxialTransformer> model = models::load_model(c.checkpoint);
+  const std::unique_ptr<models::ImageModel> model = models::load_model(c.checkpoint);
   model->to(device);
   models::check_fits(models::sampling_memory(model->config(), c.count), "sample", "drawing " + std::to_string(c.count) + " images",
                      "draw fewer at a time (--n) and run sample again with another --seed", 1, device);

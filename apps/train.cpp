@@ -119,7 +119,7 @@ models::TrainingOptions options_of(const TrainCommand& c) {
 // The step this invocation trains to: a decaying run's own length, else --steps.
 int64_t target_step(const TrainCommand& c, const models::TrainingOptions& o) { return o.steps > 0 ? o.steps : c.steps; }
 
-Tensor images_of(const models::TrainingOptions& o, const models::AxialTransformerConfig& config, const std::string& split) {
+Tensor images_of(const models::TrainingOptions& o, const models::ImageModelConfig& config, const std::string& split) {
   return data::load_images(o.data, split, {.root = o.data_dir, .frames = config.channels, .canvas = config.height});
 }
 
@@ -128,7 +128,7 @@ models::Placement placement_of(const TrainCommand& c, core::Communicator& comm) 
 }
 
 // Refuses, before anything is allocated, a run whose training step cannot fit in this machine's memory.
-void check_memory(const models::AxialTransformerConfig& config, const models::TrainingOptions& o, int64_t checkpoint_blocks,
+void check_memory(const models::ImageModelConfig& config, const models::TrainingOptions& o, int64_t checkpoint_blocks,
                   core::Device device, core::Communicator& comm) {
   const int64_t share = o.batch_size / comm.size();  // each process's images of every batch
   models::check_fits(models::training_memory(config, share, core::Dtype::float32, checkpoint_blocks), "train",
@@ -150,7 +150,7 @@ void check_out(const TrainCommand& c) {
 // a bad flag or config leaves nothing behind.
 struct RunPlan {
   std::optional<models::Checkpoint> resumed;
-  models::AxialTransformerConfig config;
+  models::ImageModelConfig config;
   models::TrainingOptions options;
 };
 

@@ -221,9 +221,9 @@ Checkpoint read_checkpoint(const std::string& dir) {
   return c;
 }
 
-std::unique_ptr<AxialTransformer> load_model(const std::string& path) {
+std::unique_ptr<ImageModel> load_model(const std::string& path) {
   std::string weights;
-  AxialTransformerConfig config;
+  ImageModelConfig config;
   std::error_code ec;  // (a name too long, a loop of links: the Error below)
   const fs::file_status status = fs::status(path, ec);
   if (fs::is_directory(status)) {
@@ -243,7 +243,7 @@ std::unique_ptr<AxialTransformer> load_model(const std::string& path) {
              "its config asks for more than this machine has");
   // The generator only fills the weights that load() replaces; the model keeps a pointer to it
   // for dropout, which is off in eval mode. The process-wide generator outlives every model.
-  auto model = std::make_unique<AxialTransformer>(config, core::default_generator());
+  auto model = make_image_model(config, core::default_generator());
   model->load(weights);
   model->eval();
   return model;

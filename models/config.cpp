@@ -22,7 +22,7 @@ constexpr core::EnumNames<Init, 2> kInitNames{{{Init::pytorch, "pytorch"}, {Init
 constexpr core::EnumNames<Positions, 2> kPositionsNames{{{Positions::separate, "separate"}, {Positions::shared, "shared"}}};
 
 // The config's JSON keys, in the order to_json writes them.
-using Config = AxialTransformerConfig;
+using Config = ImageModelConfig;
 const std::array<core::JsonField<Config>, 18> kConfigFields{{
     {"height", &Config::height},
     {"width", &Config::width},
@@ -63,7 +63,7 @@ std::string preset_names() {
 
 // The accepted ranges are far beyond any model that fits in memory (the memory budget refuses
 // those with figures); they keep every product of sizes inside int64.
-void AxialTransformerConfig::validate() const {
+void ImageModelConfig::validate() const {
   auto in_range = [](const char* key, int64_t value, int64_t low, int64_t high) {
     if (value < low || value > high) throw Error("config", key, " must be in [", low, ", ", high, "], got ", value);
   };
@@ -84,7 +84,7 @@ void AxialTransformerConfig::validate() const {
   validate_attention();
 }
 
-void AxialTransformerConfig::validate_attention() const {
+void ImageModelConfig::validate_attention() const {
   constexpr int64_t kMaxBlock = int64_t{1} << 32;  // a whole image of the largest sides
   if (local_length < 1 || local_length > kMaxBlock) throw Error("config", "local_length must be in [1, ", kMaxBlock, "], got ", local_length);
   if (local_rows < 1 || local_rows > (1 << 16)) throw Error("config", "local_rows must be in [1, 65536], got ", local_rows);
@@ -98,20 +98,20 @@ void AxialTransformerConfig::validate_attention() const {
   }
 }
 
-std::array<int64_t, 2> AxialTransformerConfig::raster_grid() const {
+std::array<int64_t, 2> ImageModelConfig::raster_grid() const {
   if (attention == Attention::local2d) return {height, width};
   return {1, height * width};
 }
 
-std::array<int64_t, 2> AxialTransformerConfig::local_block() const {
+std::array<int64_t, 2> ImageModelConfig::local_block() const {
   if (attention == Attention::local2d) return {local_rows, local_columns};
   return {1, local_length};
 }
 
-std::string AxialTransformerConfig::to_json() const { return core::write_fields(*this, kConfigFields).dump(2); }
+std::string ImageModelConfig::to_json() const { return core::write_fields(*this, kConfigFields).dump(2); }
 
-AxialTransformerConfig preset(const std::string& name) {
-  AxialTransformerConfig c;
+ImageModelConfig preset(const std::string& name) {
+  ImageModelConfig c;
   if (name == "tiny") {
     c.features = 64, c.heads = 4, c.upper_layers = 2, c.row_layers = 2;
   } else if (name == "small") {
@@ -128,8 +128,8 @@ AxialTransformerConfig preset(const std::string& name) {
   return c;
 }
 
-AxialTransformerConfig config_from_json(const std::string& text, const std::string& origin) {
-  AxialTransformerConfig c;
+ImageModelConfig config_from_json(const std::string& text, const std::string& origin) {
+  ImageModelConfig c;
   core::read_fields(core::parse_json(text, origin, "config"), kConfigFields, c, "config", origin, "key");
   try {
     c.validate();
@@ -140,7 +140,7 @@ AxialTransformerConfig config_from_json(const std::string& text, const std::stri
   return c;
 }
 
-AxialTransformerConfig load_config(const std::string& name_or_path) {
+ImageModelConfig load_config(const std::string& name_or_path) {
   if (is_preset(name_or_path)) return preset(name_or_path);
   namespace fs = std::filesystem;
   std::error_code ec;

@@ -1,5 +1,5 @@
-// The Axial Transformer's configuration: sizes of the data and of the network. Configs are JSON
-// files (or presets); every key is checked, and an error names the bad key and value.
+// An image model's configuration: which model, and the sizes of the data and of the network.
+// Configs are JSON files (or presets); every key is checked, and an error names the bad key and value.
 //
 //   {"height": 28, "width": 28, "channels": 1, "features": 128, "heads": 4,
 //    "upper_layers": 4, "row_layers": 4, "encoder_layers": 4, "ff_multiple": 4,
@@ -8,8 +8,9 @@
 //
 // A key a file leaves out keeps the value below; a checkpoint's config names them all.
 //
-// "attention" picks the decoder. "axial" is the Axial Transformer. The others are the models the
-// paper compares it with, decoder-only Transformers over the pixels in raster order:
+// "attention" picks the model (make_image_model, image_model.h). "axial" is the Axial Transformer
+// (axial_transformer.h). The others are the models the paper compares it with, decoder-only
+// Transformers over the pixels in raster order (RasterTransformer, raster_transformer.h):
 //   z = ShiftRaster(h) + positions (+ the channel encoder's context)
 //   z = MaskedTransformerBlock(z)  x (upper_layers + row_layers)      (the same depth)
 //   logits = Dense_256(LayerNorm(z))
@@ -45,7 +46,7 @@ std::ostream& operator<<(std::ostream& out, Choice value) {
   return out << name_of(value);
 }
 
-struct AxialTransformerConfig {
+struct ImageModelConfig {
   int64_t height = 28, width = 28;
   int64_t channels = 1;        // image channels, or channels x frames for video
   int64_t features = 64;       // D
@@ -89,11 +90,11 @@ struct AxialTransformerConfig {
 // all for 28 x 28 single-channel images with feed-forward width 4D; and small's size with the
 // other decoders, for the comparison in the README: "small-full", "small-local1d", "small-local2d"
 // (8 masked blocks each), and "small-relative" (relative positions clipped at 16).
-AxialTransformerConfig preset(const std::string& name);
+ImageModelConfig preset(const std::string& name);
 // The presets' names, for messages and help texts: "tiny, small, medium, ..." (one table, config.cpp).
 std::string preset_names();
 // A preset name, or a path to a JSON file; unknown keys are errors.
-AxialTransformerConfig load_config(const std::string& name_or_path);
-AxialTransformerConfig config_from_json(const std::string& text, const std::string& origin);
+ImageModelConfig load_config(const std::string& name_or_path);
+ImageModelConfig config_from_json(const std::string& text, const std::string& origin);
 
 }  // namespace axiom::models

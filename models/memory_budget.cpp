@@ -19,7 +19,7 @@ struct BlockCounts {
   double total() const { return rows + columns; }
 };
 // (A raster model's blocks are neither: `raster` counts them.)
-BlockCounts block_counts(const AxialTransformerConfig& c) {
+BlockCounts block_counts(const ImageModelConfig& c) {
   BlockCounts n;
   if (c.axial()) n.rows = n.columns = static_cast<double>(c.upper_layers / 2);  // outer: unmasked row + masked column
   if (c.axial() && c.inner == Inner::transformer) n.rows += static_cast<double>(c.row_layers);
@@ -29,21 +29,21 @@ BlockCounts block_counts(const AxialTransformerConfig& c) {
   }
   return n;
 }
-double raster_blocks(const AxialTransformerConfig& c) { return c.axial() ? 0 : static_cast<double>(c.upper_layers + c.row_layers); }
+double raster_blocks(const ImageModelConfig& c) { return c.axial() ? 0 : static_cast<double>(c.upper_layers + c.row_layers); }
 
-double pixels(const AxialTransformerConfig& c) { return static_cast<double>(c.height) * static_cast<double>(c.width); }
+double pixels(const ImageModelConfig& c) { return static_cast<double>(c.height) * static_cast<double>(c.width); }
 
 // What a raster block's local attention computes per pixel (nn/local.h).
-nn::LocalCost local_cost(const AxialTransformerConfig& c) {
+nn::LocalCost local_cost(const ImageModelConfig& c) {
   const auto [rows, columns] = c.local_block();
   const auto [grid_rows, grid_columns] = c.raster_grid();
   return nn::local_cost({.rows = rows, .columns = columns}, grid_rows, grid_columns);
 }
-bool local(const AxialTransformerConfig& c) { return c.attention == Attention::local1d || c.attention == Attention::local2d; }
+bool local(const ImageModelConfig& c) { return c.attention == Attention::local1d || c.attention == Attention::local2d; }
 
 }  // namespace
 
-double raster_scores_per_pixel(const AxialTransformerConfig& c) {
+double raster_scores_per_pixel(const ImageModelConfig& c) {
   return c.attention == Attention::full ? pixels(c) : local_cost(c).scores_per_position;
 }
 
@@ -55,7 +55,7 @@ double block_parameters(double d, double m) { return 2 * d + (3 * d * d + 3 * d)
 // pass, and the backward pass's own temporaries). The weights are fitted (see the header).
 // With checkpointing, the first `checkpoint_blocks` blocks keep their input alone (d floats), and
 // while the backward pass runs one of them again its activations and temporaries come back.
-double training_floats_per_pixel(const AxialTransformerConfig& c, int64_t checkpoint_blocks) {
+double training_floats_per_pixel(const ImageModelConfig& c, int64_t checkpoint_blocks) {
   const double d = static_cast<double>(c.features), m = static_cast<double>(c.ff_multiple), heads = static_cast<double>(c.heads);
   double floats = 2 * kValues + 2 * d;  // the logits and their softmax; embeddings, positions, final norm
   const BlockCounts blocks = block_counts(c);
@@ -79,7 +79,7 @@ double training_floats_per_pixel(const AxialTransformerConfig& c, int64_t checkp
 // Without a graph only a few tensors live at once: the widest of them decide the peak.
 // (Attention from plain ops, for relative positions, adds its scores along the longer line: about
 // six [heads, L] temporaries per pixel at once.)
-double evaluation_floats_per_pixel(const AxialTransformerConfig& c) {
+double evaluation_floats_per_pixel(const ImageModelConfig& c) {
   const double d = static_cast<double>(c.features), m = static_cast<double>(c.ff_multiple);
   const double relative = c.relative > 0 ? 6 * static_cast<double>(c.heads) * static_cast<double>(std::max(c.height, c.width)) : 0;
   // (Local attention's scores, likewise, for every block of the image at once.)
@@ -88,7 +88,7 @@ double evaluation_floats_per_pixel(const AxialTransformerConfig& c) {
 }
 }  // namespace
 
-double parameter_count(const AxialTransformerConfig& c) {
+double parameter_count(const ImageModelConfig& c) {
   const double d = static_cast<double>(c.features), m = static_cast<double>(c.ff_multiple);
   const double positions = static_cast<double>(c.height + c.width) * d;  // a FactorizedPositionEmbedding
   // one set (shared, or a raster model's), or the outer's and the inner's
@@ -104,18 +104,18 @@ double parameter_count(const AxialTransformerConfig& c) {
   return count;
 }
 
-MemoryEstimate training_memory(const AxialTransformerConfig& c, int64_t batch, core::Dtype dtype, int64_t checkpoint_blocks) {
+MemoryEstimate training_memory(const ImageModelConfig& c, int64_t batch, core::Dtype dtype, int64_t checkpoint_blocks) {
   const double element = static_cast<double>(core::dtype_size(dtype));
   return {.weights = 4 * parameter_count(c) * element,  // parameters, gradients, Adam's m and v
           .activations = training_floats_per_pixel(c, checkpoint_blocks) * pixels(c) * static_cast<double>(batch) * element};
 }
 
-MemoryEstimate evaluation_memory(const AxialTransformerConfig& c, int64_t batch) {
+MemoryEstimate evaluation_memory(const ImageModelConfig& c, int64_t batch) {
   return {.weights = parameter_count(c) * kFloat,
           .activations = evaluation_floats_per_pixel(c) * pixels(c) * static_cast<double>(batch) * kFloat};
 }
 
-MemoryEstimate sampling_memory(const AxialTransformerConfig& c, int64_t count) {
+MemoryEstimate sampling_memory(const ImageModelConfig& c, int64_t count) {
   const double n = static_cast<double>(count), d = static_cast<double>(c.features);
   // The Gumbel noise of one row, [N, W, 256], and the temporaries that draw it: 6 such arrays.
   const double noise = 6 * kFloat * n * static_cast<double>(c.width) * kValues;

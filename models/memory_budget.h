@@ -30,20 +30,20 @@ struct MemoryEstimate {
 
 // How many numbers the model holds (exactly the AxialTransformer's; a double, so that an absurd
 // config gives a huge number rather than an overflow).
-double parameter_count(const AxialTransformerConfig& c);
+double parameter_count(const ImageModelConfig& c);
 
 // The attention scores that one head of a raster model's block computes per pixel (attention
 // "full": every pixel; "local1d", "local2d": its memory blocks, padding included).
-double raster_scores_per_pixel(const AxialTransformerConfig& c);
+double raster_scores_per_pixel(const ImageModelConfig& c);
 
 // One training step on `batch` images (the batch of one process), with parameters of `dtype`, and
-// the first `checkpoint_blocks` transformer blocks recomputed in backward (AxialTransformer::set_checkpoint_blocks).
-MemoryEstimate training_memory(const AxialTransformerConfig& c, int64_t batch, core::Dtype dtype = core::Dtype::float32,
+// the first `checkpoint_blocks` transformer blocks recomputed in backward (ImageModel::set_checkpoint_blocks).
+MemoryEstimate training_memory(const ImageModelConfig& c, int64_t batch, core::Dtype dtype = core::Dtype::float32,
                                int64_t checkpoint_blocks = 0);
 // The exact likelihood of `batch` images at once, without a graph.
-MemoryEstimate evaluation_memory(const AxialTransformerConfig& c, int64_t batch);
+MemoryEstimate evaluation_memory(const ImageModelConfig& c, int64_t batch);
 // Drawing `count` images with sample_fast or sample_naive (their Gumbel noise is drawn a row at a time).
-MemoryEstimate sampling_memory(const AxialTransformerConfig& c, int64_t count);
+MemoryEstimate sampling_memory(const ImageModelConfig& c, int64_t count);
 
 // An Error when `processes_here` processes that each need `need` do not fit in the memory that
 // `device` has free (the machine's for the CPU, core::machine_memory; the GPU's for cuda, what

@@ -4,6 +4,8 @@
 #include "axial_transformer.h"
 #include "classifiers.h"
 #include "config.h"
+#include "image_model.h"
 #include "memory_budget.h"
+#include "raster_transformer.h"
 #include "sampler.h"
 #include "training.h"

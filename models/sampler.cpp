@@ -17,7 +17,7 @@ constexpr int64_t kValues = 256;
 // of the seed's stream (core/random.h): the same for any batch size and in any order, so image n is
 // the same whether it is drawn alone or in a batch, by either sampler. The uniforms are drawn on the
 // CPU, one image at a time, and moved at once: the same seed gives the same noise on every device.
-Tensor gumbel_noise_row(const AxialTransformerConfig& c, const SampleOptions& options, int64_t channel, int64_t row, Dtype dtype,
+Tensor gumbel_noise_row(const ImageModelConfig& c, const SampleOptions& options, int64_t channel, int64_t row, Dtype dtype,
                         Device device) {
   const int64_t per_row = c.width * kValues;
   std::vector<Tensor> images;
@@ -38,7 +38,7 @@ Tensor pick(const Tensor& logits, const Tensor& noise, double temperature) {
 // What both samplers share: the options, the noise of the row being drawn, and the images being
 // filled in (int64 [N, C, H, W], zeros until drawn), all on the model's device.
 struct Drawing {
-  Drawing(const AxialTransformer& model, const SampleOptions& options) : config(model.config()), options(options) {
+  Drawing(const ImageModel& model, const SampleOptions& options) : config(model.config()), options(options) {
     if (options.count <= 0) throw Error("sample", "count must be positive, got ", options.count);
     if (!(options.temperature > 0)) throw Error("sample", "temperature must be > 0, got ", options.temperature);
     images = axiom::zeros({options.count, config.channels, config.height, config.width}, Dtype::int64, model.device());
@@ -65,48 +65,17 @@ struct Drawing {
     return config.channels == 1 ? pixels.squeeze(1) : pixels;
   }
 
-  const AxialTransformerConfig& config;
+  const ImageModelConfig& config;
   SampleOptions options;
   Tensor images;
   Tensor noise;  // [N, W, 256], in the logits' dtype: row noise_row of channel noise_channel
   int64_t noise_channel = -1, noise_row = -1;
 };
 
-// The inner decoder's input at pixel (i, j) of every image, [N, D]:
-//   z = ShiftRight(h) + ShiftDown(u) + positions, where ShiftRight(h) at (i, j) is the embedding of
-//   pixel (i, j-1) (zeros at j = 0). above: ShiftDown(u) on row i, [N, W, D]; position: [W, D];
-//   values: int64 [N, H, W], the channel being drawn.
-Tensor inner_input(const AxialTransformer& model, const Tensor& values, const Tensor& above, const Tensor& position,
-                   int64_t i, int64_t j) {
-  Tensor z = above.select(1, j);
-  if (j > 0) z = add(model.embed(values.select(1, i).select(1, j - 1).contiguous()), z);
-  return add(z, position.select(0, j));
-}
-
-// A raster model's channel, pixel by pixel in raster order, each pixel through every block once
-// with a key/value cache of the pixels before it. The decoder's input at pixel t = (i, j):
-//   z_t = embedding of pixel t - 1 (zeros at t = 0) + positions[i][j] (+ the context at (i, j)).
-void draw_raster_channel(const AxialTransformer& model, Drawing& drawing, int64_t channel) {
-  const AxialTransformerConfig& c = model.config();
-  const Tensor context = model.encode(drawing.images, drawing.channel_of_every_image(channel));  // [N, H, W, D] or undefined
-  const Tensor values = drawing.images.select(1, channel);  // [N, H, W], a view: fills in as we draw
-  const Tensor positions = model.positions();                // [H, W, D]
-  RasterState state = model.start_raster();
-  Tensor previous = axiom::zeros({drawing.options.count, c.features}, positions.dtype(), positions.device());  // [N, D]
-  for (int64_t i = 0; i < c.height; ++i) {
-    for (int64_t j = 0; j < c.width; ++j) {
-      Tensor z = add(previous, positions.select(0, i).select(0, j));
-      if (context.defined()) z = add(z, context.select(1, i).select(1, j));
-      drawing.draw(model.raster_step(z, state), channel, i, j);
-      previous = model.embed(values.select(1, i).select(1, j).contiguous());
-    }
-  }
-}
-
 }  // namespace
 
-Tensor sample_naive(const AxialTransformer& model, const SampleOptions& options) {
-  const AxialTransformerConfig& c = model.config();
+Tensor sample_naive(const ImageModel& model, const SampleOptions& options) {
+  const ImageModelConfig& c = model.config();
   NoGrad no_grad;
   Drawing drawing(model, options);
   for (int64_t channel = 0; channel < c.channels; ++channel) {
@@ -121,35 +90,14 @@ Tensor sample_naive(const AxialTransformer& model, const SampleOptions& options)
   return drawing.result();
 }
 
-Tensor sample_fast(const AxialTransformer& model, const SampleOptions& options) {
-  const AxialTransformerConfig& c = model.config();
+Tensor sample_fast(const ImageModel& model, const SampleOptions& options) {
+  const ImageModelConfig& c = model.config();
   NoGrad no_grad;
   Drawing drawing(model, options);
   for (int64_t channel = 0; channel < c.channels; ++channel) {
-    if (!c.axial()) {
-      draw_raster_channel(model, drawing, channel);
-      continue;
-    }
-    const Tensor which = drawing.channel_of_every_image(channel);
-    const Tensor context = model.encode(drawing.images, which);  // once per channel: earlier channels are final
-    const Tensor values = drawing.images.select(1, channel);  // [N, H, W], a view: fills in as we draw
-    OuterRowState outer = model.start_outer_rows();                 // empty key/value caches of the column blocks
-    Tensor above;                                                   // ShiftDown(u) on the current row, [N, W, D]
+    const std::unique_ptr<PixelDecoder> decoder = model.start_decoding(drawing.images, channel);
     for (int64_t i = 0; i < c.height; ++i) {
-      const Tensor position = model.inner_position(i, 1).select(0, 0);  // [W, D]
-      if (i == 0) above = axiom::zeros({options.count, c.width, c.features}, position.dtype(), position.device());  // the zero row on top
-      InnerRowState row = model.start_inner_row();  // empty key/value caches (or LSTM state)
-      for (int64_t j = 0; j < c.width; ++j) {
-        // once per pixel: the inner decoder on pixel j alone, attending over what it cached of 0..j-1
-        const Tensor logits = model.inner_step(inner_input(model, values, above, position, i, j), row);  // [N, 256]
-        drawing.draw(logits, channel, i, j);
-      }
-      // once per row: row i is final, so the outer decoder steps down by it; ShiftDown(u) on row
-      // i + 1 is u on row i  [N, W, D]
-      if (i + 1 < c.height) {
-        const Tensor h_row = model.embed(values.select(1, i).contiguous());
-        above = model.outer_step(h_row, context.defined() ? context.select(1, i) : Tensor(), outer);
-      }
+      for (int64_t j = 0; j < c.width; ++j) drawing.draw(decoder->next(), channel, i, j);  // logits [N, 256]
     }
   }
   return drawing.result();

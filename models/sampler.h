@@ -1,4 +1,4 @@
-// Drawing images from an AxialTransformer, in raster order, channel after channel.
+// Drawing images from an image model (image_model.h), in raster order, channel after channel.
 //
 // Both samplers use the Gumbel-max trick with noise drawn from the seed, a row at a time: the value
 // of pixel (c, i, j) of image n is argmax_v (logits_v / T + G[n, c, i, j, v]), G standard Gumbel, a
@@ -6,15 +6,16 @@
 // images, whatever order they compute in and whatever the batch size.
 //
 // naive:          the whole model once per pixel: O(C H W) full evaluations.
-// semi-parallel:  (section 3.2.1) the channel encoder once per channel, the outer decoder once
-//                 per row, on that row alone, with a key/value cache of the rows above it
-//                 (AxialTransformer::outer_step), and the inner decoder once per pixel, on that
-//                 pixel alone, with a key/value cache of the pixels to its left (inner_step).
-//                 Raster models (attention full, local1d, local2d) have no rows to share: their
-//                 blocks run once per pixel, with a key/value cache of the pixels before it.
+// fast:           each pixel through the model's PixelDecoder (ImageModel::start_decoding), which
+//                 keeps what it needs of the pixels already drawn. The Axial Transformer's is the
+//                 semi-parallel sampler (section 3.2.1): the channel encoder once per channel, the
+//                 outer decoder once per row, on that row alone, with a key/value cache of the
+//                 rows above it, and the inner decoder once per pixel, on that pixel alone, with a
+//                 key/value cache of the pixels to its left. A RasterTransformer has no rows to
+//                 share: its blocks run once per pixel, with a key/value cache of the pixels before it.
 #pragma once
 
-#include "axial_transformer.h"
+#include "image_model.h"
 
 namespace axiom::models {
 
@@ -25,7 +26,7 @@ struct SampleOptions {
 };
 
 // uint8 [count, H, W] for one channel, [count, C, H, W] for more.
-Tensor sample_naive(const AxialTransformer& model, const SampleOptions& options);
-Tensor sample_fast(const AxialTransformer& model, const SampleOptions& options);
+Tensor sample_naive(const ImageModel& model, const SampleOptions& options);
+Tensor sample_fast(const ImageModel& model, const SampleOptions& options);
 
 }  // namespace axiom::models

@@ -19,7 +19,7 @@ namespace {
 constexpr uint64_t kLoaderSeedOffset = 0x9E3779B97F4A7C15ull;
 
 // images must be the config's shape: [N, H, W] for one channel, [N, C, H, W] for more.
-Tensor checked_images(const AxialTransformerConfig& c, Tensor images) {
+Tensor checked_images(const ImageModelConfig& c, Tensor images) {
   if (!images.defined()) throw Error("train", "the images are an undefined tensor");
   const Shape want = c.channels == 1 ? Shape{c.height, c.width} : Shape{c.channels, c.height, c.width};
   const bool shape_ok = images.dim() == static_cast<int64_t>(want.size()) + 1 &&
@@ -115,7 +115,7 @@ TrainingOptions training_options_from_json(const std::string& text, const std::s
 
 // --- Trainer ----------------------------------------------------------------------------------------
 
-Trainer::Trainer(const AxialTransformerConfig& config, const TrainingOptions& options, Tensor images,
+Trainer::Trainer(const ImageModelConfig& config, const TrainingOptions& options, Tensor images,
                  const Placement& placement)
     : config_(config),
       options_(validated(options)),
@@ -132,7 +132,7 @@ Trainer::Trainer(const AxialTransformerConfig& config, const TrainingOptions& op
     throw Error("train", "the batch of ", options_.batch_size, " images cannot be split evenly over ", comm_.size(),
                 " processes; choose a batch that ", comm_.size(), " divides");
   }
-  model_ = std::make_unique<AxialTransformer>(config_, gen_);
+  model_ = make_image_model(config_, gen_);
   model_->to(placement.dtype);
   model_->to(placement.device);
   model_->set_checkpoint_blocks(placement.checkpoint_blocks);
@@ -218,7 +218,7 @@ void Trainer::throw_weights_not_finite(int64_t after_step) const {
               "); the last checkpoint is kept: resume from it with a smaller --lr or with --clip");
 }
 
-Likelihood evaluate_images(AxialTransformer& model, const Tensor& images, int64_t batch_size,
+Likelihood evaluate_images(ImageModel& model, const Tensor& images, int64_t batch_size,
                            const std::function<void(int64_t, int64_t)>& progress, core::Communicator& comm) {
   if (batch_size <= 0) throw Error("evaluate", "batch_size must be positive, got ", batch_size);
   if (images.dim() == 0 || images.size(0) == 0) throw Error("evaluate", "no images to evaluate (images ", images.shape(), ")");

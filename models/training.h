@@ -1,4 +1,4 @@
-// Training an AxialTransformer on a set of images, and the checkpoints that let a run stop and
+// Training an image model (an AxialTransformer or a RasterTransformer) on a set of images, and the checkpoints that let a run stop and
 // continue exactly where it stopped.
 //
 //   models::Trainer trainer(config, options, train_images);   // a new run
@@ -41,7 +41,7 @@
 
 #include "../core/communicator.h"
 #include "../data/loader.h"
-#include "axial_transformer.h"
+#include "image_model.h"
 #include "../optim/optim.h"
 
 namespace axiom::models {
@@ -76,7 +76,7 @@ TrainingOptions training_options_from_json(const std::string& text, const std::s
 struct Checkpoint {
   std::string dir;
   int64_t step = 0;
-  AxialTransformerConfig config;
+  ImageModelConfig config;
   TrainingOptions options;
   uint64_t rng_seed = 0, rng_offset = 0;
   std::string model_file, optimizer_file;  // paths
@@ -92,14 +92,14 @@ void remove_uncommitted_checkpoint_files(const std::string& dir);
 
 // The model of a checkpoint directory, or of a model-*.safetensors file (its metadata holds the
 // config), ready for evaluation and sampling (eval mode).
-std::unique_ptr<AxialTransformer> load_model(const std::string& path);
+std::unique_ptr<ImageModel> load_model(const std::string& path);
 
 // The exact likelihood of every image (all pixels, all channels), `batch_size` images at a time,
 // without a graph, in eval mode (and back to the mode it was in). progress(done, total) is called
 // after each batch.
 // In a data-parallel job (`comm` of more than one rank), rank r evaluates its contiguous share of
 // the batches and the sums are added up: every rank returns the total of one process.
-Likelihood evaluate_images(AxialTransformer& model, const Tensor& images, int64_t batch_size,
+Likelihood evaluate_images(ImageModel& model, const Tensor& images, int64_t batch_size,
                            const std::function<void(int64_t, int64_t)>& progress = {},
                            core::Communicator& comm = core::single_process());
 
@@ -112,7 +112,7 @@ struct Placement {
   // save() as often as the others.
   core::Communicator* communicator = nullptr;
   // Transformer blocks whose inside is recomputed in the backward pass instead of kept
-  // (AxialTransformer::set_checkpoint_blocks): less memory, the same numbers, a slower step.
+  // (ImageModel::set_checkpoint_blocks): less memory, the same numbers, a slower step.
   int64_t checkpoint_blocks = 0;
 };
 
@@ -122,10 +122,10 @@ class Trainer {
   // model and the optimizer's state live on `device`; the images stay where they are (the CPU),
   // and each batch is moved. The initial weights and every random number are drawn on the CPU,
   // so a run starts from the same weights and draws the same numbers on every device.
-  Trainer(const AxialTransformerConfig& config, const TrainingOptions& options, Tensor images,
+  Trainer(const ImageModelConfig& config, const TrainingOptions& options, Tensor images,
           Device device = Device::cpu())
       : Trainer(config, options, std::move(images), Placement{.device = device}) {}
-  Trainer(const AxialTransformerConfig& config, const TrainingOptions& options, Tensor images,
+  Trainer(const ImageModelConfig& config, const TrainingOptions& options, Tensor images,
           const Placement& placement);
   // The run saved in `checkpoint`, on the same images; it may continue on another device, or on
   // another number of processes.
@@ -153,9 +153,9 @@ class Trainer {
 
   int64_t steps_done() const { return step_; }
   double lr_at(int64_t step) const { return schedule_.lr(step); }
-  const AxialTransformerConfig& config() const { return config_; }
+  const ImageModelConfig& config() const { return config_; }
   const TrainingOptions& options() const { return options_; }
-  AxialTransformer& model() { return *model_; }
+  ImageModel& model() { return *model_; }
   core::Communicator& communicator() const { return comm_; }
   const optim::CommunicationStats& communication() const { return averager_->stats(); }
   const optim::Adam& optimizer() const { return *optimizer_; }
@@ -177,10 +177,10 @@ class Trainer {
   core::Tensor weights_check() const;
   [[noreturn]] void throw_weights_not_finite(int64_t after_step) const;
 
-  AxialTransformerConfig config_;
+  ImageModelConfig config_;
   TrainingOptions options_;
   Generator gen_;  // declared before the model, which keeps a pointer to it (dropout)
-  std::unique_ptr<AxialTransformer> model_;
+  std::unique_ptr<ImageModel> model_;
   std::unique_ptr<optim::Adam> optimizer_;
   optim::Schedule schedule_;
   data::DataLoader loader_;

@@ -85,7 +85,7 @@ struct TrainBenchOptions {
   int64_t batch = 0;             // 0: the preset's (tiny 16, small 32, medium 16)
   int steps = 5;                 // timed steps (the median is reported)
   std::string device = "cpu";    // where the model trains; the clock is read after the device has finished
-  int64_t checkpoint_blocks = 0; // blocks recomputed in backward (AxialTransformer::set_checkpoint_blocks)
+  int64_t checkpoint_blocks = 0; // blocks recomputed in backward (ImageModel::set_checkpoint_blocks)
   std::string matmul = "float32";  // how float32 products multiply: float32 or bfloat16 (core::MatmulPrecision)
 };
 // Under mpirun, `batch` is the global batch, split over the ranks; the step's communication is reported too.

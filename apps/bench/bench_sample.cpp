@@ -22,11 +22,11 @@ namespace axiom::bench {
 void bench_sample(const Reporter& reporter, const SampleBenchOptions& options) {
   const core::Device device = apps::device_of("bench", options.device);
   const std::string& config_name = options.config;
-  const models::AxialTransformerConfig config = models::load_config(config_name);
+  const models::ImageModelConfig config = models::load_config(config_name);
   models::check_fits(models::sampling_memory(config, 16), "bench", "drawing 16 images", "use a smaller config", 1, device);
   core::Generator gen(12);
-  models::AxialTransformer model(config, gen);
-  model.to(device);
+  const std::unique_ptr<models::ImageModel> model = models::make_image_model(config, gen);
+  model->to(device);
   core::Backend& backend = core::backend(device);
   reporter.note("axiom bench sample --config " + config_name + " on " + device.str() + ": " + std::to_string(core::num_threads()) +
                 " threads; milliseconds per image (naive: one whole-model evaluation timed, times H*W*C pixels)");
@@ -38,11 +38,11 @@ void bench_sample(const Reporter& reporter, const SampleBenchOptions& options) {
     const core::Tensor channel = core::zeros({batch}, core::Dtype::int64, device);
     const double evaluation = seconds_per_call([&] {
       NoGrad no_grad;
-      model.logits(images, channel);
+      model->logits(images, channel);
       backend.synchronize();
     }, 5, 0.2);
     const double naive_ms = evaluation * pixels / static_cast<double>(batch) * 1e3;
-    const double fast_ms = seconds_per_call([&] { models::sample_fast(model, {.count = batch, .temperature = 1, .seed = 1}); }, 3, 0) /
+    const double fast_ms = seconds_per_call([&] { models::sample_fast(*model, {.count = batch, .temperature = 1, .seed = 1}); }, 3, 0) /
                            static_cast<double>(batch) * 1e3;
     const std::string b = "_batch" + std::to_string(batch);
     auto figure = [&](const std::string& name, const std::string& unit, double value) {

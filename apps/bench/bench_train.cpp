@@ -36,7 +36,7 @@ namespace axiom::bench {
 
 namespace {
 
-double forward_flops(const models::AxialTransformerConfig& c, int64_t batch) {
+double forward_flops(const models::ImageModelConfig& c, int64_t batch) {
   const double d = static_cast<double>(c.features), f = static_cast<double>(c.ff_multiple * c.features);
   const double positions = static_cast<double>(batch * c.height * c.width);
   // a block whose queries each score `keys` keys: the projections, q k^T and the mix, the feed-forward
@@ -87,7 +87,7 @@ double sgemm_gflops(int64_t m, int64_t k, int64_t n, core::Generator& gen) {
 // Raw sgemm on the CPU at the size of the feed-forward's first product: the baseline of a CPU run
 // (a GPU's would need cuBLAS timings of its own). Under mpirun: the sum over the ranks, each timed
 // while the others run theirs, against the whole job's GFLOP/s.
-std::optional<double> sgemm_baseline(core::Device device, const models::AxialTransformerConfig& config, int64_t positions,
+std::optional<double> sgemm_baseline(core::Device device, const models::ImageModelConfig& config, int64_t positions,
                                      core::Generator& gen, core::Communicator& comm) {
   if (device != core::Device::cpu()) return std::nullopt;
   const core::Tensor total = core::from_vector<double>({sgemm_gflops(positions, config.features, config.ff_multiple * config.features, gen)});
@@ -131,7 +131,7 @@ MemoryBreakdown memory_breakdown(const models::Trainer& trainer) {
 void bench_train(const Reporter& reporter, const TrainBenchOptions& options, core::Communicator& comm) {
   const core::Device device = apps::device_of("bench", options.device);
   apps::use_matmul_precision("bench", options.matmul, options.device);
-  const models::AxialTransformerConfig config = models::load_config(options.config);
+  const models::ImageModelConfig config = models::load_config(options.config);
   const int64_t batch = options.batch > 0 ? options.batch : preset_batch(options.config);
   const std::string ranks = comm.size() > 1 ? std::to_string(comm.size()) + " processes x " : "";
   reporter.note("axiom bench train --config " + options.config + " on " + device.str() + ": " + ranks + std::to_string(core::num_threads()) +

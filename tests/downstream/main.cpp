@@ -16,7 +16,7 @@ namespace models = axiom::models;
 using axiom::Tensor;
 
 bool untrained_model_is_uniform() {
-  models::AxialTransformerConfig config = models::preset("tiny");
+  models::ImageModelConfig config = models::preset("tiny");
   config.height = 4, config.width = 4;
   axiom::Generator gen(1);
   models::AxialTransformer model(config, gen);

@@ -1,6 +1,6 @@
-// The Axial Transformer: the free sanity check at initialisation, causality in raster and channel
-// order, the inner decoder stepped pixel by pixel, the two samplers agreeing, and gradients; the
-// same for the raster models (attention full, local1d, local2d) that share its class.
+// The image models: the free sanity check at initialisation, causality in raster and channel
+// order, the decoders stepped pixel by pixel, the two samplers agreeing, and gradients, for the
+// Axial Transformer and for the RasterTransformer (attention full, local1d, local2d).
 #include <cmath>
 #include <utility>
 
@@ -11,23 +11,23 @@ using namespace axiom;
 
 namespace {
 
-models::AxialTransformerConfig tiny_config(int64_t channels = 1, models::Inner inner = models::Inner::transformer) {
-  models::AxialTransformerConfig c;
+models::ImageModelConfig tiny_config(int64_t channels = 1, models::Inner inner = models::Inner::transformer) {
+  models::ImageModelConfig c;
   c.height = 4, c.width = 5, c.channels = channels, c.features = 8, c.heads = 2;
   c.upper_layers = 2, c.row_layers = 2, c.encoder_layers = 2, c.ff_multiple = 2, c.inner = inner;
   return c;
 }
 
 // The raster models on the same 4 x 5 images, with blocks that do not divide the image.
-models::AxialTransformerConfig raster_config(models::Attention attention, int64_t channels = 1) {
-  models::AxialTransformerConfig c = tiny_config(channels);
+models::ImageModelConfig raster_config(models::Attention attention, int64_t channels = 1) {
+  models::ImageModelConfig c = tiny_config(channels);
   c.attention = attention, c.local_length = 6, c.local_rows = 2, c.local_columns = 2;
   return c;
 }
 const std::vector<models::Attention> kRasterAttention{models::Attention::full, models::Attention::local1d, models::Attention::local2d};
 
 // Every parameter redrawn from N(0, 0.5): nothing near zero, so every path that exists shows up.
-void randomize(models::AxialTransformer& model, uint64_t seed) {
+void randomize(models::ImageModel& model, uint64_t seed) {
   core::Generator gen(seed);
   for (const auto& [name, p] : model.named_parameters()) {
     core::copy_into(core::normal(p.shape(), 0, 0.5, gen, p.dtype()), p.data());
@@ -51,7 +51,7 @@ TEST_CASE("an untrained model predicts the uniform distribution: 8.00 bits per d
           CAPTURE(init);
           CAPTURE(positions);
           core::Generator gen(1);
-          models::AxialTransformerConfig config = tiny_config(channels, inner);
+          models::ImageModelConfig config = tiny_config(channels, inner);
           config.init = init, config.positions = positions;
           models::AxialTransformer model(config, gen);
           const Shape shape = channels == 1 ? Shape{3, 4, 5} : Shape{3, channels, 4, 5};
@@ -67,7 +67,7 @@ TEST_CASE("relative positions: 8.00 bits per dimension at initialisation, and a 
   for (int64_t channels : {1, 3}) {
     CAPTURE(channels);
     core::Generator gen(1);
-    models::AxialTransformerConfig config = tiny_config(channels);
+    models::ImageModelConfig config = tiny_config(channels);
     config.relative = 2;
     models::AxialTransformer model(config, gen);
     const Shape shape = channels == 1 ? Shape{3, 4, 5} : Shape{3, channels, 4, 5};
@@ -83,7 +83,7 @@ TEST_CASE("relative positions: 8.00 bits per dimension at initialisation, and a 
 }
 
 namespace {
-core::Tensor parameter(const models::AxialTransformer& model, const std::string& name) {
+core::Tensor parameter(const models::ImageModel& model, const std::string& name) {
   for (const auto& [n, p] : model.named_parameters()) {
     if (n == name) return p.data();
   }
@@ -105,7 +105,7 @@ bool all_zero(const core::Tensor& t) { return core::sum(core::abs(t)).item() == 
 // The two inits of config.h, told apart by the spread of what they draw (thousands of values each:
 // a deviation within a few percent of its target).
 TEST_CASE("init: \"pytorch\" and \"authors\" draw the embeddings, positions and Dense layers as config.h says") {
-  models::AxialTransformerConfig config;  // 28 x 28, D = 64
+  models::ImageModelConfig config;  // 28 x 28, D = 64
   config.features = 64, config.heads = 4, config.upper_layers = 2, config.row_layers = 1;
   core::Generator gen(21);
   config.init = models::Init::authors;
@@ -133,7 +133,7 @@ TEST_CASE("init: \"pytorch\" and \"authors\" draw the embeddings, positions and 
 }
 
 TEST_CASE("positions: \"shared\" gives both decoders one set of tables; \"separate\" one each") {
-  models::AxialTransformerConfig config = tiny_config(2);
+  models::ImageModelConfig config = tiny_config(2);
   config.positions = models::Positions::shared;
   core::Generator gen(22);
   const models::AxialTransformer shared(config, gen);
@@ -153,13 +153,14 @@ TEST_CASE("positions: \"shared\" gives both decoders one set of tables; \"separa
 // or a mask breaks this (tried: each makes this test fail at the first pixel that sees itself or
 // the row below).
 TEST_CASE("the logits of every pixel depend only on the pixels before it in raster order") {
-  std::vector<models::AxialTransformerConfig> configs{tiny_config(1, models::Inner::transformer), tiny_config(1, models::Inner::lstm), tiny_config(1)};
+  std::vector<models::ImageModelConfig> configs{tiny_config(1, models::Inner::transformer), tiny_config(1, models::Inner::lstm), tiny_config(1)};
   configs[2].relative = 2;
   for (const models::Attention attention : kRasterAttention) configs.push_back(raster_config(attention));
-  for (const models::AxialTransformerConfig& config : configs) {
+  for (const models::ImageModelConfig& config : configs) {
     CAPTURE(config.to_json());
     core::Generator gen(3);
-    models::AxialTransformer model(config, gen);
+    const std::unique_ptr<models::ImageModel> made = models::make_image_model(config, gen);
+    models::ImageModel& model = *made;
     model.to(Dtype::float64);
     randomize(model, 4);
     const core::Tensor images = model.as_channels(random_images({2, 4, 5}, 5)).data();
@@ -190,7 +191,8 @@ TEST_CASE("channel c depends on channels before it and not on itself or later on
   for (const models::Attention attention : {models::Attention::axial, models::Attention::local2d}) {
     CAPTURE(attention);
     core::Generator gen(6);
-    models::AxialTransformer model(raster_config(attention, 3), gen);
+    const std::unique_ptr<models::ImageModel> made = models::make_image_model(raster_config(attention, 3), gen);
+    models::ImageModel& model = *made;
     model.to(Dtype::float64);
     randomize(model, 7);
     const core::Tensor images = random_images({2, 3, 4, 5}, 8).to(Dtype::int64);
@@ -281,9 +283,10 @@ TEST_CASE("the semi-parallel sampler makes exactly the naive sampler's images") 
     CAPTURE(c.relative);
     CAPTURE(c.attention);
     core::Generator gen(9);
-    models::AxialTransformerConfig config = raster_config(c.attention, c.channels);
+    models::ImageModelConfig config = raster_config(c.attention, c.channels);
     config.inner = c.inner, config.positions = c.positions, config.relative = c.relative;
-    models::AxialTransformer model(config, gen);
+    const std::unique_ptr<models::ImageModel> made = models::make_image_model(config, gen);
+    models::ImageModel& model = *made;
     randomize(model, 10);
     const models::SampleOptions options{.count = 2, .temperature = 1.0, .seed = 11};
     const core::Tensor naive = models::sample_naive(model, options).data();
@@ -303,7 +306,8 @@ TEST_CASE("a sampled image does not depend on the batch it is drawn in") {
   for (const models::Attention attention : {models::Attention::axial, models::Attention::local2d}) {
     CAPTURE(attention);
     core::Generator gen(9);
-    models::AxialTransformer model(raster_config(attention, 2), gen);
+    const std::unique_ptr<models::ImageModel> made = models::make_image_model(raster_config(attention, 2), gen);
+    models::ImageModel& model = *made;
     randomize(model, 10);
     const core::Tensor alone = models::sample_fast(model, {.count = 1, .temperature = 1.0, .seed = 5}).data();
     const core::Tensor batch = models::sample_fast(model, {.count = 3, .temperature = 1.0, .seed = 5}).data();
@@ -314,7 +318,7 @@ TEST_CASE("a sampled image does not depend on the batch it is drawn in") {
 
 TEST_CASE("gradcheck of the whole tiny model in float64") {
   core::Generator gen(13);
-  models::AxialTransformerConfig config = tiny_config(2);
+  models::ImageModelConfig config = tiny_config(2);
   config.height = 2, config.width = 3, config.upper_layers = 2, config.row_layers = 1, config.encoder_layers = 1;
   models::AxialTransformer model(config, gen);
   model.to(Dtype::float64);
@@ -335,7 +339,7 @@ TEST_CASE("raster models: 8.00 bits per dimension at initialisation, upper_layer
       CAPTURE(attention);
       CAPTURE(channels);
       core::Generator gen(1);
-      models::AxialTransformer model(raster_config(attention, channels), gen);
+      models::RasterTransformer model(raster_config(attention, channels), gen);
       const Shape shape = channels == 1 ? Shape{3, 4, 5} : Shape{3, channels, 4, 5};
       CHECK(model.loss(random_images(shape, 2), gen).item() == doctest::Approx(8.0).epsilon(1e-6));
       CHECK(model.evaluate(random_images(shape, 3)).bits_per_dim() == doctest::Approx(8.0).epsilon(1e-6));
@@ -353,7 +357,7 @@ TEST_CASE("raster models: the decoder stepped one pixel at a time equals the dec
   for (const models::Attention attention : kRasterAttention) {
     CAPTURE(attention);
     core::Generator gen(23);
-    models::AxialTransformer model(raster_config(attention, 2), gen);
+    models::RasterTransformer model(raster_config(attention, 2), gen);
     model.to(Dtype::float64);
     randomize(model, 24);
     NoGrad no_grad;
@@ -378,9 +382,9 @@ TEST_CASE("raster models: gradcheck of the whole model in float64") {
   for (const models::Attention attention : kRasterAttention) {
     CAPTURE(attention);
     core::Generator gen(26);
-    models::AxialTransformerConfig config = raster_config(attention, 2);
+    models::ImageModelConfig config = raster_config(attention, 2);
     config.height = 3, config.width = 3, config.upper_layers = 0, config.row_layers = 2, config.encoder_layers = 1;
-    models::AxialTransformer model(config, gen);
+    models::RasterTransformer model(config, gen);
     model.to(Dtype::float64);
     randomize(model, 27);
     const core::Tensor images = random_images({2, 2, 3, 3}, 28);
@@ -391,15 +395,36 @@ TEST_CASE("raster models: gradcheck of the whole model in float64") {
   }
 }
 
-TEST_CASE("raster models refuse the axial decoder's pieces, and the axial model the raster pieces") {
+TEST_CASE("each model class takes only its own configs, and make_image_model picks the class") {
   core::Generator gen(30);
-  models::AxialTransformer raster(raster_config(models::Attention::local1d), gen), axial(tiny_config(), gen);
-  CHECK_THROWS_WITH_AS(raster.start_outer_rows(), doctest::Contains("start_outer_rows is a piece of the axial decoder"), Error);
-  CHECK_THROWS_WITH_AS(raster.inner_position(0, 1), doctest::Contains("attention is \"local1d\""), Error);
-  CHECK_THROWS_WITH_AS(axial.start_raster(), doctest::Contains("the raster models' decoder"), Error);
+  CHECK_THROWS_WITH_AS(models::AxialTransformer(raster_config(models::Attention::local1d), gen),
+                       "[AxialTransformer] attention must be \"axial\", got \"local1d\" (a RasterTransformer; make_image_model picks the class)", Error);
+  CHECK_THROWS_WITH_AS(models::RasterTransformer(tiny_config(), gen), doctest::Contains("got \"axial\" (an AxialTransformer"), Error);
+  CHECK(std::string(models::make_image_model(tiny_config(), gen)->name()) == "AxialTransformer");
+  for (const models::Attention attention : kRasterAttention) {
+    CHECK(std::string(models::make_image_model(raster_config(attention), gen)->name()) == "RasterTransformer");
+  }
+  models::ImageModelConfig bad = tiny_config();
+  bad.heads = 3;  // does not divide D = 8
+  CHECK_THROWS_WITH_AS(models::make_image_model(bad, gen), doctest::Contains("multiple of heads"), Error);
+}
+
+TEST_CASE("the decoders' steps check their input, and a pixel decoder stops at the channel's end") {
+  core::Generator gen(31);
+  const models::RasterTransformer raster(raster_config(models::Attention::local1d), gen);
   NoGrad no_grad;
   models::RasterState state = raster.start_raster();
   CHECK_THROWS_WITH_AS(raster.raster_step(Tensor(core::zeros({2, 3})), state), doctest::Contains("z_t [B, 8]"), Error);
+  const models::AxialTransformer axial(tiny_config(), gen);
+  models::InnerRowState row = axial.start_inner_row();
+  CHECK_THROWS_WITH_AS(axial.inner_step(Tensor(core::zeros({2, 3})), row), doctest::Contains("z_j [B, 8]"), Error);
+  for (const models::ImageModel* model : std::initializer_list<const models::ImageModel*>{&raster, &axial}) {
+    CAPTURE(model->name());
+    const core::Tensor images = core::zeros({2, 1, 4, 5}, Dtype::int64);
+    const std::unique_ptr<models::PixelDecoder> decoder = model->start_decoding(images, 0);
+    for (int64_t t = 0; t < 20; ++t) CHECK(decoder->next().shape() == Shape{2, 256});
+    CHECK_THROWS_WITH_AS(decoder->next(), doctest::Contains("every pixel of the channel has been decoded"), Error);
+  }
 }
 
 TEST_CASE("bad images are errors that say what was expected") {

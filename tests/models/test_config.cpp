@@ -11,7 +11,7 @@
 using namespace axiom;
 
 TEST_CASE("presets have the sizes the issue gives") {
-  const models::AxialTransformerConfig tiny = models::preset("tiny"), small = models::preset("small"),
+  const models::ImageModelConfig tiny = models::preset("tiny"), small = models::preset("small"),
                                        medium = models::preset("medium");
   CHECK((tiny.features == 64 && tiny.heads == 4 && tiny.upper_layers == 2 && tiny.row_layers == 2));
   CHECK((small.features == 128 && small.heads == 4 && small.upper_layers == 4 && small.row_layers == 4));
@@ -21,11 +21,11 @@ TEST_CASE("presets have the sizes the issue gives") {
 }
 
 TEST_CASE("init, positions and relative round-trip, and a config without them (written before they existed) keeps the original model") {
-  models::AxialTransformerConfig c = models::preset("tiny");
+  models::ImageModelConfig c = models::preset("tiny");
   c.init = models::Init::authors, c.positions = models::Positions::shared, c.relative = 5;
-  const models::AxialTransformerConfig back = models::config_from_json(c.to_json(), "test");
+  const models::ImageModelConfig back = models::config_from_json(c.to_json(), "test");
   CHECK((back.init == models::Init::authors && back.positions == models::Positions::shared && back.relative == 5));
-  const models::AxialTransformerConfig old = models::config_from_json(R"({"features": 64, "heads": 4})", "old.json");
+  const models::ImageModelConfig old = models::config_from_json(R"({"features": 64, "heads": 4})", "old.json");
   CHECK((old.init == models::Init::pytorch && old.positions == models::Positions::separate && old.relative == 0));
   CHECK_THROWS_WITH_AS(models::config_from_json(R"({"relative": -1})", "a.json"), doctest::Contains("relative must be in [0, 65536], got -1"), Error);
 }
@@ -33,15 +33,15 @@ TEST_CASE("init, positions and relative round-trip, and a config without them (w
 TEST_CASE("the comparison's presets are small with another decoder, and attention's keys are checked") {
   for (const std::string name : {"small-full", "small-local1d", "small-local2d", "small-relative"}) {
     CAPTURE(name);
-    const models::AxialTransformerConfig c = models::load_config(name);
+    const models::ImageModelConfig c = models::load_config(name);
     CHECK((c.features == 128 && c.heads == 4 && c.upper_layers == 4 && c.row_layers == 4 && c.ff_multiple == 4));
     CHECK(models::name_of(c.attention) == (name == "small-relative" ? "axial" : name.substr(6)));
     CHECK(c.relative == (name == "small-relative" ? 16 : 0));
   }
   CHECK((models::preset("small").local_length == 112 && models::preset("small").local_rows == 7));
-  models::AxialTransformerConfig c = models::preset("tiny");
+  models::ImageModelConfig c = models::preset("tiny");
   c.attention = models::Attention::local2d, c.local_rows = 4, c.local_columns = 14, c.local_length = 56;
-  const models::AxialTransformerConfig back = models::config_from_json(c.to_json(), "test");
+  const models::ImageModelConfig back = models::config_from_json(c.to_json(), "test");
   CHECK((back.attention == models::Attention::local2d && back.local_rows == 4 && back.local_columns == 14 && back.local_length == 56));
   CHECK(models::config_from_json(R"({"features": 64, "heads": 4})", "old.json").attention == models::Attention::axial);
   CHECK(c.to_json().find(R"("attention": "local2d")") != std::string::npos);  // written by its name
@@ -58,9 +58,9 @@ TEST_CASE("the comparison's presets are small with another decoder, and attentio
 }
 
 TEST_CASE("a JSON config round-trips and bad keys or values are named") {
-  models::AxialTransformerConfig c = models::preset("small");
+  models::ImageModelConfig c = models::preset("small");
   c.channels = 3, c.inner = models::Inner::lstm;
-  const models::AxialTransformerConfig back = models::config_from_json(c.to_json(), "test");
+  const models::ImageModelConfig back = models::config_from_json(c.to_json(), "test");
   CHECK((back.channels == 3 && back.inner == models::Inner::lstm && back.features == 128));
   CHECK_THROWS_WITH_AS(models::config_from_json(R"({"featurs": 64})", "a.json"), doctest::Contains("unknown key \"featurs\""), Error);
   CHECK_THROWS_WITH_AS(models::config_from_json(R"({"features": "64"})", "a.json"), doctest::Contains("features must be an integer"), Error);

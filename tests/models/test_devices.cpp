@@ -14,20 +14,20 @@ using core::Device;
 namespace {
 
 // Two channels (the encoder, a channel drawn per example) and dropout (masks from the generator).
-models::AxialTransformerConfig device_config(models::Inner inner = models::Inner::transformer) {
-  models::AxialTransformerConfig c;
+models::ImageModelConfig device_config(models::Inner inner = models::Inner::transformer) {
+  models::ImageModelConfig c;
   c.height = 3, c.width = 4, c.channels = 2, c.features = 8, c.heads = 2;
   c.upper_layers = 2, c.row_layers = 1, c.encoder_layers = 1, c.ff_multiple = 2, c.dropout = 0.1, c.inner = inner;
   return c;
 }
 
-core::Tensor device_test_images(const models::AxialTransformerConfig& c) {
+core::Tensor device_test_images(const models::ImageModelConfig& c) {
   core::Generator gen(99);
   return core::randint({8, c.channels, c.height, c.width}, 0, 256, gen, Dtype::uint8);
 }
 
 // The largest difference between the two models' parameters, each read back to the CPU.
-double largest_weight_difference(models::AxialTransformer& a, models::AxialTransformer& b) {
+double largest_weight_difference(models::ImageModel& a, models::ImageModel& b) {
   const auto pa = a.named_parameters(), pb = b.named_parameters();
   REQUIRE(pa.size() == pb.size());
   double worst = 0;
@@ -148,7 +148,8 @@ TEST_CASE("on the device the semi-parallel sampler makes exactly the naive sampl
     core::Generator gen(9);
     auto config = device_config(inner);
     config.dropout = 0, config.relative = relative, config.attention = attention, config.local_rows = 2, config.local_columns = 2;
-    models::AxialTransformer model(config, gen);
+    const std::unique_ptr<models::ImageModel> made = models::make_image_model(config, gen);
+    models::ImageModel& model = *made;
     for (const auto& [name, p] : model.named_parameters()) core::copy_into(core::normal(p.shape(), 0, 0.5, gen, p.dtype()), p.data());
     model.eval();
     const models::SampleOptions options{.count = 2, .temperature = 1.0, .seed = 11};

@@ -9,8 +9,8 @@ using namespace axiom;
 
 namespace {
 
-models::AxialTransformerConfig small_config() {
-  models::AxialTransformerConfig c;
+models::ImageModelConfig small_config() {
+  models::ImageModelConfig c;
   c.height = 8, c.width = 8, c.channels = 1, c.features = 32, c.heads = 2;
   c.upper_layers = 2, c.row_layers = 2, c.encoder_layers = 0, c.ff_multiple = 2;
   return c;
@@ -20,8 +20,8 @@ models::AxialTransformerConfig small_config() {
 // channels with an encoder, the LSTM inner decoder, one set of position tables for both decoders,
 // relative positions (attention from plain ops); the raster models, full and local (1-D with
 // padding, 2-D with padding on both axes).
-std::vector<models::AxialTransformerConfig> configs() {
-  std::vector<models::AxialTransformerConfig> all(12, small_config());
+std::vector<models::ImageModelConfig> configs() {
+  std::vector<models::ImageModelConfig> all(12, small_config());
   all[1].features = 64;
   all[2].ff_multiple = 8, all[2].heads = 8;
   all[3].height = 16, all[3].upper_layers = 4;
@@ -36,7 +36,7 @@ std::vector<models::AxialTransformerConfig> configs() {
   return all;
 }
 
-core::Tensor images_for(const models::AxialTransformerConfig& c, int64_t n) {
+core::Tensor images_for(const models::ImageModelConfig& c, int64_t n) {
   core::Generator gen(99);
   if (c.channels == 1) return core::randint({n, c.height, c.width}, 0, 256, gen, Dtype::uint8);
   return core::randint({n, c.channels, c.height, c.width}, 0, 256, gen, Dtype::uint8);
@@ -54,18 +54,18 @@ double peak_bytes_of(Work&& work) {
 }  // namespace
 
 TEST_CASE("parameter_count is the model's own count") {
-  for (const models::AxialTransformerConfig& c : configs()) {
+  for (const models::ImageModelConfig& c : configs()) {
     core::Generator gen(1);
-    const models::AxialTransformer model(c, gen);
+    const std::unique_ptr<models::ImageModel> model = models::make_image_model(c, gen);
     int64_t count = 0;
-    for (const auto& p : model.parameters()) count += p.numel();
+    for (const auto& p : model->parameters()) count += p.numel();
     CHECK(models::parameter_count(c) == static_cast<double>(count));
   }
 }
 
 TEST_CASE("the estimates are close to the measured peaks of training, evaluation and sampling") {
   const int64_t batch = 4;
-  for (const models::AxialTransformerConfig& c : configs()) {
+  for (const models::ImageModelConfig& c : configs()) {
     CAPTURE(c.to_json());
     const core::Tensor images = images_for(c, batch);
     models::TrainingOptions options;
@@ -87,19 +87,19 @@ TEST_CASE("the estimates are close to the measured peaks of training, evaluation
     CHECK(recomputing_estimate <= 1.6 * recomputing);
 
     core::Generator gen(1);
-    models::AxialTransformer model(c, gen);
-    model.eval();
-    const double evaluation = peak_bytes_of([&] { (void)model.evaluate(images); });
+    const std::unique_ptr<models::ImageModel> model = models::make_image_model(c, gen);
+    model->eval();
+    const double evaluation = peak_bytes_of([&] { (void)model->evaluate(images); });
     CHECK(models::evaluation_memory(c, batch).activations >= evaluation);  // a bound: a few tensors decide it
     CHECK(models::evaluation_memory(c, batch).activations <= 2 * evaluation);
-    const double sampling = peak_bytes_of([&] { (void)models::sample_fast(model, {.count = batch}); });
+    const double sampling = peak_bytes_of([&] { (void)models::sample_fast(*model, {.count = batch}); });
     CHECK(models::sampling_memory(c, batch).activations >= sampling);
     CHECK(models::sampling_memory(c, batch).activations <= 2 * sampling);  // like evaluation: a few tensors decide it
   }
 }
 
 TEST_CASE("local blocks larger than the image cost what blocks the size of the image cost (local_attention cuts them)") {
-  models::AxialTransformerConfig huge = small_config(), whole = small_config();
+  models::ImageModelConfig huge = small_config(), whole = small_config();
   huge.attention = whole.attention = models::Attention::local2d;
   huge.local_rows = huge.local_columns = 65536, whole.local_rows = 8, whole.local_columns = 8;
   CHECK(models::training_memory(huge, 4).total() == models::training_memory(whole, 4).total());
@@ -109,7 +109,7 @@ TEST_CASE("local blocks larger than the image cost what blocks the size of the i
 }
 
 TEST_CASE("check_fits refuses what the machine cannot hold, with the estimate and the machine's memory") {
-  models::AxialTransformerConfig huge = small_config();
+  models::ImageModelConfig huge = small_config();
   huge.upper_layers = int64_t{1} << 40;
   CHECK(models::parameter_count(huge) > 1e15);
   CHECK_THROWS_WITH_AS(models::check_fits(models::training_memory(huge, 1), "train", "this run", "use a smaller config"),

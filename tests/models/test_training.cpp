@@ -28,7 +28,7 @@ models::TrainingOptions small_batches() {
 }
 
 // 10 images: 2 batches of 4 per epoch (drop_last), so 6 steps cross two epoch boundaries.
-core::Tensor images_for(const models::AxialTransformerConfig& c, int64_t n = 10) {
+core::Tensor images_for(const models::ImageModelConfig& c, int64_t n = 10) {
   core::Generator gen(99);
   return core::randint({n, c.channels, c.height, c.width}, 0, 256, gen, Dtype::uint8);
 }
@@ -56,7 +56,7 @@ void train(models::Trainer& trainer, int64_t steps) {
 }
 
 // Every parameter of both models, equal to the last bit.
-bool same_weights(models::AxialTransformer& a, models::AxialTransformer& b) {
+bool same_weights(models::ImageModel& a, models::ImageModel& b) {
   const auto pa = a.named_parameters(), pb = b.named_parameters();
   REQUIRE(pa.size() == pb.size());
   for (size_t i = 0; i < pa.size(); ++i) {
