@@ -3,11 +3,11 @@
 //   axiom eval   --checkpoint runs/NAME [--data NAME] [--split test] [--limit N]
 //   axiom sample --checkpoint runs/NAME --n 16 --out grid.png [--values grid.npy] [--method naive|fast] [--temperature T]
 // train, eval and sample take --device cpu|cuda (cuda: when axiom was built with CUDA and a GPU is present).
-//   axiom classify --model vit|gru|lstm [--steps N] [--batch B] [--lr R] ...
+//   axiom classify --model vit|gru|lstm --out runs/NAME [--steps N] [--batch B] [--lr R] [--resume] ...
 //   axiom bench  ops|autograd|layers|train|sample|allreduce [--json]
 // Every subcommand takes --threads N. Bad flags and bad input end in one line on standard error
 // ("axiom: ...") and a non-zero exit code.
-// Under mpirun, `train`, `eval`, `bench train` and `bench allreduce` run as one data-parallel job
+// Under mpirun, `train`, `classify`, `eval`, `bench train` and `bench allreduce` run as one data-parallel job
 // (rank 0 prints and writes); an error on any rank is printed by that rank, which then ends the
 // whole job (MPI_Abort), so that no rank waits forever for it.
 #include <CLI/CLI.hpp>
@@ -17,6 +17,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <limits>
+#include <map>
+#include <set>
 #include <sstream>
 #include <type_traits>
 #include <new>
@@ -121,54 +123,57 @@ void add_threads(CLI::App* command, int& threads) {
       ->check(whole_number(1, 4096));
 }
 
-// Options that decide the run itself; on --resume they must agree with the run's (see train.cpp).
-struct RunFlags {
-  CLI::Option *config, *data, *data_dir, *steps, *batch, *lr, *beta1, *beta2, *warmup, *schedule, *clip, *seed;
-};
-
-RunFlags add_train(CLI::App* train, TrainCommand& c) {
-  static const std::string data_help = std::string("Dataset: ") + axiom::data::dataset_names();
-  train->add_option("--out", c.out, "The run's directory: checkpoints, metrics.jsonl, loss.png")->required()->check(utf8_path());
-  RunFlags flags;
-  flags.config = train->add_option("--config", c.config, config_help())->capture_default_str()->check(utf8_path());
-  flags.data = train->add_option("--data", c.data, data_help)->capture_default_str()->check(utf8_path());
-  flags.data_dir = train->add_option("--data-dir", c.data_dir, "Where the dataset's files are (default: its usual place)")->check(utf8_path());
-  flags.steps = train->add_option("--steps", c.steps, "Train until the run has made this many steps (a decaying schedule ends there)")
-                    ->capture_default_str()->check(whole_number<int64_t>(1, kMaxSteps));
-  train->add_option("--minutes", c.minutes, "Stop after this many minutes in this invocation (0: no limit)")
+// The flags of a training run, which `axiom train` and `axiom classify` share; their defaults are
+// the command's (c's values when this is called). On --resume, those that decide the run must
+// agree with the run's (train.cpp).
+void add_run_flags(CLI::App* command, TrainCommand& c, const std::string& data_help, const CLI::Validator& data_check) {
+  command->add_option("--out", c.out, "The run's directory: checkpoints, metrics.jsonl, loss.png")->required()->check(utf8_path());
+  command->add_option("--data", c.data, data_help)->capture_default_str()->check(data_check);
+  command->add_option("--data-dir", c.data_dir, "Where the dataset's files are (default: its usual place)")->check(utf8_path());
+  command->add_option("--steps", c.steps, "Train until the run has made this many steps (a decaying schedule ends there)")
+      ->capture_default_str()->check(whole_number<int64_t>(1, kMaxSteps));
+  command->add_option("--minutes", c.minutes, "Stop after this many minutes in this invocation (0: no limit)")
       ->capture_default_str()->check(real_number(0, 1e7));
-  flags.batch = train->add_option("--batch", c.batch_size, "Images per step")->capture_default_str()->check(whole_number<int64_t>(1, kMaxBatch));
-  flags.lr = train->add_option("--lr", c.lr, "Adam's peak learning rate, reached at the end of the warmup")->capture_default_str()->check(real_number(1e-12, 10));
-  flags.beta1 = train->add_option("--beta1", c.beta1, "Adam's decay of the gradients' running mean")->capture_default_str()->check(real_number(0, 0.999999));
-  flags.beta2 = train->add_option("--beta2", c.beta2, "Adam's decay of the squared gradients' running mean")->capture_default_str()->check(real_number(0, 0.999999));
-  flags.warmup = train->add_option("--warmup", c.warmup_steps, "Steps of linear warmup from 0 to --lr")
-                     ->capture_default_str()->check(whole_number<int64_t>(0, kMaxSteps));
-  flags.schedule = train->add_option("--schedule", c.schedule, "After the warmup: constant, or linear or cosine decay to 0 at --steps")
-                       ->capture_default_str()->check(CLI::IsMember(axiom::models::lr_schedule_names()));
-  flags.clip = train->add_option("--clip", c.clip, "Clip the gradients' global norm (0: off)")->capture_default_str()->check(real_number(0, 1e6));
-  flags.seed = train->add_option("--seed", c.seed, "Seed of the weights, the batch order and the channels")
-                   ->capture_default_str()->check(whole_number<uint64_t>(0, kMaxSeed));
-  train->add_option("--eval-every", c.eval_every, "Held-out evaluation and loss curve every N steps")
+  command->add_option("--batch", c.batch_size, "Images per step")->capture_default_str()->check(whole_number<int64_t>(1, kMaxBatch));
+  command->add_option("--lr", c.lr, "Adam's peak learning rate, reached at the end of the warmup")->capture_default_str()->check(real_number(1e-12, 10));
+  command->add_option("--beta1", c.beta1, "Adam's decay of the gradients' running mean")->capture_default_str()->check(real_number(0, 0.999999));
+  command->add_option("--beta2", c.beta2, "Adam's decay of the squared gradients' running mean")->capture_default_str()->check(real_number(0, 0.999999));
+  command->add_option("--weight-decay", c.weight_decay, "AdamW's decoupled weight decay (0: Adam)")->capture_default_str()->check(real_number(0, 10));
+  command->add_option("--warmup", c.warmup_steps, "Steps of linear warmup from 0 to --lr")
+      ->capture_default_str()->check(whole_number<int64_t>(0, kMaxSteps));
+  command->add_option("--schedule", c.schedule, "After the warmup: constant, or linear or cosine decay to 0 at --steps")
+      ->capture_default_str()->check(CLI::IsMember(axiom::models::lr_schedule_names()));
+  command->add_option("--clip", c.clip, "Clip the gradients' global norm (0: off)")->capture_default_str()->check(real_number(0, 1e6));
+  command->add_option("--seed", c.seed, "Seed of the weights, the batch order and the random draws")
+      ->capture_default_str()->check(whole_number<uint64_t>(0, kMaxSeed));
+  command->add_option("--eval-every", c.eval_every, "Held-out evaluation and loss curve every N steps")
       ->capture_default_str()->check(whole_number<int64_t>(1, kMaxSteps));
-  train->add_option("--eval-images", c.eval_images, "Test images in the held-out evaluation")
+  command->add_option("--eval-images", c.eval_images, "Test images in the held-out evaluation")
       ->capture_default_str()->check(whole_number<int64_t>(1, kMaxBatch));
-  train->add_option("--checkpoint-every", c.checkpoint_every, "Write a checkpoint every N steps")
+  command->add_option("--checkpoint-every", c.checkpoint_every, "Write a checkpoint every N steps")
       ->capture_default_str()->check(whole_number<int64_t>(1, kMaxSteps));
-  train->add_option("--device", c.device, "Where to train: cpu, cuda or cuda:N")->capture_default_str();
-  train->add_option("--checkpoint-blocks", c.checkpoint_blocks, kCheckpointBlocksHelp)->capture_default_str()->check(whole_number<int64_t>(0, kMaxBlocks));
-  train->add_option("--matmul", c.matmul, kMatmulHelp)->capture_default_str()->check(CLI::IsMember({"float32", "bfloat16", "tf32"}));
-  train->add_flag("--resume", c.resume, "Continue the run in --out where it stopped (start one if there is none)");
-  train->add_flag("--force", c.force,
-                  "Start a run in an --out that holds other files (never ones a run writes: metrics.jsonl, loss.png, "
-                  "model-*/optimizer-*.safetensors); nothing there is deleted");
-  return flags;
+  command->add_option("--device", c.device, "Where to train: cpu, cuda or cuda:N")->capture_default_str();
+  command->add_option("--matmul", c.matmul, kMatmulHelp)->capture_default_str()->check(CLI::IsMember({"float32", "bfloat16", "tf32"}));
+  command->add_flag("--resume", c.resume, "Continue the run in --out where it stopped (start one if there is none)");
+  command->add_flag("--force", c.force,
+                    "Start a run in an --out that holds other files (never ones a run writes: metrics.jsonl, loss.png, "
+                    "model-*/optimizer-*.safetensors); nothing there is deleted");
 }
 
-void note_given(const RunFlags& f, TrainCommand& c) {
-  c.given_config = f.config->count() > 0, c.given_data = f.data->count() > 0, c.given_data_dir = f.data_dir->count() > 0;
-  c.given_steps = f.steps->count() > 0, c.given_batch_size = f.batch->count() > 0, c.given_lr = f.lr->count() > 0;
-  c.given_beta1 = f.beta1->count() > 0, c.given_beta2 = f.beta2->count() > 0, c.given_warmup_steps = f.warmup->count() > 0;
-  c.given_schedule = f.schedule->count() > 0, c.given_clip = f.clip->count() > 0, c.given_seed = f.seed->count() > 0;
+void add_train(CLI::App* train, TrainCommand& c) {
+  static const std::string data_help = std::string("Dataset: ") + axiom::data::dataset_names();
+  add_run_flags(train, c, data_help, utf8_path());
+  train->add_option("--config", c.config, config_help())->capture_default_str()->check(utf8_path());
+  train->add_option("--checkpoint-blocks", c.checkpoint_blocks, kCheckpointBlocksHelp)->capture_default_str()->check(whole_number<int64_t>(0, kMaxBlocks));
+}
+
+// The flags of `command` that the user typed, by their long names ("--lr").
+std::set<std::string> given_flags(const CLI::App* command) {
+  std::set<std::string> given;
+  for (const CLI::Option* option : command->get_options()) {
+    if (option->count() > 0) given.insert(option->get_name());
+  }
+  return given;
 }
 
 void add_eval(CLI::App* eval, EvalCommand& c) {
@@ -200,24 +205,27 @@ void add_sample(CLI::App* sample, SampleCommand& c) {
   sample->add_option("--device", c.device, "Where to run the model: cpu, cuda or cuda:N")->capture_default_str();
 }
 
+// --model's names, and the classifiers they name.
+std::map<std::string, axiom::models::ClassifierKind> classifier_kinds() {
+  std::map<std::string, axiom::models::ClassifierKind> kinds;
+  using Kind = axiom::models::ClassifierKind;
+  for (const Kind kind : {Kind::vit, Kind::gru, Kind::lstm}) kinds[axiom::models::name_of(kind)] = kind;
+  return kinds;
+}
+
 void add_classify(CLI::App* classify, ClassifyCommand& c) {
+  TrainCommand& run = c.run;  // classify's defaults: AdamW, a linear decay to 0 at the last step
+  run.steps = 3000, run.batch_size = 64, run.lr = 2e-3, run.weight_decay = 0.05, run.warmup_steps = 100, run.schedule = "linear";
+  run.eval_every = 500, run.checkpoint_every = 500;
+  add_run_flags(classify, run, "fashion-mnist or mnist", CLI::IsMember({"fashion-mnist", "mnist"}));
   classify->add_option("--model", c.model, "vit (a Vision Transformer), gru or lstm (reading the image row by row)")
-      ->capture_default_str()->check(CLI::IsMember({"vit", "gru", "lstm"}));
-  classify->add_option("--data", c.data, "fashion-mnist or mnist")->capture_default_str()->check(CLI::IsMember({"fashion-mnist", "mnist"}));
-  classify->add_option("--data-dir", c.data_dir, "Where the dataset's files are (default: its usual place)")->check(utf8_path());
-  classify->add_option("--steps", c.steps, "Training steps")->capture_default_str()->check(whole_number<int64_t>(1, kMaxSteps));
-  classify->add_option("--batch", c.batch_size, "Images per step")->capture_default_str()->check(whole_number<int64_t>(1, kMaxBatch));
-  classify->add_option("--lr", c.lr, "AdamW's peak learning rate (then a linear decay to 0 at the last step)")
-      ->capture_default_str()->check(real_number(1e-12, 10));
-  classify->add_option("--weight-decay", c.weight_decay, "AdamW's decoupled weight decay")->capture_default_str()->check(real_number(0, 10));
-  classify->add_option("--warmup", c.warmup_steps, "Steps of linear warmup")->capture_default_str()->check(whole_number<int64_t>(0, kMaxSteps));
+      ->default_str(axiom::models::name_of(c.model))->transform(CLI::CheckedTransformer(classifier_kinds()));
   classify->add_option("--width", c.width, "The ViT's features, or the RNN's hidden size")
       ->capture_default_str()->check(whole_number<int64_t>(1, 4096));
   classify->add_option("--layers", c.layers, "The ViT's transformer blocks")->capture_default_str()->check(whole_number<int64_t>(0, 1000));
   classify->add_option("--heads", c.heads, "The ViT's attention heads (they divide --width)")->capture_default_str()->check(whole_number<int64_t>(1, 4096));
   classify->add_option("--patch", c.patch, "The ViT's patch side (it divides the image's sides)")->capture_default_str()->check(whole_number<int64_t>(1, 4096));
-  classify->add_option("--seed", c.seed, "Seed of the initial weights and the data order")->capture_default_str()->check(whole_number<uint64_t>(0, kMaxSeed));
-  classify->add_option("--limit", c.limit, "Score the first N test images only (0: all)")->capture_default_str()->check(whole_number<int64_t>(0, kMaxSteps));
+  classify->add_option("--limit", c.limit, "Score the first N test images at the end (0: all)")->capture_default_str()->check(whole_number<int64_t>(0, kMaxSteps));
 }
 
 // `axiom bench ...`: the subcommands, and the options they fill in.
@@ -293,8 +301,8 @@ int main(int argc, char** argv) {
   int threads = 0;
 
   TrainCommand train_command;
-  auto* train = app.add_subcommand("train", "Train an Axial Transformer, with checkpoints and a loss curve");
-  const RunFlags run_flags = add_train(train, train_command);
+  auto* train = app.add_subcommand("train", "Train an Axial Transformer (or a raster Transformer), with checkpoints and a loss curve");
+  add_train(train, train_command);
   EvalCommand eval_command;
   auto* eval = app.add_subcommand("eval", "Exact bits/dim of a trained model on a test set");
   add_eval(eval, eval_command);
@@ -303,7 +311,7 @@ int main(int argc, char** argv) {
   add_sample(sample, sample_command);
 
   ClassifyCommand classify_command;
-  auto* classify = app.add_subcommand("classify", "Train a classifier of Fashion-MNIST's labels (vit, gru, lstm) and print its test accuracy");
+  auto* classify = app.add_subcommand("classify", "Train a classifier of Fashion-MNIST's labels (vit, gru, lstm), with checkpoints, and print its test accuracy");
   add_classify(classify, classify_command);
 
   BenchCommands bench;
@@ -321,18 +329,21 @@ int main(int argc, char** argv) {
     if (threads > 0) axiom::core::set_num_threads(threads);
     axiom::core::num_threads();  // (reads AXIOM_NUM_THREADS now: a bad value is refused before any work)
     const bool one_process_only =
-        sample->parsed() || classify->parsed() || bench.ops->parsed() || bench.autograd->parsed() || bench.layers->parsed() || bench.sample->parsed();
+        sample->parsed() || bench.ops->parsed() || bench.autograd->parsed() || bench.layers->parsed() || bench.sample->parsed();
     if (one_process_only && comm.size() > 1) {
       throw axiom::Error("axiom", "this command runs in one process; mpirun started ", comm.size(),
-                         " (train, eval, bench train and bench allreduce run across processes)");
+                         " (train, classify, eval, bench train and bench allreduce run across processes)");
     }
     if (train->parsed()) {
-      note_given(run_flags, train_command);
+      train_command.given = given_flags(train);
       return axiom::apps::train(train_command);
     }
     if (eval->parsed()) return axiom::apps::evaluate(eval_command);
     if (sample->parsed()) return axiom::apps::sample(sample_command);
-    if (classify->parsed()) return axiom::apps::classify(classify_command);
+    if (classify->parsed()) {
+      classify_command.run.given = given_flags(classify);
+      return axiom::apps::classify(classify_command);
+    }
     run_bench(bench, comm);
   } catch (const std::bad_alloc&) {  // memory outside tensors (which raise an Error of their own)
     return fail("out of memory (std::bad_alloc); a smaller --batch, config or --n needs less");

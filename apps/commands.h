@@ -1,17 +1,20 @@
-// The subcommands of `axiom` that work with models: train, eval and sample. axiom.cpp parses the
+// The subcommands of `axiom` that work with models: train, classify, eval and sample. axiom.cpp parses the
 // command line into these structs and calls the functions; each returns the process's exit code
 // and throws axiom::Error for bad input (axiom.cpp prints it on one line).
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 
 #include "core/communicator.h"
 #include "core/device.h"
+#include "models/classifiers.h"
 
 namespace axiom::apps {
 
 // axiom train --config small --data fashion-mnist --out runs/NAME [--steps N] [--minutes M] ...
+// The flags of a training run, which `axiom classify` shares (with defaults of its own).
 struct TrainCommand {
   std::string out;                       // the run's directory: checkpoints, metrics, loss curve
   std::string config = "small";          // a preset or a JSON file
@@ -25,6 +28,7 @@ struct TrainCommand {
   int64_t warmup_steps = 200;
   std::string schedule = "constant";     // after the warmup: constant, linear or cosine (decays to 0 at --steps)
   double clip = 0;                       // gradient norm clipping; 0 = off
+  double weight_decay = 0;               // AdamW's decoupled weight decay; 0 = Adam
   uint64_t seed = 0;
   int64_t eval_every = 100;              // held-out bits/dim and the loss curve every this many steps
   int64_t eval_images = 500;             // how many test images the held-out figure uses
@@ -34,10 +38,10 @@ struct TrainCommand {
   std::string device = "cpu";            // where the model trains: cpu or cuda
   int64_t checkpoint_blocks = 0;         // blocks recomputed in backward instead of kept (less memory, slower)
   std::string matmul = "float32";        // how float32 products multiply: float32, or bfloat16 (faster, less exact)
-  // Flags the user gave explicitly (on --resume they must agree with the run's own values).
-  bool given_config = false, given_data = false, given_data_dir = false, given_batch_size = false, given_lr = false,
-       given_beta1 = false, given_beta2 = false, given_warmup_steps = false, given_schedule = false, given_clip = false,
-       given_seed = false, given_steps = false;
+  // The flags the user typed, by name ("--lr"): on --resume those that decide the run must agree
+  // with the run's own values.
+  std::set<std::string> given;
+  bool was_given(const std::string& flag) const { return given.count(flag) > 0; }
 };
 int train(const TrainCommand& command);
 
@@ -69,23 +73,17 @@ struct SampleCommand {
 };
 int sample(const SampleCommand& command);
 
-// axiom classify --model vit|gru|lstm [--steps N] [--batch B] [--lr R] ...: a classifier of the
-// dataset's labels, trained, then its accuracy on the test images (classify.cpp).
+// axiom classify --model vit|gru|lstm --out runs/NAME [--steps N] [--batch B] [--lr R] [--resume] ...:
+// a classifier of the dataset's labels, trained as `axiom train` trains (checkpoints, --resume,
+// --minutes, signals), then its accuracy on the test images (classify.cpp).
 struct ClassifyCommand {
-  std::string model = "vit";            // vit, gru or lstm
-  std::string data = "fashion-mnist";   // fashion-mnist or mnist: datasets with labels
-  std::string data_dir;                 // "" = the dataset's default place
-  int64_t steps = 3000;
-  int64_t batch_size = 64;
-  double lr = 2e-3;                     // AdamW's peak rate, after the warmup; decays linearly to 0
-  double weight_decay = 0.05;
-  int64_t warmup_steps = 100;
+  TrainCommand run;                     // --out, --steps, --batch, --lr, --resume, ...: axiom.cpp sets classify's defaults
+  models::ClassifierKind model = models::ClassifierKind::vit;
   int64_t width = 64;                   // the ViT's features D, or the RNN's hidden size
   int64_t layers = 4;                   // the ViT's transformer blocks
   int64_t heads = 4;                    // the ViT's attention heads
   int64_t patch = 4;                    // the ViT's patch side P
-  uint64_t seed = 0;
-  int64_t limit = 0;                    // test images to score; 0 = all
+  int64_t limit = 0;                    // test images to score at the end; 0 = all
 };
 int classify(const ClassifyCommand& command);
 

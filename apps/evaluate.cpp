@@ -1,6 +1,7 @@
-// `axiom eval`: the exact bits per dimension of a trained model on a whole test set (every pixel
-// of every channel of every image), with a progress line. Under mpirun the ranks split the images
-// and add up their sums (models::evaluate_images): the figure of one process, sooner; rank 0 prints.
+// `axiom eval`: scores a trained model on a whole test set, with a progress line: an image model's
+// exact bits per dimension (every pixel of every channel of every image), or a classifier's
+// accuracy (and its mean cross-entropy). Under mpirun the ranks split the examples and add up their
+// sums (models::evaluate): the figure of one process, sooner; rank 0 prints.
 #include <cstdio>
 #include <filesystem>
 
@@ -29,22 +30,59 @@ data::DatasetOptions dataset_of(const EvalCommand& c, std::string& name) {
   return {.root = root};
 }
 
+// The examples the model is scored on, the first `limit` of them (0: all): an image model's
+// images, or a classifier's images and labels.
+data::TensorDataset examples_of(const EvalCommand& c, const models::ModelConfig& config, std::string& name) {
+  data::DatasetOptions where = dataset_of(c, name);
+  data::TensorDataset examples;
+  if (const auto* image = std::get_if<models::ImageModelConfig>(&config)) {
+    where.frames = image->channels, where.canvas = image->height;
+    examples.columns = {data::load_images(name, c.split, where)};
+  } else {
+    const data::ImageDataset labelled = data::load_labelled(name, c.split, where);
+    examples.columns = {labelled.images, labelled.labels};
+  }
+  const int64_t n = examples.columns[0].size(0), count = c.limit > 0 ? std::min(c.limit, n) : n;
+  for (Tensor& column : examples.columns) column = column.narrow(0, 0, count);
+  return examples;
+}
+
+void print_result(const EvalCommand& c, const std::string& name, bool classifier, int64_t examples, const models::Score& score,
+                  double seconds) {
+  if (c.json) {
+    nlohmann::ordered_json j = {{"checkpoint", c.checkpoint}, {"data", name}, {"split", c.split}, {"images", examples}};
+    if (classifier) {
+      j["accuracy"] = score.accuracy(), j["loss"] = score.mean_loss();
+    } else {
+      j["values"] = score.count, j["bits_per_dim"] = score.mean_loss();
+    }
+    j["seconds"] = seconds;
+    std::printf("%s\n", j.dump().c_str());
+  } else if (classifier) {
+    std::printf("%s %s: %.2f%% accuracy over %lld images (cross-entropy %.4f nats) in %s\n", name.c_str(), c.split.c_str(),
+                100 * score.accuracy(), static_cast<long long>(examples), score.mean_loss(), format_duration(seconds).c_str());
+  } else {
+    std::printf("%s %s: %.4f bits/dim over %lld images (%lld values) in %s\n", name.c_str(), c.split.c_str(), score.mean_loss(),
+                static_cast<long long>(examples), static_cast<long long>(score.count), format_duration(seconds).c_str());
+  }
+}
+
 }  // namespace
 
 int evaluate(const EvalCommand& c) {
   if (c.batch_size <= 0) throw Error("eval", "--batch must be positive, got ", c.batch_size);
   if (c.limit < 0) throw Error("eval", "--limit must be >= 0, got ", c.limit);
   const core::Device device = device_of("eval", c.device);
-  const std::unique_ptr<models::ImageModel> model = models::load_model(c.checkpoint);
+  const std::unique_ptr<models::Learner> model = models::load_learner(c.checkpoint);
   model->to(device);
+  const models::ModelConfig config = models::read_model_config(c.checkpoint);
   std::string name;
-  data::DatasetOptions where = dataset_of(c, name);
-  where.frames = model->config().channels, where.canvas = model->config().height;
-  Tensor images = data::load_images(name, c.split, where);
-  if (c.limit > 0) images = images.narrow(0, 0, std::min(c.limit, images.size(0)));
-  const int64_t batch = std::min(c.batch_size, images.size(0));
-  models::check_fits(models::evaluation_memory(model->config(), batch), "eval", "evaluating " + std::to_string(batch) + " images at a time",
-                     "use a smaller --batch", core::world().local_size(), device);
+  const data::TensorDataset examples = examples_of(c, config, name);
+  const int64_t n = examples.columns[0].size(0), batch = std::min(c.batch_size, n);
+  if (const auto* image = std::get_if<models::ImageModelConfig>(&config)) {
+    models::check_fits(models::evaluation_memory(*image, batch), "eval", "evaluating " + std::to_string(batch) + " images at a time",
+                       "use a smaller --batch", core::world().local_size(), device);
+  }
 
   core::Communicator& comm = core::world();
   StatusLine line(comm.rank() == 0);
@@ -55,19 +93,9 @@ int evaluate(const EvalCommand& c) {
                   " images  ETA " + format_duration(eta),
               false);
   };
-  const models::Likelihood result = models::evaluate_images(*model, images, c.batch_size, show, comm);
+  const models::Score score = models::evaluate(*model, examples, c.batch_size, show, comm);
   line.finish();
-  if (comm.rank() != 0) return 0;
-  if (c.json) {
-    const nlohmann::ordered_json j = {{"checkpoint", c.checkpoint}, {"data", name},          {"split", c.split},
-                                      {"images", images.size(0)},   {"values", result.count}, {"bits_per_dim", result.bits_per_dim()},
-                                      {"seconds", clock.seconds()}};
-    std::printf("%s\n", j.dump().c_str());
-  } else {
-    std::printf("%s %s: %.4f bits/dim over %lld images (%lld values) in %s\n", name.c_str(), c.split.c_str(),
-                result.bits_per_dim(), static_cast<long long>(images.size(0)), static_cast<long long>(result.count),
-                format_duration(clock.seconds()).c_str());
-  }
+  if (comm.rank() == 0) print_result(c, name, std::holds_alternative<models::ClassifierConfig>(config), n, score, clock.seconds());
   return 0;
 }
 

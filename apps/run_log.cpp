@@ -16,22 +16,22 @@ namespace axiom::apps {
 
 namespace {
 
-// Whether `j` is a whole metrics line of a step up to `last_step`: a step, and numbers where numbers go.
+// Whether `j` is a whole metrics line of a step up to `last_step`: a step, and numbers only.
 bool usable(const nlohmann::json& j, int64_t last_step) {
   if (!j.is_object()) return false;
   const auto step = j.find("step");
   if (step == j.end() || !step->is_number_integer() || step->get<int64_t>() < 0 || step->get<int64_t>() > last_step) return false;
-  for (const char* key : {"train_bits_per_dim", "held_out_bits_per_dim", "lr", "seconds", "wall_seconds"}) {
-    const auto value = j.find(key);
-    if (value != j.end() && !value->is_number()) return false;
-  }
-  return true;
+  return std::all_of(j.begin(), j.end(), [](const nlohmann::json& value) { return value.is_number(); });
 }
 
 }  // namespace
 
-RunLog::RunLog(const std::string& dir, int64_t step)
-    : path_((std::filesystem::path(dir) / "metrics.jsonl").string()), curve_((std::filesystem::path(dir) / "loss.png").string()) {
+RunLog::RunLog(const std::string& dir, int64_t step, const std::string& loss_key, const std::string& unit)
+    : path_((std::filesystem::path(dir) / "metrics.jsonl").string()),
+      curve_((std::filesystem::path(dir) / "loss.png").string()),
+      train_key_("train_" + loss_key),
+      held_out_key_("held_out_" + loss_key),
+      unit_(unit) {
   std::error_code ec;
   const std::filesystem::file_status status = std::filesystem::status(path_, ec);
   if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
@@ -43,8 +43,8 @@ RunLog::RunLog(const std::string& dir, int64_t step)
     const nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (!usable(j, step)) continue;
     const double x = j["step"].get<double>();
-    if (j.contains("train_bits_per_dim")) train_.x.push_back(x), train_.y.push_back(j["train_bits_per_dim"].get<double>());
-    if (j.contains("held_out_bits_per_dim")) held_out_.x.push_back(x), held_out_.y.push_back(j["held_out_bits_per_dim"].get<double>());
+    if (j.contains(train_key_)) train_.x.push_back(x), train_.y.push_back(j[train_key_].get<double>());
+    if (j.contains(held_out_key_)) held_out_.x.push_back(x), held_out_.y.push_back(j[held_out_key_].get<double>());
     if (j.contains("wall_seconds")) seconds_before_ = std::max(seconds_before_, j["wall_seconds"].get<double>());
     kept += line + "\n";
   }
@@ -53,16 +53,18 @@ RunLog::RunLog(const std::string& dir, int64_t step)
   if (!file_) throw Error("train", "cannot append to '", path_, "': ", std::strerror(errno));
 }
 
-void RunLog::train_step(int64_t step, double bits, double lr, double seconds, double wall_seconds) {
-  train_.x.push_back(static_cast<double>(step)), train_.y.push_back(bits);
+void RunLog::train_step(int64_t step, double loss, double lr, double seconds, double wall_seconds) {
+  train_.x.push_back(static_cast<double>(step)), train_.y.push_back(loss);
   const nlohmann::ordered_json j = {
-      {"step", step}, {"train_bits_per_dim", bits}, {"lr", lr}, {"seconds", seconds}, {"wall_seconds", wall_seconds}};
+      {"step", step}, {train_key_, loss}, {"lr", lr}, {"seconds", seconds}, {"wall_seconds", wall_seconds}};
   write(j.dump());
 }
 
-void RunLog::held_out(int64_t step, double bits, double wall_seconds) {
-  held_out_.x.push_back(static_cast<double>(step)), held_out_.y.push_back(bits);
-  const nlohmann::ordered_json j = {{"step", step}, {"held_out_bits_per_dim", bits}, {"wall_seconds", wall_seconds}};
+void RunLog::held_out(int64_t step, double loss, std::optional<double> accuracy, double wall_seconds) {
+  held_out_.x.push_back(static_cast<double>(step)), held_out_.y.push_back(loss);
+  nlohmann::ordered_json j = {{"step", step}, {held_out_key_, loss}};
+  if (accuracy) j["held_out_accuracy"] = *accuracy;
+  j["wall_seconds"] = wall_seconds;
   write(j.dump());
 }
 
@@ -70,7 +72,7 @@ void RunLog::plot(const std::string& title) const {
   std::vector<Series> series;
   if (!train_.x.empty()) series.push_back(train_);
   if (!held_out_.x.empty()) series.push_back(held_out_);
-  if (!series.empty()) plot_curves(curve_, series, title, "step", "bits/dim");
+  if (!series.empty()) plot_curves(curve_, series, title, "step", unit_);
 }
 
 void RunLog::write(const std::string& line) {

@@ -1,15 +1,18 @@
-// A run's metrics file and loss curve (`axiom train`):
+// A run's metrics file and loss curve (`axiom train`, `axiom classify`):
 //   metrics.jsonl   one JSON object a line: {"step": 12, "train_bits_per_dim": 6.1, "lr": 6e-5, "seconds": 2.4,
 //                   "wall_seconds": 30.5} after each step, {"step": 100, "held_out_bits_per_dim": 4.2,
 //                   "wall_seconds": 250.1} after each evaluation. "seconds" is the step's own time;
 //                   "wall_seconds" the run's wall-clock time when the line was written, summed over
-//                   the invocations that made it (the time between them not counted).
+//                   the invocations that made it (the time between them not counted). A
+//                   classifier's loss is "train_loss" and "held_out_loss" (nats), and its held-out
+//                   lines add "held_out_accuracy".
 //   loss.png        the curves of both, redrawn after each evaluation
 #pragma once
 
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "apps/plot.h"
@@ -22,11 +25,12 @@ class RunLog {
   // checkpoint), drops lines that are not whole metrics (torn by a crash or a full disk, or not
   // axiom's), and appends from there. Each line is flushed as it is written; a write that fails
   // is an Error naming the file.
-  RunLog(const std::string& dir, int64_t step);
+  // The loss is written as "train_<loss_key>" and "held_out_<loss_key>", and plotted in `unit`.
+  RunLog(const std::string& dir, int64_t step, const std::string& loss_key = "bits_per_dim", const std::string& unit = "bits/dim");
 
-  void train_step(int64_t step, double bits, double lr, double seconds, double wall_seconds);
-  void held_out(int64_t step, double bits, double wall_seconds);
-  // loss.png: bits/dim of each training batch and of the held-out images, against the step.
+  void train_step(int64_t step, double loss, double lr, double seconds, double wall_seconds);
+  void held_out(int64_t step, double loss, std::optional<double> accuracy, double wall_seconds);
+  // loss.png: the loss of each training batch and of the held-out examples, against the step.
   void plot(const std::string& title) const;
   std::string curve_path() const { return curve_; }
   // The largest wall_seconds of the lines kept (0 if none): where this invocation's clock starts.
@@ -37,7 +41,7 @@ class RunLog {
   struct Closer {
     void operator()(std::FILE* file) const { std::fclose(file); }
   };
-  std::string path_, curve_;
+  std::string path_, curve_, train_key_, held_out_key_, unit_;
   std::unique_ptr<std::FILE, Closer> file_;
   Series train_{"training batch", {}, {}}, held_out_{"held-out test images", {}, {}};
   double seconds_before_ = 0;

@@ -1,12 +1,15 @@
-// `axiom train`: trains an Axial Transformer, with a progress line, periodic held-out evaluation,
-// a metrics file, a loss curve and atomic checkpoints; Ctrl-C or SIGTERM stops after the current
-// step and writes a checkpoint, and --resume continues exactly where a run stopped. A new run goes
-// into a new or empty directory (or, with --force, one whose files a run would not touch).
+// `axiom train`: trains an image model (an Axial Transformer, or a raster Transformer), with a
+// progress line, periodic held-out evaluation, a metrics file, a loss curve and atomic
+// checkpoints; Ctrl-C or SIGTERM stops after the current step and writes a checkpoint, and
+// --resume continues exactly where a run stopped. A new run goes into a new or empty directory (or,
+// with --force, one whose files a run would not touch). `axiom classify` trains its classifiers
+// through the same run (train_run, train.h).
 //
 // The run's directory (--out):
 //   checkpoint.json, model-*.safetensors, optimizer-*.safetensors   the checkpoint (models/training.h)
 //   metrics.jsonl   one JSON object a line: {"step": 12, "train_bits_per_dim": 6.1, "lr": 6e-5, "seconds": 2.4}
 //                   after each step, {"step": 100, "held_out_bits_per_dim": 4.2} after each evaluation
+//                   (a classifier's: "train_loss", "held_out_loss" in nats, and "held_out_accuracy")
 //   loss.png        the curves of both, redrawn after each evaluation
 //
 // Under mpirun each rank trains on its share of every batch (models::Trainer); rank 0 alone
@@ -31,6 +34,7 @@
 #include "apps/progress.h"
 #include "apps/run_directory.h"
 #include "apps/run_log.h"
+#include "apps/train.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/factory.h"
@@ -79,70 +83,96 @@ std::string as_typed(Number value) {
 // On --resume, a flag the user gave must agree with the run's own value: a run is one experiment.
 // The values themselves are compared, so --lr 1e-7 differs from a run's 4e-7.
 template <typename Value>
-void check_same(bool given, const char* flag, const Value& asked, const Value& run) {
-  if (given && asked != run) {
-    throw Error("train", flag, " ", as_typed(asked), " differs from the run's ", as_typed(run),
+void check_same(const TrainCommand& c, const char* op, const char* flag, const Value& asked, const Value& run) {
+  if (c.was_given(flag) && asked != run) {
+    throw Error(op, flag, " ", as_typed(asked), " differs from the run's ", as_typed(run),
                 "; a resumed run keeps its settings (or use a new --out)");
   }
 }
 
-void check_resume_flags(const TrainCommand& c, const models::Checkpoint& run) {
+void check_resume_flags(const TrainCommand& c, const RunRequest& request, const models::Checkpoint& run) {
+  const char* op = request.command;
   const models::TrainingOptions& o = run.options;
-  if (c.given_config && models::load_config(c.config).to_json() != run.config.to_json()) {
-    throw Error("train", "--config ", c.config, " differs from the run's config; a resumed run keeps its settings (or use a new --out)");
+  if (request.config_given && models::to_json(request.config()) != models::to_json(run.config)) {
+    throw Error(op, "the model's flags (", c.was_given("--config") ? "--config " + c.config : std::string("its sizes"),
+                ") differ from the run's config; a resumed run keeps its settings (or use a new --out)");
   }
-  check_same(c.given_data, "--data", c.data, o.data);
-  check_same(c.given_data_dir, "--data-dir", c.data_dir, o.data_dir);
-  check_same(c.given_batch_size, "--batch", c.batch_size, o.batch_size);
-  check_same(c.given_lr, "--lr", c.lr, o.lr);
-  check_same(c.given_beta1, "--beta1", c.beta1, o.beta1);
-  check_same(c.given_beta2, "--beta2", c.beta2, o.beta2);
-  check_same(c.given_warmup_steps, "--warmup", c.warmup_steps, o.warmup_steps);
-  check_same(c.given_schedule, "--schedule", c.schedule, std::string(models::name_of(o.schedule)));
-  if (o.steps > 0 && c.given_steps && c.steps != o.steps) {  // a decaying run's length is part of the run
-    throw Error("train", "--steps ", c.steps, " differs from the run's ", o.steps, ", where its ", models::name_of(o.schedule),
+  check_same(c, op, "--data", c.data, o.data);
+  check_same(c, op, "--data-dir", c.data_dir, o.data_dir);
+  check_same(c, op, "--batch", c.batch_size, o.batch_size);
+  check_same(c, op, "--lr", c.lr, o.lr);
+  check_same(c, op, "--beta1", c.beta1, o.beta1);
+  check_same(c, op, "--beta2", c.beta2, o.beta2);
+  check_same(c, op, "--warmup", c.warmup_steps, o.warmup_steps);
+  check_same(c, op, "--schedule", c.schedule, std::string(models::name_of(o.schedule)));
+  if (o.steps > 0 && c.was_given("--steps") && c.steps != o.steps) {  // a decaying run's length is part of the run
+    throw Error(op, "--steps ", c.steps, " differs from the run's ", o.steps, ", where its ", models::name_of(o.schedule),
                 " schedule ends; a resumed run keeps its settings (or use a new --out)");
   }
-  check_same(c.given_clip, "--clip", c.clip, o.max_grad_norm);
-  check_same(c.given_seed, "--seed", c.seed, o.seed);
+  check_same(c, op, "--clip", c.clip, o.max_grad_norm);
+  check_same(c, op, "--weight-decay", c.weight_decay, o.weight_decay);
+  check_same(c, op, "--seed", c.seed, o.seed);
 }
 
-models::TrainingOptions options_of(const TrainCommand& c) {
+models::TrainingOptions options_of(const TrainCommand& c, const char* op) {
   models::TrainingOptions o;
   o.data = c.data, o.data_dir = c.data_dir, o.batch_size = c.batch_size, o.lr = c.lr, o.beta1 = c.beta1, o.beta2 = c.beta2;
-  o.warmup_steps = c.warmup_steps, o.schedule = models::lr_schedule_named(c.schedule, "train", "--schedule");
+  o.warmup_steps = c.warmup_steps, o.schedule = models::lr_schedule_named(c.schedule, op, "--schedule");
   o.steps = o.schedule == models::LrSchedule::constant ? 0 : c.steps;
-  o.max_grad_norm = c.clip, o.seed = c.seed;
+  o.max_grad_norm = c.clip, o.weight_decay = c.weight_decay, o.seed = c.seed;
   return o;
 }
 
 // The step this invocation trains to: a decaying run's own length, else --steps.
 int64_t target_step(const TrainCommand& c, const models::TrainingOptions& o) { return o.steps > 0 ? o.steps : c.steps; }
 
-Tensor images_of(const models::TrainingOptions& o, const models::ImageModelConfig& config, const std::string& split) {
-  return data::load_images(o.data, split, {.root = o.data_dir, .frames = config.channels, .canvas = config.height});
+// The examples a model trains and is scored on: an image model's images, or a classifier's images and labels.
+data::TensorDataset examples_of(const models::TrainingOptions& o, const models::ModelConfig& config, const std::string& split) {
+  if (const auto* image = std::get_if<models::ImageModelConfig>(&config)) {
+    return {{data::load_images(o.data, split, {.root = o.data_dir, .frames = image->channels, .canvas = image->height})}};
+  }
+  const data::ImageDataset labelled = data::load_labelled(o.data, split, {.root = o.data_dir});
+  return {{labelled.images, labelled.labels}};
 }
 
-models::Placement placement_of(const TrainCommand& c, core::Communicator& comm) {
-  return {.device = device_of("train", c.device), .communicator = &comm, .checkpoint_blocks = c.checkpoint_blocks};
+// The first `count` examples (or all, if fewer).
+data::TensorDataset first_examples(const data::TensorDataset& examples, int64_t count) {
+  data::TensorDataset first;
+  for (const Tensor& column : examples.columns) first.columns.push_back(column.narrow(0, 0, std::min(count, column.size(0))));
+  return first;
 }
 
-// Refuses, before anything is allocated, a run whose training step cannot fit in this machine's memory.
-void check_memory(const models::ImageModelConfig& config, const models::TrainingOptions& o, int64_t checkpoint_blocks,
+models::Placement placement_of(const TrainCommand& c, const char* op, core::Communicator& comm) {
+  return {.device = device_of(op, c.device), .communicator = &comm, .checkpoint_blocks = c.checkpoint_blocks};
+}
+
+// Refuses, before anything is allocated, a run whose training step cannot fit in this machine's
+// memory. (An image model's estimate; a classifier's sizes are checked when it is made.)
+void check_memory(const models::ModelConfig& model, const models::TrainingOptions& o, int64_t checkpoint_blocks,
                   core::Device device, core::Communicator& comm) {
+  const auto* config = std::get_if<models::ImageModelConfig>(&model);
+  if (!config) return;
   const int64_t share = o.batch_size / comm.size();  // each process's images of every batch
-  models::check_fits(models::training_memory(config, share, core::Dtype::float32, checkpoint_blocks), "train",
+  models::check_fits(models::training_memory(*config, share, core::Dtype::float32, checkpoint_blocks), "train",
                      "training with " + std::to_string(share) + " images a step" + (comm.size() > 1 ? " in each process" : ""),
                      "use a smaller --batch or config, or --checkpoint-blocks", comm.local_size(), device);
 }
 
 // A run that exists is only resumed; a new one goes into a directory that check_new_run_directory accepts.
-void check_out(const TrainCommand& c) {
+void check_out(const TrainCommand& c, const char* op) {
   if (!has_checkpoint(c.out)) return check_new_run_directory(c.out, c.force);
   if (!c.resume) {
-    throw Error("train", "'", c.out, "' already holds a run (step ", models::read_checkpoint(c.out).step,
+    throw Error(op, "'", c.out, "' already holds a run (step ", models::read_checkpoint(c.out).step,
                 "); continue it with --resume, or choose another --out");
   }
+}
+
+// The run in `dir` must be of the kind `op` trains: an image model for train, a classifier for classify.
+void check_kind(const models::Checkpoint& run, const RunRequest& request) {
+  const bool classifier = std::holds_alternative<models::ClassifierConfig>(run.config);
+  if (classifier == request.classifier) return;
+  throw Error(request.command, "'", run.dir, "' holds a run of ", classifier ? "a classifier" : "an image model", "; continue it with axiom ",
+              classifier ? "classify" : "train", " --resume");
 }
 
 // What a command will train: the run to resume, or the config and options of a new one. Every
@@ -150,58 +180,67 @@ void check_out(const TrainCommand& c) {
 // a bad flag or config leaves nothing behind.
 struct RunPlan {
   std::optional<models::Checkpoint> resumed;
-  models::ImageModelConfig config;
+  models::ModelConfig config;
   models::TrainingOptions options;
 };
 
-RunPlan plan_run(const TrainCommand& c, core::Communicator& comm) {
-  check_out(c);
+RunPlan plan_run(const TrainCommand& c, const RunRequest& request, core::Communicator& comm) {
+  check_out(c, request.command);
   RunPlan plan;
   if (c.resume && has_checkpoint(c.out)) {
     plan.resumed = models::read_checkpoint(c.out);
-    check_resume_flags(c, *plan.resumed);
+    check_kind(*plan.resumed, request);
+    check_resume_flags(c, request, *plan.resumed);
     plan.config = plan.resumed->config, plan.options = plan.resumed->options;
   } else {
-    plan.config = models::load_config(c.config), plan.options = options_of(c);
+    plan.config = request.config(), plan.options = options_of(c, request.command);
     plan.options.validate();
   }
-  check_memory(plan.config, plan.options, c.checkpoint_blocks, device_of("train", c.device), comm);
+  check_memory(plan.config, plan.options, c.checkpoint_blocks, device_of(request.command, c.device), comm);
   return plan;
 }
 
-std::unique_ptr<models::Trainer> start_or_resume(const TrainCommand& c, const RunPlan& plan, core::Communicator& comm) {
-  const Tensor images = images_of(plan.options, plan.config, "train");
+std::unique_ptr<models::Trainer> start_or_resume(const TrainCommand& c, const RunRequest& request, const RunPlan& plan,
+                                                 core::Communicator& comm) {
+  data::TensorDataset examples = examples_of(plan.options, plan.config, "train");
+  const models::Placement placement = placement_of(c, request.command, comm);
   if (plan.resumed) {
     if (comm.rank() == 0) std::fprintf(stderr, "axiom: resuming '%s' at step %lld\n", c.out.c_str(), static_cast<long long>(plan.resumed->step));
-    return std::make_unique<models::Trainer>(*plan.resumed, images, placement_of(c, comm));
+    return std::make_unique<models::Trainer>(*plan.resumed, std::move(examples), placement);
   }
   if (c.resume && comm.rank() == 0) std::fprintf(stderr, "axiom: no run in '%s' yet: starting a new one\n", c.out.c_str());
-  return std::make_unique<models::Trainer>(plan.config, plan.options, images, placement_of(c, comm));
+  return std::make_unique<models::Trainer>(plan.config, plan.options, std::move(examples), placement);
 }
 
 // Every rank must be at the same step of the same run (a config file or a checkpoint that differs
 // between machines would otherwise train N different models).
-void check_same_run(const models::Trainer& t, core::Communicator& comm) {
-  core::check_same_on_every_rank(comm, t.config().to_json() + t.options().to_json() + std::to_string(t.steps_done()), "train",
+void check_same_run(const models::Trainer& t, const char* op, core::Communicator& comm) {
+  core::check_same_on_every_rank(comm, models::to_json(t.config()) + t.options().to_json() + std::to_string(t.steps_done()), op,
                                  "runs (the config, the training options or the checkpoint's step differ)");
 }
 
-void check_command(const TrainCommand& c) {
-  if (c.out.empty()) throw Error("train", "--out must name the run's directory");
-  if (c.steps <= 0) throw Error("train", "--steps must be positive, got ", c.steps);
-  if (!(c.minutes >= 0)) throw Error("train", "--minutes must be >= 0, got ", c.minutes);
-  if (c.eval_every <= 0) throw Error("train", "--eval-every must be positive, got ", c.eval_every);
-  if (c.eval_images <= 0) throw Error("train", "--eval-images must be positive, got ", c.eval_images);
-  if (c.checkpoint_every <= 0) throw Error("train", "--checkpoint-every must be positive, got ", c.checkpoint_every);
+void check_command(const TrainCommand& c, const char* op) {
+  if (c.out.empty()) throw Error(op, "--out must name the run's directory");
+  if (c.steps <= 0) throw Error(op, "--steps must be positive, got ", c.steps);
+  if (!(c.minutes >= 0)) throw Error(op, "--minutes must be >= 0, got ", c.minutes);
+  if (c.eval_every <= 0) throw Error(op, "--eval-every must be positive, got ", c.eval_every);
+  if (c.eval_images <= 0) throw Error(op, "--eval-images must be positive, got ", c.eval_images);
+  if (c.checkpoint_every <= 0) throw Error(op, "--checkpoint-every must be positive, got ", c.checkpoint_every);
 }
 
 // --- the loop -----------------------------------------------------------------------------------------
 
-// "step 120/500 [####....] 4.123 bits/dim  13.0 img/s  2m10s, ETA 15m42s"
-std::string status(const models::Trainer& t, int64_t target, double bits, double seconds_per_step, double elapsed, double eta) {
+std::string percent(double share) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f%%", 100 * share);
+  return text;
+}
+
+// "step 120/500 [####....] 4.123 bits/dim  13.0 img/s  2m10s, ETA 15m42s" (a classifier's loss in nats)
+std::string status(const models::Trainer& t, int64_t target, double loss, double seconds_per_step, double elapsed, double eta) {
   char text[200];
-  std::snprintf(text, sizeof text, "step %lld/%lld %s %.3f bits/dim  %.1f img/s  %s, ETA %s", static_cast<long long>(t.steps_done()),
-                static_cast<long long>(target), progress_bar(t.steps_done(), target).c_str(), bits,
+  std::snprintf(text, sizeof text, "step %lld/%lld %s %.3f %s  %.1f img/s  %s, ETA %s", static_cast<long long>(t.steps_done()),
+                static_cast<long long>(target), progress_bar(t.steps_done(), target).c_str(), loss, models::loss_unit(t.config()),
                 static_cast<double>(t.options().batch_size) / seconds_per_step, format_duration(elapsed).c_str(),
                 format_duration(eta).c_str());
   return text;
@@ -211,7 +250,7 @@ struct Loop {
   models::Trainer& trainer;
   const TrainCommand& command;
   const int64_t target;         // the step to train to (target_step)
-  const Tensor held_out;        // uint8 [eval_images, ...]
+  const data::TensorDataset held_out;  // the first --eval-images test examples
   std::optional<RunLog> log;    // rank 0's
   StatusLine line;              // visible on rank 0
   Stopwatch clock;             // since this invocation began
@@ -221,19 +260,19 @@ struct Loop {
   // Wall-clock seconds of the run so far: its earlier invocations (as the metrics recorded them) and this one.
   double run_seconds() const { return (log ? log->seconds_before() : 0) + clock.seconds(); }
 
-  double held_out_bits() {
-    line.show("evaluating " + std::to_string(held_out.size(0)) + " held-out images...", false);
-    return models::evaluate_images(trainer.model(), held_out, 50, {}, comm()).bits_per_dim();
-  }
+  bool classifier() const { return std::holds_alternative<models::ClassifierConfig>(trainer.config()); }
 
   void evaluate_and_plot() {
-    const double bits = held_out_bits();
+    line.show("evaluating " + std::to_string(held_out.columns[0].size(0)) + " held-out images...", false);
+    const models::Score score = models::evaluate(trainer.model(), held_out, 50, {}, comm());
     if (!log) return;
-    log->held_out(trainer.steps_done(), bits, run_seconds());
+    const std::optional<double> accuracy = classifier() ? std::optional<double>(score.accuracy()) : std::nullopt;
+    log->held_out(trainer.steps_done(), score.mean_loss(), accuracy, run_seconds());
     log->plot(trainer.options().data + ", " + std::to_string(trainer.options().batch_size) + " images a batch");
-    char text[120];
-    std::snprintf(text, sizeof text, "step %lld: held-out %.4f bits/dim", static_cast<long long>(trainer.steps_done()), bits);
-    line.show(text, true);
+    char text[160];
+    std::snprintf(text, sizeof text, "step %lld: held-out %.4f %s", static_cast<long long>(trainer.steps_done()), score.mean_loss(),
+                  models::loss_unit(trainer.config()));
+    line.show(text + (accuracy ? ", " + percent(*accuracy) + " accuracy" : std::string()), true);
   }
 
   double seconds_left(int64_t steps_left) const {
@@ -245,12 +284,12 @@ struct Loop {
 
   void one_step() {
     Stopwatch step_clock;
-    const double bits = trainer.step();
+    const double loss = trainer.step();
     const double seconds = step_clock.seconds();
     average_step = average_step == 0 ? seconds : 0.9 * average_step + 0.1 * seconds;
     const int64_t step = trainer.steps_done();
-    if (log) log->train_step(step, bits, trainer.lr_at(step - 1), seconds, run_seconds());
-    line.show(status(trainer, target, bits, average_step, run_seconds(), seconds_left(target - step)), step % 10 == 0);
+    if (log) log->train_step(step, loss, trainer.lr_at(step - 1), seconds, run_seconds());
+    line.show(status(trainer, target, loss, average_step, run_seconds(), seconds_left(target - step)), step % 10 == 0);
     if (step % command.checkpoint_every == 0) trainer.save(command.out);
     if (step % command.eval_every == 0) evaluate_and_plot();
   }
@@ -294,12 +333,12 @@ const char* run_until_stopped(Loop& loop) {
 }
 
 // The last lines a finished (or stopped) run prints: where it is, and how to go on.
-void print_summary(const TrainCommand& command, const Loop& loop, const models::Trainer& trainer, const char* why) {
+void print_summary(const TrainCommand& command, const char* op, const Loop& loop, const models::Trainer& trainer, const char* why) {
   std::fprintf(stderr, "axiom: stopped at step %lld after %s: %s\n  checkpoint: %s/checkpoint.json\n  loss curve: %s\n",
                static_cast<long long>(trainer.steps_done()), format_duration(loop.clock.seconds()).c_str(), why,
                command.out.c_str(), loop.log->curve_path().c_str());
   if (interrupted) {
-    std::fprintf(stderr, "  continue with: axiom train --out %s --resume --steps %lld\n", command.out.c_str(),
+    std::fprintf(stderr, "  continue with: axiom %s --out %s --resume --steps %lld\n", op, command.out.c_str(),
                  static_cast<long long>(loop.target));
   }
 }
@@ -307,28 +346,39 @@ void print_summary(const TrainCommand& command, const Loop& loop, const models::
 }  // namespace
 
 int train(const TrainCommand& command) {
-  check_command(command);
-  use_matmul_precision("train", command.matmul, command.device);
+  return train_run(command, {.command = "train",
+                             .classifier = false,
+                             .config = [&] { return models::ModelConfig(models::load_config(command.config)); },
+                             .config_given = command.was_given("--config")});
+}
+
+int train_run(const TrainCommand& command, const RunRequest& request) {
+  const char* op = request.command;
+  check_command(command, op);
+  use_matmul_precision(op, command.matmul, command.device);
   core::Communicator& comm = core::world();
   const bool writer = comm.rank() == 0;  // prints, and writes the run's files
   std::optional<RunLock> lock;  // one training at a time in a run's directory
-  RunPlan plan = plan_run(command, comm);
+  RunPlan plan = plan_run(command, request, comm);
   if (writer) {
     lock.emplace(command.out);
-    plan = plan_run(command, comm);  // again, now that no other training can change the directory
+    plan = plan_run(command, request, comm);  // again, now that no other training can change the directory
   }
-  const std::unique_ptr<models::Trainer> trainer = start_or_resume(command, plan, comm);
-  check_same_run(*trainer, comm);
+  const std::unique_ptr<models::Trainer> trainer = start_or_resume(command, request, plan, comm);
+  check_same_run(*trainer, op, comm);
   const int64_t target = target_step(command, trainer->options());
   if (trainer->steps_done() >= target) {
     if (writer) std::fprintf(stderr, "axiom: '%s' is at step %lld already (--steps %lld): nothing to train\n", command.out.c_str(),
                  static_cast<long long>(trainer->steps_done()), static_cast<long long>(target));
+    if (request.after) request.after(*trainer);
     return 0;
   }
-  const Tensor test_images = images_of(trainer->options(), trainer->config(), "test");
+  const data::TensorDataset test = examples_of(trainer->options(), trainer->config(), "test");
   if (trainer->steps_done() == 0) trainer->save(command.out);  // the run exists from the start (before its metrics)
-  Loop loop{*trainer, command, target, test_images.narrow(0, 0, std::min(command.eval_images, test_images.size(0))),
-            writer ? std::optional<RunLog>(std::in_place, command.out, trainer->steps_done()) : std::nullopt,
+  Loop loop{*trainer, command, target, first_examples(test, command.eval_images),
+            writer ? std::optional<RunLog>(std::in_place, command.out, trainer->steps_done(), models::loss_key(trainer->config()),
+                                           models::loss_unit(trainer->config()))
+                   : std::nullopt,
             StatusLine(writer), {}, 0};
   if (writer && comm.size() > 1) {
     std::fprintf(stderr, "axiom: %d processes (%d on this machine, %d threads each) over %s, %lld images each per step\n", comm.size(),
@@ -341,7 +391,8 @@ int train(const TrainCommand& command) {
   trainer->save(command.out);
   if (trainer->steps_done() % command.eval_every != 0) loop.evaluate_and_plot();
   const int exit_code = interrupted ? 128 + interrupted : 0;  // the shell's code for a process ended by that signal
-  if (writer) print_summary(command, loop, *trainer, why);
+  if (writer) print_summary(command, op, loop, *trainer, why);
+  if (request.after && !interrupted) request.after(*trainer);
   return exit_code;
 }
 

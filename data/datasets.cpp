@@ -56,6 +56,7 @@ Tensor npy_images(const std::string& path, const std::string& split) {
 }  // namespace
 
 const char* dataset_names() { return "fashion-mnist, mnist, cifar10, moving-fashion-mnist, or a .npy file"; }
+const char* labelled_dataset_names() { return "fashion-mnist and mnist"; }
 
 namespace {
 Tensor images_of(const std::string& name, const std::string& split, const DatasetOptions& options) {
@@ -75,6 +76,22 @@ Tensor load_images(const std::string& name, const std::string& split, const Data
     throw Error("dataset", "the ", split, " split of ", name, options.root.empty() ? "" : " in '" + options.root + "'", " holds no images");
   }
   return images;
+}
+
+ImageDataset load_labelled(const std::string& name, const std::string& split, const DatasetOptions& options) {
+  if (split != "train" && split != "test") throw Error("dataset", "split must be \"train\" or \"test\", got \"", split, "\"");
+  ImageDataset labelled;
+  if (name == "fashion-mnist") {
+    labelled = fashion_mnist(split, options.root.empty() ? kFashionMnistRoot : options.root);
+  } else if (name == "mnist") {
+    labelled = mnist(split, required_root(name, options));
+  } else {
+    throw Error("dataset", "\"", name, "\" has no labels to classify (", labelled_dataset_names(), " have)");
+  }
+  if (labelled.size() == 0) {
+    throw Error("dataset", "the ", split, " split of ", name, options.root.empty() ? "" : " in '" + options.root + "'", " holds no images");
+  }
+  return labelled;
 }
 
 }  // namespace axiom::data

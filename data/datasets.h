@@ -17,6 +17,7 @@
 #include <string>
 
 #include "../autograd/tensor.h"
+#include "image_dataset.h"
 
 namespace axiom::data {
 
@@ -31,5 +32,10 @@ Tensor load_images(const std::string& name, const std::string& split, const Data
 
 // "fashion-mnist, mnist, cifar10, moving-fashion-mnist, or a .npy file": for help texts and errors.
 const char* dataset_names();
+
+// The images [N, H, W] and their labels (int64 [N], 0..9) of a dataset of grey images that has
+// labels: fashion-mnist or mnist (what `axiom classify` learns); an Error for another name.
+ImageDataset load_labelled(const std::string& name, const std::string& split, const DatasetOptions& options = {});
+const char* labelled_dataset_names();  // "fashion-mnist and mnist"
 
 }  // namespace axiom::data

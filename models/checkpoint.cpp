@@ -139,7 +139,7 @@ void Trainer::write_checkpoint(const std::string& dir) const {
   fs::create_directories(dir, ec);
   if (ec) throw Error("checkpoint", "cannot create the directory '", dir, "': ", ec.message());
   const std::string model = file_name("model", step_), optimizer = file_name("optimizer", step_);
-  const std::string config = config_.to_json();
+  const std::string config = to_json(config_);
   const std::vector<std::string> previous = recorded_files(dir);
   // Before any tensor file: the record of what this save will write, so that files of a save that
   // never commits (the process killed halfway) are known as axiom's and removed at the next start.
@@ -212,7 +212,7 @@ Checkpoint read_checkpoint(const std::string& dir) {
   c.step = static_cast<int64_t>(step);
   c.model_file = member_file(dir, j, "model", origin);
   c.optimizer_file = member_file(dir, j, "optimizer", origin);
-  c.config = config_from_json(field(j, "config", &nlohmann::json::is_object, "an object", origin).dump(), origin + " \"config\"");
+  c.config = model_config_from_json(field(j, "config", &nlohmann::json::is_object, "an object", origin).dump(), origin + " \"config\"");
   c.options = training_options_from_json(field(j, "training", &nlohmann::json::is_object, "an object", origin).dump(),
                                          origin + " \"training\"");
   const nlohmann::json& rng = field(j, "rng", &nlohmann::json::is_object, "an object", origin);
@@ -221,32 +221,53 @@ Checkpoint read_checkpoint(const std::string& dir) {
   return c;
 }
 
-std::unique_ptr<ImageModel> load_model(const std::string& path) {
+namespace {
+
+// The model's config and weights file of a checkpoint directory or of a model file.
+struct ModelFile {
+  ModelConfig config;
   std::string weights;
-  ImageModelConfig config;
+};
+
+ModelFile model_file(const std::string& path) {
   std::error_code ec;  // (a name too long, a loop of links: the Error below)
   const fs::file_status status = fs::status(path, ec);
   if (fs::is_directory(status)) {
-    const Checkpoint checkpoint = read_checkpoint(path);
-    weights = checkpoint.model_file;
-    config = checkpoint.config;
-  } else {
-    if (!fs::is_regular_file(status)) {
-      throw Error("checkpoint", "'", path, "' is neither a checkpoint directory nor a file", ec ? " (" + ec.message() + ")" : "");
-    }
-    const core::Metadata metadata = core::load_safetensors(path).metadata;  // its errors name the file
-    if (!metadata.count("config")) throw Error("checkpoint", "'", path, "' has no \"config\" in its metadata (not an axiom model file)");
-    config = config_from_json(metadata.at("config"), path + " \"config\"");
-    weights = path;
+    Checkpoint checkpoint = read_checkpoint(path);
+    return {std::move(checkpoint.config), checkpoint.model_file};
   }
-  check_fits({.weights = parameter_count(config) * 4}, "checkpoint", "the model of '" + path + "'",
-             "its config asks for more than this machine has");
+  if (!fs::is_regular_file(status)) {
+    throw Error("checkpoint", "'", path, "' is neither a checkpoint directory nor a file", ec ? " (" + ec.message() + ")" : "");
+  }
+  const core::Metadata metadata = core::load_safetensors(path).metadata;  // its errors name the file
+  if (!metadata.count("config")) throw Error("checkpoint", "'", path, "' has no \"config\" in its metadata (not an axiom model file)");
+  return {model_config_from_json(metadata.at("config"), path + " \"config\""), path};
+}
+
+}  // namespace
+
+ModelConfig read_model_config(const std::string& path) { return model_file(path).config; }
+
+std::unique_ptr<Learner> load_learner(const std::string& path) {
+  const ModelFile file = model_file(path);
+  if (const auto* image = std::get_if<ImageModelConfig>(&file.config)) {
+    check_fits({.weights = parameter_count(*image) * 4}, "checkpoint", "the model of '" + path + "'",
+               "its config asks for more than this machine has");
+  }
   // The generator only fills the weights that load() replaces; the model keeps a pointer to it
   // for dropout, which is off in eval mode. The process-wide generator outlives every model.
-  auto model = make_image_model(config, core::default_generator());
-  model->load(weights);
+  std::unique_ptr<Learner> model = make_model(file.config, core::default_generator());
+  model->load(file.weights);
   model->eval();
   return model;
+}
+
+std::unique_ptr<ImageModel> load_model(const std::string& path) {
+  if (!std::holds_alternative<ImageModelConfig>(read_model_config(path))) {
+    throw Error("checkpoint", "'", path, "' holds a classifier, not an image model (axiom eval scores it; only image models sample)");
+  }
+  std::unique_ptr<Learner> model = load_learner(path);
+  return std::unique_ptr<ImageModel>(static_cast<ImageModel*>(model.release()));
 }
 
 }  // namespace axiom::models

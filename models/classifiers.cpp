@@ -1,10 +1,105 @@
 #include "models/classifiers.h"
 
+#include <array>
+
 #include "autograd/factory.h"
 #include "core/error.h"
+#include "core/json.h"
 #include "core/ops.h"
 
 namespace axiom::models {
+
+// --- the config ----------------------------------------------------------------------------------
+
+namespace {
+constexpr core::EnumNames<ClassifierKind, 3> kClassifierNames{
+    {{ClassifierKind::vit, "vit"}, {ClassifierKind::gru, "gru"}, {ClassifierKind::lstm, "lstm"}}};
+
+using Config = ClassifierConfig;
+const std::array<core::JsonField<Config>, 9> kClassifierFields{{
+    {"classifier", core::enum_field<&Config::classifier, kClassifierNames>()},
+    {"height", &Config::height},
+    {"width", &Config::width},
+    {"classes", &Config::classes},
+    {"features", &Config::features},
+    {"heads", &Config::heads},
+    {"layers", &Config::layers},
+    {"ff_multiple", &Config::ff_multiple},
+    {"patch", &Config::patch},
+}};
+}  // namespace
+
+const char* name_of(ClassifierKind kind) { return core::name_of(kClassifierNames, kind); }
+
+void ClassifierConfig::validate() const {
+  auto in_range = [](const char* key, int64_t value, int64_t low, int64_t high) {
+    if (value < low || value > high) throw Error("config", key, " must be in [", low, ", ", high, "], got ", value);
+  };
+  constexpr int64_t kMaxSide = 1 << 16;
+  in_range("height", height, 1, kMaxSide);
+  in_range("width", width, 1, kMaxSide);
+  in_range("classes", classes, 1, 1 << 20);
+  in_range("features", features, 1, 1 << 20);
+  in_range("heads", heads, 1, features);
+  in_range("layers", layers, 0, 100000);
+  in_range("ff_multiple", ff_multiple, 1, 1024);
+  in_range("patch", patch, 1, kMaxSide);
+  if (classifier != ClassifierKind::vit) return;
+  if (features % heads != 0) throw Error("config", "features (", features, ") must be a multiple of heads (", heads, ")");
+  if (height % patch != 0 || width % patch != 0) {
+    throw Error("config", "patch (", patch, ") must divide the images' height and width (", height, " x ", width, ")");
+  }
+}
+
+std::string ClassifierConfig::to_json() const { return core::write_fields(*this, kClassifierFields).dump(2); }
+
+ClassifierConfig classifier_config_from_json(const std::string& text, const std::string& origin) {
+  ClassifierConfig c;
+  core::read_fields(core::parse_json(text, origin, "config"), kClassifierFields, c, "config", origin, "classifier key");
+  c.validate();
+  return c;
+}
+
+std::unique_ptr<Classifier> make_classifier(const ClassifierConfig& c, Generator& gen) {
+  c.validate();
+  if (c.classifier == ClassifierKind::vit) {
+    const VisionTransformerOptions options{
+        .patch = c.patch, .features = c.features, .heads = c.heads, .layers = c.layers, .ff_multiple = c.ff_multiple, .classes = c.classes};
+    return std::make_unique<VisionTransformer>(c.height, c.width, options, gen);
+  }
+  return std::make_unique<RowReader>(c.classifier, c.width, c.features, c.classes, gen);
+}
+
+// --- training and scoring -------------------------------------------------------------------------
+
+Device Classifier::device() const { return parameters().at(0).device(); }
+
+Tensor Classifier::logits_of(const std::vector<Tensor>& columns, Tensor& labels) const {
+  if (columns.size() != 2) throw Error(name(), "examples are two columns, images and labels; got ", columns.size());
+  const Tensor& images = columns[0];
+  labels = columns[1];
+  if (labels.dtype() != Dtype::int64 || labels.dim() != 1 || labels.size(0) != images.size(0)) {
+    throw Error(name(), "labels must be int64 [", images.size(0), "], one per image, got ", labels.dtype(), " ", labels.shape());
+  }
+  labels = labels.to(device());
+  return forward(pixels_to_unit(images.to(device())).to(parameters().at(0).dtype()));  // [B, classes]
+}
+
+Tensor Classifier::batch_loss(const std::vector<Tensor>& columns, Generator&) const {
+  Tensor labels;
+  const Tensor logits = logits_of(columns, labels);
+  return cross_entropy(logits, labels);
+}
+
+Score Classifier::batch_score(const std::vector<Tensor>& columns) const {
+  NoGrad no_grad;
+  Tensor labels;
+  const Tensor logits = logits_of(columns, labels);
+  const int64_t b = labels.size(0);
+  const double loss = cross_entropy(logits, labels, {.reduction = Reduction::sum}).item();
+  const double right = sum(eq(argmax(logits, 1), labels).to(Dtype::int64)).item();
+  return {.loss = loss, .count = b, .examples = b, .correct = static_cast<int64_t>(right)};
+}
 
 Tensor pixels_to_unit(const Tensor& images) {
   if (images.dtype() != Dtype::uint8) throw Error("pixels_to_unit", "expected uint8 images, got ", images.dtype());
@@ -62,13 +157,13 @@ Tensor VisionTransformer::forward(const Tensor& images) const {
 
 // --- a recurrent network reading rows -------------------------------------------------------------
 
-RowReader::RowReader(const std::string& cell, int64_t width, int64_t hidden, int64_t classes, Generator& gen) {
-  if (cell == "gru") {
+RowReader::RowReader(ClassifierKind cell, int64_t width, int64_t hidden, int64_t classes, Generator& gen) {
+  if (cell == ClassifierKind::gru) {
     gru_ = register_module("gru", std::make_shared<nn::GRU>(width, hidden, gen));
-  } else if (cell == "lstm") {
+  } else if (cell == ClassifierKind::lstm) {
     lstm_ = register_module("lstm", std::make_shared<nn::LSTM>(width, hidden, gen));
   } else {
-    throw Error("RowReader", "the cell must be \"gru\" or \"lstm\", got \"", cell, "\"");
+    throw Error("RowReader", "the cell must be gru or lstm, got ", name_of(cell));
   }
   head_ = register_module("head", std::make_shared<nn::Dense>(hidden, classes, gen));
 }

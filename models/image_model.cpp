@@ -153,6 +153,13 @@ Likelihood ImageModel::evaluate(const Tensor& images) const {
   return total;
 }
 
+Tensor ImageModel::batch_loss(const std::vector<Tensor>& columns, Generator& gen) const { return loss(columns.at(0), gen); }
+
+Score ImageModel::batch_score(const std::vector<Tensor>& columns) const {
+  const Likelihood likelihood = evaluate(columns.at(0));
+  return {.loss = likelihood.nats / std::log(2.0), .count = likelihood.count, .examples = columns.at(0).size(0)};
+}
+
 // --- memory ---------------------------------------------------------------------------------------
 
 void ImageModel::set_checkpoint_blocks(int64_t blocks) {

@@ -21,7 +21,7 @@
 #include <memory>
 
 #include "config.h"
-#include "../nn/nn.h"
+#include "learner.h"
 
 namespace axiom::models {
 
@@ -43,13 +43,12 @@ class PixelDecoder {
   virtual Tensor next() = 0;
 };
 
-class ImageModel : public nn::Module {
+class ImageModel : public Learner {
  public:
   const ImageModelConfig& config() const { return config_; }
-  virtual const char* name() const = 0;  // the class's name, which errors begin with: "AxialTransformer"
-  // Where the parameters are (Module::to moves them). Images given to any method may be on the CPU
-  // or on this device: they are moved here; so are the tensors the model makes itself.
-  Device device() const;
+  // Where the parameters are. Images given to any method may be on the CPU or on this device: they
+  // are moved here; so are the tensors the model makes itself.
+  Device device() const override;
 
   // images: uint8 or int64, [B, H, W] (one channel) or [B, C, H, W]; channel: int64 [B], the
   // channel each example generates. Returns that channel's logits for every pixel, [B, H, W, 256].
@@ -59,6 +58,12 @@ class ImageModel : public nn::Module {
   Tensor loss(const Tensor& images, Generator& gen) const;
   // The exact likelihood of a batch: every channel of every pixel (no graph is recorded).
   Likelihood evaluate(const Tensor& images) const;
+
+  // As a Learner (learner.h), of examples that are images alone: loss() in bits/dim, and the
+  // score's loss the bits of evaluate(), over every value.
+  int64_t columns() const override { return 1; }
+  Tensor batch_loss(const std::vector<Tensor>& columns, Generator& gen) const override;
+  Score batch_score(const std::vector<Tensor>& columns) const override;
 
   // --- the pieces ---------------------------------------------------------------------------------
   Tensor as_channels(const Tensor& images) const;  // int64 [B, C, H, W] on device(), checked
@@ -78,7 +83,7 @@ class ImageModel : public nn::Module {
   // for the backward pass and run again there (autograd/checkpoint.h). Gradients are bitwise the
   // same; a step costs up to one more forward pass, and each such block keeps D floats per pixel
   // instead of about 16 D. 0 (the default): none; at least block_count(): all.
-  void set_checkpoint_blocks(int64_t blocks);
+  void set_checkpoint_blocks(int64_t blocks) override;
   int64_t checkpoint_blocks() const { return checkpoint_blocks_; }
   int64_t block_count() const { return encoder_blocks() + decoder_blocks(); }  // transformer blocks in the model
 

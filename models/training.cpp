@@ -19,8 +19,7 @@ namespace {
 constexpr uint64_t kLoaderSeedOffset = 0x9E3779B97F4A7C15ull;
 
 // images must be the config's shape: [N, H, W] for one channel, [N, C, H, W] for more.
-Tensor checked_images(const ImageModelConfig& c, Tensor images) {
-  if (!images.defined()) throw Error("train", "the images are an undefined tensor");
+void check_images(const ImageModelConfig& c, const Tensor& images) {
   const Shape want = c.channels == 1 ? Shape{c.height, c.width} : Shape{c.channels, c.height, c.width};
   const bool shape_ok = images.dim() == static_cast<int64_t>(want.size()) + 1 &&
                         Shape(images.shape().begin() + 1, images.shape().end()) == want;
@@ -28,7 +27,24 @@ Tensor checked_images(const ImageModelConfig& c, Tensor images) {
     throw Error("train", "the images are ", images.dtype(), " ", images.shape(), " but the config wants uint8 [N, ",
                 c.channels == 1 ? "" : std::to_string(c.channels) + ", ", c.height, ", ", c.width, "] with N > 0");
   }
-  return images;
+}
+
+// The examples must be the model's columns, defined, each of N > 0 rows; an image model's images
+// also the config's shape (a classifier checks its images when it reads them).
+data::TensorDataset checked_examples(const ModelConfig& config, const Learner& model, data::TensorDataset examples) {
+  const std::vector<Tensor>& columns = examples.columns;
+  if (static_cast<int64_t>(columns.size()) != model.columns()) {
+    throw Error("train", "a ", model.name(), " trains on ", model.columns(), " columns of examples, got ", columns.size());
+  }
+  for (const Tensor& column : columns) {
+    if (!column.defined()) throw Error("train", "the examples hold an undefined tensor");
+    if (column.dim() == 0 || column.size(0) != columns[0].size(0)) {
+      throw Error("train", "every column of the examples must have one row per example, got ", column.shape(), " beside ", columns[0].shape());
+    }
+  }
+  if (const auto* image = std::get_if<ImageModelConfig>(&config)) check_images(*image, columns[0]);
+  if (columns[0].size(0) == 0) throw Error("train", "there are no examples to train on");
+  return examples;
 }
 
 const TrainingOptions& validated(const TrainingOptions& options) {
@@ -43,7 +59,7 @@ constexpr core::EnumNames<LrSchedule, 3> kScheduleNames{{
     {LrSchedule::cosine, "cosine"},
 }};
 
-const std::array<core::JsonField<TrainingOptions>, 11> kOptionFields{{
+const std::array<core::JsonField<TrainingOptions>, 12> kOptionFields{{
     {"data", &TrainingOptions::data},
     {"data_dir", &TrainingOptions::data_dir},
     {"batch_size", &TrainingOptions::batch_size},
@@ -54,6 +70,7 @@ const std::array<core::JsonField<TrainingOptions>, 11> kOptionFields{{
     {"schedule", core::enum_field<&TrainingOptions::schedule, kScheduleNames>()},
     {"steps", &TrainingOptions::steps},
     {"max_grad_norm", &TrainingOptions::max_grad_norm},
+    {"weight_decay", &TrainingOptions::weight_decay},
     {"seed", &TrainingOptions::seed},
 }};
 
@@ -102,6 +119,7 @@ void TrainingOptions::validate() const {
                 warmup_steps, ")");
   }
   if (!(max_grad_norm >= 0) || !std::isfinite(max_grad_norm)) throw Error("train", "max_grad_norm must be >= 0, got ", max_grad_norm);
+  if (!(weight_decay >= 0) || !std::isfinite(weight_decay)) throw Error("train", "weight_decay must be >= 0, got ", weight_decay);
 }
 
 std::string TrainingOptions::to_json() const { return core::write_fields(*this, kOptionFields).dump(2); }
@@ -115,13 +133,14 @@ TrainingOptions training_options_from_json(const std::string& text, const std::s
 
 // --- Trainer ----------------------------------------------------------------------------------------
 
-Trainer::Trainer(const ImageModelConfig& config, const TrainingOptions& options, Tensor images,
+Trainer::Trainer(const ModelConfig& config, const TrainingOptions& options, data::TensorDataset examples,
                  const Placement& placement)
     : config_(config),
       options_(validated(options)),
       gen_(options_.seed),
+      model_(make_model(config_, gen_)),
       schedule_(schedule_of(options_)),
-      loader_(data::TensorDataset{{checked_images(config_, std::move(images))}},
+      loader_(checked_examples(config_, *model_, std::move(examples)),
               {.batch_size = options_.batch_size, .shuffle = true, .drop_last = true,
                .seed = options_.seed + kLoaderSeedOffset, .prefetch = false}),
       comm_(placement.communicator ? *placement.communicator : core::single_process()) {
@@ -132,23 +151,30 @@ Trainer::Trainer(const ImageModelConfig& config, const TrainingOptions& options,
     throw Error("train", "the batch of ", options_.batch_size, " images cannot be split evenly over ", comm_.size(),
                 " processes; choose a batch that ", comm_.size(), " divides");
   }
-  model_ = make_image_model(config_, gen_);
   model_->to(placement.dtype);
   model_->to(placement.device);
   model_->set_checkpoint_blocks(placement.checkpoint_blocks);
   optimizer_ = std::make_unique<optim::Adam>(
-      model_->named_parameters(), optim::AdamOptions{.lr = options_.lr, .betas = {options_.beta1, options_.beta2}});
+      model_->named_parameters(),
+      optim::AdamOptions{.lr = options_.lr, .betas = {options_.beta1, options_.beta2}, .weight_decay = options_.weight_decay,
+                         .decoupled_weight_decay = options_.weight_decay > 0});
   averager_ = std::make_unique<optim::GradientAverager>(model_->named_parameters(), comm_);
   optim::broadcast_parameters(model_->named_parameters(), comm_);  // one set of weights, rank 0's
 }
 
-Trainer::Trainer(const Checkpoint& checkpoint, Tensor images, const Placement& placement)
-    : Trainer(checkpoint.config, checkpoint.options, std::move(images), placement) {
+Trainer::Trainer(const Checkpoint& checkpoint, data::TensorDataset examples, const Placement& placement)
+    : Trainer(checkpoint.config, checkpoint.options, std::move(examples), placement) {
   model_->load(checkpoint.model_file);
   optimizer_->load(checkpoint.optimizer_file);
   gen_.set_state(checkpoint.rng_seed, checkpoint.rng_offset);
   step_ = checkpoint.step;
   optim::broadcast_parameters(model_->named_parameters(), comm_);
+}
+
+ImageModel& Trainer::image_model() {
+  auto* image = dynamic_cast<ImageModel*>(model_.get());
+  if (!image) throw Error("train", "this run's model is a ", model_->name(), ", not an image model");
+  return *image;
 }
 
 namespace {
@@ -163,16 +189,18 @@ double mean_over_ranks(core::Communicator& comm, double value) {
 
 double Trainer::step() {
   const int64_t batches = loader_.size();
-  const Tensor batch = loader_.batch(step_ / batches, step_ % batches)[0];  // uint8 [B, (C,) H, W]
-  const int64_t share = batch.size(0) / comm_.size(), first = comm_.rank() * share;
+  const data::Batch batch = loader_.batch(step_ / batches, step_ % batches);  // each column [B, ...]
+  const int64_t share = batch.size() / comm_.size(), first = comm_.rank() * share;
+  std::vector<Tensor> mine;  // this rank's share of every column
+  for (const Tensor& column : batch.columns) mine.push_back(column.narrow(0, first, share));
   model_->train();
   schedule_.apply(*optimizer_, step_);
   optimizer_->zero_grad();
-  Tensor loss;  // bits/dim of this rank's share
+  Tensor loss;  // of this rank's share
   forward_memory_.before = core::allocation_stats().live_bytes;
   {
-    const core::BatchShare draws(gen_, first, share, batch.size(0));  // the channels and dropout of the whole batch
-    loss = model_->loss(batch.narrow(0, first, share), gen_);
+    const core::BatchShare draws(gen_, first, share, batch.size());  // the channels and dropout of the whole batch
+    loss = model_->batch_loss(mine, gen_);
   }
   forward_memory_.after = core::allocation_stats().live_bytes;
   averager_->backward(loss);  // loss.backward(), gradients averaged over the ranks
@@ -183,14 +211,14 @@ double Trainer::step() {
   // memory are then not to be used (a checkpoint refuses them), the last checkpoint is.
   const core::Tensor readings =
       core::concat({loss.data().to(core::Dtype::float64).reshape({1}), weights_check().reshape({1})}, 0).to(core::Device::cpu());
-  const double bits = mean_over_ranks(comm_, readings.at({0}));  // the same on every rank, so all stop together
-  if (!std::isfinite(bits)) {
-    throw Error("train", "the loss is ", bits, " at step ", step_, " (lr ", optimizer_->lr(),
+  const double mean = mean_over_ranks(comm_, readings.at({0}));  // the same on every rank, so all stop together
+  if (!std::isfinite(mean)) {
+    throw Error("train", "the loss is ", mean, " at step ", step_, " (lr ", optimizer_->lr(),
                 "); try a smaller --lr or --clip, and resume from the last checkpoint");
   }
   if (readings.at({1}) != 0) throw_weights_not_finite(step_ + 1);
   ++step_;
-  return bits;
+  return mean;
 }
 
 // How many values of all the weights are NaN or infinite, counted on the model's device (on a GPU,
@@ -218,28 +246,67 @@ void Trainer::throw_weights_not_finite(int64_t after_step) const {
               "); the last checkpoint is kept: resume from it with a smaller --lr or with --clip");
 }
 
-Likelihood evaluate_images(ImageModel& model, const Tensor& images, int64_t batch_size,
-                           const std::function<void(int64_t, int64_t)>& progress, core::Communicator& comm) {
+namespace {
+
+// Runs score(start, count) on this rank's contiguous share of the batches of n examples, and returns
+// the sum of what it gives, added up over the ranks by sum_over_ranks. Every batch is the one a
+// single process would score; only the order in which the sums are added differs.
+template <typename Sums, typename Scorer, typename Reducer>
+Sums score_in_batches(Learner& model, int64_t n, int64_t batch_size, const std::function<void(int64_t, int64_t)>& progress,
+                      core::Communicator& comm, const Scorer& score, const Reducer& sum_over_ranks) {
   if (batch_size <= 0) throw Error("evaluate", "batch_size must be positive, got ", batch_size);
-  if (images.dim() == 0 || images.size(0) == 0) throw Error("evaluate", "no images to evaluate (images ", images.shape(), ")");
+  if (n == 0) throw Error("evaluate", "no examples to evaluate");
   const bool was_training = model.is_training();
   model.eval();
-  // This rank's batches: a contiguous share of them, so every batch is the one a single process
-  // would evaluate, and only the order in which the sums are added differs.
-  const int64_t n = images.size(0), batches = (n + batch_size - 1) / batch_size;
+  const int64_t batches = (n + batch_size - 1) / batch_size;
   const int64_t first_batch = batches * comm.rank() / comm.size(), end_batch = batches * (comm.rank() + 1) / comm.size();
   const int64_t first = first_batch * batch_size, end = std::min(n, end_batch * batch_size);
-  Likelihood mine;
+  Sums mine;
   for (int64_t start = first; start < end; start += batch_size) {
-    const Likelihood part = model.evaluate(images.narrow(0, start, std::min(batch_size, end - start)));
-    mine.nats += part.nats;
-    mine.count += part.count;
+    score(mine, start, std::min(batch_size, end - start));
     if (progress) progress(std::min(start + batch_size, end) - first, end - first);
   }
   model.train(was_training);
-  const core::Tensor sums = core::from_vector<double>({mine.nats, static_cast<double>(mine.count)});
-  comm.allreduce(sums);  // counts stay exact in a double up to 2^53
-  return {sums.at({0}), static_cast<int64_t>(sums.at({1}))};
+  return sum_over_ranks(mine);
+}
+
+}  // namespace
+
+Score evaluate(Learner& model, const data::TensorDataset& examples, int64_t batch_size,
+               const std::function<void(int64_t, int64_t)>& progress, core::Communicator& comm) {
+  if (static_cast<int64_t>(examples.columns.size()) != model.columns()) {
+    throw Error("evaluate", "a ", model.name(), " scores ", model.columns(), " columns of examples, got ", examples.columns.size());
+  }
+  const int64_t n = examples.columns[0].dim() == 0 ? 0 : examples.columns[0].size(0);
+  auto score = [&](Score& sums, int64_t start, int64_t count) {
+    std::vector<Tensor> batch;
+    for (const Tensor& column : examples.columns) batch.push_back(column.narrow(0, start, count));
+    const Score part = model.batch_score(batch);
+    sums.loss += part.loss, sums.count += part.count, sums.examples += part.examples, sums.correct += part.correct;
+  };
+  auto sum_over_ranks = [&](const Score& mine) {  // counts stay exact in a double up to 2^53
+    const core::Tensor sums = core::from_vector<double>(
+        {mine.loss, static_cast<double>(mine.count), static_cast<double>(mine.examples), static_cast<double>(mine.correct)});
+    comm.allreduce(sums);
+    return Score{.loss = sums.at({0}), .count = static_cast<int64_t>(sums.at({1})), .examples = static_cast<int64_t>(sums.at({2})),
+                 .correct = static_cast<int64_t>(sums.at({3}))};
+  };
+  return score_in_batches<Score>(model, n, batch_size, progress, comm, score, sum_over_ranks);
+}
+
+Likelihood evaluate_images(ImageModel& model, const Tensor& images, int64_t batch_size,
+                           const std::function<void(int64_t, int64_t)>& progress, core::Communicator& comm) {
+  if (images.dim() == 0 || images.size(0) == 0) throw Error("evaluate", "no images to evaluate (images ", images.shape(), ")");
+  auto score = [&](Likelihood& sums, int64_t start, int64_t count) {
+    const Likelihood part = model.evaluate(images.narrow(0, start, count));
+    sums.nats += part.nats, sums.count += part.count;
+  };
+  auto sum_over_ranks = [&](const Likelihood& mine) {  // counts stay exact in a double up to 2^53
+    const core::Tensor sums = core::from_vector<double>({mine.nats, static_cast<double>(mine.count)});
+    comm.allreduce(sums);
+    return Likelihood{sums.at({0}), static_cast<int64_t>(sums.at({1}))};
+  };
+  return score_in_batches<Likelihood>(model, images.size(0), batch_size, progress, comm, score, sum_over_ranks);
 }
 
 }  // namespace axiom::models

@@ -1,5 +1,7 @@
-// Training an image model (an AxialTransformer or a RasterTransformer) on a set of images, and the checkpoints that let a run stop and
-// continue exactly where it stopped.
+// Training a model on a dataset, and the checkpoints that let a run stop and continue exactly where
+// it stopped. The model is any Learner (learner.h) that a ModelConfig describes (model_config.h):
+// an image model (an AxialTransformer or a RasterTransformer) on images, or a classifier on images
+// and their labels.
 //
 //   models::Trainer trainer(config, options, train_images);   // a new run
 //   while (trainer.steps_done() < 500) {
@@ -9,12 +11,15 @@
 //   ...
 //   models::Trainer resumed(models::read_checkpoint("runs/small"), train_images);  // at step 500
 //
+//   models::Trainer reader(classifier_config, options, data::TensorDataset{{images, labels}});
+//
 // Why resuming is exact: everything that decides step s is either saved or a pure function of s.
 // - The batch: step s trains on batch s mod B of epoch s / B of a DataLoader shuffled from the seed.
 // - The learning rate: a linear warmup, then constant or a decay that ends at the run's last step
 //   (optim::Schedule), a function of s.
 // - The model's random numbers (the channel each example trains on, dropout) come from one
 //   generator, whose counter is saved; Adam's moments and step counts are saved.
+// The optimizer is Adam, or AdamW when weight_decay > 0.
 // So N steps, a save, a load and N more steps give, bit for bit, the weights of 2N steps in one go
 // (with the same number of threads and processes: a different split of a sum rounds differently).
 //
@@ -41,7 +46,7 @@
 
 #include "../core/communicator.h"
 #include "../data/loader.h"
-#include "image_model.h"
+#include "model_config.h"
 #include "../optim/optim.h"
 
 namespace axiom::models {
@@ -65,6 +70,7 @@ struct TrainingOptions {
   LrSchedule schedule = LrSchedule::constant;
   int64_t steps = 0;                   // the run's length, for linear and cosine; 0 for constant
   double max_grad_norm = 0;            // clip the gradients' global norm to this; 0 = no clipping
+  double weight_decay = 0;             // AdamW's decoupled weight decay; 0 = Adam
   uint64_t seed = 0;                   // the initial weights, the batch order, channels and dropout
 
   void validate() const;  // an Error names the bad field and value
@@ -76,7 +82,7 @@ TrainingOptions training_options_from_json(const std::string& text, const std::s
 struct Checkpoint {
   std::string dir;
   int64_t step = 0;
-  ImageModelConfig config;
+  ModelConfig config;
   TrainingOptions options;
   uint64_t rng_seed = 0, rng_offset = 0;
   std::string model_file, optimizer_file;  // paths
@@ -90,9 +96,21 @@ std::vector<std::string> uncommitted_checkpoint_files(const std::string& dir);
 bool is_checkpoint_file_name(const std::string& name);
 void remove_uncommitted_checkpoint_files(const std::string& dir);
 
-// The model of a checkpoint directory, or of a model-*.safetensors file (its metadata holds the
-// config), ready for evaluation and sampling (eval mode).
+// The config of the model in a checkpoint directory, or in a model-*.safetensors file (its
+// metadata holds the config).
+ModelConfig read_model_config(const std::string& path);
+// The model of a checkpoint directory or model file, ready for evaluation (eval mode).
+std::unique_ptr<Learner> load_learner(const std::string& path);
+// load_learner's model, which must be an image model (an Error names what it is otherwise): for sampling.
 std::unique_ptr<ImageModel> load_model(const std::string& path);
+
+// The score of every example of `examples` (each column [N, ...]), `batch_size` examples at a
+// time, without a graph, in eval mode (and back to the mode it was in). progress(done, total) is
+// called after each batch. In a data-parallel job (`comm` of more than one rank), rank r scores
+// its contiguous share of the batches and the sums are added up: every rank returns the total of
+// one process.
+Score evaluate(Learner& model, const data::TensorDataset& examples, int64_t batch_size,
+               const std::function<void(int64_t, int64_t)>& progress = {}, core::Communicator& comm = core::single_process());
 
 // The exact likelihood of every image (all pixels, all channels), `batch_size` images at a time,
 // without a graph, in eval mode (and back to the mode it was in). progress(done, total) is called
@@ -112,32 +130,37 @@ struct Placement {
   // save() as often as the others.
   core::Communicator* communicator = nullptr;
   // Transformer blocks whose inside is recomputed in the backward pass instead of kept
-  // (ImageModel::set_checkpoint_blocks): less memory, the same numbers, a slower step.
+  // (Learner::set_checkpoint_blocks): less memory, the same numbers, a slower step.
   int64_t checkpoint_blocks = 0;
 };
 
 class Trainer {
  public:
-  // A new run on `images`: uint8 [N, H, W] or [N, C, H, W], the shape the config describes. The
-  // model and the optimizer's state live on `device`; the images stay where they are (the CPU),
-  // and each batch is moved. The initial weights and every random number are drawn on the CPU,
-  // so a run starts from the same weights and draws the same numbers on every device.
-  Trainer(const ImageModelConfig& config, const TrainingOptions& options, Tensor images,
-          Device device = Device::cpu())
-      : Trainer(config, options, std::move(images), Placement{.device = device}) {}
-  Trainer(const ImageModelConfig& config, const TrainingOptions& options, Tensor images,
+  // A new run on `examples`: the columns the model trains on (Learner::columns), each [N, ...];
+  // an image model's are the images alone, uint8 [N, H, W] or [N, C, H, W] as its config
+  // describes them. The model and the optimizer's state live on `device`; the examples stay where
+  // they are (the CPU), and each batch is moved. The initial weights and every random number are
+  // drawn on the CPU, so a run starts from the same weights and draws the same numbers on every device.
+  Trainer(const ModelConfig& config, const TrainingOptions& options, data::TensorDataset examples,
           const Placement& placement);
-  // The run saved in `checkpoint`, on the same images; it may continue on another device, or on
+  // An image model's run on `images`.
+  Trainer(const ModelConfig& config, const TrainingOptions& options, Tensor images, Device device = Device::cpu())
+      : Trainer(config, options, data::TensorDataset{{std::move(images)}}, Placement{.device = device}) {}
+  Trainer(const ModelConfig& config, const TrainingOptions& options, Tensor images, const Placement& placement)
+      : Trainer(config, options, data::TensorDataset{{std::move(images)}}, placement) {}
+  // The run saved in `checkpoint`, on the same examples; it may continue on another device, or on
   // another number of processes.
+  Trainer(const Checkpoint& checkpoint, data::TensorDataset examples, const Placement& placement);
   Trainer(const Checkpoint& checkpoint, Tensor images, Device device = Device::cpu())
-      : Trainer(checkpoint, std::move(images), Placement{.device = device}) {}
-  Trainer(const Checkpoint& checkpoint, Tensor images, const Placement& placement);
+      : Trainer(checkpoint, data::TensorDataset{{std::move(images)}}, Placement{.device = device}) {}
+  Trainer(const Checkpoint& checkpoint, Tensor images, const Placement& placement)
+      : Trainer(checkpoint, data::TensorDataset{{std::move(images)}}, placement) {}
   // The model points at the trainer's generator: a trainer stays where it was made.
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;
 
-  // Trains on the next batch (one forward, backward and Adam update); returns its loss in
-  // bits/dim. A loss or a weight that is not finite after the update is an Error (the last
+  // Trains on the next batch (one forward, backward and Adam update); returns its loss (bits/dim
+  // for an image model, nats for a classifier: loss_unit(config())). A loss or a weight that is not finite after the update is an Error (the last
   // checkpoint is untouched; the weights in memory are then not to be used). The loss and the
   // weights' check are read together, after the update: on a GPU, one wait per step.
   // In a data-parallel job, rank r of N trains on examples [r B/N, (r+1) B/N) of the batch that
@@ -153,9 +176,10 @@ class Trainer {
 
   int64_t steps_done() const { return step_; }
   double lr_at(int64_t step) const { return schedule_.lr(step); }
-  const ImageModelConfig& config() const { return config_; }
+  const ModelConfig& config() const { return config_; }
   const TrainingOptions& options() const { return options_; }
-  ImageModel& model() { return *model_; }
+  Learner& model() { return *model_; }
+  ImageModel& image_model();  // model(), which must be an image model (an Error otherwise)
   core::Communicator& communicator() const { return comm_; }
   const optim::CommunicationStats& communication() const { return averager_->stats(); }
   const optim::Adam& optimizer() const { return *optimizer_; }
@@ -177,10 +201,10 @@ class Trainer {
   core::Tensor weights_check() const;
   [[noreturn]] void throw_weights_not_finite(int64_t after_step) const;
 
-  ImageModelConfig config_;
+  ModelConfig config_;
   TrainingOptions options_;
   Generator gen_;  // declared before the model, which keeps a pointer to it (dropout)
-  std::unique_ptr<ImageModel> model_;
+  std::unique_ptr<Learner> model_;
   std::unique_ptr<optim::Adam> optimizer_;
   optim::Schedule schedule_;
   data::DataLoader loader_;

@@ -209,7 +209,7 @@ setup train $T --out "$W/base"
 setup train --config "$W/other.json" --data "$W/d.npy" --steps 1 --batch 2 --eval-images 2 --out "$W/other"
 [ -f "$W/base/model-000001.safetensors" ] || { echo "setup: no model-000001.safetensors in the base run" >&2; exit 2; }
 E="--limit 2 --batch 2"   # eval's usual flags
-C="--model vit --steps 2 --batch 4 --width 4 --heads 2 --layers 1 --limit 20 --warmup 1"  # classify's (on Fashion-MNIST)
+C="--model vit --steps 2 --batch 4 --width 4 --heads 2 --layers 1 --limit 20 --warmup 1 --eval-images 20"  # classify's (on Fashion-MNIST)
 R="--resume --steps 2 --eval-images 2"   # resuming a run one more step
 o() { echo "$W/o/$((n + 1))"; }   # a new --out for the next input
 
@@ -303,7 +303,7 @@ for item in "train --steps" "train --minutes" "train --batch" "train --lr" "trai
       sample) set -- sample --checkpoint "$W/base" --out "$W/s.png" $(without "$flag" --n 1) ;;
       bench-train) set -- bench train --config "$W/small.json" $(without "$flag" --steps 1 --batch 1) ;;
       bench) set -- bench ;;
-      classify) set -- classify $(without "$flag" $C) ;;
+      classify) set -- classify --out "$(o)" $(without "$flag" $C) ;;
     esac
     [ "$command" = bench ] && rest="train --config $W/small.json --steps 1 --batch 1" || rest=
     if [ "$value" = "<missing>" ]; then try "$@" "$flag" $rest; else try "$@" "$flag" "$value" $rest; fi
@@ -313,12 +313,12 @@ done
 
 # sizes that parse but do not fit: a patch that does not divide 28, heads that do not divide the
 # width, a batch beyond the training images, a warmup as long as the run, data that is not there
-try classify $(without --patch $C) --patch 5
-try classify $(without --heads $C) --heads 3
-try classify $(without --batch $C) --batch 70000
-try classify $(without --warmup $C) --warmup 2
-try classify $C --data-dir "$W/nonexistent"
-try classify $C --data mnist
+try classify --out "$(o)" $(without --patch $C) --patch 5
+try classify --out "$(o)" $(without --heads $C) --heads 3
+try classify --out "$(o)" $(without --batch $C) --batch 70000
+try classify --out "$(o)" $(without --warmup $C) --warmup 2
+try classify --out "$(o)" $C --data-dir "$W/nonexistent"
+try classify --out "$(o)" $C --data mnist
 
 # ================================================================================================
 echo "== paths"

@@ -128,15 +128,15 @@ TEST_CASE("train: a run whose rate decays has a length: a second invocation find
   for (size_t i = 0; i < rates.size(); ++i) CHECK(rates[i] == doctest::Approx(expected[i]).epsilon(1e-12));
 
   apps::TrainCommand again = w.train_command("run", 5);
-  again.resume = true, again.given_steps = false, again.steps = 500;  // no --steps: the run's own length
+  again.resume = true, again.given.erase("--steps"), again.steps = 500;  // no --steps: the run's own length
   CHECK(apps::train(again) == 0);
   CHECK(trained_steps(w.run("run")).size() == 5);
   apps::TrainCommand longer = w.train_command("run", 8);
-  longer.resume = true, longer.given_steps = true;
+  longer.resume = true, longer.given.insert("--steps");
   CHECK(test::error_message([&] { apps::train(longer); }) ==
         "[train] --steps 8 differs from the run's 5, where its linear schedule ends; a resumed run keeps its settings (or use a new --out)");
   apps::TrainCommand other = w.train_command("run", 5);
-  other.resume = true, other.schedule = "cosine", other.given_schedule = true;
+  other.resume = true, other.schedule = "cosine", other.given.insert("--schedule");
   CHECK(test::error_message([&] { apps::train(other); }).find("--schedule cosine differs from the run's linear") != std::string::npos);
 }
 
@@ -146,10 +146,10 @@ TEST_CASE("train refuses to overwrite a run, and a resumed run keeps its setting
   const std::string again = test::error_message([&] { apps::train(w.train_command("run", 4)); });
   CHECK(again == "[train] '" + w.run("run") + "' already holds a run (step 2); continue it with --resume, or choose another --out");
   apps::TrainCommand other_lr = w.train_command("run", 4);
-  other_lr.resume = true, other_lr.lr = 0.5, other_lr.given_lr = true;
+  other_lr.resume = true, other_lr.lr = 0.5, other_lr.given.insert("--lr");
   CHECK(test::error_message([&] { apps::train(other_lr); }).find("--lr 0.5 differs from the run's 0.001;") != std::string::npos);
   apps::TrainCommand other_seed = w.train_command("run", 4);
-  other_seed.resume = true, other_seed.seed = 7, other_seed.given_seed = true;
+  other_seed.resume = true, other_seed.seed = 7, other_seed.given.insert("--seed");
   CHECK(test::error_message([&] { apps::train(other_seed); }).find("--seed 7 differs from the run's 0;") != std::string::npos);
   apps::TrainCommand no_steps = w.train_command("other", 0);
   CHECK(test::error_message([&] { apps::train(no_steps); }) == "[train] --steps must be positive, got 0");
@@ -161,11 +161,11 @@ TEST_CASE("train --resume compares values, not six decimals: --lr 1e-7 differs f
   tiny_lr.lr = 4e-7;
   REQUIRE(apps::train(tiny_lr) == 0);
   apps::TrainCommand other = w.train_command("run", 2);
-  other.resume = true, other.lr = 1e-7, other.given_lr = true;
+  other.resume = true, other.lr = 1e-7, other.given.insert("--lr");
   CHECK(test::error_message([&] { apps::train(other); }) ==
         "[train] --lr 1e-07 differs from the run's 4e-07; a resumed run keeps its settings (or use a new --out)");
   apps::TrainCommand same = w.train_command("run", 2);
-  same.resume = true, same.lr = 4e-7, same.given_lr = true;
+  same.resume = true, same.lr = 4e-7, same.given.insert("--lr");
   CHECK(apps::train(same) == 0);
 }
 

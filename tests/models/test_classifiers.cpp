@@ -37,11 +37,11 @@ TEST_CASE("classifiers: logits [B, 10] and gradchecks in float64 of a tiny ViT, 
   models::VisionTransformer vit(4, 4, {.patch = 2, .features = 4, .heads = 2, .layers = 1, .classes = 10}, gen);
   CHECK(vit.forward(models::pixels_to_unit(core::zeros({3, 4, 4}, Dtype::uint8))).shape() == Shape{3, 10});
   check_classifier("VisionTransformer", vit, images);
-  for (const std::string cell : {"gru", "lstm"}) {
-    CAPTURE(cell);
+  for (const models::ClassifierKind cell : {models::ClassifierKind::gru, models::ClassifierKind::lstm}) {
+    CAPTURE(models::name_of(cell));
     models::RowReader reader(cell, 4, 3, 10, gen);
     CHECK(reader.forward(models::pixels_to_unit(core::zeros({3, 4, 4}, Dtype::uint8))).shape() == Shape{3, 10});
-    check_classifier(cell, reader, images);
+    check_classifier(models::name_of(cell), reader, images);
   }
 }
 
@@ -50,8 +50,8 @@ TEST_CASE("classifiers: images of the wrong shape, a patch that does not divide 
   models::VisionTransformer vit(4, 4, {.patch = 2, .features = 4, .heads = 2, .layers = 1}, gen);
   CHECK_THROWS_WITH_AS(vit.forward(Tensor(core::zeros({2, 4, 6}))), doctest::Contains("expected images [B, 4, 4], got [2, 4, 6]"), Error);
   CHECK_THROWS_WITH_AS(models::VisionTransformer(28, 28, {.patch = 5}, gen), doctest::Contains("patch size (5)"), Error);
-  models::RowReader reader("gru", 4, 3, 10, gen);
+  models::RowReader reader(models::ClassifierKind::gru, 4, 3, 10, gen);
   CHECK_THROWS_WITH_AS(reader.forward(Tensor(core::zeros({2, 4, 5}))), doctest::Contains("rows of 4 pixels"), Error);
-  CHECK_THROWS_WITH_AS(models::RowReader("rnn", 4, 3, 10, gen), doctest::Contains("\"rnn\""), Error);
+  CHECK_THROWS_WITH_AS(models::RowReader(models::ClassifierKind::vit, 4, 3, 10, gen), doctest::Contains("gru or lstm, got vit"), Error);
   CHECK_THROWS_WITH_AS(models::pixels_to_unit(core::zeros({2, 4, 4})), doctest::Contains("uint8"), Error);
 }

@@ -27,7 +27,7 @@ core::Tensor device_test_images(const models::ImageModelConfig& c) {
 }
 
 // The largest difference between the two models' parameters, each read back to the CPU.
-double largest_weight_difference(models::ImageModel& a, models::ImageModel& b) {
+double largest_weight_difference(models::Learner& a, models::Learner& b) {
   const auto pa = a.named_parameters(), pb = b.named_parameters();
   REQUIRE(pa.size() == pb.size());
   double worst = 0;

@@ -56,7 +56,7 @@ void train(models::Trainer& trainer, int64_t steps) {
 }
 
 // Every parameter of both models, equal to the last bit.
-bool same_weights(models::ImageModel& a, models::ImageModel& b) {
+bool same_weights(models::Learner& a, models::Learner& b) {
   const auto pa = a.named_parameters(), pb = b.named_parameters();
   REQUIRE(pa.size() == pb.size());
   for (size_t i = 0; i < pa.size(); ++i) {
@@ -121,7 +121,7 @@ TEST_CASE("training: blocks recomputed in backward (checkpoint_blocks) change no
     for (int64_t blocks : {2, 100}) {  // some, and all
       CAPTURE(blocks);
       models::Trainer recomputed(config, small_batches(), images, {.dtype = dtype, .checkpoint_blocks = blocks});
-      CHECK(recomputed.model().checkpoint_blocks() == blocks);
+      CHECK(recomputed.image_model().checkpoint_blocks() == blocks);
       train(recomputed, 3);
       CHECK(same_weights(plain.model(), recomputed.model()));
     }
@@ -136,7 +136,7 @@ TEST_CASE("training: blocks recomputed in backward (checkpoint_blocks) change no
   models::Trainer resumed(models::read_checkpoint(dir.str()), images, {.checkpoint_blocks = 100});
   train(resumed, 2);
   CHECK(same_weights(straight.model(), resumed.model()));
-  CHECK(straight.model().block_count() == 4);
+  CHECK(straight.image_model().block_count() == 4);
   CHECK_THROWS_WITH_AS(straight.model().set_checkpoint_blocks(-1), "[AxialTransformer] checkpoint_blocks must be >= 0, got -1", Error);
 }
 
@@ -206,7 +206,7 @@ TEST_CASE("checkpoint: a save replaces the previous one whole and leaves only it
   CHECK(dir.entries() == std::vector<std::string>{"checkpoint.json", "model-000002.safetensors", "optimizer-000002.safetensors"});
   const models::Checkpoint c = models::read_checkpoint(dir.str());
   CHECK(c.step == 2);
-  CHECK(c.config.to_json() == two_channel_config().to_json());
+  CHECK(models::to_json(c.config) == two_channel_config().to_json());
   CHECK(c.options.to_json() == small_batches().to_json());
   CHECK(c.rng_seed == 7);
   CHECK(c.rng_offset > 0);
@@ -220,7 +220,7 @@ TEST_CASE("checkpoint: the model loads back from the directory or from its weigh
   train(trainer, 2);
   trainer.save(dir.str());
   const core::Tensor images = images_for(config, 3);
-  const double expected = models::evaluate_images(trainer.model(), images, 2).nats;
+  const double expected = models::evaluate_images(trainer.image_model(), images, 2).nats;
   CHECK(models::load_model(dir.str())->evaluate(images).nats == doctest::Approx(expected).epsilon(1e-6));
   CHECK(models::load_model(dir.str() + "/model-000002.safetensors")->evaluate(images).nats == doctest::Approx(expected).epsilon(1e-6));
 }
@@ -311,4 +311,69 @@ TEST_CASE("training: weights that hold NaN or an infinity never reach a checkpoi
   // And the step that makes a weight NaN stops there, naming it.
   trainer.model().named_parameters()[3].second.data().reshape({-1}).set({0}, NAN);
   test::check_error([&] { trainer.step(); }, {"[train] "});
+}
+
+// --- a classifier, through the same Trainer ------------------------------------------------------
+
+namespace {
+models::ClassifierConfig tiny_vit() {
+  models::ClassifierConfig c;
+  c.height = 4, c.width = 4, c.features = 4, c.heads = 2, c.layers = 1, c.patch = 2;
+  return c;
+}
+
+data::TensorDataset labelled_examples() {  // 10 images [4, 4] and their labels
+  core::Generator gen(5);
+  const core::Tensor images = core::randint({10, 4, 4}, 0, 256, gen, Dtype::uint8);
+  const core::Tensor labels = core::randint({10}, 0, 10, gen, Dtype::int64);
+  return {{Tensor(images), Tensor(labels)}};
+}
+}  // namespace
+
+TEST_CASE("training a classifier: AdamW, a checkpoint that resumes bit for bit and scores again") {
+  models::TrainingOptions o = small_batches();
+  o.weight_decay = 0.05, o.schedule = models::LrSchedule::linear, o.steps = 8;
+  TempDir dir;
+  models::Trainer straight(tiny_vit(), o, labelled_examples(), {});
+  train(straight, 6);
+  models::Trainer first(tiny_vit(), o, labelled_examples(), {});
+  train(first, 3);
+  first.save(dir.str());
+  const models::Checkpoint checkpoint = models::read_checkpoint(dir.str());
+  REQUIRE(std::holds_alternative<models::ClassifierConfig>(checkpoint.config));
+  CHECK(models::to_json(checkpoint.config) == tiny_vit().to_json());
+  CHECK(checkpoint.options.weight_decay == 0.05);
+  models::Trainer resumed(checkpoint, labelled_examples(), {});
+  train(resumed, 3);
+  CHECK(same_weights(straight.model(), resumed.model()));
+
+  models::TrainingOptions no_decay = o;
+  no_decay.weight_decay = 0;
+  models::Trainer plain(tiny_vit(), no_decay, labelled_examples(), {});
+  train(plain, 6);
+  CHECK_FALSE(same_weights(straight.model(), plain.model()));  // the decay acts
+
+  const std::unique_ptr<models::Learner> loaded = models::load_learner(dir.str());
+  CHECK(std::string(loaded->name()) == "VisionTransformer");
+  const data::TensorDataset examples = labelled_examples();
+  const models::Score score = models::evaluate(*loaded, examples, 3);  // batches of 3, 3, 3 and 1
+  auto& vit = dynamic_cast<models::Classifier&>(*loaded);
+  NoGrad no_grad;
+  const Tensor logits = vit.forward(models::pixels_to_unit(examples.columns[0]));  // [10, 10]
+  const double right = sum(eq(argmax(logits, 1), examples.columns[1]).to(Dtype::float64)).item();
+  CHECK(score.examples == 10);
+  CHECK(score.count == 10);
+  CHECK(score.correct == static_cast<int64_t>(right));
+  CHECK(score.mean_loss() == doctest::Approx(cross_entropy(logits, examples.columns[1]).item()).epsilon(1e-5));
+  CHECK_THROWS_WITH_AS(models::load_model(dir.str()), doctest::Contains("holds a classifier, not an image model"), Error);
+}
+
+TEST_CASE("a classifier's examples must be two columns of one length") {
+  CHECK_THROWS_WITH_AS(models::Trainer(tiny_vit(), small_batches(), Tensor(core::zeros({10, 4, 4}, Dtype::uint8))),
+                       "[train] a VisionTransformer trains on 2 columns of examples, got 1", Error);
+  const data::TensorDataset uneven{{Tensor(core::zeros({10, 4, 4}, Dtype::uint8)), Tensor(core::zeros({9}, Dtype::int64))}};
+  CHECK_THROWS_WITH_AS(models::Trainer(tiny_vit(), small_batches(), uneven, {}), doctest::Contains("one row per example"), Error);
+  const data::TensorDataset float_labels{{Tensor(core::zeros({10, 4, 4}, Dtype::uint8)), Tensor(core::zeros({10}))}};
+  models::Trainer wrong(tiny_vit(), small_batches(), float_labels, {});
+  CHECK_THROWS_WITH_AS(wrong.step(), doctest::Contains("labels must be int64 [4], one per image"), Error);
 }

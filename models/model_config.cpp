@@ -1,0 +1,29 @@
+#include "models/model_config.h"
+
+#include "core/json.h"
+
+namespace axiom::models {
+
+std::string to_json(const ModelConfig& config) {
+  return std::visit([](const auto& c) { return c.to_json(); }, config);
+}
+
+ModelConfig model_config_from_json(const std::string& text, const std::string& origin) {
+  const nlohmann::json j = core::parse_json(text, origin, "config");
+  if (j.is_object() && j.contains("classifier")) return classifier_config_from_json(text, origin);
+  return config_from_json(text, origin);
+}
+
+std::unique_ptr<Learner> make_model(const ModelConfig& config, Generator& gen) {
+  if (const auto* image = std::get_if<ImageModelConfig>(&config)) return make_image_model(*image, gen);
+  return make_classifier(std::get<ClassifierConfig>(config), gen);
+}
+
+void validate(const ModelConfig& config) {
+  std::visit([](const auto& c) { c.validate(); }, config);
+}
+
+const char* loss_unit(const ModelConfig& config) { return std::holds_alternative<ImageModelConfig>(config) ? "bits/dim" : "nats"; }
+const char* loss_key(const ModelConfig& config) { return std::holds_alternative<ImageModelConfig>(config) ? "bits_per_dim" : "loss"; }
+
+}  // namespace axiom::models
