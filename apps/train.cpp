@@ -167,12 +167,17 @@ void check_out(const TrainCommand& c, const char* op) {
   }
 }
 
-// The run in `dir` must be of the kind `op` trains: an image model for train, a classifier for classify.
+// The run in `dir` must be of the kind the command trains: an image model for train, a classifier for classify.
 void check_kind(const models::Checkpoint& run, const RunRequest& request) {
+  const bool image = std::holds_alternative<models::ImageModelConfig>(run.config);
   const bool classifier = std::holds_alternative<models::ClassifierConfig>(run.config);
-  if (classifier == request.classifier) return;
-  throw Error(request.command, "'", run.dir, "' holds a run of ", classifier ? "a classifier" : "an image model", "; continue it with axiom ",
-              classifier ? "classify" : "train", " --resume");
+  if (request.classifier ? classifier : image) return;
+  if (!image && !classifier) {
+    throw Error(request.command, "'", run.dir, "' holds a run of a translator, which the axiom command does not train ",
+                "(apps/examples/translate.cpp does)");
+  }
+  throw Error(request.command, "'", run.dir, "' holds a run of ", classifier ? "a classifier" : "an image model",
+              "; continue it with axiom ", classifier ? "classify" : "train", " --resume");
 }
 
 // What a command will train: the run to resume, or the config and options of a new one. Every

@@ -58,7 +58,13 @@ Batch DataLoader::gather(const core::Tensor& order, int64_t index) const {
 
 Batch DataLoader::batch(int64_t epoch, int64_t index) const {
   if (index < 0 || index >= size()) throw Error("DataLoader", "batch ", index, " is not in 0..", size() - 1);
-  return gather(core::from_vector(order(epoch)), index);
+  core::Tensor epoch_order;
+  {
+    const std::lock_guard<std::mutex> lock(last_order_mutex_);
+    if (last_epoch_ != epoch) last_order_ = core::from_vector(order(epoch)), last_epoch_ = epoch;
+    epoch_order = last_order_;
+  }
+  return gather(epoch_order, index);
 }
 
 DataLoader::Iterator DataLoader::begin() { return Iterator(this, epoch_++); }

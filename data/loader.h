@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "../autograd/tensor.h"
@@ -60,7 +61,9 @@ class DataLoader {
   const LoaderOptions& options() const { return options_; }
 
   std::vector<int64_t> order(int64_t epoch) const;  // the example order of an epoch: a permutation of 0..N-1
-  Batch batch(int64_t epoch, int64_t index) const;  // batch `index` of epoch `epoch`, built on this thread
+  // Batch `index` of epoch `epoch`, built on this thread. The epoch's order is kept for the next
+  // call (a trainer takes an epoch's batches in turn): O(B) a call, not O(N).
+  Batch batch(int64_t epoch, int64_t index) const;
 
   class Iterator;
   struct End {};
@@ -74,6 +77,11 @@ class DataLoader {
   LoaderOptions options_;
   int64_t examples_ = 0;
   int64_t epoch_ = 0;
+  // batch()'s last epoch and its order (int64 [N]), under the mutex: batch() is const and may be
+  // called from several threads.
+  mutable std::mutex last_order_mutex_;
+  mutable int64_t last_epoch_ = -1;
+  mutable core::Tensor last_order_;
 };
 
 // One pass over an epoch. Holds the current batch and, with prefetch, the future of the next.

@@ -11,12 +11,14 @@ std::string to_json(const ModelConfig& config) {
 ModelConfig model_config_from_json(const std::string& text, const std::string& origin) {
   const nlohmann::json j = core::parse_json(text, origin, "config");
   if (j.is_object() && j.contains("classifier")) return classifier_config_from_json(text, origin);
+  if (j.is_object() && j.contains("translator")) return translator_config_from_json(text, origin);
   return config_from_json(text, origin);
 }
 
 std::unique_ptr<Learner> make_model(const ModelConfig& config, Generator& gen) {
   if (const auto* image = std::get_if<ImageModelConfig>(&config)) return make_image_model(*image, gen);
-  return make_classifier(std::get<ClassifierConfig>(config), gen);
+  if (const auto* classifier = std::get_if<ClassifierConfig>(&config)) return make_classifier(*classifier, gen);
+  return make_translator(std::get<TranslatorConfig>(config), gen);
 }
 
 void validate(const ModelConfig& config) {

@@ -11,3 +11,4 @@
 #include "raster_transformer.h"
 #include "sampler.h"
 #include "training.h"
+#include "translators.h"
