@@ -48,6 +48,10 @@ Tensor eq(const Tensor& a, const Tensor& b);
 Tensor lt(const Tensor& a, const Tensor& b);
 Tensor gt(const Tensor& a, const Tensor& b);
 
+// Zeroes each element with probability p and scales the rest by 1 / (1 - p), with a mask drawn from
+// `gen`; the identity when `training` is false or p is 0.
+Tensor dropout(const Tensor& x, double p, bool training, core::Generator& gen = core::default_generator());
+
 // --- reductions (ops_reduce.cpp); an empty axes list means every axis ---------------------------
 Tensor sum(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdim = false);
 Tensor mean(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdim = false);
@@ -90,13 +94,16 @@ Tensor attention_step(const Tensor& q, const Tensor& keys_t, const Tensor& value
 // out[i][j][k] = x[i][index[i][j][k]][k] for axis 1 (any rank); index: int64, x's shape but on `axis`.
 Tensor gather(const Tensor& x, int64_t axis, const Tensor& index);
 
+// weight [V, D] at indices [...] (int64) -> [..., D]; the gradient goes to weight only.
+Tensor embedding(const Tensor& weight, const Tensor& indices);
+
 // --- writing into a tensor (ops_shape.cpp) --------------------------------------------------------
 // dst[...] = src[...] (converting dtype), dst a tensor or a view of one: a sampler filling in the
 // image it draws. Never recorded, so dst must not require a gradient; a graph that saw dst's old
 // values refuses to go backward (the write bumps its storage's version).
 void copy_into(const Tensor& src, const Tensor& dst);
 
-// --- neural-network ops (ops_nn.cpp) ---------------------------------------------------------
+// --- normalizing: softmax, layer norm, cross-entropy (ops_normalize.cpp) -------------------------
 Tensor softmax(const Tensor& x, int64_t axis = -1);
 Tensor log_softmax(const Tensor& x, int64_t axis = -1);
 // Over the last axis; weight and bias [D] may be undefined Tensors.
@@ -106,8 +113,6 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
 // x [..., D], norm_weight and norm_bias [D] or undefined, weight [D, N], bias [N] or undefined -> [..., N].
 Tensor layer_norm_linear(const Tensor& x, const Tensor& norm_weight, const Tensor& norm_bias, double eps, const Tensor& weight,
                          const Tensor& bias);
-// weight [V, D] at indices [...] (int64) -> [..., D]; the gradient goes to weight only.
-Tensor embedding(const Tensor& weight, const Tensor& indices);
 
 enum class Reduction { mean, sum, none };
 struct CrossEntropyOptions {
@@ -117,9 +122,5 @@ struct CrossEntropyOptions {
 // Softmax cross-entropy of logits [..., C] against integer targets [...] (int64 in [0, C)),
 // fused with log_softmax. Mean, sum or per-element (none) loss, in nats.
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEntropyOptions& options = {});
-
-// Zeroes each element with probability p and scales the rest by 1 / (1 - p), with a mask drawn from
-// `gen`; the identity when `training` is false or p is 0.
-Tensor dropout(const Tensor& x, double p, bool training, core::Generator& gen = core::default_generator());
 
 }  // namespace axiom

@@ -7,8 +7,10 @@
 #include <numbers>
 
 #include "autograd/ops.h"
+#include "core/error.h"
 #include "core/factory.h"
 #include "core/ops.h"
+#include "core/random.h"
 
 namespace axiom {
 
@@ -209,5 +211,16 @@ Tensor operator-(const Tensor& x) { return neg(x); }
 Tensor eq(const Tensor& a, const Tensor& b) { return Tensor(core::eq(a.data(), b.data())); }
 Tensor lt(const Tensor& a, const Tensor& b) { return Tensor(core::lt(a.data(), b.data())); }
 Tensor gt(const Tensor& a, const Tensor& b) { return Tensor(core::gt(a.data(), b.data())); }
+
+// dL/dx = g * mask, with mask = [kept] / (1 - p)
+Tensor dropout(const Tensor& x, double p, bool training, core::Generator& gen) {
+  if (!(p >= 0 && p <= 1)) throw Error("dropout", "p must be in [0, 1], got ", p);
+  if (!training || p == 0) return x;
+  core::Tensor mask = core::bernoulli(x.shape(), 1 - p, gen, x.dtype()).to(x.device());
+  if (p < 1) mask = core::mul(mask, 1 / (1 - p));
+  return record("dropout", {x}, core::mul(x.data(), mask), [mask = Tensor(mask)](const Tensor& g, const Needs&) {
+    return Grads{mul(g, mask)};
+  });
+}
 
 }  // namespace axiom

@@ -25,4 +25,20 @@ Tensor gather(const Tensor& x, int64_t axis, const Tensor& index) {
   });
 }
 
+namespace {
+// Zeros [V, D] with each row of g [..., D] added into the row its index names. Its own rule
+// picks those rows again: dL/dg = embedding(G, indices).
+Tensor rows_added(const Tensor& g, const Shape& shape, const Tensor& indices) {
+  const core::Tensor zeros = core::zeros(shape, g.dtype(), g.device());
+  core::Tensor out = core::index_add(zeros, 0, indices.data().reshape({-1}), g.data().reshape({-1, shape[1]}));
+  return record("index_add", {g}, std::move(out), [indices](const Tensor& gg, const Needs&) { return Grads{embedding(gg, indices)}; });
+}
+}  // namespace
+
+// dL/dweight[v] = sum of g over the positions whose index is v    : [..., D] -> [V, D]
+Tensor embedding(const Tensor& weight, const Tensor& indices) {
+  return record("embedding", {weight}, core::embedding(weight.data(), indices.data()),
+                [shape = weight.shape(), indices](const Tensor& g, const Needs&) { return Grads{rows_added(g, shape, indices)}; });
+}
+
 }  // namespace axiom

@@ -1,6 +1,7 @@
 // The CPU backend: OpenBLAS for matrix products, oneTBB-parallel loops for everything else.
-// Each group of kernels lives in its own file: copy.cpp (fill, copy), elementwise.cpp,
-// reduce.cpp, matmul.cpp, attention.cpp, normalize.cpp (softmax, layer norm), index.cpp.
+// Each family of kernels lives in its own file, named as its op functions (core/ops_*.cpp) are:
+// elementwise.cpp (with fill and copy, which the shape ops use), reduce.cpp, matmul.cpp,
+// attention.cpp, normalize.cpp (softmax, layer norm, cross-entropy), optimizer.cpp, index.cpp.
 #pragma once
 
 #include "core/backend.h"

@@ -17,7 +17,7 @@ namespace AXIOM_CUDA_NAMESPACE {
 
 namespace {
 
-// Converts one value as the CPU does (core/cpu/copy.cpp): floating to integer truncates toward
+// Converts one value as the CPU does (core/cpu/elementwise.cpp): floating to integer truncates toward
 // zero and saturates at the target's limits; NaN becomes 0.
 template <typename To, typename From>
 __device__ To convert(From value) {

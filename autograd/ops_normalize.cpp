@@ -1,5 +1,7 @@
-// Neural-network ops and their backward rules: softmax, layer norm, embedding, cross-entropy,
-// dropout. Rules that have a well-known closed form use it instead of composing smaller ops.
+// The normalizing ops and their backward rules: softmax, log-softmax, layer norm (and
+// layer_norm_linear) and cross-entropy. The op functions are core/ops_normalize.cpp; the kernels
+// core/cpu/normalize.cpp and core/cuda/normalize.cu. Rules that have a well-known closed form use
+// it instead of composing smaller ops.
 // Fused ops (layer norm, layer_norm_linear, cross-entropy) compute first derivatives with their
 // own kernels, and give a graph of the backward pass through their composite definitions.
 #include <algorithm>
@@ -10,7 +12,6 @@
 #include "core/error.h"
 #include "core/factory.h"
 #include "core/ops.h"
-#include "core/random.h"
 
 namespace axiom {
 
@@ -104,22 +105,6 @@ Tensor layer_norm_linear(const Tensor& x, const Tensor& norm_weight, const Tenso
 }
 
 namespace {
-// Zeros [V, D] with each row of g [..., D] added into the row its index names. Its own rule
-// picks those rows again: dL/dg = embedding(G, indices).
-Tensor rows_added(const Tensor& g, const Shape& shape, const Tensor& indices) {
-  const core::Tensor zeros = core::zeros(shape, g.dtype(), g.device());
-  core::Tensor out = core::index_add(zeros, 0, indices.data().reshape({-1}), g.data().reshape({-1, shape[1]}));
-  return record("index_add", {g}, std::move(out), [indices](const Tensor& gg, const Needs&) { return Grads{embedding(gg, indices)}; });
-}
-}  // namespace
-
-// dL/dweight[v] = sum of g over the positions whose index is v    : [..., D] -> [V, D]
-Tensor embedding(const Tensor& weight, const Tensor& indices) {
-  return record("embedding", {weight}, core::embedding(weight.data(), indices.data()),
-                [shape = weight.shape(), indices](const Tensor& g, const Needs&) { return Grads{rows_added(g, shape, indices)}; });
-}
-
-namespace {
 // Cross-entropy in smaller ops, what core::cross_entropy computes, for logits x [..., C]:
 //   loss_i = -(1 - s) log p[target_i] - s / C sum_c log p_c,  p = softmax(x)
 Tensor cross_entropy_composite(const Tensor& x, const Tensor& targets, const CrossEntropyOptions& options) {
@@ -155,17 +140,6 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEnt
         return Grads{Tensor(core::cross_entropy_backward(x, t, lse, per_row, s))};
       },
       [targets, options](const std::vector<Tensor>& in) { return cross_entropy_composite(in[0], targets, options); });
-}
-
-// dL/dx = g * mask, with mask = [kept] / (1 - p)
-Tensor dropout(const Tensor& x, double p, bool training, core::Generator& gen) {
-  if (!(p >= 0 && p <= 1)) throw Error("dropout", "p must be in [0, 1], got ", p);
-  if (!training || p == 0) return x;
-  core::Tensor mask = core::bernoulli(x.shape(), 1 - p, gen, x.dtype()).to(x.device());
-  if (p < 1) mask = core::mul(mask, 1 / (1 - p));
-  return record("dropout", {x}, core::mul(x.data(), mask), [mask = Tensor(mask)](const Tensor& g, const Needs&) {
-    return Grads{mul(g, mask)};
-  });
 }
 
 }  // namespace axiom
