@@ -49,6 +49,8 @@ void Backend::activation_backward(UnaryOp activation, const Tensor& h, const Ten
 
 MachineMemory Backend::memory() { return machine_memory(); }
 
+std::string Backend::matmul_precision_unavailable(MatmulPrecision) const { return ""; }
+
 void Backend::check_indices(const IndexBounds& bounds, const Tensor& index) { bounds.check(index.to_vector<int64_t>(), index.shape()); }
 
 Backend& backend(Device device) {

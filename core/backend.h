@@ -10,6 +10,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -19,6 +20,8 @@
 #include "memory.h"
 
 namespace axiom::core {
+
+enum class MatmulPrecision;  // core/ops.h
 
 class Tensor;
 
@@ -100,6 +103,8 @@ class Backend {
   // operands' rows are contiguous (unit stride on their last axis), out is contiguous. This default
   // composes matmul, softmax and matmul; the CPU backend fuses them.
   virtual void attention_step(const Tensor& q, const Tensor& keys_t, const Tensor& values, double scale, const Tensor& out);
+  // Why float32 products cannot multiply at `precision` on this backend ("" when they can; core/ops.h).
+  virtual std::string matmul_precision_unavailable(MatmulPrecision precision) const;
   // out[..., M, N] = a[..., M, K] @ b[..., K, N]; a and b expanded to out's batch shape. With
   // `accumulate`, out += a @ b instead (out holds values already: a bias, say).
   virtual void matmul(const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate) = 0;

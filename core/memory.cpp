@@ -9,7 +9,6 @@
 #include <limits>
 #include <string>
 
-#include "core/cpu/allocator.h"
 
 namespace axiom::core {
 
@@ -50,7 +49,7 @@ MachineMemory machine_memory() {
   const size_t limit = process_limit();
   MachineMemory m;
   m.total = std::min(physical_memory(), limit);
-  m.available = std::min(kernel_available() + cpu::host_allocator().cached_bytes(), limit);
+  m.available = std::min(kernel_available(), limit);
   return m;
 }
 

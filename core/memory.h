@@ -11,9 +11,11 @@ namespace axiom::core {
 
 struct MachineMemory {
   size_t total = 0;      // physical memory, or the process's limit (cgroup memory.max, ulimit -v) when lower
-  size_t available = 0;  // what the kernel says it can give without swapping (MemAvailable), plus the
-                         // buffers axiom's allocator keeps for reuse, within the same limits
+  size_t available = 0;  // what the kernel says it can give without swapping (MemAvailable), within
+                         // the same limits (plus, in Backend::memory(), what the allocator keeps for reuse)
 };
+// The machine's memory, as the kernel gives it (the CPU backend's memory() adds its allocator's
+// cache to what is available: core/backend.h).
 MachineMemory machine_memory();
 // The machine's physical memory in bytes, ignoring limits (SIZE_MAX when the system does not say).
 size_t physical_memory();

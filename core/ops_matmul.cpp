@@ -4,7 +4,6 @@
 #include <atomic>
 
 #include "core/backend.h"
-#include "core/cpu/onednn_gemm.h"
 #include "core/checks.h"
 #include "core/error.h"
 #include "core/factory.h"
@@ -97,7 +96,7 @@ void set_matmul_precision(MatmulPrecision precision) {
 MatmulPrecision matmul_precision() { return precision_setting.load(); }
 
 std::string matmul_precision_unavailable_reason(MatmulPrecision precision) {
-  return precision == MatmulPrecision::bfloat16 ? cpu::bfloat16_gemm_unavailable_reason() : "";
+  return backend(Device::cpu()).matmul_precision_unavailable(precision);  // (a process setting of the CPU's products)
 }
 
 std::string to_string(MatmulPrecision precision) {

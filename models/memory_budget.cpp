@@ -137,7 +137,7 @@ MemoryEstimate sampling_memory(const ImageModelConfig& c, int64_t count) {
 void check_fits(const MemoryEstimate& need, const char* op, const std::string& what, const std::string& advice, int processes_here,
                 core::Device device) {
   const bool on_cpu = device.type == core::DeviceType::cpu;
-  const core::MachineMemory memory = on_cpu ? core::machine_memory() : core::backend(device).memory();
+  const core::MachineMemory memory = core::backend(device).memory();
   const double total = need.total() * std::max(processes_here, 1);
   if (total <= static_cast<double>(memory.available)) return;
   const std::string each = processes_here > 1 ? " in each of the " + std::to_string(processes_here) + " processes on this machine" : "";

@@ -1,11 +1,14 @@
 #include "core/cpu/cpu_backend.h"
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 
 #include "core/cpu/allocator.h"
 #include "core/cpu/blas.h"
+#include "core/cpu/onednn_gemm.h"
 #include "core/cpu/vector_math.h"
+#include "core/ops.h"
 #include "core/parallel.h"
 
 namespace axiom::core {
@@ -21,6 +24,16 @@ CpuBackend::CpuBackend() {
   vec::use_target_from_environment();
   (void)blas_kernels_report();
   (void)num_threads();
+}
+
+MachineMemory CpuBackend::memory() {
+  MachineMemory m = machine_memory();
+  m.available = std::min(m.available + host_allocator().cached_bytes(), m.total);
+  return m;
+}
+
+std::string CpuBackend::matmul_precision_unavailable(MatmulPrecision precision) const {
+  return precision == MatmulPrecision::bfloat16 ? bfloat16_gemm_unavailable_reason() : "";
 }
 
 size_t CpuBackend::release_cached_memory() {

@@ -14,7 +14,9 @@ class CpuBackend : public Backend {
 
   std::string_view name() const override { return "cpu"; }
 
+  MachineMemory memory() override;  // the machine's, its allocator's cache counted as available
   size_t release_cached_memory() override;
+  std::string matmul_precision_unavailable(MatmulPrecision precision) const override;
   void* allocate(size_t nbytes) override;
   void deallocate(void* data, size_t nbytes) noexcept override;
   void copy_from_host(void* dst, const void* host_src, size_t nbytes) override;
