@@ -174,4 +174,20 @@ nlohmann::ordered_json write_fields(const Struct& in, const std::array<JsonField
   return j;
 }
 
+// The Struct a JSON text describes: its keys read through `fields` (read_fields), then
+// Struct::validate(), whose Error names the origin too: "[op] origin: message".
+template <typename Struct, size_t N>
+Struct read_validated(const std::string& text, const std::array<JsonField<Struct>, N>& fields, const char* op,
+                      const std::string& origin, const char* what) {
+  Struct out;
+  read_fields(parse_json(text, origin, op), fields, out, op, origin, what);
+  try {
+    out.validate();
+  } catch (const Error& e) {
+    const std::string message = e.what();  // "[op] ...": the op said once
+    throw Error(op, origin, ": ", message.substr(message.find("] ") + 2));
+  }
+  return out;
+}
+
 }  // namespace axiom::core

@@ -127,7 +127,7 @@ class AxialPixelDecoder : public PixelDecoder {
       : model_(model),
         config_(model.config()),
         values_(images.select(1, channel)),  // [N, H, W], a view: fills in as the sampler draws
-        context_(model.encode(images, axiom::full({images.size(0)}, static_cast<double>(channel), Dtype::int64, images.device()))),
+        context_(model.encode_channel(images, channel)),
         outer_(model.start_outer_rows()) {}
 
   Tensor next() override {  // the logits [N, 256] of pixel (i_, j_)

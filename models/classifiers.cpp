@@ -5,6 +5,7 @@
 #include "autograd/factory.h"
 #include "core/error.h"
 #include "core/json.h"
+#include "models/config.h"
 #include "core/ops.h"
 
 namespace axiom::models {
@@ -32,18 +33,15 @@ const std::array<core::JsonField<Config>, 9> kClassifierFields{{
 const char* name_of(ClassifierKind kind) { return core::name_of(kClassifierNames, kind); }
 
 void ClassifierConfig::validate() const {
-  auto in_range = [](const char* key, int64_t value, int64_t low, int64_t high) {
-    if (value < low || value > high) throw Error("config", key, " must be in [", low, ", ", high, "], got ", value);
-  };
   constexpr int64_t kMaxSide = 1 << 16;
-  in_range("height", height, 1, kMaxSide);
-  in_range("width", width, 1, kMaxSide);
-  in_range("classes", classes, 1, 1 << 20);
-  in_range("features", features, 1, 1 << 20);
-  in_range("heads", heads, 1, features);
-  in_range("layers", layers, 0, 100000);
-  in_range("ff_multiple", ff_multiple, 1, 1024);
-  in_range("patch", patch, 1, kMaxSide);
+  check_in_range("height", height, 1, kMaxSide);
+  check_in_range("width", width, 1, kMaxSide);
+  check_in_range("classes", classes, 1, 1 << 20);
+  check_in_range("features", features, 1, 1 << 20);
+  check_in_range("heads", heads, 1, features);
+  check_in_range("layers", layers, 0, 100000);
+  check_in_range("ff_multiple", ff_multiple, 1, 1024);
+  check_in_range("patch", patch, 1, kMaxSide);
   if (classifier != ClassifierKind::vit) return;
   if (features % heads != 0) throw Error("config", "features (", features, ") must be a multiple of heads (", heads, ")");
   if (height % patch != 0 || width % patch != 0) {
@@ -54,10 +52,7 @@ void ClassifierConfig::validate() const {
 std::string ClassifierConfig::to_json() const { return core::write_fields(*this, kClassifierFields).dump(2); }
 
 ClassifierConfig classifier_config_from_json(const std::string& text, const std::string& origin) {
-  ClassifierConfig c;
-  core::read_fields(core::parse_json(text, origin, "config"), kClassifierFields, c, "config", origin, "classifier key");
-  c.validate();
-  return c;
+  return core::read_validated(text, kClassifierFields, "config", origin, "classifier key");
 }
 
 std::unique_ptr<Classifier> make_classifier(const ClassifierConfig& c, Generator& gen) {

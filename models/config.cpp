@@ -63,23 +63,24 @@ std::string preset_names() {
 
 // The accepted ranges are far beyond any model that fits in memory (the memory budget refuses
 // those with figures); they keep every product of sizes inside int64.
+void check_in_range(const char* key, int64_t value, int64_t low, int64_t high) {
+  if (value < low || value > high) throw Error("config", key, " must be in [", low, ", ", high, "], got ", value);
+}
+
 void ImageModelConfig::validate() const {
-  auto in_range = [](const char* key, int64_t value, int64_t low, int64_t high) {
-    if (value < low || value > high) throw Error("config", key, " must be in [", low, ", ", high, "], got ", value);
-  };
   constexpr int64_t kMaxSide = 1 << 16, kMaxLayers = 100000;
-  in_range("height", height, 1, kMaxSide);
-  in_range("width", width, 1, kMaxSide);
-  in_range("channels", channels, 1, 4096);
-  in_range("features", features, 1, 1 << 20);
-  in_range("heads", heads, 1, features);
-  in_range("ff_multiple", ff_multiple, 1, 1024);
+  check_in_range("height", height, 1, kMaxSide);
+  check_in_range("width", width, 1, kMaxSide);
+  check_in_range("channels", channels, 1, 4096);
+  check_in_range("features", features, 1, 1 << 20);
+  check_in_range("heads", heads, 1, features);
+  check_in_range("ff_multiple", ff_multiple, 1, 1024);
   if (features % heads != 0) throw Error("config", "features (", features, ") must be a multiple of heads (", heads, ")");
-  in_range("upper_layers", upper_layers, 0, kMaxLayers);
+  check_in_range("upper_layers", upper_layers, 0, kMaxLayers);
   if (upper_layers % 2 != 0) throw Error("config", "upper_layers must be even (pairs of row and column blocks), got ", upper_layers);
-  in_range("row_layers", row_layers, 0, kMaxLayers);
-  in_range("encoder_layers", encoder_layers, 0, kMaxLayers);
-  in_range("relative", relative, 0, kMaxSide);
+  check_in_range("row_layers", row_layers, 0, kMaxLayers);
+  check_in_range("encoder_layers", encoder_layers, 0, kMaxLayers);
+  check_in_range("relative", relative, 0, kMaxSide);
   if (!(dropout >= 0 && dropout < 1)) throw Error("config", "dropout must be in [0, 1), got ", dropout);
   validate_attention();
 }
@@ -129,15 +130,7 @@ ImageModelConfig preset(const std::string& name) {
 }
 
 ImageModelConfig config_from_json(const std::string& text, const std::string& origin) {
-  ImageModelConfig c;
-  core::read_fields(core::parse_json(text, origin, "config"), kConfigFields, c, "config", origin, "key");
-  try {
-    c.validate();
-  } catch (const Error& e) {
-    const std::string message = e.what();  // "[config] ...": said once
-    throw Error("config", origin, ": ", message.substr(message.find("] ") + 2));
-  }
-  return c;
+  return core::read_validated(text, kConfigFields, "config", origin, "key");
 }
 
 ImageModelConfig load_config(const std::string& name_or_path) {

@@ -86,6 +86,10 @@ struct ImageModelConfig {
   std::string to_json() const;
 };
 
+// The configs' range check: an Error("config", "<key> must be in [low, high], got <value>") unless
+// low <= value <= high (every model's config uses it).
+void check_in_range(const char* key, int64_t value, int64_t low, int64_t high);
+
 // "tiny" (D=64, 4 heads, L_upper=2, L_row=2), "small" (D=128, 4 heads, 4, 4), "medium" (D=256, 8 heads, 8, 4),
 // all for 28 x 28 single-channel images with feed-forward width 4D; and small's size with the
 // other decoders, for the comparison in the README: "small-full", "small-local1d", "small-local2d"

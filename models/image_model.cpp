@@ -114,6 +114,10 @@ Tensor ImageModel::encode(const Tensor& images, const Tensor& channel) const {
   return context;
 }
 
+Tensor ImageModel::encode_channel(const Tensor& images, int64_t channel) const {
+  return encode(images, axiom::full({images.size(0)}, static_cast<double>(channel), Dtype::int64, images.device()));
+}
+
 // Dense_256(LayerNorm(z)) in one op that keeps z, not LayerNorm(z), for the backward pass: [..., D] -> [..., 256]
 Tensor ImageModel::logits_of(const Tensor& z) const {
   return layer_norm_linear(z, final_norm_->weight, final_norm_->bias, final_norm_->eps, logits_->weight, logits_->bias);

@@ -71,6 +71,8 @@ class ImageModel : public Learner {
   Tensor logits_of_values(const Tensor& values, const Tensor& channel) const;
   Tensor embed(const Tensor& values) const;        // int64 [B, H, W] -> [B, H, W, D]
   Tensor encode(const Tensor& images, const Tensor& channel) const;  // [B, H, W, D], or undefined for C = 1
+  // encode() with every image generating `channel`: a pixel decoder's context (images int64 [N, C, H, W]).
+  Tensor encode_channel(const Tensor& images, int64_t channel) const;
   // Everything after the embedding: h [B, H, W, D] (and the encoder's context) -> logits [B, H, W, 256].
   virtual Tensor decode(const Tensor& h, const Tensor& context) const = 0;
   // The fast sampler's decoder for `channel` of images: int64 [N, C, H, W] on device(), whose

@@ -62,7 +62,7 @@ class RasterPixelDecoder : public PixelDecoder {
       : model_(model),
         config_(model.config()),
         values_(images.select(1, channel)),  // [N, H, W], a view: fills in as the sampler draws
-        context_(model.encode(images, axiom::full({images.size(0)}, static_cast<double>(channel), Dtype::int64, images.device()))),
+        context_(model.encode_channel(images, channel)),
         positions_(model.positions()),
         state_(model.start_raster()) {}
 

@@ -125,10 +125,7 @@ void TrainingOptions::validate() const {
 std::string TrainingOptions::to_json() const { return core::write_fields(*this, kOptionFields).dump(2); }
 
 TrainingOptions training_options_from_json(const std::string& text, const std::string& origin) {
-  TrainingOptions o;
-  core::read_fields(core::parse_json(text, origin, "train"), kOptionFields, o, "train", origin, "training option");
-  o.validate();
-  return o;
+  return core::read_validated(text, kOptionFields, "train", origin, "training option");
 }
 
 // --- Trainer ----------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@
 #include "autograd/factory.h"
 #include "core/error.h"
 #include "core/json.h"
+#include "models/config.h"
 
 namespace axiom::models {
 
@@ -40,17 +41,14 @@ Tensor equals(const Tensor& tokens, int64_t token) {
 const char* name_of(TranslatorKind kind) { return core::name_of(kTranslatorNames, kind); }
 
 void TranslatorConfig::validate() const {
-  auto in_range = [](const char* key, int64_t value, int64_t low, int64_t high) {
-    if (value < low || value > high) throw Error("config", key, " must be in [", low, ", ", high, "], got ", value);
-  };
-  in_range("vocabulary", vocabulary, 2, 1 << 24);
-  in_range("source_length", source_length, 1, 1 << 16);
-  in_range("target_length", target_length, 1, 1 << 16);
-  in_range("pad", pad, 0, vocabulary - 1);
-  in_range("begin", begin, 0, vocabulary - 1);
-  in_range("features", features, 1, 1 << 20);
-  in_range("heads", heads, 1, features);
-  in_range("layers", layers, 0, 1000);
+  check_in_range("vocabulary", vocabulary, 2, 1 << 24);
+  check_in_range("source_length", source_length, 1, 1 << 16);
+  check_in_range("target_length", target_length, 1, 1 << 16);
+  check_in_range("pad", pad, 0, vocabulary - 1);
+  check_in_range("begin", begin, 0, vocabulary - 1);
+  check_in_range("features", features, 1, 1 << 20);
+  check_in_range("heads", heads, 1, features);
+  check_in_range("layers", layers, 0, 1000);
   if (translator == TranslatorKind::transformer && features % heads != 0) {
     throw Error("config", "features (", features, ") must be a multiple of heads (", heads, ")");
   }
@@ -59,10 +57,7 @@ void TranslatorConfig::validate() const {
 std::string TranslatorConfig::to_json() const { return core::write_fields(*this, kTranslatorFields).dump(2); }
 
 TranslatorConfig translator_config_from_json(const std::string& text, const std::string& origin) {
-  TranslatorConfig c;
-  core::read_fields(core::parse_json(text, origin, "config"), kTranslatorFields, c, "config", origin, "translator key");
-  c.validate();
-  return c;
+  return core::read_validated(text, kTranslatorFields, "config", origin, "translator key");
 }
 
 std::unique_ptr<Translator> make_translator(const TranslatorConfig& config, Generator& gen) {

@@ -40,7 +40,7 @@ TEST_CASE("translator configs: JSON both ways, refused keys, and the ModelConfig
   CHECK_THROWS_WITH_AS(models::translator_config_from_json(R"({"translator": "lstm"})", "t"),
                        "[config] t: translator must be \"gru\" or \"transformer\", got \"lstm\"", Error);
   CHECK_THROWS_WITH_AS(models::translator_config_from_json(R"({"translator": "gru", "pad": 13})", "t"),
-                       "[config] pad must be in [0, 12], got 13", Error);
+                       "[config] t: pad must be in [0, 12], got 13", Error);
   models::TranslatorConfig bad = c;
   bad.heads = 3;
   CHECK_THROWS_WITH_AS(bad.validate(), "[config] features (4) must be a multiple of heads (3)", Error);
