@@ -147,7 +147,8 @@ models::Placement placement_of(const TrainCommand& c, const char* op, core::Comm
 }
 
 // Refuses, before anything is allocated, a run whose training step cannot fit in this machine's
-// memory. (An image model's estimate; a classifier's sizes are checked when it is made.)
+// memory. Only an image model has an estimate (models/memory_budget.h); a classifier's run is not
+// checked yet.
 void check_memory(const models::ModelConfig& model, const models::TrainingOptions& o, int64_t checkpoint_blocks,
                   core::Device device, core::Communicator& comm) {
   const auto* config = std::get_if<models::ImageModelConfig>(&model);
