@@ -372,6 +372,7 @@ TEST_CASE("the harness reaches every backend method and every unary and binary a
     (void)core::backend(Device::cuda()).available();
     (void)core::backend(Device::cuda()).memory();
     (void)core::backend(Device::cuda()).release_cached_memory();
+    (void)core::backend(Device::cuda()).matmul_precision_unavailable(core::MatmulPrecision::bfloat16);
   }
   axiom::testing::report_memory_faults();
   std::set<std::string> expected = axiom::testing::kBackendMethods;

@@ -20,7 +20,7 @@ inline const std::set<std::string> kBackendMethods = {
     "available", "synchronize", "memory", "release_cached_memory", "allocate", "deallocate", "copy_from_host", "copy_to_host", "fill", "copy", "unary",
     "binary", "where", "reduce", "softmax", "attention", "attention_backward", "matmul", "layer_norm",
     "layer_norm_backward", "check_indices", "index_select", "index_add", "gather", "scatter_add", "cross_entropy", "cross_entropy_backward", "adam_update",
-    "adam_update_many", "count_non_finite"};
+    "adam_update_many", "count_non_finite", "matmul_precision_unavailable"};
 
 class RecordingBackend : public core::Backend {
  public:
@@ -30,6 +30,9 @@ class RecordingBackend : public core::Backend {
   bool available() const override { return note("available"), inner_->available(); }
   void synchronize() override { note("synchronize"), inner_->synchronize(); }
   core::MachineMemory memory() override { return note("memory"), inner_->memory(); }
+  std::string matmul_precision_unavailable(core::MatmulPrecision precision) const override {
+    return note("matmul_precision_unavailable"), inner_->matmul_precision_unavailable(precision);
+  }
   size_t release_cached_memory() override { return note("release_cached_memory"), inner_->release_cached_memory(); }
   void* allocate(size_t nbytes) override { return note("allocate"), inner_->allocate(nbytes); }
   void deallocate(void* data, size_t nbytes) noexcept override {
