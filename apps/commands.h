@@ -7,7 +7,7 @@
 #include <set>
 #include <string>
 
-#include "core/communicator.h"
+#include "core/io/communicator.h"
 #include "core/device.h"
 #include "models/classifiers.h"
 

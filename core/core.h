@@ -2,7 +2,7 @@
 #pragma once
 
 #include "backend.h"
-#include "communicator.h"
+#include "io/communicator.h"
 #include "device.h"
 #include "dtype.h"
 #include "error.h"
@@ -10,6 +10,6 @@
 #include "ops.h"
 #include "parallel.h"
 #include "random.h"
-#include "safetensors.h"
+#include "io/safetensors.h"
 #include "shape.h"
 #include "tensor.h"

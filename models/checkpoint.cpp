@@ -10,11 +10,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/atomic_file.h"
+#include "core/io/atomic_file.h"
 #include "core/error.h"
-#include "core/json.h"
+#include "core/io/json.h"
 #include "core/factory.h"
-#include "core/safetensors.h"
+#include "core/io/safetensors.h"
 #include "models/memory_budget.h"
 #include "models/training.h"
 

@@ -4,7 +4,7 @@
 
 #include "autograd/factory.h"
 #include "core/error.h"
-#include "core/json.h"
+#include "core/io/json.h"
 #include "models/config.h"
 #include "core/ops.h"
 

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "core/json.h"
+#include "core/io/json.h"
 
 namespace axiom::models {
 

@@ -1,6 +1,6 @@
 #include "models/model_config.h"
 
-#include "core/json.h"
+#include "core/io/json.h"
 
 namespace axiom::models {
 

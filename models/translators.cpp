@@ -6,7 +6,7 @@
 
 #include "autograd/factory.h"
 #include "core/error.h"
-#include "core/json.h"
+#include "core/io/json.h"
 #include "models/config.h"
 
 namespace axiom::models {

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "../autograd/tensor.h"
-#include "../core/safetensors.h"
+#include "../core/io/safetensors.h"
 
 namespace axiom::nn {
 

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "../autograd/tensor.h"
-#include "../core/safetensors.h"
+#include "../core/io/safetensors.h"
 
 namespace axiom::optim {
 

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/communicator.h"
+#include "core/io/communicator.h"
 
 namespace axiom::bench {
 

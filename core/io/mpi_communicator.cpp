@@ -12,7 +12,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "core/communicator.h"
+#include "core/io/communicator.h"
 #include "core/error.h"
 
 namespace axiom::core {

@@ -1,4 +1,4 @@
-#include "core/json.h"
+#include "core/io/json.h"
 
 #include <filesystem>
 #include <fstream>

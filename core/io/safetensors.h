@@ -22,7 +22,7 @@
 #include <utility>
 #include <vector>
 
-#include "tensor.h"
+#include "../tensor.h"
 
 namespace axiom::core {
 

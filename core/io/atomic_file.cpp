@@ -1,4 +1,4 @@
-#include "core/atomic_file.h"
+#include "core/io/atomic_file.h"
 
 #include <unistd.h>  // getpid, fsync
 
