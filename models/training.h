@@ -11,7 +11,7 @@
 //   ...
 //   models::Trainer resumed(models::read_checkpoint("runs/small"), train_images);  // at step 500
 //
-//   models::Trainer reader(classifier_config, options, data::TensorDataset{{images, labels}});
+//   models::Trainer reader(classifier_config, options, data::TensorDataset{{images, labels}}, {});
 //
 // Why resuming is exact: everything that decides step s is either saved or a pure function of s.
 // - The batch: step s trains on batch s mod B of epoch s / B of a DataLoader shuffled from the seed.
