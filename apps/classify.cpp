@@ -4,6 +4,7 @@
 // --resume, --minutes, signals), then prints its accuracy on the test images. The defaults:
 // AdamW, a linear warmup and a linear decay to 0 at the last step, one seed.
 // `axiom eval --checkpoint DIR` scores the run's classifier again.
+#include <algorithm>
 #include <cstdio>
 
 #include "apps/commands.h"
