@@ -73,11 +73,10 @@ int evaluate(const EvalCommand& c) {
   if (c.batch_size <= 0) throw Error("eval", "--batch must be positive, got ", c.batch_size);
   if (c.limit < 0) throw Error("eval", "--limit must be >= 0, got ", c.limit);
   const core::Device device = device_of("eval", c.device);
-  const models::ModelConfig config = models::read_model_config(c.checkpoint);
+  const auto [config, model] = models::load_learner(c.checkpoint);
   if (std::holds_alternative<models::TranslatorConfig>(config)) {
     throw Error("eval", "'", c.checkpoint, "' holds a translator; axiom eval scores image models and classifiers");
   }
-  const std::unique_ptr<models::Learner> model = models::load_learner(c.checkpoint);
   model->to(device);
   std::string name;
   const data::TensorDataset examples = examples_of(c, config, name);

@@ -246,10 +246,10 @@ ModelFile model_file(const std::string& path) {
 
 }  // namespace
 
-ModelConfig read_model_config(const std::string& path) { return model_file(path).config; }
+namespace {
 
-std::unique_ptr<Learner> load_learner(const std::string& path) {
-  const ModelFile file = model_file(path);
+// The model that `file` describes, with its weights, in eval mode.
+std::unique_ptr<Learner> made_and_loaded(const ModelFile& file, const std::string& path) {
   if (const auto* image = std::get_if<ImageModelConfig>(&file.config)) {
     check_fits({.weights = parameter_count(*image) * 4}, "checkpoint", "the model of '" + path + "'",
                "its config asks for more than this machine has");
@@ -262,12 +262,20 @@ std::unique_ptr<Learner> load_learner(const std::string& path) {
   return model;
 }
 
+}  // namespace
+
+LoadedModel load_learner(const std::string& path) {
+  const ModelFile file = model_file(path);  // (a model file is read once for its config, once for its weights)
+  return {file.config, made_and_loaded(file, path)};
+}
+
 std::unique_ptr<ImageModel> load_model(const std::string& path) {
-  if (!std::holds_alternative<ImageModelConfig>(read_model_config(path))) {
-    throw Error("checkpoint", "'", path, "' holds a classifier, not an image model (axiom eval scores it; only image models sample)");
+  const ModelFile file = model_file(path);
+  if (!std::holds_alternative<ImageModelConfig>(file.config)) {
+    const char* kind = std::holds_alternative<ClassifierConfig>(file.config) ? "a classifier" : "a translator";
+    throw Error("checkpoint", "'", path, "' holds ", kind, ", not an image model (axiom eval scores classifiers; only image models sample)");
   }
-  std::unique_ptr<Learner> model = load_learner(path);
-  return std::unique_ptr<ImageModel>(static_cast<ImageModel*>(model.release()));
+  return std::unique_ptr<ImageModel>(static_cast<ImageModel*>(made_and_loaded(file, path).release()));
 }
 
 }  // namespace axiom::models

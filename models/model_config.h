@@ -22,7 +22,6 @@ std::string to_json(const ModelConfig& config);
 ModelConfig model_config_from_json(const std::string& text, const std::string& origin);
 // The model a config describes (make_image_model, make_classifier or make_translator).
 std::unique_ptr<Learner> make_model(const ModelConfig& config, Generator& gen);
-void validate(const ModelConfig& config);
 
 // What the model's training loss is: "bits/dim" (an image model's) or "nats" (the cross-entropy
 // of a classifier or a translator); and the key of metrics files for it: "bits_per_dim" or "loss".

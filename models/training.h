@@ -96,11 +96,13 @@ std::vector<std::string> uncommitted_checkpoint_files(const std::string& dir);
 bool is_checkpoint_file_name(const std::string& name);
 void remove_uncommitted_checkpoint_files(const std::string& dir);
 
-// The config of the model in a checkpoint directory, or in a model-*.safetensors file (its
-// metadata holds the config).
-ModelConfig read_model_config(const std::string& path);
-// The model of a checkpoint directory or model file, ready for evaluation (eval mode).
-std::unique_ptr<Learner> load_learner(const std::string& path);
+// The model of a checkpoint directory, or of a model-*.safetensors file (its metadata holds the
+// config), ready for evaluation (eval mode), and the config it was made from.
+struct LoadedModel {
+  ModelConfig config;
+  std::unique_ptr<Learner> model;
+};
+LoadedModel load_learner(const std::string& path);
 // load_learner's model, which must be an image model (an Error names what it is otherwise): for sampling.
 std::unique_ptr<ImageModel> load_model(const std::string& path);
 

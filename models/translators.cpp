@@ -88,29 +88,34 @@ Tensor shifted_right(const Tensor& target, int64_t begin) {
 }
 }  // namespace
 
-Translator::ScoredLoss Translator::scored_loss(const std::vector<Tensor>& columns) const {
+Translator::Tokens Translator::tokens_of(const std::vector<Tensor>& columns) const {
   if (columns.size() != 2) throw Error(name(), "examples are two columns, source and target tokens; got ", columns.size());
   check_tokens("the source", columns[0], config_.source_length);
   check_tokens("the target", columns[1], config_.target_length);
-  const Tensor source = columns[0].to(device()), target = columns[1].to(device());
+  return {columns[0].to(device()), columns[1].to(device())};
+}
+
+Translator::ScoredLoss Translator::scored_loss(const Tokens& tokens) const {
+  const Tensor& source = tokens.source;
+  const Tensor& target = tokens.target;
   const Tensor each = cross_entropy(logits(source, shifted_right(target, config_.begin)), target, {.reduction = Reduction::none});  // [B, T]
   const Tensor scored = mul(sub(equals(target, config_.pad).to(each.dtype()), 1.0), -1.0);  // [B, T]: 1 where not padding
   return {sum(mul(each, scored)), sum(scored)};
 }
 
 Tensor Translator::batch_loss(const std::vector<Tensor>& columns, Generator&) const {
-  const ScoredLoss loss = scored_loss(columns);
+  const ScoredLoss loss = scored_loss(tokens_of(columns));
   return div(loss.sum, loss.tokens);
 }
 
 Score Translator::batch_score(const std::vector<Tensor>& columns) const {
   NoGrad no_grad;
-  const ScoredLoss loss = scored_loss(columns);
-  const Tensor target = columns[1].to(device());
+  const Tokens tokens = tokens_of(columns);
+  const ScoredLoss loss = scored_loss(tokens);
   return {.loss = loss.sum.item(),
           .count = static_cast<int64_t>(loss.tokens.item()),
-          .examples = target.size(0),
-          .correct = decoded_exactly(decode(columns[0].to(device())).tokens, target)};
+          .examples = tokens.target.size(0),
+          .correct = decoded_exactly(decode(tokens.source).tokens, tokens.target)};
 }
 
 // How many rows of `decoded` get every token right that their target scores (target, decoded: int64 [B, T]).

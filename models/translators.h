@@ -70,11 +70,16 @@ class Translator : public Learner {
 
  private:
   void check_tokens(const char* what, const Tensor& tokens, int64_t length) const;
+  // A batch's columns, checked and moved to device(): source [B, S], target [B, T].
+  struct Tokens {
+    Tensor source, target;
+  };
+  Tokens tokens_of(const std::vector<Tensor>& columns) const;
   // The cross-entropy of the target's scored tokens (teacher-forced), summed, and how many they are: scalars.
   struct ScoredLoss {
     Tensor sum, tokens;
   };
-  ScoredLoss scored_loss(const std::vector<Tensor>& columns) const;
+  ScoredLoss scored_loss(const Tokens& tokens) const;
   int64_t decoded_exactly(const Tensor& decoded, const Tensor& target) const;
   TranslatorConfig config_;
 };

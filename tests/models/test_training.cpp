@@ -353,7 +353,7 @@ TEST_CASE("training a classifier: AdamW, a checkpoint that resumes bit for bit a
   train(plain, 6);
   CHECK_FALSE(same_weights(straight.model(), plain.model()));  // the decay acts
 
-  const std::unique_ptr<models::Learner> loaded = models::load_learner(dir.str());
+  const std::unique_ptr<models::Learner> loaded = models::load_learner(dir.str()).model;
   CHECK(std::string(loaded->name()) == "VisionTransformer");
   const data::TensorDataset examples = labelled_examples();
   const models::Score score = models::evaluate(*loaded, examples, 3);  // batches of 3, 3, 3 and 1
