@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tensor.h"
+#include "../core/attention_mask.h"
 #include "../core/random.h"
 
 namespace axiom {
@@ -82,13 +83,23 @@ Tensor pad(const Tensor& x, int64_t axis, int64_t before, int64_t after, double 
 Tensor shift(const Tensor& x, int64_t axis, int64_t amount);
 
 // --- attention (ops_attention.cpp) ----------------------------------------------------------------
-// Multi-head self-attention along `axis` from packed projections qkv [..., 3D] -> [..., D]
-// (core::attention: scores, softmax and mixing fused; causal = inclusive mask).
-Tensor attention(const Tensor& qkv, int64_t axis, int64_t heads, bool causal);
+// Multi-head self-attention along `axis` from packed projections qkv [..., 3D] -> [..., D]:
+//   out = softmax(Q K^T / sqrt(Dh) + bias, over the keys `mask` lets each query see) V, per line and head
+// The mask says which keys a query sees (core/attention_mask.h: all, causal, or a block pattern
+// such as nn::local_mask); the bias (optional, differentiable) adds to the scaled scores, laid out
+// as attention_queries' output: [..., H, L, L] (or broadcast to it; nn::relative_bias makes one).
+// Fused (core::attention) when there is no bias and the device's backend fuses the mask; else the
+// same from plain ops, differentiated like any composite.
+using core::AttentionMask;
+Tensor attention(const Tensor& qkv, int64_t axis, int64_t heads, const AttentionMask& mask, const Tensor& bias = {});
+// The queries of qkv [..., L (at axis), ..., 3D] split into heads, each line's axis moved next to
+// the features: [..., H, L, Dh], the other axes in their order (the layout of a bias).
+Tensor attention_queries(const Tensor& qkv, int64_t axis, int64_t heads);
 // One query per line against that line's cached keys and values, fused (core::attention_step):
 // softmax(scale * q K^T) V for q [..., 1, Dh], keys_t [..., Dh, S], values [..., S, Dh] -> [..., 1, Dh].
 // For inference (a sampler's step): with gradients recorded and an input that needs one, an Error.
-Tensor attention_step(const Tensor& q, const Tensor& keys_t, const Tensor& values, double scale);
+// `hidden` (empty, or S flags): keys no query sees (a local attention's step).
+Tensor attention_step(const Tensor& q, const Tensor& keys_t, const Tensor& values, double scale, const std::vector<uint8_t>& hidden = {});
 
 // --- indexing (ops_index.cpp) ---------------------------------------------------------------------
 // out[i][j][k] = x[i][index[i][j][k]][k] for axis 1 (any rank); index: int64, x's shape but on `axis`.

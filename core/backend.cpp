@@ -2,6 +2,7 @@
 
 #include <array>
 #include <iterator>
+#include <limits>
 
 #include "core/error.h"
 #include "core/factory.h"
@@ -32,8 +33,14 @@ void Backend::adam_update_many(const std::vector<AdamUpdate>& updates) {
   for (const AdamUpdate& u : updates) adam_update(u.param, u.grad, u.exp_avg, u.exp_avg_sq, u.step);
 }
 
-void Backend::attention_step(const Tensor& q, const Tensor& keys_t, const Tensor& values, double scale, const Tensor& out) {
-  copy(core::matmul(core::softmax(core::mul(core::matmul(q, keys_t), scale), -1), values), out);
+void Backend::attention_step(const Tensor& q, const Tensor& keys_t, const Tensor& values, double scale,
+                             const std::vector<uint8_t>& hidden, const Tensor& out) {
+  Tensor scores = core::mul(core::matmul(q, keys_t), scale);  // [..., 1, S]
+  if (!hidden.empty()) {
+    const Tensor mask = from_vector(hidden, {static_cast<int64_t>(hidden.size())}, q.device());
+    scores = core::masked_fill(scores, mask, -std::numeric_limits<double>::infinity());
+  }
+  copy(core::matmul(core::softmax(scores, -1), values), out);
 }
 
 void Backend::activation_backward(UnaryOp activation, const Tensor& h, const Tensor& grad, const Tensor& activated) {

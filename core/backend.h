@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "adam_step.h"
+#include "attention_mask.h"
 #include "device.h"
 #include "index_bounds.h"
 #include "memory.h"
@@ -90,19 +91,24 @@ class Backend {
   virtual void softmax(const Tensor& x, int axis, bool log, const Tensor& out) = 0;
   // Multi-head self-attention along `axis`, fused (scores, softmax and mixing in one kernel).
   // qkv [..., 3D] holds every position's query, key and value side by side, each D = heads * Dh
-  // wide and split into heads of Dh; `axis` is not the last. Each position attends to the positions
-  // of its line along `axis` (causal: to those at or before it). out [..., D] and probs
-  // [lines, heads, L, L] (the softmax weights, saved for the backward pass) are written; all
-  // three are contiguous.
-  virtual void attention(const Tensor& qkv, int axis, int64_t heads, bool causal, const Tensor& out,
+  // wide and split into heads of Dh; `axis` is not the last. Each position attends to the keys of
+  // its line along `axis` that `mask` lets it see (core/attention_mask.h). out [..., D] and probs
+  // (the softmax weights, saved for the backward pass: [lines, heads, L, L], or [lines, heads,
+  // blocks, P, M] for a block pattern) are written; all three are contiguous. Called only for
+  // masks that attention_fuses accepts.
+  virtual void attention(const Tensor& qkv, int axis, int64_t heads, const AttentionMask& mask, const Tensor& out,
                          const Tensor& probs) = 0;
   // grad_qkv [..., 3D] (written whole) from grad_out [..., D] and the forward's qkv and probs; all contiguous.
   virtual void attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int axis, int64_t heads,
-                                  const Tensor& grad_qkv) = 0;
+                                  const AttentionMask& mask, const Tensor& grad_qkv) = 0;
+  // Whether attention above takes this kind of mask; this default fuses all and causal only.
+  virtual bool attention_fuses(const AttentionMask& mask) const { return mask.kind() != AttentionMask::Kind::blocks; }
   // out [..., 1, Dh] = softmax(scale * q keys_t) values per line (core/ops.h attention_step); the
   // operands' rows are contiguous (unit stride on their last axis), out is contiguous. This default
   // composes matmul, softmax and matmul; the CPU backend fuses them.
-  virtual void attention_step(const Tensor& q, const Tensor& keys_t, const Tensor& values, double scale, const Tensor& out);
+  // `hidden` (empty, or S flags on the host): keys no query sees.
+  virtual void attention_step(const Tensor& q, const Tensor& keys_t, const Tensor& values, double scale,
+                              const std::vector<uint8_t>& hidden, const Tensor& out);
   // Why float32 products cannot multiply at `precision` on this backend ("" when they can; core/ops.h).
   virtual std::string matmul_precision_unavailable(MatmulPrecision precision) const;
   // out[..., M, N] = a[..., M, K] @ b[..., K, N]; a and b expanded to out's batch shape. With

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "attention_mask.h"
 #include "adam_step.h"
 #include "tensor.h"
 
@@ -113,20 +114,29 @@ Tensor cross_entropy_backward(const Tensor& logits, const Tensor& targets, const
 // --- attention --------------------------------------------------------------------------------
 struct AttentionResult {
   Tensor output;  // [..., D]
-  Tensor probs;   // [lines, heads, L, L]: the softmax weights, saved for the backward pass
+  Tensor probs;   // the softmax weights, saved for the backward pass: [lines, heads, L, L], or
+                  // [lines, heads, blocks, P, M] for a block pattern (core/attention_mask.h)
 };
 // Multi-head scaled dot-product self-attention along `axis` (not the last), fused: qkv [..., 3D]
 // holds each position's query, key and value (each D = heads * Dh wide); every position attends to
-// the L positions of its line along `axis` (causal: to those at or before it, inclusive).
-//   out = softmax(Q K^T / sqrt(Dh)) V, per line and head   -> [..., D]
-AttentionResult attention(const Tensor& qkv, int64_t axis, int64_t heads, bool causal);
-// d loss / d qkv [..., 3D] from grad_out [..., D] and the forward's qkv and probs.
-Tensor attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int64_t axis, int64_t heads);
+// the positions of its line along `axis` that `mask` lets it see.
+//   out = softmax(Q K^T / sqrt(Dh), over the keys the mask lets each query see) V, per line and head  -> [..., D]
+// An Error when the backend does not fuse this kind of mask (attention_fused says whether it does).
+AttentionResult attention(const Tensor& qkv, int64_t axis, int64_t heads, const AttentionMask& mask);
+// d loss / d qkv [..., 3D] from grad_out [..., D] and the forward's qkv, mask and probs.
+Tensor attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int64_t axis, int64_t heads,
+                          const AttentionMask& mask);
+// Whether `device`'s backend runs attention with this kind of mask fused (else a caller composes it).
+bool attention_fused(Device device, const AttentionMask& mask);
+// The Errors attention gives for qkv, axis, heads and mask, alone (for a caller that composes it).
+void check_attention(const Tensor& qkv, int64_t axis, int64_t heads, const AttentionMask& mask);
 // One query per line against that line's cached keys and values (a sampler's step), fused, not
 // differentiable:  out = softmax(scale * q K^T) V  per line:
 //   q [..., 1, Dh], keys_t [..., Dh, S] (the keys transposed), values [..., S, Dh] -> [..., 1, Dh],
-// the batch axes of the three alike (no broadcasting), S >= 1.
-Tensor attention_step(const Tensor& q, const Tensor& keys_t, const Tensor& values, double scale);
+// the batch axes of the three alike (no broadcasting), S >= 1. `hidden` (empty, or S flags on the
+// host) masks keys out: 1 where no line's query sees key s; at least one key must be seen.
+Tensor attention_step(const Tensor& q, const Tensor& keys_t, const Tensor& values, double scale,
+                      const std::vector<uint8_t>& hidden = {});
 
 // --- matrix product ---------------------------------------------------------------------------
 // [..., M, K] @ [..., K, N] -> [..., M, N], batch axes broadcast. A 1-D operand is a vector

@@ -13,13 +13,13 @@ namespace axiom::core {
 
 namespace {
 
-// qkv [..., 3D] for attention along `axis` with `heads` heads, checked; the shapes that follow.
+// qkv [..., 3D] for attention along `axis` with `heads` heads and `mask`, checked; the shapes that follow.
 struct AttentionShapes {
   int axis;         // normalised
   Shape out;        // [..., D]
-  Shape probs;      // [lines, heads, L, L]
+  Shape probs;      // [lines, heads, L, L] or [lines, heads, blocks, P, M]
 };
-AttentionShapes checked_attention(const char* name, const Tensor& qkv, int64_t axis, int64_t heads) {
+AttentionShapes checked_attention(const char* name, const Tensor& qkv, int64_t axis, int64_t heads, const AttentionMask& mask) {
   checks::defined(name, qkv, "qkv");
   checks::floating(name, qkv);
   if (qkv.dim() < 2) throw Error(name, "qkv must be [..., L, ..., 3D], got ", qkv.shape());
@@ -31,20 +31,36 @@ AttentionShapes checked_attention(const char* name, const Tensor& qkv, int64_t a
   Shape out = qkv.shape();
   out.back() /= 3;
   const int64_t length = qkv.size(a), lines = qkv.numel() / qkv.size(-1) / std::max<int64_t>(length, 1);
-  return {a, out, {lines, heads, length, length}};
+  if (mask.kind() != AttentionMask::Kind::blocks) return {a, out, {lines, heads, length, length}};
+  const BlockPattern& pattern = mask.pattern();
+  if (pattern.length != length) {
+    throw Error(name, "the mask's block pattern is for lines of ", pattern.length, ", but qkv ", qkv.shape(), " has lines of ", length,
+                " along axis ", axis);
+  }
+  return {a, out, {lines, heads, pattern.blocks(), pattern.block_queries, pattern.block_keys}};
 }
 
 }  // namespace
 
-AttentionResult attention(const Tensor& qkv, int64_t axis, int64_t heads, bool causal) {
-  const AttentionShapes shapes = checked_attention("attention", qkv, axis, heads);
+bool attention_fused(Device device, const AttentionMask& mask) { return backend(device).attention_fuses(mask); }
+
+void check_attention(const Tensor& qkv, int64_t axis, int64_t heads, const AttentionMask& mask) {
+  checked_attention("attention", qkv, axis, heads, mask);
+}
+
+AttentionResult attention(const Tensor& qkv, int64_t axis, int64_t heads, const AttentionMask& mask) {
+  const AttentionShapes shapes = checked_attention("attention", qkv, axis, heads, mask);
+  if (!attention_fused(qkv.device(), mask)) {
+    throw Error("attention", "the ", qkv.device(), " backend does not fuse attention with a block pattern (autograd's attention composes it)");
+  }
   AttentionResult result{empty(shapes.out, qkv.dtype(), qkv.device()), empty(shapes.probs, qkv.dtype(), qkv.device())};
-  if (qkv.numel() > 0) backend(qkv.device()).attention(qkv.contiguous(), shapes.axis, heads, causal, result.output, result.probs);
+  if (qkv.numel() > 0) backend(qkv.device()).attention(qkv.contiguous(), shapes.axis, heads, mask, result.output, result.probs);
   return result;
 }
 
-Tensor attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int64_t axis, int64_t heads) {
-  const AttentionShapes shapes = checked_attention("attention_backward", qkv, axis, heads);
+Tensor attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int64_t axis, int64_t heads,
+                          const AttentionMask& mask) {
+  const AttentionShapes shapes = checked_attention("attention_backward", qkv, axis, heads, mask);
   for (const Tensor* t : {&probs, &grad_out}) {
     checks::defined("attention_backward", *t);
     checks::same_device("attention_backward", qkv, *t);
@@ -56,7 +72,7 @@ Tensor attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& 
   }
   Tensor grad_qkv = empty(qkv.shape(), qkv.dtype(), qkv.device());
   if (qkv.numel() > 0) {
-    backend(qkv.device()).attention_backward(qkv.contiguous(), probs.contiguous(), grad_out.contiguous(), shapes.axis, heads,
+    backend(qkv.device()).attention_backward(qkv.contiguous(), probs.contiguous(), grad_out.contiguous(), shapes.axis, heads, mask,
                                              grad_qkv);
   }
   return grad_qkv;
@@ -65,9 +81,17 @@ Tensor attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& 
 namespace {
 // x itself when it has unit stride along its last axis (a view of a cache does), else a copy.
 Tensor rows_contiguous(const Tensor& x) { return x.stride(-1) == 1 ? x : x.contiguous(); }
+
+// A step's hidden keys: one flag per key, not all of them set.
+void check_hidden_keys(const std::vector<uint8_t>& hidden, int64_t seen) {
+  if (static_cast<int64_t>(hidden.size()) != seen) {
+    throw Error("attention_step", "hidden has ", hidden.size(), " flags for ", seen, " keys");
+  }
+  if (std::find(hidden.begin(), hidden.end(), 0) == hidden.end()) throw Error("attention_step", "hidden hides every one of the ", seen, " keys");
+}
 }  // namespace
 
-Tensor attention_step(const Tensor& q, const Tensor& keys_t, const Tensor& values, double scale) {
+Tensor attention_step(const Tensor& q, const Tensor& keys_t, const Tensor& values, double scale, const std::vector<uint8_t>& hidden) {
   constexpr const char* name = "attention_step";
   for (const Tensor* t : {&q, &keys_t, &values}) {
     checks::defined(name, *t);
@@ -82,8 +106,12 @@ Tensor attention_step(const Tensor& q, const Tensor& keys_t, const Tensor& value
     throw Error(name, "needs q [..., 1, Dh], keys_t [..., Dh, S] and values [..., S, Dh] with the same batch axes and S >= 1; got ",
                 q.shape(), ", ", keys_t.shape(), " and ", values.shape());
   }
+  if (!hidden.empty()) check_hidden_keys(hidden, seen);
   Tensor out = empty(q.shape(), q.dtype(), q.device());
-  if (out.numel() > 0) backend(q.device()).attention_step(rows_contiguous(q), rows_contiguous(keys_t), rows_contiguous(values), scale, out);
+  if (out.numel() > 0) {
+    backend(q.device()).attention_step(rows_contiguous(q), rows_contiguous(keys_t), rows_contiguous(values), scale,
+                                       hidden, out);
+  }
   return out;
 }
 

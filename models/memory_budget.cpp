@@ -64,10 +64,8 @@ double training_floats_per_pixel(const ImageModelConfig& c, int64_t checkpoint_b
   // (attention from plain ops, for relative positions, keeps its scores and their softmax: 2.6 times as much, fitted)
   double weights = (c.relative > 0 ? 2.6 : 1.0) * heads *
                    (blocks.rows * static_cast<double>(c.width) + blocks.columns * static_cast<double>(c.height));
-  // (a raster block's scores; local attention also keeps the keys and values it gathers for each
-  // block: 2 D floats per gathered key, 2.0 D fitted with what the backward pass adds)
+  // (a raster block's scores: local attention's only within each block's memory)
   if (!c.axial()) weights += heads * raster_blocks(c) * raster_scores_per_pixel(c);
-  if (local(c)) weights += 2.0 * d * raster_blocks(c) * local_cost(c).keys_per_position;
   const double n = blocks.total() + raster_blocks(c), recomputed = std::min(static_cast<double>(checkpoint_blocks), n);
   if (n > 0) floats += (n - recomputed) * block_values + recomputed * d + weights * (n - recomputed) / n;
   if (recomputed > 0) floats += 6 * d * m + weights / n;  // one block run again, with its backward's temporaries
@@ -82,8 +80,8 @@ double training_floats_per_pixel(const ImageModelConfig& c, int64_t checkpoint_b
 double evaluation_floats_per_pixel(const ImageModelConfig& c) {
   const double d = static_cast<double>(c.features), m = static_cast<double>(c.ff_multiple);
   const double relative = c.relative > 0 ? 6 * static_cast<double>(c.heads) * static_cast<double>(std::max(c.height, c.width)) : 0;
-  // (Local attention's scores, likewise, for every block of the image at once.)
-  const double scores = local(c) ? 6 * static_cast<double>(c.heads) * raster_scores_per_pixel(c) : 0;
+  // (Local attention's scores, kept by the fused kernel for every block of the image at once.)
+  const double scores = local(c) ? static_cast<double>(c.heads) * raster_scores_per_pixel(c) : 0;
   return kValues + 8 * d + 2 * d * m + (c.channels > 1 ? static_cast<double>(c.channels) * d : 0) + relative + scores;
 }
 }  // namespace

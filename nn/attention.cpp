@@ -1,14 +1,12 @@
 #include "nn/attention.h"
 
 #include <cmath>
-#include <limits>
 #include <vector>
 
 #include "autograd/factory.h"
 #include "core/error.h"
 #include "core/factory.h"
 #include "core/ops.h"
-#include "autograd/factory.h"
 #include "nn/relative.h"
 
 namespace axiom::nn {
@@ -50,51 +48,26 @@ int64_t AxialAttention::checked_axis(const Tensor& x) const {
   return a;
 }
 
-// softmax(q k^T / sqrt(Dh)) v for every line along the axis and every head, in one fused op
-// (core/cpu/attention.cpp) that reads q, k and v in place from the packed projections [..., 3D]
-// and writes the heads side by side: [..., D]; then the output projection.
+// softmax(q k^T / sqrt(Dh) + bias) v for every line along the axis and every head, in one op
+// (autograd/ops.h attention) that reads q, k and v from the packed projections [..., 3D] and writes
+// the heads side by side: [..., D]; then the output projection. The layer only says which keys a
+// query sees (the mask: all, causal, or local blocks) and what adds to the scores (the bias of
+// relative positions); the op fuses what its device can fuse.
 Tensor AxialAttention::mix(const Tensor& qkv_x, int64_t line_axis) const {
-  if (relative.defined()) return out->forward(attend_relative(qkv_x, line_axis));
-  if (local.active()) return out->forward(attend_local(qkv_x));
-  return out->forward(attention(qkv_x, line_axis, heads, masked));
+  if (local.active()) return out->forward(attend_grid(qkv_x));
+  const Tensor bias = relative.defined() ? relative_bias(attention_queries(qkv_x, line_axis, heads), relative) : Tensor();
+  return out->forward(attention(qkv_x, line_axis, heads, AttentionMask::causal_if(masked), bias));
 }
 
-// The same attention with relative logits, from plain ops. The line's axis moves next to the
-// features, every other axis is a batch axis, and the heads get an axis of their own:
-//   q, k, v   = qkv_x split, as [..., H, L, Dh]
-//   scores    = (q k^T + relative_logits(q, E)) / sqrt(Dh)    [..., H, L, L]
-//   mixed     = softmax(masked scores) v                      [..., H, L, Dh] -> back to [..., D]
-Tensor AxialAttention::attend_relative(const Tensor& qkv_x, int64_t line_axis) const {
-  const int64_t head_features = features / heads;
-  const Tensor lines = qkv_x.movedim(line_axis, -2);  // [B, ..., L, 3D]
-  const int64_t length = lines.size(-2);
-  Shape split_shape(lines.shape().begin(), lines.shape().end() - 1);  // [B, ..., L, H, Dh]
-  split_shape.insert(split_shape.end(), {heads, head_features});
-  auto part = [&](int64_t i) { return lines.narrow(-1, i * features, features).reshape(split_shape).transpose(-2, -3); };
-  const Tensor q = part(0), k = part(1), v = part(2);  // [B, ..., H, L, Dh]
-  Tensor scores = mul(add(matmul(q, k.transpose(-1, -2)), relative_logits_skewed(q, relative)),
-                      1 / std::sqrt(static_cast<double>(head_features)));
-  if (masked) {  // key j after query i: [L, L], 1 where j > i
-    const core::Tensor positions = core::arange(length).to(qkv_x.device());
-    scores = masked_fill(scores, Tensor(core::gt(positions.reshape({1, length}), positions.reshape({length, 1}))),
-                         -std::numeric_limits<double>::infinity());
-  }
-  const Tensor mixed = matmul(softmax(scores, -1), v);  // [B, ..., H, L, Dh]
-  Shape merged_shape = lines.shape();
-  merged_shape.back() = features;  // [B, ..., L, D]
-  return mixed.transpose(-2, -3).reshape(merged_shape).movedim(-2, line_axis);
-}
-
-// Local attention from the projections qkv_x [..., R, C, 3D]: the heads get an axis before the grid,
-// q, k, v [..., H, R, C, Dh]; local_attention (local.h); the heads back side by side [..., R, C, D].
-Tensor AxialAttention::attend_local(const Tensor& qkv_x) const {
-  Shape split_shape(qkv_x.shape().begin(), qkv_x.shape().end() - 1);  // [..., R, C, H, Dh]
-  split_shape.insert(split_shape.end(), {heads, features / heads});
-  auto part = [&](int64_t i) { return qkv_x.narrow(-1, i * features, features).reshape(split_shape).movedim(-2, -4); };
-  const Tensor mixed = local_attention(part(0), part(1), part(2), local);  // [..., H, R, C, Dh]
-  Shape merged_shape = qkv_x.shape();
-  merged_shape.back() = features;
-  return mixed.movedim(-4, -2).reshape(merged_shape);
+// Local attention on a grid qkv_x [..., R, C, 3D]: one line of R*C positions in raster order, and
+// the local blocks' mask (local.h) -> [..., R, C, D].
+Tensor AxialAttention::attend_grid(const Tensor& qkv_x) const {
+  const int64_t rows = qkv_x.size(-3), columns = qkv_x.size(-2);
+  Shape line(qkv_x.shape().begin(), qkv_x.shape().end() - 3);  // [..., R*C, 3D]
+  line.insert(line.end(), {rows * columns, 3 * features});
+  Shape grid = qkv_x.shape();
+  grid.back() = features;
+  return attention(qkv_x.reshape(line), -2, heads, local_mask(local, rows, columns)).reshape(grid);
 }
 
 Tensor AxialAttention::forward(const Tensor& x) const { return mix(qkv->forward(x), checked_axis(x)); }
@@ -154,27 +127,23 @@ Tensor AxialAttention::forward_step(const Tensor& x_t, AttentionCache& cache) co
   const Tensor keys_t = cache.keys.narrow(3, first, seen);     // [B, H, Dh, seen]
   const Tensor values = cache.values.narrow(2, first, seen);   // [B, H, seen, Dh]
   const Tensor q = part(0).unsqueeze(2);  // [B, H, 1, Dh]
-  // mixed = softmax(scores) v : [B, H, 1, seen] x [B, H, seen, Dh] -> [B, H, 1, Dh]; without
-  // relative logits or local masks, one fused op
-  const Tensor mixed = relative.defined() || local.active()
-                           ? matmul(softmax(step_scores(q, keys_t, t, first, cache), -1), values)
-                           : attention_step(q, keys_t, values, 1.0 / std::sqrt(static_cast<double>(head_features)));
+  const double scale = 1.0 / std::sqrt(static_cast<double>(head_features));
+  // mixed = softmax(scores) v : [B, H, 1, seen] x [B, H, seen, Dh] -> [B, H, 1, Dh]; one fused op
+  // but with relative logits, which add a term to the scores
+  const Tensor mixed = relative.defined()
+                           ? matmul(softmax(mul(add(matmul(q, keys_t), relative_logits_step(q, relative, t, t + 1)), scale), -1), values)
+                           : attention_step(q, keys_t, values, scale, hidden_in_window(t, first, cache));
   return out->forward(mixed.reshape({batch, features}));  // heads back together: [B, D]
 }
 
-// Position t's scores against the cached keys of positions first..t: q [B, H, 1, Dh], keys_t [B, H, Dh, seen] -> [B, H, 1, seen]
-//   q k^T (+ the relative logits) / sqrt(Dh); local attention hides the keys outside t's neighbourhood.
-// (Causality needs no mask: the cache holds positions 0..t only.)
-Tensor AxialAttention::step_scores(const Tensor& q, const Tensor& keys_t, int64_t t, int64_t first, const AttentionCache& cache) const {
-  Tensor scores = matmul(q, keys_t);
-  if (relative.defined()) scores = add(scores, relative_logits_step(q, relative, t, t + 1));  // position t against 0..t
-  scores = mul(scores, 1.0 / std::sqrt(static_cast<double>(features / heads)));
-  if (!local.active()) return scores;
+// The positions first..t that position t may not see: none without local blocks, else those
+// outside its neighbourhood (local_sees). (Causality needs no mask: the cache holds 0..t only.)
+std::vector<uint8_t> AxialAttention::hidden_in_window(int64_t t, int64_t first, const AttentionCache& cache) const {
+  if (!local.active()) return {};
   const int64_t width = cache.grid_columns;
-  std::vector<uint8_t> hidden;  // [seen]: 1 where t may not see position s
+  std::vector<uint8_t> hidden;  // [t + 1 - first]
   for (int64_t s = first; s <= t; ++s) hidden.push_back(local_sees(local, t / width, t % width, s / width, s % width) ? 0 : 1);
-  const core::Tensor mask = core::from_vector(hidden, {t + 1 - first}, q.device());
-  return masked_fill(scores, Tensor(mask), -std::numeric_limits<double>::infinity());
+  return hidden;
 }
 
 }  // namespace axiom::nn

@@ -2,11 +2,12 @@
 // axis of an N-dimensional tensor x [B, d1, ..., dn, D]. Every other axis is a batch axis: each
 // row (axis 2 of an image [B, H, W, D]) or column (axis 1) attends only within itself.
 //
-// One Dense layer makes every position's query, key and value at once ([..., 3D]); the fused op
+// One Dense layer makes every position's query, key and value at once ([..., 3D]); the op
 // `attention` (autograd/ops.h, core/cpu/attention.cpp) then runs, for every line along the axis
-// and every head, softmax(q k^T / sqrt(Dh)) v with BLAS reading q, k and v in place (a row
-// stride, no copy), and writes the heads side by side; the output Dense mixes them. Masked
-// attention is causal and inclusive: position i attends to positions 0..i of its axis.
+// and every head, softmax(q k^T / sqrt(Dh) + bias) v over the keys its mask lets each query see,
+// and writes the heads side by side; the output Dense mixes them. The layer only picks the mask
+// and the bias: masked attention is causal and inclusive (position i attends to positions 0..i
+// of its axis); local attention's mask is local.h's; relative positions are a bias (relative.h).
 //
 // For sampling, masked attention can also run one position at a time (`forward_step`): each new
 // position's key and value go into an AttentionCache, and its query attends over the cache. Along
@@ -14,14 +15,15 @@
 //
 // With relative positions (`AttentionOptions::relative_distance` M > 0, Shaw et al. 2018), every
 // logit also scores the query against a learned embedding of the distance to the key, clipped to
-// [-M, M], before the 1/sqrt(Dh) (`relative.h`; one table [2M + 1, Dh] shared by the heads). The fused op has no room for
-// that term, so those layers attend with plain ops: q k^T, the skewed relative logits, the mask,
-// softmax and the product with v, each on [..., heads, L, L].
+// [-M, M], before the 1/sqrt(Dh) (`relative.h`; one table [2M + 1, Dh] shared by the heads). The
+// fused kernel has no room for a bias, so the op attends with plain ops then: q k^T, the bias, the
+// mask, softmax and the product with v, each on [..., heads, L, L].
 //
 // With local blocks (`AttentionOptions::local`, the Image Transformer's local attention, local.h)
-// the attention is masked and runs over the grid of the last two spatial axes [..., R, C, D] in
-// raster order: each query sees only its block's neighbourhood. `axis` must then be the last
-// spatial axis. For 1-D local attention over a raster sequence, give it as one row: [B, 1, L, D].
+// the attention is masked and runs over the grid of the last two spatial axes [..., R, C, D] as
+// one line in raster order: each query sees only its block's neighbourhood, and the fused kernel
+// computes only those scores. `axis` must then be the last spatial axis. For 1-D local attention
+// over a raster sequence, give it as one row: [B, 1, L, D].
 #pragma once
 
 #include "layers.h"
@@ -76,9 +78,8 @@ class AxialAttention : public Module {
  private:
   int64_t checked_axis(const Tensor& x) const;             // the axis along which x's lines run, or an Error
   Tensor mix(const Tensor& qkv_x, int64_t line_axis) const;  // attention on the projections [..., 3D], then `out`
-  Tensor attend_relative(const Tensor& qkv_x, int64_t line_axis) const;  // the same with relative logits, unfused
-  Tensor attend_local(const Tensor& qkv_x) const;  // local attention on [..., R, C, 3D] -> [..., R, C, D], unfused
-  Tensor step_scores(const Tensor& q, const Tensor& keys_t, int64_t t, int64_t first, const AttentionCache& cache) const;
+  Tensor attend_grid(const Tensor& qkv_x) const;  // local attention on [..., R, C, 3D] -> [..., R, C, D]
+  std::vector<uint8_t> hidden_in_window(int64_t t, int64_t first, const AttentionCache& cache) const;
 };
 
 }  // namespace axiom::nn

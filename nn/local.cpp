@@ -1,21 +1,16 @@
 #include "nn/local.h"
 
 #include <algorithm>
-#include <cmath>
-#include <limits>
+#include <array>
+#include <map>
+#include <mutex>
 #include <vector>
 
 #include "core/error.h"
-#include "core/factory.h"
 
 namespace axiom::nn {
 
 namespace {
-
-// x padded with `extra` zeros at the end of `axis`, or x itself.
-Tensor pad_end(const Tensor& x, int64_t axis, int64_t extra) { return extra == 0 ? x : pad(x, axis, 0, extra); }
-// out[n] = x[n + ahead] along `axis`, zeros past the ends.
-Tensor look(const Tensor& x, int64_t axis, int64_t ahead) { return ahead == 0 ? x : shift(x, axis, -ahead); }
 
 struct Offset {
   int64_t rows, columns;  // a memory block's place, in blocks, from the query block
@@ -46,56 +41,36 @@ struct BlockGrid {
     return offsets;
   }
 
-  // x [..., R, C, Dh] -> [..., block_rows, block_columns, rows * columns, Dh]: each block's positions in raster order
-  Tensor to_blocks(const Tensor& x) const {
-    const Tensor padded = pad_end(pad_end(x, -3, block_rows * blocks.rows - rows), -2, block_columns * blocks.columns - columns);
-    Shape split(x.shape().begin(), x.shape().end() - 3);
-    const Shape lead = split;
-    split.insert(split.end(), {block_rows, blocks.rows, block_columns, blocks.columns, x.size(-1)});
-    Shape grouped = lead;
-    grouped.insert(grouped.end(), {block_rows, block_columns, block_size(), x.size(-1)});
-    return padded.reshape(split).transpose(-4, -3).reshape(grouped);
+  // The raster position of the n-th position (in raster order within the block) of block
+  // (block_row, block_column), or -1 where that is padding outside the grid.
+  int64_t position(int64_t block_row, int64_t block_column, int64_t n) const {
+    const int64_t r = block_row * blocks.rows + n / blocks.columns, c = block_column * blocks.columns + n % blocks.columns;
+    return r >= 0 && r < rows && c >= 0 && c < columns ? r * columns + c : -1;
   }
 
-  // The inverse of to_blocks, without the padding: [..., block_rows, block_columns, rows * columns, Dh] -> [..., R, C, Dh]
-  Tensor from_blocks(const Tensor& x) const {
-    Shape split(x.shape().begin(), x.shape().end() - 4);
-    Shape merged = split;
-    split.insert(split.end(), {block_rows, block_columns, blocks.rows, blocks.columns, x.size(-1)});
-    merged.insert(merged.end(), {block_rows * blocks.rows, block_columns * blocks.columns, x.size(-1)});
-    return x.reshape(split).transpose(-4, -3).reshape(merged).narrow(-3, 0, rows).narrow(-2, 0, columns);
-  }
-
-  // Each block's memory side by side: x [..., block_rows, block_columns, P, Dh] -> [..., block_rows, block_columns, K P, Dh]
-  // (block (I, J) gets blocks (I + up, J + across), zeros outside the grid)
-  Tensor gather_memory(const Tensor& x, const std::vector<Offset>& offsets) const {
-    std::vector<Tensor> parts;
-    for (const Offset& o : offsets) parts.push_back(look(look(x, -4, o.rows), -3, o.columns));
-    return concat(parts, -2);
-  }
-
-  // uint8 [block_rows, block_columns, P, K P]: 1 where a query may not see a key of its memory
-  // (not local_sees, or padding). Every query, padding included, sees at least one real key.
-  core::Tensor hidden(const std::vector<Offset>& offsets, Device device) const {
-    const int64_t p = block_size(), k = static_cast<int64_t>(offsets.size());
-    std::vector<uint8_t> flags;
-    flags.reserve(static_cast<size_t>(block_rows * block_columns * p * k * p));
+  // Every block's queries, its memory (the blocks at `offsets`, side by side) and which of those
+  // keys each query sees (local_sees).
+  core::BlockPattern pattern() const {
+    const std::vector<Offset> offsets = memory();
+    const int64_t p = block_size(), m = static_cast<int64_t>(offsets.size()) * p;
+    core::BlockPattern b{.length = rows * columns, .block_queries = p, .block_keys = m};
     for (int64_t bi = 0; bi < block_rows; ++bi) {
       for (int64_t bj = 0; bj < block_columns; ++bj) {
-        for (int64_t query = 0; query < p; ++query) {
-          const int64_t i = bi * blocks.rows + query / blocks.columns, j = bj * blocks.columns + query % blocks.columns;
-          for (const Offset& o : offsets) {
-            for (int64_t key = 0; key < p; ++key) {
-              const int64_t r = (bi + o.rows) * blocks.rows + key / blocks.columns;
-              const int64_t c = (bj + o.columns) * blocks.columns + key % blocks.columns;
-              const bool real = r >= 0 && r < rows && c >= 0 && c < columns;
-              flags.push_back(real && local_sees(blocks, i, j, r, c) ? 0 : 1);
-            }
+        const size_t first_key = b.keys.size();
+        for (int64_t n = 0; n < p; ++n) b.queries.push_back(position(bi, bj, n));
+        for (const Offset& o : offsets) {
+          for (int64_t n = 0; n < p; ++n) b.keys.push_back(position(bi + o.rows, bj + o.columns, n));
+        }
+        for (int64_t n = 0; n < p; ++n) {
+          const int64_t query = b.queries.end()[-p + n];
+          for (int64_t k = 0; k < m; ++k) {
+            const int64_t key = b.keys[first_key + static_cast<size_t>(k)];
+            b.visible.push_back(query >= 0 && key >= 0 && local_sees(blocks, query / columns, query % columns, key / columns, key % columns));
           }
         }
       }
     }
-    return core::from_vector(flags, {block_rows, block_columns, p, k * p}, device);
+    return b;
   }
 
   LocalBlocks blocks;
@@ -124,24 +99,21 @@ int64_t local_first_visible(const LocalBlocks& blocks, int64_t columns_of_grid, 
   return first_row * columns_of_grid + first_column;
 }
 
-Tensor local_attention(const Tensor& q, const Tensor& k, const Tensor& v, const LocalBlocks& blocks) {
-  if (q.dim() < 3 || q.shape() != k.shape() || q.shape() != v.shape() || q.numel() == 0) {
-    throw Error("local_attention", "q, k and v must share one non-empty shape [..., R, C, Dh], got ", q.shape(), ", ", k.shape(),
-                " and ", v.shape());
+core::AttentionMask local_mask(const LocalBlocks& blocks, int64_t grid_rows, int64_t grid_columns) {
+  if (blocks.rows < 1 || blocks.columns < 1 || grid_rows < 1 || grid_columns < 1) {
+    throw Error("local_mask", "blocks and the grid must be at least 1 x 1, got blocks ", blocks.rows, " x ", blocks.columns,
+                " on a grid ", grid_rows, " x ", grid_columns);
   }
-  if (blocks.rows < 1 || blocks.columns < 1) {
-    throw Error("local_attention", "blocks must be at least 1 x 1, got ", blocks.rows, " x ", blocks.columns);
+  // Made once per shape (every layer of a model and every step share it).
+  static std::mutex guard;
+  static std::map<std::array<int64_t, 4>, core::AttentionMask> made;
+  const std::array<int64_t, 4> key{blocks.rows, blocks.columns, grid_rows, grid_columns};
+  const std::lock_guard<std::mutex> lock(guard);
+  auto found = made.find(key);
+  if (found == made.end()) {
+    found = made.emplace(key, core::AttentionMask::blocks(BlockGrid(blocks, grid_rows, grid_columns).pattern(), "local_mask")).first;
   }
-  const BlockGrid grid(blocks, q.size(-3), q.size(-2));
-  const std::vector<Offset> memory = grid.memory();
-  // (the queries scaled by 1/sqrt(Dh) before the product: K P times fewer numbers than the scores)
-  const Tensor queries = mul(grid.to_blocks(q), 1 / std::sqrt(static_cast<double>(q.size(-1))));  // [..., I, J, P, Dh]
-  const Tensor keys = grid.gather_memory(grid.to_blocks(k), memory);    // [..., I, J, K P, Dh]
-  const Tensor values = grid.gather_memory(grid.to_blocks(v), memory);  // [..., I, J, K P, Dh]
-  // scores = q k^T / sqrt(Dh), hidden keys at -inf: [..., I, J, P, K P]
-  Tensor scores = matmul(queries, keys.transpose(-1, -2));
-  scores = masked_fill(scores, Tensor(grid.hidden(memory, q.device())), -std::numeric_limits<double>::infinity());
-  return grid.from_blocks(matmul(softmax(scores, -1), values));  // [..., I, J, P, Dh] -> [..., R, C, Dh]
+  return found->second;
 }
 
 }  // namespace axiom::nn

@@ -36,14 +36,16 @@ struct LocalBlocks {
 // (i, j)'s block and not after (i, j) in raster order. The rule that every path below follows.
 bool local_sees(const LocalBlocks& blocks, int64_t i, int64_t j, int64_t r, int64_t c);
 
-// Causal local attention on a grid: q, k, v [..., R, C, Dh] (any leading axes: batch, heads) ->
-// [..., R, C, Dh]. Computed block by block: each query block against the keys of its memory
-// blocks only, [..., R/rows, C/columns, rows*columns, (up to 6) rows*columns] scores.
-Tensor local_attention(const Tensor& q, const Tensor& k, const Tensor& v, const LocalBlocks& blocks);
+// The mask of causal local attention on a grid [R, C], for attention (autograd/ops.h) along one
+// line of its R*C positions in raster order: a block pattern (core/attention_mask.h) whose query
+// blocks are the grid's blocks and whose memories are their neighbourhoods, so that the fused
+// kernel computes [P, K P] scores per block (K <= 6 memory blocks) instead of [R C, R C]. Blocks
+// larger than the grid are cut to it. Made once per shape and shared.
+core::AttentionMask local_mask(const LocalBlocks& blocks, int64_t grid_rows, int64_t grid_columns);
 
 // What local attention computes per position of a grid [R, C] (for a memory budget), the blocks'
 // padding included: the keys it gathers for each block's memory (K blocks), and the scores, rows x
-// columns times as many (blocks larger than the grid cut to it, as local_attention cuts them).
+// columns times as many (blocks larger than the grid cut to it, as local_mask cuts them).
 struct LocalCost {
   double keys_per_position = 0;
   double scores_per_position = 0;

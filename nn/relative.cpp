@@ -1,6 +1,7 @@
 #include "nn/relative.h"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "core/error.h"
@@ -63,6 +64,10 @@ Tensor relative_logits_skewed(const Tensor& q, const Tensor& table) {
   skewed_shape.insert(skewed_shape.end(), {length, 2 * length - 2});
   const Tensor flat = scores.reshape(flat_shape).narrow(-1, length - 1, length * (2 * length - 2));
   return flat.reshape(skewed_shape).narrow(-1, 0, length);  // [..., L, L]
+}
+
+Tensor relative_bias(const Tensor& q, const Tensor& table) {
+  return mul(relative_logits_skewed(q, table), 1 / std::sqrt(static_cast<double>(q.size(-1))));
 }
 
 Tensor relative_logits_step(const Tensor& q_t, const Tensor& table, int64_t query, int64_t keys) {

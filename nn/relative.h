@@ -23,6 +23,9 @@ namespace axiom::nn {
 // q [..., L, Dh], table [2M + 1, Dh] -> q_i . E[clip(j - i, -M, M)]  [..., L, L]
 Tensor relative_logits_direct(const Tensor& q, const Tensor& table);
 Tensor relative_logits_skewed(const Tensor& q, const Tensor& table);
+// The bias that adds relative positions to attention (autograd/ops.h): relative_logits_skewed / sqrt(Dh),
+// q [..., H, L, Dh] as attention_queries lays it out -> [..., H, L, L].
+Tensor relative_bias(const Tensor& q, const Tensor& table);
 // One query at position `query` against the keys at positions 0..keys-1 (a sampler's step, where
 // only the keys seen so far exist): q_t [..., 1, Dh] -> [..., 1, keys], row `query` of the above.
 Tensor relative_logits_step(const Tensor& q_t, const Tensor& table, int64_t query, int64_t keys);

@@ -17,12 +17,21 @@
 // Tasks run in parallel on TBB threads, each product on its thread: for L^2 * Dh <= 64^3 OpenBLAS
 // computes a product on the calling thread (core/parallel.h). Longer lines run one task at a time,
 // each product threaded by OpenBLAS.
+//
+// With a block pattern (core/attention_mask.h: local attention), a task goes block by block: it
+// copies the block's P queries and the M keys and values of its memory into scratch rows, and runs
+// the same steps on those, [P, M] instead of [L, L], the keys a query may not see at -inf. Its
+// products are cut into chunks of query rows small enough for the calling thread, so the tasks
+// always run in parallel. Backward, a key's gradient gathers from every block whose memory holds
+// it: dK and dV are added into, dQ written.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <type_traits>
 #include <vector>
 
 #include "core/attention_lines.h"
+#include "core/attention_mask.h"
 #include "core/cpu/blas.h"
 #include "core/cpu/cpu_backend.h"
 #include "core/cpu/fast_math.h"
@@ -74,10 +83,10 @@ void softmax_rows(T* s, int64_t length, bool causal) {
   }
 }
 
-// dS = P * (dP - rowsum(dP * P)) * scale, in place of dP.
+// dS = P * (dP - rowsum(dP * P)) * scale, in place of dP, for `rows` rows of `length`.
 template <typename T>
-void softmax_backward_rows(const T* p, T* dp, int64_t length, T scale) {
-  for (int64_t i = 0; i < length; ++i) {
+void softmax_backward_rows(const T* p, T* dp, int64_t rows, int64_t length, T scale) {
+  for (int64_t i = 0; i < rows; ++i) {
     const T* p_row = p + i * length;
     T* d_row = dp + i * length;
     if constexpr (std::is_same_v<T, float>) {
@@ -91,11 +100,180 @@ void softmax_backward_rows(const T* p, T* dp, int64_t length, T scale) {
   }
 }
 
+// --- block patterns ----------------------------------------------------------------------------
+
+// One (line, head) task's rows in a packed tensor: position i's Dh numbers start at first + i * step.
+template <typename T>
+struct HeadRows {
+  T* first;
+  int64_t step;
+  T* row(int64_t position) const { return first + position * step; }
+};
+
+// to [count, Dh] = the rows at positions[0..count) (zeros for -1).
+template <typename T>
+void gather_rows(HeadRows<const T> from, const int64_t* positions, int64_t count, int64_t dh, T* to) {
+  for (int64_t n = 0; n < count; ++n, to += dh) {
+    if (positions[n] < 0) std::fill(to, to + dh, T(0));
+    else std::copy_n(from.row(positions[n]), dh, to);
+  }
+}
+
+// The rows at positions[0..count) += from [count, Dh] (-1 skipped).
+template <typename T>
+void scatter_add_rows(const T* from, const int64_t* positions, int64_t count, int64_t dh, HeadRows<T> to) {
+  for (int64_t n = 0; n < count; ++n, from += dh) {
+    if (positions[n] < 0) continue;
+    T* row = to.row(positions[n]);
+    for (int64_t c = 0; c < dh; ++c) row[c] += from[c];
+  }
+}
+
+// Query rows per chunk: a product of rows x M x Dh stays on the calling thread (core/parallel.h).
+int64_t rows_per_chunk(int64_t keys, int64_t dh) { return std::max<int64_t>(1, 64 * 64 * 64 / (keys * dh)); }
+
+// Rows of softmax over the keys each query sees (the others -inf before, 0 after); a padding
+// query's row (-1) is all 0. s [rows, M], visible [rows, M], queries [rows], keys [M].
+template <typename T>
+void masked_softmax_rows(T* s, const uint8_t* visible, const int64_t* queries, const int64_t* keys, int64_t rows, int64_t m) {
+  for (int64_t r = 0; r < rows; ++r, s += m, visible += m) {
+    if (queries[r] < 0) {
+      std::fill(s, s + m, T(0));
+      continue;
+    }
+    for (int64_t j = 0; j < m; ++j) {
+      if (!visible[j] || keys[j] < 0) s[j] = -std::numeric_limits<T>::infinity();
+    }
+    softmax_row(s, m);
+  }
+}
+
+// One block's operands copied into rows of its own: Q and dO [P, Dh], K and V [M, Dh], and the
+// backward's dQ [P, Dh], dK and dV [M, Dh] and dS [P, M]. One per chunk of tasks.
+template <typename T>
+struct BlockScratch {
+  BlockScratch(int64_t p, int64_t m, int64_t dh)
+      : q(p * dh), o(p * dh), dq(p * dh), k(m * dh), v(m * dh), dk(m * dh), dv(m * dh), ds(p * m) {}
+  std::vector<T> q, o, dq, k, v, dk, dv, ds;  // o: the output forward, dO backward
+};
+
+// A task's rows of queries, keys and values in qkv [..., 3D] (or of their gradients), and its
+// rows of a tensor [..., D] (the output, or its gradient). T: const or not.
+template <typename T>
+struct QkvRows {
+  HeadRows<T> q, k, v;
+};
+
+template <typename T>
+QkvRows<T> qkv_rows(const AttentionLines& lines, int64_t t, int64_t heads, int64_t dh, T* qkv) {
+  const int64_t d = heads * dh, step = lines.step(3 * d);
+  T* q = qkv + lines.start(t / heads, 3 * d) + (t % heads) * dh;
+  return {{q, step}, {q + d, step}, {q + 2 * d, step}};
+}
+
+template <typename T>
+HeadRows<T> head_rows(const AttentionLines& lines, int64_t t, int64_t heads, int64_t dh, T* x) {
+  return {x + lines.start(t / heads, heads * dh) + (t % heads) * dh, lines.step(heads * dh)};
+}
+
+// Forward, one task, block by block: probs [blocks, P, M] of the task and out's rows of its queries.
+//   S = scale Q K^T [P, M],  P = softmax over the visible keys,  O = P V [P, Dh]
+template <typename T>
+void block_attention_task(const BlockPattern& b, const QkvRows<const T>& x, HeadRows<T> out, T* probs, int64_t dh, T scale,
+                          BlockScratch<T>& s) {
+  const int64_t np = b.block_queries, m = b.block_keys, chunk = rows_per_chunk(m, dh);
+  for (int64_t block = 0; block < b.blocks(); ++block) {
+    const int64_t *queries = b.queries.data() + block * np, *keys = b.keys.data() + block * m;
+    const uint8_t* visible = b.visible.data() + block * np * m;
+    T* p = probs + block * np * m;
+    gather_rows(x.q, queries, np, dh, s.q.data()), gather_rows(x.k, keys, m, dh, s.k.data()), gather_rows(x.v, keys, m, dh, s.v.data());
+    for (int64_t i = 0; i < np; i += chunk) {
+      const int64_t rows = std::min(chunk, np - i);
+      gemm<T>(false, true, rows, m, dh, scale, s.q.data() + i * dh, dh, s.k.data(), dh, T(0), p + i * m, m);  // S = scale Q K^T
+      masked_softmax_rows(p + i * m, visible + i * m, queries + i, keys, rows, m);
+      gemm<T>(false, false, rows, dh, m, T(1), p + i * m, m, s.v.data(), dh, T(0), s.o.data() + i * dh, dh);  // O = P V
+    }
+    for (int64_t r = 0; r < np; ++r) {
+      if (queries[r] >= 0) std::copy_n(s.o.data() + r * dh, dh, out.row(queries[r]));
+    }
+  }
+}
+
+// Backward, one task, block by block, from its probs [blocks, P, M] and dO (grad's rows of its queries):
+//   dV += P^T dO,  dP = dO V^T,  dS = P * (dP - rowsum(dP * P)) * scale,  dQ = dS K,  dK += dS^T Q
+// added into grad's rows, which the caller zeroed.
+template <typename T>
+void block_attention_backward_task(const BlockPattern& b, const QkvRows<const T>& x, HeadRows<const T> dout, const T* probs,
+                                   int64_t dh, T scale, const QkvRows<T>& grad, BlockScratch<T>& s) {
+  const int64_t np = b.block_queries, m = b.block_keys, chunk = rows_per_chunk(m, dh);
+  for (int64_t block = 0; block < b.blocks(); ++block) {
+    const int64_t *queries = b.queries.data() + block * np, *keys = b.keys.data() + block * m;
+    const T* p = probs + block * np * m;
+    gather_rows(x.q, queries, np, dh, s.q.data()), gather_rows(x.k, keys, m, dh, s.k.data()), gather_rows(x.v, keys, m, dh, s.v.data());
+    gather_rows(dout, queries, np, dh, s.o.data());
+    for (int64_t i = 0; i < np; i += chunk) {
+      const int64_t rows = std::min(chunk, np - i);
+      const T* p_rows = p + i * m;
+      T *ds = s.ds.data() + i * m, *o = s.o.data() + i * dh;
+      const T beta = i == 0 ? T(0) : T(1);
+      gemm<T>(true, false, m, dh, rows, T(1), p_rows, m, o, dh, beta, s.dv.data(), dh);                   // dV += P^T dO
+      gemm<T>(false, true, rows, m, dh, T(1), o, dh, s.v.data(), dh, T(0), ds, m);                         // dP = dO V^T
+      softmax_backward_rows(p_rows, ds, rows, m, scale);                                                  // dS
+      gemm<T>(false, false, rows, dh, m, T(1), ds, m, s.k.data(), dh, T(0), s.dq.data() + i * dh, dh);  // dQ = dS K
+      gemm<T>(true, false, m, dh, rows, T(1), ds, m, s.q.data() + i * dh, dh, beta, s.dk.data(), dh);   // dK += dS^T Q
+    }
+    scatter_add_rows(s.dq.data(), queries, np, dh, grad.q);
+    scatter_add_rows(s.dk.data(), keys, m, dh, grad.k), scatter_add_rows(s.dv.data(), keys, m, dh, grad.v);
+  }
+}
+
+// Zeros a task's rows of the three gradients: L rows of Dh each.
+template <typename T>
+void zero_rows(const QkvRows<T>& grad, int64_t length, int64_t dh) {
+  for (int64_t i = 0; i < length; ++i) {
+    for (const HeadRows<T>* rows : {&grad.q, &grad.k, &grad.v}) std::fill_n(rows->row(i), dh, T(0));
+  }
+}
+
+template <typename T>
+void block_attention(const Tensor& qkv, const AttentionLines& lines, int64_t heads, const BlockPattern& b, const Tensor& out,
+                     const Tensor& probs) {
+  const int64_t dh = out.size(-1) / heads, per_task = b.blocks() * b.block_queries * b.block_keys;
+  const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(dh)));
+  parallel_for(lines.count() * heads, 1, [&](int64_t begin, int64_t end) {
+    BlockScratch<T> scratch(b.block_queries, b.block_keys, dh);
+    for (int64_t t = begin; t < end; ++t) {
+      block_attention_task(b, qkv_rows<const T>(lines, t, heads, dh, qkv.data<T>()), head_rows(lines, t, heads, dh, out.data<T>()),
+                           probs.data<T>() + t * per_task, dh, scale, scratch);
+    }
+  });
+}
+
+template <typename T>
+void block_attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, const AttentionLines& lines,
+                              int64_t heads, const BlockPattern& b, const Tensor& grad_qkv) {
+  const int64_t dh = grad_out.size(-1) / heads, per_task = b.blocks() * b.block_queries * b.block_keys;
+  const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(dh)));
+  parallel_for(lines.count() * heads, 1, [&](int64_t begin, int64_t end) {
+    BlockScratch<T> scratch(b.block_queries, b.block_keys, dh);
+    for (int64_t t = begin; t < end; ++t) {
+      const QkvRows<T> grad = qkv_rows(lines, t, heads, dh, grad_qkv.data<T>());
+      zero_rows(grad, lines.length, dh);
+      block_attention_backward_task(b, qkv_rows<const T>(lines, t, heads, dh, qkv.data<T>()),
+                                    head_rows<const T>(lines, t, heads, dh, grad_out.data<T>()),
+                                    probs.data<T>() + t * per_task, dh, scale, grad, scratch);
+    }
+  });
+}
+
 }  // namespace
 
-void CpuBackend::attention(const Tensor& qkv, int axis, int64_t heads, bool causal, const Tensor& out, const Tensor& probs) {
+void CpuBackend::attention(const Tensor& qkv, int axis, int64_t heads, const AttentionMask& mask, const Tensor& out,
+                           const Tensor& probs) {
   dispatch_floating("attention", qkv.dtype(), [&]<typename T>() {
     const AttentionLines lines(qkv.shape(), axis);
+    if (mask.kind() == AttentionMask::Kind::blocks) return block_attention<T>(qkv, lines, heads, mask.pattern(), out, probs);
+    const bool causal = mask.kind() == AttentionMask::Kind::causal;
     const int64_t d = out.size(-1), dh = d / heads, l = lines.length;
     const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(dh)));
     const T* qkv_base = qkv.data<T>();
@@ -120,10 +298,11 @@ void CpuBackend::attention(const Tensor& qkv, int axis, int64_t heads, bool caus
 
 // One query per line (a sampler's step), per line of q [..., 1, Dh], keys_t [..., Dh, S],
 // values [..., S, Dh], rows contiguous:
-//   p[s] = scale * sum_d q[d] keys_t[d, s]   (rows of keys_t added up: contiguous runs)
+//   p[s] = scale * sum_d q[d] keys_t[d, s]   (rows of keys_t added up: contiguous runs; -inf if hidden[s])
 //   p = softmax(p)
 //   out[:] = sum_s p[s] values[s, :]         (rows of values added up)
-void CpuBackend::attention_step(const Tensor& q, const Tensor& keys_t, const Tensor& values, double scale, const Tensor& out) {
+void CpuBackend::attention_step(const Tensor& q, const Tensor& keys_t, const Tensor& values, double scale,
+                                const std::vector<uint8_t>& hidden, const Tensor& out) {
   dispatch_floating("attention_step", q.dtype(), [&]<typename T>() {
     const int64_t dh = q.size(-1), seen = keys_t.size(-1), lines = out.numel() / dh;
     const std::vector<int64_t> q_at = batch_offsets(q), k_at = batch_offsets(keys_t), v_at = batch_offsets(values);
@@ -135,7 +314,7 @@ void CpuBackend::attention_step(const Tensor& q, const Tensor& keys_t, const Ten
         const T* k_line = keys_t.data<T>() + k_at[line];
         if constexpr (std::is_same_v<T, float>) {  // SIMD (vector_math.h), the same steps
           vec::attention_step_line(q_line, k_line, k_row, values.data<T>() + v_at[line], v_row, dh, seen, static_cast<float>(scale),
-                                   p.data(), out.data<T>() + line * dh);
+                                   hidden.empty() ? nullptr : hidden.data(), p.data(), out.data<T>() + line * dh);
           continue;
         }
         std::fill(p.begin(), p.end(), T(0));
@@ -143,7 +322,7 @@ void CpuBackend::attention_step(const Tensor& q, const Tensor& keys_t, const Ten
           const T* k = k_line + d * k_row;
           for (int64_t s = 0; s < seen; ++s) p[s] += q_line[d] * k[s];
         }
-        for (T& score : p) score *= static_cast<T>(scale);
+        for (int64_t s = 0; s < seen; ++s) p[s] = hidden.empty() || !hidden[s] ? p[s] * static_cast<T>(scale) : -std::numeric_limits<T>::infinity();
         softmax_row(p.data(), seen);
         T* o = out.data<T>() + line * dh;
         std::fill(o, o + dh, T(0));
@@ -157,9 +336,12 @@ void CpuBackend::attention_step(const Tensor& q, const Tensor& keys_t, const Ten
 }
 
 void CpuBackend::attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int axis, int64_t heads,
-                                    const Tensor& grad_qkv) {
+                                    const AttentionMask& mask, const Tensor& grad_qkv) {
   dispatch_floating("attention_backward", qkv.dtype(), [&]<typename T>() {
     const AttentionLines lines(qkv.shape(), axis);
+    if (mask.kind() == AttentionMask::Kind::blocks) {
+      return block_attention_backward<T>(qkv, probs, grad_out, lines, heads, mask.pattern(), grad_qkv);
+    }
     const int64_t d = grad_out.size(-1), dh = d / heads, l = lines.length;
     const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(dh)));
     const T *qkv_base = qkv.data<T>(), *probs_base = probs.data<T>(), *grad_out_base = grad_out.data<T>();
@@ -174,7 +356,7 @@ void CpuBackend::attention_backward(const Tensor& qkv, const Tensor& probs, cons
       const T* dout = grad_out_base + lines.start(line, d) + head * dh;
       gemm<T>(true, false, l, dh, l, T(1), p, l, dout, ld_out, T(0), dv, ld);     // dV = P^T dO
       gemm<T>(false, true, l, l, dh, T(1), dout, ld_out, v, ld, T(0), ds, l);     // dP = dO V^T
-      softmax_backward_rows(p, ds, l, scale);                                      // dS
+      softmax_backward_rows(p, ds, l, l, scale);                                    // dS
       gemm<T>(false, false, l, dh, l, T(1), ds, l, k, ld, T(0), dq, ld);          // dQ = dS K
       gemm<T>(true, false, l, dh, l, T(1), ds, l, q, ld, T(0), dk, ld);           // dK = dS^T Q
     };

@@ -376,10 +376,13 @@ HWY_INLINE void add_scaled(float s, const float* x, float* y, int64_t n) {
 }
 
 void AttentionStepLine_(const float* q, const float* keys_t, int64_t key_stride, const float* values, int64_t value_stride,
-                        int64_t dh, int64_t seen, float scale, float* p, float* out) {
+                        int64_t dh, int64_t seen, float scale, const uint8_t* hidden, float* p, float* out) {
   std::fill(p, p + seen, 0.0f);
   for (int64_t d = 0; d < dh; ++d) add_scaled(q[d], keys_t + d * key_stride, p, seen);  // p = q keys_t
   for_each_vector(seen, [&](auto dv, int64_t i) { hn::StoreU(hn::Mul(hn::LoadU(dv, p + i), hn::Set(dv, scale)), dv, p + i); });
+  for (int64_t s = 0; hidden && s < seen; ++s) {
+    if (hidden[s]) p[s] = -std::numeric_limits<float>::infinity();
+  }
   Softmax_(p, p, seen, false);
   std::fill(out, out + dh, 0.0f);
   for (int64_t s = 0; s < seen; ++s) add_scaled(p[s], values + s * value_stride, out, dh);  // out = p values
@@ -570,8 +573,8 @@ void add_row_to_totals(const float* row, double* totals, int64_t n) {
 float max(const float* x, int64_t n) { return HWY_DYNAMIC_DISPATCH(Max_)(x, n); }
 float sum(const float* x, int64_t n) { return HWY_DYNAMIC_DISPATCH(Sum_)(x, n); }
 void attention_step_line(const float* q, const float* keys_t, int64_t key_stride, const float* values, int64_t value_stride,
-                         int64_t dh, int64_t seen, float scale, float* p, float* out) {
-  HWY_DYNAMIC_DISPATCH(AttentionStepLine_)(q, keys_t, key_stride, values, value_stride, dh, seen, scale, p, out);
+                         int64_t dh, int64_t seen, float scale, const uint8_t* hidden, float* p, float* out) {
+  HWY_DYNAMIC_DISPATCH(AttentionStepLine_)(q, keys_t, key_stride, values, value_stride, dh, seen, scale, hidden, p, out);
 }
 void uniform(uint64_t seed, uint64_t first, double low, double high, float* out, int64_t n) {
   HWY_DYNAMIC_DISPATCH(Uniform_)(seed, first, low, high, out, n);

@@ -226,7 +226,9 @@ std::vector<T*> shifted(const std::vector<const T*>& pointers, const T* from, T*
 
 }  // namespace
 
-void CudaBackend::attention(const Tensor& qkv, int axis, int64_t heads, bool causal, const Tensor& out, const Tensor& probs) {
+void CudaBackend::attention(const Tensor& qkv, int axis, int64_t heads, const AttentionMask& mask, const Tensor& out,
+                            const Tensor& probs) {
+  const bool causal = mask.kind() == AttentionMask::Kind::causal;
   require_device("attention");
   dispatch_floating("attention", qkv.dtype(), [&]<typename T>() {
     const AttentionLines lines(qkv.shape(), axis);
@@ -247,7 +249,7 @@ void CudaBackend::attention(const Tensor& qkv, int axis, int64_t heads, bool cau
 }
 
 void CudaBackend::attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int axis, int64_t heads,
-                                     const Tensor& grad_qkv) {
+                                     const AttentionMask& /*mask: P is 0 where a query sees no key*/, const Tensor& grad_qkv) {
   require_device("attention_backward");
   dispatch_floating("attention_backward", qkv.dtype(), [&]<typename T>() {
     const AttentionLines lines(qkv.shape(), axis);

@@ -6,6 +6,8 @@
 #include <set>
 #include <sstream>
 
+#include "nn/local.h"
+
 namespace axiom::agtest {
 
 namespace {
@@ -298,12 +300,25 @@ void attentions(Table& t) {
   for (int64_t axis : {1, 2}) {
     for (bool causal : {false, true}) {
       t.add("attention", "axis " + std::to_string(axis) + (causal ? ", causal" : ""), {qkv},
-            [=](const In& in) { return attention(in[0], axis, 2, causal); });
+            [=](const In& in) { return attention(in[0], axis, 2, AttentionMask::causal_if(causal)); });
     }
   }
-  t.add("attention", "a sequence, one head", {leaf(uniform64({2, 5, 6}, 87))}, [](const In& in) { return attention(in[0], 1, 1, true); });
+  t.add("attention", "a sequence, one head", {leaf(uniform64({2, 5, 6}, 87))},
+        [](const In& in) { return attention(in[0], 1, 1, AttentionMask::causal()); });
   t.add("attention", "a strided qkv", {leaf(uniform64({12, 4}, 88).transpose(0, 1))},
-        [](const In& in) { return attention(in[0], 0, 2, false); });
+        [](const In& in) { return attention(in[0], 0, 2, AttentionMask::all()); });
+  // local attention's block patterns (fused on the CPU, composed on a device that does not fuse them)
+  t.add("attention", "local 2-D blocks on a 3 x 5 grid", {leaf(uniform64({2, 15, 12}, 89))},
+        [](const In& in) { return attention(in[0], 1, 2, nn::local_mask({.rows = 2, .columns = 2}, 3, 5)); });
+  t.add("attention", "local 1-D blocks, the last padded", {leaf(uniform64({2, 7, 6}, 90))},
+        [](const In& in) { return attention(in[0], 1, 1, nn::local_mask({.rows = 1, .columns = 3}, 1, 7)); });
+  // a bias (relative positions' [..., H, L, L], and one broadcast from [L, L]): the composite path
+  t.add("attention", "a bias [B, H, L, L], causal", {leaf(uniform64({2, 4, 12}, 91)), leaf(uniform64({2, 2, 4, 4}, 92))},
+        [](const In& in) { return attention(in[0], 1, 2, AttentionMask::causal(), in[1]); });
+  t.add("attention", "a bias [L, L] broadcast", {leaf(uniform64({2, 4, 12}, 93)), leaf(uniform64({4, 4}, 94))},
+        [](const In& in) { return attention(in[0], 1, 2, AttentionMask::all(), in[1]); });
+  t.add("attention_queries", "along axis 1, two heads", {leaf(uniform64({2, 3, 4, 12}, 95))},
+        [](const In& in) { return attention_queries(in[0], 1, 2); });
 }
 
 void cross_entropies(Table& t) {

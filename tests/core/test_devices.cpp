@@ -177,14 +177,18 @@ void add_matrix_cases(std::vector<OpCase>& cases, Dtype dtype, Generator& gen) {
                      const Tensor irregular = x[0].transpose(0, 1);  // [3, 2, 4, 5]: matrices 60, 20 elements apart
                      return V{core::matmul(irregular, x[1]), core::matmul(irregular, irregular.transpose(2, 3))};
                    }});
+  cases.push_back({"attention_step, with hidden keys and without", V{r({2, 3, 1, 4}), r({2, 3, 4, 5}), r({2, 3, 5, 4})}, [](const V& x) {
+                     return V{core::attention_step(x[0], x[1], x[2], 0.5), core::attention_step(x[0], x[1], x[2], 0.5, {0, 1, 0, 0, 1})};
+                   }});
   // attention of qkv x[0] along each of `axes`, then its backward from grad_out x[1]
   auto attention_case = [&](const std::string& name, const V& inputs, std::vector<int64_t> axes, int64_t heads, bool causal) {
     cases.push_back({name + (causal ? ", causal" : ""), inputs, [=](const V& x) {
                        V out;
                        for (const int64_t axis : axes) {
-                         const auto a = core::attention(x[0], axis, heads, causal);
+                         const auto mask = core::AttentionMask::causal_if(causal);
+                         const auto a = core::attention(x[0], axis, heads, mask);
                          out.push_back(a.output), out.push_back(a.probs);
-                         out.push_back(core::attention_backward(x[0], a.probs, x[1], axis, heads));
+                         out.push_back(core::attention_backward(x[0], a.probs, x[1], axis, heads, mask));
                        }
                        return out;
                      }});

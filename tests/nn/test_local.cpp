@@ -1,9 +1,11 @@
-// Local attention (the Image Transformer's, nn/local.h): the blocked computation against a loop
-// over every query and every key, against full causal attention when one block covers the grid,
-// its gradients, and AxialAttention with local blocks stepped one position at a time.
+// Local attention (the Image Transformer's, nn/local.h): its mask against local_sees, the fused
+// op with that mask against a loop over every query and every key, against full causal attention
+// when one block covers the grid, its gradients, and AxialAttention with local blocks stepped one
+// position at a time.
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "nn/nn.h"
 #include "tests/autograd/helpers.h"
@@ -51,12 +53,21 @@ std::vector<double> loop_reference(const core::Tensor& q, const core::Tensor& k,
   return out;
 }
 
+// Local attention through the attention op: q, k, v [..., R, C, Dh] as one head of packed qkv
+// [..., R*C, 3 Dh], one line in raster order -> [..., R, C, Dh].
+Tensor local_attention(const Tensor& q, const Tensor& k, const Tensor& v, const nn::LocalBlocks& blocks) {
+  const int64_t rows = q.size(-3), columns = q.size(-2);
+  core::Shape line(q.shape().begin(), q.shape().end() - 3);
+  line.insert(line.end(), {rows * columns, 3 * q.size(-1)});
+  return attention(concat({q, k, v}, -1).reshape(line), -2, 1, nn::local_mask(blocks, rows, columns)).reshape(q.shape());
+}
+
 void check_against_loop(const core::Shape& shape, const nn::LocalBlocks& blocks) {
   CAPTURE(axiom::test::str(shape));
   CAPTURE(blocks.rows);
   CAPTURE(blocks.columns);
   const core::Tensor q = uniform64(shape, 1), k = uniform64(shape, 2), v = uniform64(shape, 3);
-  const Tensor out = nn::local_attention(Tensor(q), Tensor(k), Tensor(v), blocks);
+  const Tensor out = local_attention(Tensor(q), Tensor(k), Tensor(v), blocks);
   CHECK(out.shape() == shape);
   check_close(out.data(), loop_reference(q, k, v, blocks), 1e-12, 1e-12);
 }
@@ -75,6 +86,27 @@ TEST_CASE("local_sees: the block itself and its neighbours left, right and above
   CHECK(!nn::local_sees(blocks, 2, 4, 3, 0));   // the row below
 }
 
+TEST_CASE("local_mask lets a query see exactly the keys local_sees lets it see, on grids the blocks do not divide") {
+  for (const nn::LocalBlocks blocks : {nn::LocalBlocks{.rows = 1, .columns = 3}, nn::LocalBlocks{.rows = 2, .columns = 3},
+                                       nn::LocalBlocks{.rows = 4, .columns = 9}}) {
+    for (const auto& [rows, columns] : {std::pair<int64_t, int64_t>{1, 10}, {5, 7}, {6, 6}}) {
+      CAPTURE(blocks.rows);
+      CAPTURE(blocks.columns);
+      CAPTURE(rows);
+      CAPTURE(columns);
+      const std::vector<uint8_t> sees = nn::local_mask(blocks, rows, columns).table(rows * columns);
+      const nn::LocalBlocks cut{.rows = std::min(blocks.rows, rows), .columns = std::min(blocks.columns, columns)};
+      int64_t wrong = 0;
+      for (int64_t t = 0; t < rows * columns; ++t) {
+        for (int64_t s = 0; s < rows * columns; ++s) {
+          wrong += sees[static_cast<size_t>(t * rows * columns + s)] != nn::local_sees(cut, t / columns, t % columns, s / columns, s % columns);
+        }
+      }
+      CHECK(wrong == 0);
+    }
+  }
+}
+
 TEST_CASE("local attention equals a loop over every key, for 1-D and 2-D blocks, grids they do not divide, and batch axes") {
   check_against_loop({1, 12, 3}, {.rows = 1, .columns = 4});      // 1-D: one row, blocks of 4
   check_against_loop({2, 1, 11, 2}, {.rows = 1, .columns = 3});   // 1-D, the last block padded
@@ -88,9 +120,9 @@ TEST_CASE("local attention equals a loop over every key, for 1-D and 2-D blocks,
 TEST_CASE("local attention with one block over the whole grid is full causal attention in raster order") {
   const int64_t rows = 3, columns = 4, depth = 2;
   const core::Tensor qkv = uniform64({2, rows * columns, 3 * depth}, 4);  // one head: [B, L, 3 Dh]
-  const Tensor full = attention(Tensor(qkv), 1, 1, /*causal=*/true);      // [B, L, Dh]
+  const Tensor full = attention(Tensor(qkv), 1, 1, AttentionMask::causal());  // [B, L, Dh]
   auto part = [&](int64_t i) { return Tensor(qkv.narrow(-1, i * depth, depth).contiguous().reshape({2, rows, columns, depth})); };
-  const Tensor local = nn::local_attention(part(0), part(1), part(2), {.rows = rows, .columns = columns});
+  const Tensor local = local_attention(part(0), part(1), part(2), {.rows = rows, .columns = columns});
   check_close(local.data(), values_of(full.data()), 1e-12, 1e-12);
 }
 
@@ -99,7 +131,7 @@ TEST_CASE("local attention: gradcheck with respect to q, k and v, 1-D and 2-D") 
     CAPTURE(blocks.rows);
     const core::Shape shape = blocks.rows == 1 ? core::Shape{2, 1, 5, 2} : core::Shape{2, 3, 5, 2};
     const Tensor q = leaf(uniform64(shape, 5)), k = leaf(uniform64(shape, 6)), v = leaf(uniform64(shape, 7));
-    check_grad("local_attention", [&](const std::vector<Tensor>& in) { return nn::local_attention(in[0], in[1], in[2], blocks); },
+    check_grad("local_attention", [&](const std::vector<Tensor>& in) { return local_attention(in[0], in[1], in[2], blocks); },
                {q, k, v});
   }
 }
@@ -149,7 +181,6 @@ TEST_CASE("local attention refuses unmasked or relative layers, another axis, a 
   NoGrad no_grad;
   nn::AttentionCache lineless(6);
   CHECK_THROWS_WITH_AS(local.forward_step(Tensor(core::randn({2, 8}, gen)), lineless), doctest::Contains("width"), Error);
-  CHECK_THROWS_WITH_AS(nn::local_attention(Tensor(core::randn({2, 3, 2}, gen)), Tensor(core::randn({2, 3, 3}, gen)),
-                                           Tensor(core::randn({2, 3, 2}, gen)), blocks),
-                       doctest::Contains("[local_attention]"), Error);
+  CHECK_THROWS_WITH_AS(nn::local_mask({.rows = 1, .columns = 0}, 3, 3), doctest::Contains("[local_mask] blocks and the grid"), Error);
+  CHECK_THROWS_WITH_AS(nn::local_mask(blocks, 0, 3), doctest::Contains("grid 0 x 3"), Error);
 }

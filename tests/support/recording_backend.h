@@ -65,13 +65,15 @@ class RecordingBackend : public core::Backend {
     note("reduce", core::op_name(op)), inner_->reduce(op, x, axes, out, argmax, correction);
   }
   void softmax(const Tensor& x, int axis, bool log, const Tensor& out) override { note("softmax"), inner_->softmax(x, axis, log, out); }
-  void attention(const Tensor& qkv, int axis, int64_t heads, bool causal, const Tensor& out, const Tensor& probs) override {
-    note("attention"), inner_->attention(qkv, axis, heads, causal, out, probs);
+  void attention(const Tensor& qkv, int axis, int64_t heads, const core::AttentionMask& mask, const Tensor& out,
+                 const Tensor& probs) override {
+    note("attention"), inner_->attention(qkv, axis, heads, mask, out, probs);
   }
   void attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int axis, int64_t heads,
-                          const Tensor& grad_qkv) override {
-    note("attention_backward"), inner_->attention_backward(qkv, probs, grad_out, axis, heads, grad_qkv);
+                          const core::AttentionMask& mask, const Tensor& grad_qkv) override {
+    note("attention_backward"), inner_->attention_backward(qkv, probs, grad_out, axis, heads, mask, grad_qkv);
   }
+  bool attention_fuses(const core::AttentionMask& mask) const override { return inner_->attention_fuses(mask); }
   void matmul(const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate) override {
     note("matmul"), inner_->matmul(a, b, out, accumulate);
   }
