@@ -136,6 +136,19 @@ TEST_CASE("local attention: gradcheck with respect to q, k and v, 1-D and 2-D") 
   }
 }
 
+TEST_CASE("local attention whose blocks span several chunks of the kernel: the fused gradients equal the composite's") {
+  // Blocks of 80 on a line of 160, Dh = 64: memories of 160 keys, so the fused kernel cuts each
+  // block's 80 queries into chunks of 25 rows and adds dK and dV up over them (core/cpu/attention.cpp).
+  const Tensor qkv = leaf(uniform64({1, 160, 192}, 11));
+  const AttentionMask mask = nn::local_mask({.rows = 1, .columns = 80}, 1, 160);
+  const Tensor seed(uniform64({1, 160, 64}, 12));
+  attention(qkv, 1, 1, mask).backward(seed);
+  const core::Tensor fused = qkv.grad().data().clone();
+  qkv.zero_grad();
+  attention(qkv, 1, 1, mask, Tensor(core::zeros({1, 1, 160, 160}, Dtype::float64))).backward(seed);  // a bias: the composite path
+  check_close(fused, values_of(qkv.grad().data()), 1e-11, 1e-12);
+}
+
 TEST_CASE("local_first_visible: no position before it is visible, and it bounds what a step must read") {
   for (const nn::LocalBlocks blocks : {nn::LocalBlocks{.rows = 1, .columns = 3}, nn::LocalBlocks{.rows = 2, .columns = 2}}) {
     const int64_t rows = blocks.rows == 1 ? 1 : 5, columns = blocks.rows == 1 ? 10 : 5;
