@@ -104,6 +104,8 @@ Tensor attention_step(const Tensor& q, const Tensor& keys_t, const Tensor& value
 // --- indexing (ops_index.cpp) ---------------------------------------------------------------------
 // out[i][j][k] = x[i][index[i][j][k]][k] for axis 1 (any rank); index: int64, x's shape but on `axis`.
 Tensor gather(const Tensor& x, int64_t axis, const Tensor& index);
+// x's slices along `axis` at index (int64, 1-D, any order, repeats allowed): out.size(axis) == index.numel().
+Tensor index_select(const Tensor& x, int64_t axis, const Tensor& index);
 
 // weight [V, D] at indices [...] (int64) -> [..., D]; the gradient goes to weight only.
 Tensor embedding(const Tensor& weight, const Tensor& indices);

@@ -2,6 +2,7 @@
 // sizes is core/ops_attention.cpp; the kernels are core/cpu/attention.cpp and
 // core/cuda/attention.cu; the masks are core/attention_mask.h; the layer that uses it is
 // nn/attention.cpp.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -39,15 +40,22 @@ void check_bias(const Tensor& bias, const Shape& scores) {
   if (!fits) throw Error("attention", "a bias ", bias.shape(), " does not broadcast to the scores ", scores);
 }
 
+// The heads of mixed [..., H, L, Dh] side by side again, the line back at `axis`: [..., D].
+Tensor joined_heads(const Tensor& mixed, int axis) {
+  const Tensor lines = mixed.movedim(-3, -2);  // [..., L, H, Dh]
+  Shape joined = lines.shape();
+  joined.pop_back();
+  joined.back() *= mixed.size(-1);
+  return lines.reshape(joined).movedim(-2, axis);
+}
+
 // The same attention in smaller differentiable ops (the fallback, and what a graph of the
-// backward pass goes through). qkv [..., L (at axis), ..., 3D] -> [..., D]:
+// backward pass goes through), every query against every key of its line. qkv [..., L (at axis), ..., 3D] -> [..., D]:
 //   Q, K, V = the thirds of qkv, each split into heads: [..., H, L, Dh]
 //   out = softmax(Q K^T / sqrt(Dh) + bias, hidden keys at -inf) V, heads joined again
-Tensor attention_composite(const Tensor& qkv, int64_t axis, int64_t heads, const core::AttentionMask& mask, const Tensor& bias) {
-  const int64_t d = qkv.size(-1) / 3, dh = d / heads;
-  const int a = core::normalize_axis("attention", axis, qkv.dim());
-  const int64_t length = qkv.size(a);
-  Tensor scores = mul(matmul(heads_of(qkv, a, heads, 0), heads_of(qkv, a, heads, 1).transpose(-1, -2)),
+Tensor line_attention_composite(const Tensor& qkv, int axis, int64_t heads, const core::AttentionMask& mask, const Tensor& bias) {
+  const int64_t dh = qkv.size(-1) / 3 / heads, length = qkv.size(axis);
+  Tensor scores = mul(matmul(heads_of(qkv, axis, heads, 0), heads_of(qkv, axis, heads, 1).transpose(-1, -2)),
                       1 / std::sqrt(static_cast<double>(dh)));  // [..., H, L, L]
   if (bias.defined()) {
     check_bias(bias, scores.shape());
@@ -56,11 +64,64 @@ Tensor attention_composite(const Tensor& qkv, int64_t axis, int64_t heads, const
   if (mask.kind() != core::AttentionMask::Kind::all) {
     scores = masked_fill(scores, hidden_keys(mask, length, qkv.device()), -std::numeric_limits<double>::infinity());
   }
-  Tensor mixed = matmul(softmax(scores, -1), heads_of(qkv, a, heads, 2)).movedim(-3, -2);  // [..., L, H, Dh]
-  Shape joined = mixed.shape();
-  joined.pop_back();
-  joined.back() = d;
-  return mixed.reshape(joined).movedim(-2, a);
+  return joined_heads(matmul(softmax(scores, -1), heads_of(qkv, axis, heads, 2)), axis);
+}
+
+// A block pattern's positions as an int64 index: none (-1) becomes 0, a real position whose
+// scores are hidden or whose row is dropped.
+Tensor block_positions(const std::vector<int64_t>& positions, Device device) {
+  std::vector<int64_t> index(positions);
+  for (int64_t& p : index) p = std::max<int64_t>(p, 0);
+  return Tensor(core::from_vector(index, {static_cast<int64_t>(index.size())}, device));
+}
+
+// uint8 [blocks, P, M]: 1 where a query may not see a key of its block's memory. A padding query
+// sees its first key: its row is dropped, but a row of -inf alone would be NaN.
+Tensor hidden_in_blocks(const core::BlockPattern& b, Device device) {
+  std::vector<uint8_t> hidden(b.visible.size());
+  for (size_t at = 0; at < hidden.size(); ++at) {
+    const size_t row = at / static_cast<size_t>(b.block_keys), column = at % static_cast<size_t>(b.block_keys);
+    hidden[at] = b.queries[row] < 0 ? column != 0 : !b.visible[at] || b.keys[row / static_cast<size_t>(b.block_queries) *
+                                                                                static_cast<size_t>(b.block_keys) + column] < 0;
+  }
+  return Tensor(core::from_vector(hidden, {b.blocks(), b.block_queries, b.block_keys}, device));
+}
+
+// Where each position of the line is among the blocks' queries [blocks * P]: int64 [L].
+Tensor query_slots(const core::BlockPattern& b, Device device) {
+  std::vector<int64_t> slot(static_cast<size_t>(b.length));
+  for (size_t n = 0; n < b.queries.size(); ++n) {
+    if (b.queries[n] >= 0) slot[static_cast<size_t>(b.queries[n])] = static_cast<int64_t>(n);
+  }
+  return Tensor(core::from_vector(slot, {b.length}, device));
+}
+
+// A block pattern's attention from plain ops, block by block as the fused kernel computes it:
+//   Q [..., H, blocks, P, Dh], K and V [..., H, blocks, M, Dh]: picked from [..., H, L, Dh] by position
+//   mixed = softmax(Q K^T / sqrt(Dh), hidden keys at -inf) V      [..., H, blocks, P, Dh]
+//   out   = each position's row of mixed, heads joined               [..., D]
+Tensor block_attention_composite(const Tensor& qkv, int axis, int64_t heads, const core::BlockPattern& b) {
+  const int64_t dh = qkv.size(-1) / 3 / heads;
+  auto blocks_of = [&](int64_t part, const std::vector<int64_t>& positions, int64_t per_block) {
+    const Tensor picked = index_select(heads_of(qkv, axis, heads, part), -2, block_positions(positions, qkv.device()));
+    Shape shape(picked.shape().begin(), picked.shape().end() - 2);  // [..., H]
+    shape.insert(shape.end(), {b.blocks(), per_block, dh});
+    return picked.reshape(shape);
+  };
+  Tensor scores = mul(matmul(blocks_of(0, b.queries, b.block_queries), blocks_of(1, b.keys, b.block_keys).transpose(-1, -2)),
+                      1 / std::sqrt(static_cast<double>(dh)));  // [..., H, blocks, P, M]
+  scores = masked_fill(scores, hidden_in_blocks(b, qkv.device()), -std::numeric_limits<double>::infinity());
+  const Tensor mixed = matmul(softmax(scores, -1), blocks_of(2, b.keys, b.block_keys));  // [..., H, blocks, P, Dh]
+  Shape flat(mixed.shape().begin(), mixed.shape().end() - 3);
+  flat.insert(flat.end(), {b.blocks() * b.block_queries, dh});  // [..., H, blocks * P, Dh]
+  return joined_heads(index_select(mixed.reshape(flat), -2, query_slots(b, qkv.device())), axis);
+}
+
+// The op from plain ops: block by block for a block pattern (without a bias), else line by line.
+Tensor attention_composite(const Tensor& qkv, int64_t axis, int64_t heads, const core::AttentionMask& mask, const Tensor& bias) {
+  const int a = core::normalize_axis("attention", axis, qkv.dim());
+  if (mask.kind() == core::AttentionMask::Kind::blocks && !bias.defined()) return block_attention_composite(qkv, a, heads, mask.pattern());
+  return line_attention_composite(qkv, a, heads, mask, bias);
 }
 
 }  // namespace

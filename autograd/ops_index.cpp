@@ -26,6 +26,21 @@ Tensor gather(const Tensor& x, int64_t axis, const Tensor& index) {
 }
 
 namespace {
+// Zeros of x's shape with each slice of g along `axis` added into the slice its index names. Its
+// own rule picks those slices again: dL/dg = index_select(G, axis, index).
+Tensor slices_added(const Tensor& g, const Shape& shape, int64_t axis, const Tensor& index) {
+  core::Tensor out = core::index_add(core::zeros(shape, g.dtype(), g.device()), axis, index.data(), g.data());
+  return record("index_add", {g}, std::move(out), [axis, index](const Tensor& gg, const Needs&) { return Grads{index_select(gg, axis, index)}; });
+}
+}  // namespace
+
+// dL/dx = the slices of g added into the slices they came from    : out's shape -> x's shape
+Tensor index_select(const Tensor& x, int64_t axis, const Tensor& index) {
+  return record("index_select", {x}, core::index_select(x.data(), axis, index.data()),
+                [shape = x.shape(), axis, index](const Tensor& g, const Needs&) { return Grads{slices_added(g, shape, axis, index)}; });
+}
+
+namespace {
 // Zeros [V, D] with each row of g [..., D] added into the row its index names. Its own rule
 // picks those rows again: dL/dg = embedding(G, indices).
 Tensor rows_added(const Tensor& g, const Shape& shape, const Tensor& indices) {

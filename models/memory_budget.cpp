@@ -5,6 +5,7 @@
 #include "core/backend.h"
 #include "core/error.h"
 #include "core/memory.h"
+#include "core/ops.h"
 #include "nn/local.h"
 
 namespace axiom::models {
@@ -41,6 +42,14 @@ nn::LocalCost local_cost(const ImageModelConfig& c) {
 }
 bool local(const ImageModelConfig& c) { return c.attention == Attention::local1d || c.attention == Attention::local2d; }
 
+// Whether `device` runs a raster model's local attention fused (else it is composed from plain ops,
+// which gather each block's keys and values: autograd/ops_attention.cpp).
+bool local_fused(const ImageModelConfig& c, core::Device device) {
+  const auto [rows, columns] = c.local_block();
+  const auto [grid_rows, grid_columns] = c.raster_grid();
+  return core::attention_fused(device, nn::local_mask({.rows = rows, .columns = columns}, grid_rows, grid_columns));
+}
+
 }  // namespace
 
 double raster_scores_per_pixel(const ImageModelConfig& c) {
@@ -55,7 +64,7 @@ double block_parameters(double d, double m) { return 2 * d + (3 * d * d + 3 * d)
 // pass, and the backward pass's own temporaries). The weights are fitted (see the header).
 // With checkpointing, the first `checkpoint_blocks` blocks keep their input alone (d floats), and
 // while the backward pass runs one of them again its activations and temporaries come back.
-double training_floats_per_pixel(const ImageModelConfig& c, int64_t checkpoint_blocks) {
+double training_floats_per_pixel(const ImageModelConfig& c, int64_t checkpoint_blocks, core::Device device) {
   const double d = static_cast<double>(c.features), m = static_cast<double>(c.ff_multiple), heads = static_cast<double>(c.heads);
   double floats = 2 * kValues + 2 * d;  // the logits and their softmax; embeddings, positions, final norm
   const BlockCounts blocks = block_counts(c);
@@ -64,8 +73,11 @@ double training_floats_per_pixel(const ImageModelConfig& c, int64_t checkpoint_b
   // (attention from plain ops, for relative positions, keeps its scores and their softmax: 2.6 times as much, fitted)
   double weights = (c.relative > 0 ? 2.6 : 1.0) * heads *
                    (blocks.rows * static_cast<double>(c.width) + blocks.columns * static_cast<double>(c.height));
-  // (a raster block's scores: local attention's only within each block's memory)
+  // (a raster block's scores: local attention's only within each block's memory; composed, it also
+  // keeps the keys and values it gathers for each block: 2 D floats per gathered key, 2.0 D fitted
+  // with what the backward pass adds)
   if (!c.axial()) weights += heads * raster_blocks(c) * raster_scores_per_pixel(c);
+  if (local(c) && !local_fused(c, device)) weights += 2.0 * d * raster_blocks(c) * local_cost(c).keys_per_position;
   const double n = blocks.total() + raster_blocks(c), recomputed = std::min(static_cast<double>(checkpoint_blocks), n);
   if (n > 0) floats += (n - recomputed) * block_values + recomputed * d + weights * (n - recomputed) / n;
   if (recomputed > 0) floats += 6 * d * m + weights / n;  // one block run again, with its backward's temporaries
@@ -102,10 +114,11 @@ double parameter_count(const ImageModelConfig& c) {
   return count;
 }
 
-MemoryEstimate training_memory(const ImageModelConfig& c, int64_t batch, core::Dtype dtype, int64_t checkpoint_blocks) {
+MemoryEstimate training_memory(const ImageModelConfig& c, int64_t batch, core::Dtype dtype, int64_t checkpoint_blocks,
+                               core::Device device) {
   const double element = static_cast<double>(core::dtype_size(dtype));
   return {.weights = 4 * parameter_count(c) * element,  // parameters, gradients, Adam's m and v
-          .activations = training_floats_per_pixel(c, checkpoint_blocks) * pixels(c) * static_cast<double>(batch) * element};
+          .activations = training_floats_per_pixel(c, checkpoint_blocks, device) * pixels(c) * static_cast<double>(batch) * element};
 }
 
 MemoryEstimate evaluation_memory(const ImageModelConfig& c, int64_t batch) {

@@ -37,9 +37,10 @@ double parameter_count(const ImageModelConfig& c);
 double raster_scores_per_pixel(const ImageModelConfig& c);
 
 // One training step on `batch` images (the batch of one process), with parameters of `dtype`, and
-// the first `checkpoint_blocks` transformer blocks recomputed in backward (ImageModel::set_checkpoint_blocks).
+// the first `checkpoint_blocks` transformer blocks recomputed in backward (ImageModel::set_checkpoint_blocks),
+// on `device` (whose backend may compose local attention instead of fusing it).
 MemoryEstimate training_memory(const ImageModelConfig& c, int64_t batch, core::Dtype dtype = core::Dtype::float32,
-                               int64_t checkpoint_blocks = 0);
+                               int64_t checkpoint_blocks = 0, core::Device device = core::Device::cpu());
 // The exact likelihood of `batch` images at once, without a graph.
 MemoryEstimate evaluation_memory(const ImageModelConfig& c, int64_t batch);
 // Drawing `count` images with sample_fast or sample_naive (their Gumbel noise is drawn a row at a time).

@@ -136,7 +136,8 @@ void bench_train(const Reporter& reporter, const TrainBenchOptions& options, cor
   const std::string ranks = comm.size() > 1 ? std::to_string(comm.size()) + " processes x " : "";
   reporter.note("axiom bench train --config " + options.config + " on " + device.str() + ": " + ranks + std::to_string(core::num_threads()) +
                 " threads, batch " + std::to_string(batch) + ", " + options.matmul + " products, " + std::to_string(options.steps) + " timed steps after 2 warm-up steps");
-  const models::MemoryEstimate estimate = models::training_memory(config, batch / comm.size(), core::Dtype::float32, options.checkpoint_blocks);
+  const models::MemoryEstimate estimate =
+      models::training_memory(config, batch / comm.size(), core::Dtype::float32, options.checkpoint_blocks, device);
   models::check_fits(estimate, "bench", "a training step of " + std::to_string(batch / comm.size()) + " images",
                      "use a smaller --batch or config", comm.local_size(), device);
   core::Generator gen(11);

@@ -10,6 +10,7 @@
 #include "core/cpu/vector_math.h"
 #include "core/ops.h"
 #include "core/parallel.h"
+#include "core/thread_listeners.h"
 
 namespace axiom::core {
 
@@ -23,6 +24,7 @@ namespace cpu {
 CpuBackend::CpuBackend() {
   vec::use_target_from_environment();
   (void)blas_kernels_report();
+  listen_to_thread_count(set_blas_threads);
   (void)num_threads();
 }
 

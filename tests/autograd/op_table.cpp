@@ -181,6 +181,10 @@ void indexing(Table& t) {
   t.add("gather", "axis 0, an index used twice", {x, rows}, [](const In& in) { return gather(in[0], 0, in[1]); });
   t.add("gather", "axis 1", {x, columns}, [](const In& in) { return gather(in[0], 1, in[1]); });
   t.add("gather", "axis -1 of a transposed leaf", {transposed_leaf(36), columns}, [](const In& in) { return gather(in[0], -1, in[1]); });
+  const auto picks = constant(int64s({2, 0, 2, 1, 2}, {5}));  // slice 2 three times
+  t.add("index_select", "axis 0, a slice picked three times", {x, picks}, [](const In& in) { return index_select(in[0], 0, in[1]); });
+  t.add("index_select", "axis -1 of a transposed leaf, through tanh", {transposed_leaf(37), constant(int64s({3, 1, 3}, {3}))},
+        [](const In& in) { return tanh(index_select(in[0], -1, in[1])); });
 
   const auto weight = leaf(uniform64({5, 3}, 90));
   const auto indices = constant(int64s({1, 3, 1, 4, 1, 0}, {2, 3}));  // row 1 three times, row 2 never
