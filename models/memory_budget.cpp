@@ -70,8 +70,9 @@ double training_floats_per_pixel(const ImageModelConfig& c, int64_t checkpoint_b
   const BlockCounts blocks = block_counts(c);
   // each block: its input, the projections and the feed-forward's hidden layer; the attention weights along its line
   const double block_values = 5.5 * d + 1.4 * d * m;
-  // (attention from plain ops, for relative positions, keeps its scores and their softmax: 2.6 times as much, fitted)
-  double weights = (c.relative > 0 ? 2.6 : 1.0) * heads *
+  // (attention composed from plain ops, for relative positions, keeps more along each line, but
+  // not at the step's peak: measured, small-relative's peak is small's)
+  double weights = heads *
                    (blocks.rows * static_cast<double>(c.width) + blocks.columns * static_cast<double>(c.height));
   // (a raster block's scores: local attention's only within each block's memory; composed, it also
   // keeps the keys and values it gathers for each block: 2 D floats per gathered key, 2.0 D fitted
