@@ -6,6 +6,9 @@ namespace axiom::apps {
 
 core::Device device_of(const char* command, const std::string& flag) {
   const core::Device device = core::Device::parse(flag);
+  if (device.type == core::DeviceType::meta) {
+    throw Error(command, "--device meta computes nothing (it is the shape-only device that measures what a model allocates); use cpu or cuda");
+  }
   core::Backend& backend = core::backend(device);
   if (!backend.available()) {
     throw Error(command, "--device ", flag, " cannot run here: ",

@@ -154,7 +154,7 @@ void check_memory(const models::ModelConfig& model, const models::TrainingOption
   const auto* config = std::get_if<models::ImageModelConfig>(&model);
   if (!config) return;
   const int64_t share = o.batch_size / comm.size();  // each process's images of every batch
-  models::check_fits(models::training_memory(*config, share, core::Dtype::float32, checkpoint_blocks, device), "train",
+  models::check_fits(models::training_memory(*config, share, core::Dtype::float32, checkpoint_blocks), "train",
                      "training with " + std::to_string(share) + " images a step" + (comm.size() > 1 ? " in each process" : ""),
                      "use a smaller --batch or config, or --checkpoint-blocks", comm.local_size(), device);
 }

@@ -14,6 +14,7 @@ namespace axiom::core {
 // Defined by core/cpu and by core/cuda (the real backend, or the stub when built without CUDA).
 std::unique_ptr<Backend> make_cpu_backend();
 std::unique_ptr<Backend> make_cuda_backend();
+std::unique_ptr<Backend> make_meta_backend();  // core/meta
 
 namespace {
 using Registry = std::array<std::unique_ptr<Backend>, kNumDeviceTypes>;
@@ -23,6 +24,7 @@ Registry& registry() {
     Registry r;
     r[static_cast<int>(DeviceType::cpu)] = make_cpu_backend();
     r[static_cast<int>(DeviceType::cuda)] = make_cuda_backend();
+    r[static_cast<int>(DeviceType::meta)] = make_meta_backend();
     return r;
   }();
   return backends;

@@ -41,7 +41,8 @@ struct AllocationStats {
   int64_t peak_bytes = 0;
 };
 AllocationStats allocation_stats();
-// Starts peak_bytes again from the bytes alive now (to measure the peak of one piece of work).
+AllocationStats allocation_stats(DeviceType type);  // of one device type's buffers
+// Starts peak_bytes again from the bytes alive now (to measure the peak of one piece of work), on every device.
 void reset_allocation_peak();
 
 }  // namespace axiom::core

@@ -5,7 +5,7 @@
 #include "core/backend.h"
 #include "core/error.h"
 #include "core/memory.h"
-#include "core/ops.h"
+#include "models/cost.h"
 #include "nn/local.h"
 
 namespace axiom::models {
@@ -42,13 +42,6 @@ nn::LocalCost local_cost(const ImageModelConfig& c) {
 }
 bool local(const ImageModelConfig& c) { return c.attention == Attention::local1d || c.attention == Attention::local2d; }
 
-// Whether `device` runs a raster model's local attention fused (else it is composed from plain ops,
-// which gather each block's keys and values: autograd/ops_attention.cpp).
-bool local_fused(const ImageModelConfig& c, core::Device device) {
-  const auto [rows, columns] = c.local_block();
-  const auto [grid_rows, grid_columns] = c.raster_grid();
-  return core::attention_fused(device, nn::local_mask({.rows = rows, .columns = columns}, grid_rows, grid_columns));
-}
 
 }  // namespace
 
@@ -59,33 +52,6 @@ double raster_scores_per_pixel(const ImageModelConfig& c) {
 namespace {
 // A TransformerBlock: LayerNorm + qkv (D -> 3D) + output (D -> D), then LayerNorm + D -> mD -> D.
 double block_parameters(double d, double m) { return 2 * d + (3 * d * d + 3 * d) + (d * d + d) + 2 * d + (d * m * d + m * d) + (m * d * d + d); }
-
-// Floats that a training step keeps per pixel of one image, at its peak (saved for the backward
-// pass, and the backward pass's own temporaries). The weights are fitted (see the header).
-// With checkpointing, the first `checkpoint_blocks` blocks keep their input alone (d floats), and
-// while the backward pass runs one of them again its activations and temporaries come back.
-double training_floats_per_pixel(const ImageModelConfig& c, int64_t checkpoint_blocks, core::Device device) {
-  const double d = static_cast<double>(c.features), m = static_cast<double>(c.ff_multiple), heads = static_cast<double>(c.heads);
-  double floats = 2 * kValues + 2 * d;  // the logits and their softmax; embeddings, positions, final norm
-  const BlockCounts blocks = block_counts(c);
-  // each block: its input, the projections and the feed-forward's hidden layer; the attention weights along its line
-  const double block_values = 5.5 * d + 1.4 * d * m;
-  // (attention composed from plain ops, for relative positions, keeps more along each line, but
-  // not at the step's peak: measured, small-relative's peak is small's)
-  double weights = heads *
-                   (blocks.rows * static_cast<double>(c.width) + blocks.columns * static_cast<double>(c.height));
-  // (a raster block's scores: local attention's only within each block's memory; composed, it also
-  // keeps the keys and values it gathers for each block: 2 D floats per gathered key, 2.0 D fitted
-  // with what the backward pass adds)
-  if (!c.axial()) weights += heads * raster_blocks(c) * raster_scores_per_pixel(c);
-  if (local(c) && !local_fused(c, device)) weights += 2.0 * d * raster_blocks(c) * local_cost(c).keys_per_position;
-  const double n = blocks.total() + raster_blocks(c), recomputed = std::min(static_cast<double>(checkpoint_blocks), n);
-  if (n > 0) floats += (n - recomputed) * block_values + recomputed * d + weights * (n - recomputed) / n;
-  if (recomputed > 0) floats += 6 * d * m + weights / n;  // one block run again, with its backward's temporaries
-  if (c.channels > 1) floats += 2 * static_cast<double>(c.channels) * d;  // every channel's embedding
-  if (c.inner == Inner::lstm) floats += 9 * d;  // the LSTM's gates at every step
-  return floats;
-}
 
 // Without a graph only a few tensors live at once: the widest of them decide the peak.
 // (Attention from plain ops, for relative positions, adds its scores along the longer line: about
@@ -115,11 +81,23 @@ double parameter_count(const ImageModelConfig& c) {
   return count;
 }
 
-MemoryEstimate training_memory(const ImageModelConfig& c, int64_t batch, core::Dtype dtype, int64_t checkpoint_blocks,
-                               core::Device device) {
+// Measured, not fitted: the step run on the shape-only device (models/cost.h) at the batch itself,
+// or for a batch over 64 at 32 and 64 images, every tensor's size linear in the batch from there
+// (where the peak falls can move at small batches, not at large ones); or making the model, if that
+// takes more. A model whose weights alone exceed the
+// machine is not built to be measured: its weights already refuse it.
+MemoryEstimate training_memory(const ImageModelConfig& c, int64_t batch, core::Dtype dtype, int64_t checkpoint_blocks) {
   const double element = static_cast<double>(core::dtype_size(dtype));
-  return {.weights = 4 * parameter_count(c) * element,  // parameters, gradients, Adam's m and v
-          .activations = training_floats_per_pixel(c, checkpoint_blocks, device) * pixels(c) * static_cast<double>(batch) * element};
+  const double weights = 4 * parameter_count(c) * element;  // parameters, gradients, Adam's m and v
+  if (weights > static_cast<double>(core::machine_memory().total)) return {.weights = weights, .activations = 0};
+  constexpr int64_t kMeasured = 64;  // batches up to this are measured as they are; larger ones from 32 and 64
+  const TrainingCost at = measured_training_cost(c, std::min(batch, kMeasured), checkpoint_blocks, dtype);
+  double step = at.step_bytes;
+  if (batch > kMeasured) {
+    const double half = measured_training_cost(c, kMeasured / 2, checkpoint_blocks, dtype).step_bytes;
+    step += static_cast<double>(batch - kMeasured) * (at.step_bytes - half) / (kMeasured / 2);
+  }
+  return {.weights = weights, .activations = std::max(at.making_bytes, step) - weights};
 }
 
 MemoryEstimate evaluation_memory(const ImageModelConfig& c, int64_t batch) {

@@ -6,11 +6,12 @@
 //   const models::MemoryEstimate need = models::training_memory(config, /*batch=*/32);
 //   models::check_fits(need, "train", "training with 32 images a step", "use a smaller --batch");
 //
-// The activation figures are per pixel of each image, a sum over the model's pieces, with weights
-// fitted to the peak bytes that core::allocation_stats measured on 17 configs (one training step,
-// one evaluation, one sampling run; training refitted on the test's 7 configs when the blocks'
-// fused ops and the engine stopped keeping values that no backward rule needs); tests/models/test_memory_budget.cpp checks them against fresh
-// measurements. They describe the CPU backend's float32 tensors; other devices are similar.
+// A training step is measured: the model runs it on the shape-only device (models/cost.h, core/meta),
+// which allocates nothing and counts every tensor, so a new layer needs no memory code. Evaluation
+// and sampling are still formulas per pixel of each image, with weights fitted to the peak bytes
+// that core::allocation_stats measured on 17 configs; tests/models/test_memory_budget.cpp checks
+// them against fresh measurements. They describe the CPU backend's float32 tensors; other devices
+// are similar (a GPU composes local attention from plain ops, which keeps more).
 #pragma once
 
 #include <cstdint>
@@ -37,10 +38,10 @@ double parameter_count(const ImageModelConfig& c);
 double raster_scores_per_pixel(const ImageModelConfig& c);
 
 // One training step on `batch` images (the batch of one process), with parameters of `dtype`, and
-// the first `checkpoint_blocks` transformer blocks recomputed in backward (ImageModel::set_checkpoint_blocks),
-// on `device` (whose backend may compose local attention instead of fusing it).
+// the first `checkpoint_blocks` transformer blocks recomputed in backward (ImageModel::set_checkpoint_blocks):
+// measured by running the step on the shape-only device (models/cost.h), as the CPU runs it.
 MemoryEstimate training_memory(const ImageModelConfig& c, int64_t batch, core::Dtype dtype = core::Dtype::float32,
-                               int64_t checkpoint_blocks = 0, core::Device device = core::Device::cpu());
+                               int64_t checkpoint_blocks = 0);
 // The exact likelihood of `batch` images at once, without a graph.
 MemoryEstimate evaluation_memory(const ImageModelConfig& c, int64_t batch);
 // Drawing `count` images with sample_fast or sample_naive (their Gumbel noise is drawn a row at a time).

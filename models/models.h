@@ -4,6 +4,7 @@
 #include "axial_transformer.h"
 #include "classifiers.h"
 #include "config.h"
+#include "cost.h"
 #include "image_model.h"
 #include "learner.h"
 #include "memory_budget.h"

@@ -32,7 +32,7 @@ std::string describe(const NamedParameters& parameters) {
 struct GradientAverager::Bucket {
   std::vector<size_t> members;  // indices into parameters_, in the order they sit in `flat`
   std::vector<int64_t> offsets;  // where each member starts in `flat`
-  core::Tensor flat;             // [elements] on the CPU, the members' dtype
+  core::Tensor flat;             // [elements] on the CPU, the members' dtype (none in a process alone: nothing to send)
   size_t ready = 0;              // members whose gradient is complete in this pass
   std::unique_ptr<core::PendingCollective> pending;  // the allreduce under way, if started
   bool finished = false;         // allreduce done in this pass
@@ -47,7 +47,7 @@ GradientAverager::GradientAverager(NamedParameters parameters, core::Communicato
   int64_t elements = 0;
   auto close = [&] {
     if (!bucket) return;
-    bucket->flat = core::zeros({elements}, parameters_[bucket->members[0]].second.dtype());
+    if (comm_.size() > 1) bucket->flat = core::zeros({elements}, parameters_[bucket->members[0]].second.dtype());
     buckets_.push_back(std::move(bucket));
     elements = 0;
   };

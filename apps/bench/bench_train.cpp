@@ -136,8 +136,7 @@ void bench_train(const Reporter& reporter, const TrainBenchOptions& options, cor
   const std::string ranks = comm.size() > 1 ? std::to_string(comm.size()) + " processes x " : "";
   reporter.note("axiom bench train --config " + options.config + " on " + device.str() + ": " + ranks + std::to_string(core::num_threads()) +
                 " threads, batch " + std::to_string(batch) + ", " + options.matmul + " products, " + std::to_string(options.steps) + " timed steps after 2 warm-up steps");
-  const models::MemoryEstimate estimate =
-      models::training_memory(config, batch / comm.size(), core::Dtype::float32, options.checkpoint_blocks, device);
+  const models::MemoryEstimate estimate = models::training_memory(config, batch / comm.size(), core::Dtype::float32, options.checkpoint_blocks);
   models::check_fits(estimate, "bench", "a training step of " + std::to_string(batch / comm.size()) + " images",
                      "use a smaller --batch or config", comm.local_size(), device);
   core::Generator gen(11);
@@ -172,7 +171,7 @@ void bench_train(const Reporter& reporter, const TrainBenchOptions& options, cor
   figure("images_per_second", "img/s", static_cast<double>(batch) / step_seconds);
   figure("peak_memory", "MiB", peak / (1 << 20));
   figure("peak_tensor_memory", "MiB", peak_tensors / (1 << 20));
-  figure("estimated_tensor_memory", "MiB", estimate.total() / (1 << 20));  // models/memory_budget.h, before the step
+  figure("estimated_tensor_memory", "MiB", estimate.total() / (1 << 20));  // models/memory_budget.h: measured on meta, before the step
   const MemoryBreakdown split = memory_breakdown(trainer);
   figure("parameter_memory", "MiB", split.parameters / (1 << 20));
   figure("optimizer_state_memory", "MiB", split.optimizer_state / (1 << 20));

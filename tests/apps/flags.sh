@@ -38,6 +38,8 @@ refused "[train] a linear schedule decays after the warmup: steps (50) must be g
 refused "[train] --matmul bfloat16 runs on the CPU only, not on --device cuda" train $out --matmul bfloat16 --device cuda
 refused "[train] --matmul tf32 runs on a CUDA device only, not on --device cpu" train $out --matmul tf32
 refused "[bench] --matmul tf32 runs on a CUDA device only, not on --device cpu" bench train --matmul tf32
+refused "[train] --device meta computes nothing" train $out --device meta
+refused "[bench] --device meta computes nothing" bench sample --device meta
 refused "--limit: '-1' is outside the accepted range [0, 1000000000000]" eval --checkpoint "$work/run" --limit -1
 refused "--temperature: '0' is outside the accepted range [0.001, 1000]" sample --checkpoint "$work/run" --temperature 0
 refused "--n: '100000000' is outside the accepted range [1, 1048576]" sample --checkpoint "$work/run" --n 100000000

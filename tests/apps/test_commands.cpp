@@ -299,7 +299,7 @@ TEST_CASE("a run's file names holding something axiom did not write there: an Er
 
 TEST_CASE("--device names a usable device or is an error before anything runs") {
   CHECK(apps::device_of("train", "cpu") == core::Device::cpu());
-  CHECK(test::error_message([] { apps::device_of("train", "gpu"); }) == "[device] unknown device 'gpu' (cpu, cuda or cuda:N)");
+  CHECK(test::error_message([] { apps::device_of("train", "gpu"); }) == "[device] unknown device 'gpu' (cpu, cuda, cuda:N or meta)");
   if (core::backend(core::Device::cuda()).available()) {
     CHECK(apps::device_of("sample", "cuda") == core::Device::cuda());
   } else {

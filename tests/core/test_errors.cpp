@@ -91,7 +91,7 @@ TEST_CASE("without CUDA, a CUDA tensor is a clear error") {
   CHECK(Device::cpu().str() == "cpu");
   CHECK(Device::parse("cuda:0") == Device::cuda());
   CHECK(Device::parse("cpu") == Device::cpu());
-  check_error([] { (void)Device::parse("gpu"); }, {"[device] unknown device 'gpu' (cpu, cuda or cuda:N)"});
+  check_error([] { (void)Device::parse("gpu"); }, {"[device] unknown device 'gpu' (cpu, cuda, cuda:N or meta)"});
   check_error([] { (void)Device::parse("cuda:x"); }, {"unknown device 'cuda:x'"});
 }
 
