@@ -3,7 +3,7 @@
 // and the machine's memory, not in std::bad_alloc (or the kernel's out-of-memory killer) halfway
 // through building the model.
 //
-//   const models::MemoryEstimate need = models::training_memory(config, /*batch=*/32);
+//   const models::MemoryEstimate need = models::training_memory(config, /*batch=*/32);  // measured on meta
 //   models::check_fits(need, "train", "training with 32 images a step", "use a smaller --batch");
 //
 // A training step is measured: the model runs it on the shape-only device (models/cost.h, core/meta),
