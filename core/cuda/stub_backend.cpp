@@ -33,8 +33,8 @@ class CudaStub : public Backend {
   }
   void softmax(const Tensor&, int, bool, const Tensor&) override { unavailable("softmax"); }
   void matmul(const Tensor&, const Tensor&, const Tensor&, bool) override { unavailable("matmul"); }
-  void attention(const Tensor&, int, int64_t, bool, const Tensor&, const Tensor&) override { unavailable("attention"); }
-  void attention_backward(const Tensor&, const Tensor&, const Tensor&, int, int64_t, const Tensor&) override {
+  void attention(const Tensor&, int, int64_t, const AttentionMask&, const Tensor&, const Tensor&) override { unavailable("attention"); }
+  void attention_backward(const Tensor&, const Tensor&, const Tensor&, int, int64_t, const AttentionMask&, const Tensor&) override {
     unavailable("attention_backward");
   }
   void layer_norm(const Tensor&, const Tensor&, const Tensor&, double, const Tensor&, const Tensor&,
