@@ -355,7 +355,8 @@ int train(const TrainCommand& command) {
   return train_run(command, {.command = "train",
                              .classifier = false,
                              .config = [&] { return models::ModelConfig(models::load_config(command.config)); },
-                             .config_given = command.was_given("--config")});
+                             .config_given = command.was_given("--config"),
+                             .after = {}});
 }
 
 int train_run(const TrainCommand& command, const RunRequest& request) {

@@ -34,11 +34,12 @@ double raster_blocks(const ImageModelConfig& c) { return c.axial() ? 0 : static_
 
 double pixels(const ImageModelConfig& c) { return static_cast<double>(c.height) * static_cast<double>(c.width); }
 
-// What a raster block's local attention computes per pixel (nn/local.h).
-nn::LocalCost local_cost(const ImageModelConfig& c) {
+// The scores a raster block's local attention keeps per pixel: its mask's [blocks, P, M], padding included (nn/local.h).
+double local_scores_per_pixel(const ImageModelConfig& c) {
   const auto [rows, columns] = c.local_block();
   const auto [grid_rows, grid_columns] = c.raster_grid();
-  return nn::local_cost({.rows = rows, .columns = columns}, grid_rows, grid_columns);
+  const core::BlockPattern& b = nn::local_mask({.rows = rows, .columns = columns}, grid_rows, grid_columns).pattern();
+  return static_cast<double>(b.blocks() * b.block_queries * b.block_keys) / pixels(c);
 }
 bool local(const ImageModelConfig& c) { return c.attention == Attention::local1d || c.attention == Attention::local2d; }
 
@@ -46,7 +47,7 @@ bool local(const ImageModelConfig& c) { return c.attention == Attention::local1d
 }  // namespace
 
 double raster_scores_per_pixel(const ImageModelConfig& c) {
-  return c.attention == Attention::full ? pixels(c) : local_cost(c).scores_per_position;
+  return c.attention == Attention::full ? pixels(c) : local_scores_per_pixel(c);
 }
 
 namespace {

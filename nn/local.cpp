@@ -53,7 +53,7 @@ struct BlockGrid {
   core::BlockPattern pattern() const {
     const std::vector<Offset> offsets = memory();
     const int64_t p = block_size(), m = static_cast<int64_t>(offsets.size()) * p;
-    core::BlockPattern b{.length = rows * columns, .block_queries = p, .block_keys = m};
+    core::BlockPattern b{.length = rows * columns, .block_queries = p, .block_keys = m, .queries = {}, .keys = {}, .visible = {}};
     for (int64_t bi = 0; bi < block_rows; ++bi) {
       for (int64_t bj = 0; bj < block_columns; ++bj) {
         const size_t first_key = b.keys.size();
@@ -85,13 +85,6 @@ bool local_sees(const LocalBlocks& blocks, int64_t i, int64_t j, int64_t r, int6
   return not_after && (up == 0 || up == 1) && across >= -1 && across <= 1;
 }
 
-LocalCost local_cost(const LocalBlocks& blocks, int64_t grid_rows, int64_t grid_columns) {
-  const BlockGrid grid(blocks, grid_rows, grid_columns);
-  const double padded = static_cast<double>(grid.block_rows * grid.block_columns * grid.block_size());
-  const double keys = padded * static_cast<double>(grid.memory().size()) / (static_cast<double>(grid_rows) * static_cast<double>(grid_columns));
-  return {.keys_per_position = keys, .scores_per_position = keys * static_cast<double>(grid.block_size())};
-}
-
 int64_t local_first_visible(const LocalBlocks& blocks, int64_t columns_of_grid, int64_t t) {
   const int64_t i = t / columns_of_grid, j = t % columns_of_grid;
   const int64_t first_row = std::max<int64_t>(i / blocks.rows - 1, 0) * blocks.rows;
@@ -104,6 +97,13 @@ core::AttentionMask local_mask(const LocalBlocks& blocks, int64_t grid_rows, int
     throw Error("local_mask", "blocks and the grid must be at least 1 x 1, got blocks ", blocks.rows, " x ", blocks.columns,
                 " on a grid ", grid_rows, " x ", grid_columns);
   }
+  const BlockGrid grid(blocks, grid_rows, grid_columns);  // its table: [blocks, P, K P] flags
+  const double entries = static_cast<double>(grid.block_rows) * static_cast<double>(grid.block_columns) *
+                         static_cast<double>(grid.block_size()) * static_cast<double>(grid.block_size() * grid.memory().size());
+  if (entries > kMaxMaskEntries) {
+    throw Error("local_mask", "blocks of ", blocks.rows, " x ", blocks.columns, " on a grid ", grid_rows, " x ", grid_columns,
+                " make a mask of ", entries, " entries, over the ", kMaxMaskEntries, " it may have");
+  }
   // Made once per shape (every layer of a model and every step share it).
   static std::mutex guard;
   static std::map<std::array<int64_t, 4>, core::AttentionMask> made;
@@ -111,7 +111,7 @@ core::AttentionMask local_mask(const LocalBlocks& blocks, int64_t grid_rows, int
   const std::lock_guard<std::mutex> lock(guard);
   auto found = made.find(key);
   if (found == made.end()) {
-    found = made.emplace(key, core::AttentionMask::blocks(BlockGrid(blocks, grid_rows, grid_columns).pattern(), "local_mask")).first;
+    found = made.emplace(key, core::AttentionMask::blocks(grid.pattern(), "local_mask")).first;
   }
   return found->second;
 }

@@ -40,17 +40,10 @@ bool local_sees(const LocalBlocks& blocks, int64_t i, int64_t j, int64_t r, int6
 // line of its R*C positions in raster order: a block pattern (core/attention_mask.h) whose query
 // blocks are the grid's blocks and whose memories are their neighbourhoods, so that the fused
 // kernel computes [P, K P] scores per block (K <= 6 memory blocks) instead of [R C, R C]. Blocks
-// larger than the grid are cut to it. Made once per shape and shared.
+// larger than the grid are cut to it. Made once per shape and shared. An Error for a mask of over
+// kMaxMaskEntries flags (a grid of millions of positions).
+inline constexpr double kMaxMaskEntries = double(int64_t{1} << 28);
 core::AttentionMask local_mask(const LocalBlocks& blocks, int64_t grid_rows, int64_t grid_columns);
-
-// What local attention computes per position of a grid [R, C] (for a memory budget), the blocks'
-// padding included: the keys it gathers for each block's memory (K blocks), and the scores, rows x
-// columns times as many (blocks larger than the grid cut to it, as local_mask cuts them).
-struct LocalCost {
-  double keys_per_position = 0;
-  double scores_per_position = 0;
-};
-LocalCost local_cost(const LocalBlocks& blocks, int64_t grid_rows, int64_t grid_columns);
 
 // The first raster position that a query at raster position t of a grid `columns_of_grid` wide can
 // see: the positions it attends to lie in [first, t] (a sampler's step narrows its cache to them).

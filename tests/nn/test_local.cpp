@@ -196,4 +196,5 @@ TEST_CASE("local attention refuses unmasked or relative layers, another axis, a 
   CHECK_THROWS_WITH_AS(local.forward_step(Tensor(core::randn({2, 8}, gen)), lineless), doctest::Contains("width"), Error);
   CHECK_THROWS_WITH_AS(nn::local_mask({.rows = 1, .columns = 0}, 3, 3), doctest::Contains("[local_mask] blocks and the grid"), Error);
   CHECK_THROWS_WITH_AS(nn::local_mask(blocks, 0, 3), doctest::Contains("grid 0 x 3"), Error);
+  CHECK_THROWS_WITH_AS(nn::local_mask({.rows = 7, .columns = 7}, 65536, 65536), doctest::Contains("it may have"), Error);
 }
