@@ -81,10 +81,8 @@ int evaluate(const EvalCommand& c) {
   std::string name;
   const data::TensorDataset examples = examples_of(c, config, name);
   const int64_t n = examples.columns[0].size(0), batch = std::min(c.batch_size, n);
-  if (const auto* image = std::get_if<models::ImageModelConfig>(&config)) {
-    models::check_fits(models::evaluation_memory(*image, batch), "eval", "evaluating " + std::to_string(batch) + " images at a time",
-                       "use a smaller --batch", core::world().local_size(), device);
-  }
+  models::check_fits(models::evaluation_memory(config, batch, {.device = device}), "eval",
+                     "evaluating " + std::to_string(batch) + " images at a time", "use a smaller --batch", core::world().local_size(), device);
 
   core::Communicator& comm = core::world();
   StatusLine line(comm.rank() == 0);

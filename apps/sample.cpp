@@ -55,7 +55,8 @@ int sample(const SampleCommand& c) {
   const core::Device device = device_of("sample", c.device);
   const std::unique_ptr<models::ImageModel> model = models::load_model(c.checkpoint);
   model->to(device);
-  models::check_fits(models::sampling_memory(model->config(), c.count), "sample", "drawing " + std::to_string(c.count) + " images",
+  models::check_fits(models::sampling_memory(model->config(), c.count, c.method == "fast" ? models::Sampler::fast : models::Sampler::naive,
+                                                {.device = device}), "sample", "drawing " + std::to_string(c.count) + " images",
                      "draw fewer at a time (--n) and run sample again with another --seed", 1, device);
   std::fprintf(stderr, "axiom: sampling %lld images (%s sampler, temperature %g, seed %llu)...\n", static_cast<long long>(c.count),
                c.method.c_str(), c.temperature, static_cast<unsigned long long>(c.seed));

@@ -146,15 +146,12 @@ models::Placement placement_of(const TrainCommand& c, const char* op, core::Comm
   return {.device = device_of(op, c.device), .communicator = &comm, .checkpoint_blocks = c.checkpoint_blocks};
 }
 
-// Refuses, before anything is allocated, a run whose training step cannot fit in this machine's
-// memory. Only an image model has an estimate (models/memory_budget.h); a classifier's run is not
-// checked yet.
+// Refuses, before anything is allocated, a run whose training step cannot fit in the device's
+// memory (models/memory_budget.h: the step measured on the shape-only device).
 void check_memory(const models::ModelConfig& model, const models::TrainingOptions& o, int64_t checkpoint_blocks,
                   core::Device device, core::Communicator& comm) {
-  const auto* config = std::get_if<models::ImageModelConfig>(&model);
-  if (!config) return;
   const int64_t share = o.batch_size / comm.size();  // each process's images of every batch
-  models::check_fits(models::training_memory(*config, share, core::Dtype::float32, checkpoint_blocks), "train",
+  models::check_fits(models::training_memory(model, share, {.device = device, .checkpoint_blocks = checkpoint_blocks}), "train",
                      "training with " + std::to_string(share) + " images a step" + (comm.size() > 1 ? " in each process" : ""),
                      "use a smaller --batch or config, or --checkpoint-blocks", comm.local_size(), device);
 }

@@ -11,5 +11,6 @@
 #include "parallel.h"
 #include "random.h"
 #include "io/safetensors.h"
+#include "meta/meta.h"
 #include "shape.h"
 #include "tensor.h"

@@ -250,10 +250,8 @@ namespace {
 
 // The model that `file` describes, with its weights, in eval mode.
 std::unique_ptr<Learner> made_and_loaded(const ModelFile& file, const std::string& path) {
-  if (const auto* image = std::get_if<ImageModelConfig>(&file.config)) {
-    check_fits({.weights = parameter_count(*image) * 4}, "checkpoint", "the model of '" + path + "'",
-               "its config asks for more than this machine has");
-  }
+  const double weights = static_cast<double>(measured_parameter_count(file.config)) * 4;  // float32
+  check_fits({.weights = weights}, "checkpoint", "the model of '" + path + "'", "its config asks for more than this machine has");
   // The generator only fills the weights that load() replaces; the model keeps a pointer to it
   // for dropout, which is off in eval mode. The process-wide generator outlives every model.
   std::unique_ptr<Learner> model = make_model(file.config, core::default_generator());

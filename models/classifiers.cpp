@@ -3,6 +3,7 @@
 #include <array>
 
 #include "autograd/factory.h"
+#include "nn/init.h"
 #include "core/error.h"
 #include "core/io/json.h"
 #include "models/config.h"
@@ -122,8 +123,8 @@ VisionTransformer::VisionTransformer(int64_t height, int64_t width, const Vision
   }
   const int64_t tokens = (height / o.patch) * (width / o.patch) + 1;  // the patches and the class token
   embed_ = register_module("embed", std::make_shared<nn::Dense>(o.patch * o.patch, o.features, gen));
-  class_token_ = register_parameter("class_token", axiom::normal({1, 1, o.features}, 0, 0.02, gen));
-  positions_ = register_parameter("positions", axiom::normal({tokens, o.features}, 0, 0.02, gen));
+  class_token_ = register_parameter("class_token", nn::init::normal({1, 1, o.features}, 0, 0.02, gen));
+  positions_ = register_parameter("positions", nn::init::normal({tokens, o.features}, 0, 0.02, gen));
   blocks_ = register_module("blocks", std::make_shared<nn::ModuleList<nn::TransformerBlock>>());
   for (int64_t i = 0; i < o.layers; ++i) {
     blocks_->push_back(std::make_shared<nn::TransformerBlock>(o.features, /*axis=*/1, gen,

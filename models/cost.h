@@ -1,9 +1,12 @@
-// What a model costs, measured by the model itself: one training step run on the shape-only device
-// (core/meta), where every op sizes its output and computes nothing, while core counts the bytes
-// of every tensor (core::allocation_stats). No formula of the architecture: a new layer is
-// measured as soon as it exists.
+// What a model costs, measured by the model itself: it is made on the shape-only device (core/meta;
+// its parameters through nn/init.h, so nothing is drawn) and runs the work there, where every op
+// checks and sizes its output and computes nothing, while core counts the bytes of every tensor
+// (core::allocation_stats) and the arithmetic of the products (core::meta_flops). No formula of
+// the architecture: a new layer is measured as soon as it exists.
 //
-//   const double bytes = models::measured_training_cost(models::preset("small"), 32).peak_bytes();
+//   const models::Cost step = models::measured_training_cost(models::preset("small"), 32);
+//   step.peak_bytes;  // what a training step of 32 images holds at its peak, weights included
+//   step.flops;       // what it computes
 #pragma once
 
 #include <cstdint>
@@ -13,20 +16,39 @@
 
 namespace axiom::models {
 
-struct TrainingCost {
-  double making_bytes = 0;  // the most bytes alive at once while the model is made (on the CPU: its initial draws)
-  double step_bytes = 0;    // ... during a training step: parameters, gradients, Adam's moments, activations
-  double peak_bytes() const { return making_bytes > step_bytes ? making_bytes : step_bytes; }
+struct Cost {
+  double parameter_bytes = 0;  // the model's parameters
+  double peak_bytes = 0;       // the most bytes alive at once during the work, parameters included
+  double flops = 0;            // the work's products and attention (core/meta/meta.h counts them)
 };
-// What training `config` costs on `batch` rows of `examples` (only their shapes and dtypes matter),
-// with the first `checkpoint_blocks` blocks recomputed in backward. The model is made on the CPU as
-// a Trainer makes it, then moved to the meta device, where the step runs twice: the first makes the
-// optimizer's moments, the second is measured. What the CPU allocates for the same work (a test
-// holds the two within 0.1%).
-TrainingCost measured_training_cost(const ModelConfig& config, const data::TensorDataset& examples, int64_t batch,
-                                    int64_t checkpoint_blocks = 0, Dtype dtype = Dtype::float32);
-// The same for an image model, on images of its config's shape.
-TrainingCost measured_training_cost(const ImageModelConfig& config, int64_t batch, int64_t checkpoint_blocks = 0,
-                                    Dtype dtype = Dtype::float32);
+
+// How the measured run is set up: the device it stands for (meta fuses attention where that
+// device's backend does: core::MetaStandsFor), the parameters' dtype, and, for training, the first
+// `checkpoint_blocks` blocks recomputed in backward (Learner::set_checkpoint_blocks).
+struct Measuring {
+  Device device = Device::cpu();
+  Dtype dtype = Dtype::float32;
+  int64_t checkpoint_blocks = 0;
+};
+
+// How many numbers the model holds: the model made on meta, its parameters counted.
+int64_t measured_parameter_count(const ModelConfig& config);
+
+// Examples of the shape and dtype a model's batch columns have (zeros): n images of the config's
+// shape; a classifier's images and labels; a translator's sources and targets.
+data::TensorDataset examples_shaped_for(const ModelConfig& config, int64_t n);
+
+// One training step on `batch` examples: a Trainer on meta steps twice (the first step makes the
+// optimizer's moments) and the second step is measured. What the CPU allocates for the same step
+// (a test holds the two within 0.1%).
+Cost measured_training_cost(const ModelConfig& config, int64_t batch, const Measuring& how = {});
+// Scoring `batch` examples without a graph, in eval mode (Learner::batch_score).
+Cost measured_evaluation_cost(const ModelConfig& config, int64_t batch, const Measuring& how = {});
+
+enum class Sampler { fast, naive };  // models/sampler.h: sample_fast, sample_naive
+// Drawing `count` images with `sampler`. Its Gumbel noise is drawn on the CPU whatever the device:
+// the peak is the meta device's plus the CPU's (a little more than one device holding both, whose
+// peaks need not meet).
+Cost measured_sampling_cost(const ImageModelConfig& config, int64_t count, Sampler sampler, const Measuring& how = {});
 
 }  // namespace axiom::models

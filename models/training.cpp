@@ -130,12 +130,22 @@ TrainingOptions training_options_from_json(const std::string& text, const std::s
 
 // --- Trainer ----------------------------------------------------------------------------------------
 
+namespace {
+// The model, drawn on the CPU (the same first weights on every device); for the shape-only device,
+// made there: nothing drawn (nn/init.h).
+std::unique_ptr<Learner> model_for(const ModelConfig& config, Generator& gen, Device device) {
+  if (device.type != DeviceType::meta) return make_model(config, gen);
+  nn::init::MadeOn meta(device);
+  return make_model(config, gen);
+}
+}  // namespace
+
 Trainer::Trainer(const ModelConfig& config, const TrainingOptions& options, data::TensorDataset examples,
                  const Placement& placement)
     : config_(config),
       options_(validated(options)),
       gen_(options_.seed),
-      model_(make_model(config_, gen_)),
+      model_(model_for(config_, gen_, placement.device)),
       schedule_(schedule_of(options_)),
       loader_(checked_examples(config_, *model_, std::move(examples)),
               {.batch_size = options_.batch_size, .shuffle = true, .drop_last = true,

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "autograd/factory.h"
+#include "nn/init.h"
 #include "core/error.h"
 #include "core/io/json.h"
 #include "models/config.h"
@@ -202,7 +203,7 @@ Tensor FeedForward::forward(const Tensor& x) const { return add(x, down_->forwar
 TransformerTranslator::TransformerTranslator(const TranslatorConfig& c, Generator& gen) : Translator(c) {
   const int64_t d = c.features;
   embed_ = register_module("embed", std::make_shared<nn::Embedding>(c.vocabulary, d, gen));
-  positions_ = register_parameter("positions", axiom::normal({std::max(c.source_length, c.target_length), d}, 0, 0.1, gen));
+  positions_ = register_parameter("positions", nn::init::normal({std::max(c.source_length, c.target_length), d}, 0, 0.1, gen));
   for (int64_t i = 0; i < c.layers; ++i) {
     const std::string n = std::to_string(i);
     encoder_.push_back({register_module("encoder_norm" + n, std::make_shared<nn::LayerNorm>(d)),

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "autograd/factory.h"
+#include "nn/init.h"
 #include "core/error.h"
 #include "core/factory.h"
 #include "core/ops.h"
@@ -31,7 +32,7 @@ AxialAttention::AxialAttention(int64_t features, int64_t heads, int64_t axis, Ge
   out = register_module("out", std::make_shared<Dense>(features, features, gen,
                                                        DenseOptions{.init_scale = options.output_init_scale, .init = options.init}));
   if (options.relative_distance > 0) {  // N(0, 1): q . E starts at the scale of q . k
-    relative = register_parameter("relative", axiom::normal({2 * options.relative_distance + 1, features / heads}, 0, 1, gen));
+    relative = register_parameter("relative", init::normal({2 * options.relative_distance + 1, features / heads}, 0, 1, gen));
   }
 }
 

@@ -6,6 +6,7 @@
 #include "core/factory.h"
 #include "core/ops.h"
 #include "autograd/factory.h"
+#include "nn/init.h"
 
 namespace axiom::nn {
 
@@ -21,11 +22,11 @@ Dense::Dense(int64_t in, int64_t out, Generator& gen, DenseOptions options) {
   const double s = options.init_scale / std::sqrt(static_cast<double>(in));
   const bool normal = options.init == DenseInit::normal;
   auto draw = [&](const core::Shape& shape) {
-    if (s == 0) return axiom::zeros(shape);
-    return normal ? axiom::normal(shape, 0, s, gen) : axiom::uniform(shape, -s, s, gen);
+    if (s == 0) return init::constant(shape, 0);
+    return normal ? init::normal(shape, 0, s, gen) : init::uniform(shape, -s, s, gen);
   };
   weight = register_parameter("weight", draw({in, out}));
-  if (options.bias) bias = register_parameter("bias", normal ? axiom::zeros({out}) : draw({out}));
+  if (options.bias) bias = register_parameter("bias", normal ? init::constant({out}, 0) : draw({out}));
 }
 
 // [..., in] @ [in, out] + [out] -> [..., out]
@@ -38,8 +39,8 @@ Tensor Dense::forward(const Tensor& x) const {
 
 LayerNorm::LayerNorm(int64_t features, double eps) : eps(eps) {
   check_positive("LayerNorm", "features", features);
-  weight = register_parameter("weight", axiom::ones({features}));
-  bias = register_parameter("bias", axiom::zeros({features}));
+  weight = register_parameter("weight", init::constant({features}, 1));
+  bias = register_parameter("bias", init::constant({features}, 0));
 }
 
 Tensor LayerNorm::forward(const Tensor& x) const { return layer_norm(x, weight, bias, eps); }
@@ -47,7 +48,7 @@ Tensor LayerNorm::forward(const Tensor& x) const { return layer_norm(x, weight, 
 Embedding::Embedding(int64_t count, int64_t features, Generator& gen, double init_std) {
   check_positive("Embedding", "count", count);
   check_positive("Embedding", "features", features);
-  weight = register_parameter("weight", axiom::normal({count, features}, 0, init_std, gen));
+  weight = register_parameter("weight", init::normal({count, features}, 0, init_std, gen));
 }
 
 Tensor Embedding::forward(const Tensor& indices) const { return embedding(weight, indices); }

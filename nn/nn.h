@@ -4,6 +4,7 @@
 #include "attention.h"
 #include "blocks.h"
 #include "gru.h"
+#include "init.h"
 #include "layers.h"
 #include "local.h"
 #include "lstm.h"

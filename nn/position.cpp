@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "core/factory.h"
 #include "autograd/factory.h"
+#include "nn/init.h"
 
 namespace axiom::nn {
 
@@ -17,7 +18,7 @@ FactorizedPositionEmbedding::FactorizedPositionEmbedding(const Shape& sizes, int
   }
   for (size_t k = 0; k < sizes.size(); ++k) {
     if (sizes[k] <= 0) throw Error("FactorizedPositionEmbedding", "axis sizes must be positive, got ", sizes);
-    tables.push_back(register_parameter("axis_" + std::to_string(k + 1), axiom::normal({sizes[k], features}, 0, init_std, gen)));
+    tables.push_back(register_parameter("axis_" + std::to_string(k + 1), init::normal({sizes[k], features}, 0, init_std, gen)));
   }
 }
 

@@ -23,7 +23,8 @@ void bench_sample(const Reporter& reporter, const SampleBenchOptions& options) {
   const core::Device device = apps::device_of("bench", options.device);
   const std::string& config_name = options.config;
   const models::ImageModelConfig config = models::load_config(config_name);
-  models::check_fits(models::sampling_memory(config, 16), "bench", "drawing 16 images", "use a smaller config", 1, device);
+  models::check_fits(models::sampling_memory(config, 16, models::Sampler::fast, {.device = device}), "bench", "drawing 16 images",
+                     "use a smaller config", 1, device);
   core::Generator gen(12);
   const std::unique_ptr<models::ImageModel> model = models::make_image_model(config, gen);
   model->to(device);

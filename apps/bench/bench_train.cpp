@@ -13,14 +13,10 @@
 // backward; and the achieved GFLOP/s next to raw cblas_sgemm on the model's largest product (the
 // feed-forward layer's [B*H*W, D] @ [D, 4D]) timed in the same run.
 //
-// How FLOPs are counted (multiply-adds count two; only the matrix products, which are nearly all of
-// the work): per position and per transformer block attending along an axis of length L,
-//   q, k, v and output projections   2 * 4 D^2
-//   attention scores and mixing      2 * 2 L D
-//   feed-forward (width F)           2 * 2 D F
-// plus the logits layer, 2 * 256 D per position (an LSTM inner decoder: 2 * 8 D^2 per position).
-// Backward costs twice the forward (a gradient for each operand), so a step is 3x the forward.
-// apps/bench/torch_reference.py counts the same way.
+// FLOPs are counted by the model itself: the step run on the shape-only device, which counts the
+// matrix products' and the attention kernels' arithmetic, forward and backward (models/cost.h,
+// core/meta/meta.h; a multiply-add counts two). apps/bench/torch_reference.py counts the same
+// products from a formula of the architecture, three times the forward pass's.
 #include <cblas.h>
 
 #include <fstream>
@@ -35,28 +31,6 @@
 namespace axiom::bench {
 
 namespace {
-
-double forward_flops(const models::ImageModelConfig& c, int64_t batch) {
-  const double d = static_cast<double>(c.features), f = static_cast<double>(c.ff_multiple * c.features);
-  const double positions = static_cast<double>(batch * c.height * c.width);
-  // a block whose queries each score `keys` keys: the projections, q k^T and the mix, the feed-forward
-  auto block = [&](double keys) { return 2 * 4 * d * d + 2 * 2 * keys * d + 2 * 2 * d * f; };
-  double per_position = 0;
-  if (!c.axial()) {  // a raster model: every pixel's keys are all pixels, or a local neighbourhood
-    per_position += static_cast<double>(c.upper_layers + c.row_layers) * block(models::raster_scores_per_pixel(c));
-  }
-  for (int64_t i = 0; i < c.upper_layers && c.axial(); ++i) per_position += block(static_cast<double>(i % 2 == 0 ? c.width : c.height));  // row, column
-  if (c.inner == models::Inner::lstm) {
-    per_position += 2 * 8 * d * d;
-  } else if (c.axial()) {
-    per_position += static_cast<double>(c.row_layers) * block(static_cast<double>(c.width));
-  }
-  if (c.channels > 1) {
-    for (int64_t i = 0; i < c.encoder_layers; ++i) per_position += block(static_cast<double>(i % 2 == 0 ? c.width : c.height));
-  }
-  per_position += 2 * 256 * d;
-  return per_position * positions;
-}
 
 // Peak resident memory (VmHWM) of this process, in bytes; reset_peak_memory() restarts it from the
 // current size (Linux: writing 5 to /proc/self/clear_refs).
@@ -136,7 +110,8 @@ void bench_train(const Reporter& reporter, const TrainBenchOptions& options, cor
   const std::string ranks = comm.size() > 1 ? std::to_string(comm.size()) + " processes x " : "";
   reporter.note("axiom bench train --config " + options.config + " on " + device.str() + ": " + ranks + std::to_string(core::num_threads()) +
                 " threads, batch " + std::to_string(batch) + ", " + options.matmul + " products, " + std::to_string(options.steps) + " timed steps after 2 warm-up steps");
-  const models::MemoryEstimate estimate = models::training_memory(config, batch / comm.size(), core::Dtype::float32, options.checkpoint_blocks);
+  const models::Measuring measuring{.device = device, .checkpoint_blocks = options.checkpoint_blocks};
+  const models::MemoryEstimate estimate = models::training_memory(config, batch / comm.size(), measuring);
   models::check_fits(estimate, "bench", "a training step of " + std::to_string(batch / comm.size()) + " images",
                      "use a smaller --batch or config", comm.local_size(), device);
   core::Generator gen(11);
@@ -161,7 +136,7 @@ void bench_train(const Reporter& reporter, const TrainBenchOptions& options, cor
   }, options.steps, 0);
   const double peak = peak_memory_bytes();
   const double peak_tensors = static_cast<double>(core::allocation_stats().peak_bytes);
-  const double flops = 3 * forward_flops(config, batch);
+  const double flops = models::measured_training_cost(config, batch, measuring).flops;  // the whole job's batch
 
   auto figure = [&](const std::string& name, const std::string& unit, double value) {
     reporter.report({.bench = "train", .name = options.config + "_" + name, .unit = unit, .value = value, .baseline = {},

@@ -1,15 +1,23 @@
 // The shape-only backend (core/meta/README.md): every kernel does nothing, memory is not allocated,
 // and a copy to the host reads zeros. A tensor on it still has a shape, a dtype and a Storage of
 // its size, so core's allocation counters see what a piece of work would allocate on the CPU,
-// without the memory or the time.
+// without the memory or the time; and it counts the products' arithmetic (core/meta/meta.h).
+#include <atomic>
 #include <cstring>
 
 #include "core/backend.h"
+#include "core/meta/meta.h"
 #include "core/tensor.h"
 
 namespace axiom::core {
 
 namespace {
+
+std::atomic<double> flops{0};
+std::atomic<Device> stands_for{Device::cpu()};
+
+// The feature width Dh of one head of qkv [..., 3D] split into `heads`.
+double head_features(const Tensor& qkv, int64_t heads) { return static_cast<double>(qkv.size(-1) / 3 / heads); }
 
 class MetaBackend : public Backend {
  public:
@@ -30,11 +38,24 @@ class MetaBackend : public Backend {
   void count_non_finite(const std::vector<Tensor>&, const Tensor&) override {}
   void reduce(ReduceOp, const Tensor&, const std::vector<int>&, const Tensor&, const Tensor&, int64_t) override {}
   void softmax(const Tensor&, int, bool, const Tensor&) override {}
-  void attention(const Tensor&, int, int64_t, const AttentionMask&, const Tensor&, const Tensor&) override {}
-  void attention_backward(const Tensor&, const Tensor&, const Tensor&, int, int64_t, const AttentionMask&, const Tensor&) override {}
-  bool attention_fuses(const AttentionMask&) const override { return true; }  // as the CPU backend does
-  void attention_step(const Tensor&, const Tensor&, const Tensor&, double, const std::vector<uint8_t>&, const Tensor&) override {}
-  void matmul(const Tensor&, const Tensor&, const Tensor&, bool) override {}
+  // probs [lines, heads, L, L] or [lines, heads, blocks, P, M]: one element per scored (query, key) pair
+  void attention(const Tensor& qkv, int, int64_t heads, const AttentionMask&, const Tensor&, const Tensor& probs) override {
+    flops += 4 * head_features(qkv, heads) * static_cast<double>(probs.numel());
+  }
+  void attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor&, int, int64_t heads, const AttentionMask&,
+                          const Tensor&) override {
+    flops += 8 * head_features(qkv, heads) * static_cast<double>(probs.numel());
+  }
+  bool attention_fuses(const AttentionMask& mask) const override { return backend(stands_for.load()).attention_fuses(mask); }
+  // out [..., 1, Dh] from keys_t [..., Dh, S]: S scores and S rows mixed for every output
+  void attention_step(const Tensor&, const Tensor& keys_t, const Tensor&, double, const std::vector<uint8_t>&,
+                      const Tensor& out) override {
+    flops += 4 * static_cast<double>(out.numel()) * static_cast<double>(keys_t.size(-1));
+  }
+  // out [..., M, N] = a [..., M, K] @ b [..., K, N]
+  void matmul(const Tensor& a, const Tensor&, const Tensor& out, bool) override {
+    flops += 2 * static_cast<double>(out.numel()) * static_cast<double>(a.size(-1));
+  }
   void layer_norm(const Tensor&, const Tensor&, const Tensor&, double, const Tensor&, const Tensor&, const Tensor&) override {}
   void layer_norm_backward(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&) override {}
   void index_select(const Tensor&, int, const Tensor&, const Tensor&) override {}
@@ -51,6 +72,12 @@ class MetaBackend : public Backend {
 };
 
 }  // namespace
+
+double meta_flops() { return flops.load(); }
+void reset_meta_flops() { flops = 0; }
+
+MetaStandsFor::MetaStandsFor(Device device) : previous_(stands_for.exchange(device)) {}
+MetaStandsFor::~MetaStandsFor() { stands_for = previous_; }
 
 std::unique_ptr<Backend> make_meta_backend() { return std::make_unique<MetaBackend>(); }
 

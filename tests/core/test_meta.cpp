@@ -2,6 +2,7 @@
 // allocated, a copy to the host reads zeros, and core counts its buffers on their own.
 #include "core/core.h"
 #include "tests/core/reference.h"
+#include "tests/support/emulated_cuda.h"
 
 using namespace axiom;
 using axiom::test::check_error;
@@ -25,3 +26,50 @@ TEST_CASE("on the meta device an op checks and sizes as on the CPU, and its byte
   const core::Tensor from_host = core::from_vector<float>({1, 2, 3}).to(meta);
   CHECK(from_host.to(core::Device::cpu()).to_vector<float>() == std::vector<float>{0, 0, 0});
 }
+
+namespace {
+// Line length 4 cut into two blocks of 2 queries, each seeing the 2 keys of its block.
+core::AttentionMask two_blocks() {
+  core::BlockPattern p{.length = 4, .block_queries = 2, .block_keys = 2, .queries = {0, 1, 2, 3}, .keys = {0, 1, 2, 3},
+                       .visible = std::vector<uint8_t>(8, 1)};
+  return core::AttentionMask::blocks(std::move(p), "two blocks");
+}
+}  // namespace
+
+TEST_CASE("the meta device counts the arithmetic of products and attention") {
+  const core::Device meta = core::Device::meta();
+  core::reset_meta_flops();
+  const core::Tensor a = core::zeros({3, 64, 32}, Dtype::float32, meta), b = core::zeros({32, 16}, Dtype::float32, meta);
+  (void)core::matmul(a, b);
+  CHECK(core::meta_flops() == 2.0 * 3 * 64 * 16 * 32);  // 2 M N K for each of the 3 products
+  core::reset_meta_flops();
+  // qkv [lines 5, L 4, 3D], D = 8 in 2 heads of Dh 4: every line scores L x L pairs in each head
+  const core::Tensor qkv = core::zeros({5, 4, 24}, Dtype::float32, meta);
+  const core::AttentionResult all = core::attention(qkv, 1, 2, core::AttentionMask::all());
+  const double pairs = 5 * 2 * 4 * 4;
+  CHECK(core::meta_flops() == 4 * 4 * pairs);
+  (void)core::attention_backward(qkv, all.probs, all.output, 1, 2, core::AttentionMask::all());
+  CHECK(core::meta_flops() == 12 * 4 * pairs);  // backward: twice the forward
+  core::reset_meta_flops();
+  (void)core::attention(qkv, 1, 2, two_blocks());  // 2 blocks of 2 x 2 pairs a line and head: half of L x L
+  CHECK(core::meta_flops() == 4 * 4 * pairs / 2);
+  core::reset_meta_flops();
+  CHECK(core::meta_flops() == 0);
+}
+
+TEST_SUITE("cuda-emulated") {
+
+TEST_CASE("the meta device fuses attention where the device it stands for does") {
+  axiom::testing::ScopedEmulatedCuda emulated;
+  const core::Device meta = core::Device::meta(), gpu = core::Device::cuda();
+  CHECK(core::attention_fused(meta, two_blocks()));  // as the CPU
+  {
+    const core::MetaStandsFor stand_in(gpu);
+    CHECK_FALSE(core::attention_fused(meta, two_blocks()));  // as CUDA: composed from plain ops
+    CHECK(core::attention_fused(meta, core::AttentionMask::causal()));
+    CHECK(core::attention_fused(gpu, two_blocks()) == core::attention_fused(meta, two_blocks()));
+  }
+  CHECK(core::attention_fused(meta, two_blocks()));
+}
+
+}  // TEST_SUITE

@@ -196,9 +196,10 @@ namespace {
 // 4 keys (some -1), each query seeing the keys whose (query + key) is not a multiple of 3, and
 // itself. Not local attention's: a pattern of any shape.
 core::BlockPattern odd_pattern() {
-  core::BlockPattern b{.length = 7, .block_queries = 3, .block_keys = 4};
-  b.queries = {0, 1, 2, 3, 4, 5, 6, -1, -1};
-  b.keys = {0, 1, 2, 5, /**/ 2, 3, 4, -1, /**/ 6, 0, 3, 5};
+  core::BlockPattern b{.length = 7, .block_queries = 3, .block_keys = 4,
+                       .queries = {0, 1, 2, 3, 4, 5, 6, -1, -1},
+                       .keys = {0, 1, 2, 5, /**/ 2, 3, 4, -1, /**/ 6, 0, 3, 5},
+                       .visible = {}};
   for (int64_t block = 0; block < 3; ++block) {
     for (int64_t p = 0; p < 3; ++p) {
       const int64_t query = b.queries[static_cast<size_t>(block * 3 + p)];

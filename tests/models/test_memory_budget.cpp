@@ -53,17 +53,19 @@ double peak_bytes_of(Work&& work) {
 
 }  // namespace
 
-TEST_CASE("parameter_count is the model's own count") {
+TEST_CASE("a model made on the meta device has the CPU model's parameters, and nothing is drawn") {
   for (const models::ImageModelConfig& c : configs()) {
+    CAPTURE(c.to_json());
     core::Generator gen(1);
     const std::unique_ptr<models::ImageModel> model = models::make_image_model(c, gen);
-    int64_t count = 0;
-    for (const auto& p : model->parameters()) count += p.numel();
-    CHECK(models::parameter_count(c) == static_cast<double>(count));
+    const double cpu_before = static_cast<double>(core::allocation_stats(DeviceType::cpu).live_bytes);
+    core::reset_allocation_peak();
+    CHECK(models::measured_parameter_count(c) == model->parameter_count());
+    CHECK(static_cast<double>(core::allocation_stats(DeviceType::cpu).peak_bytes) == cpu_before);  // no draw on the CPU
   }
 }
 
-TEST_CASE("the estimates are close to the measured peaks of training, evaluation and sampling") {
+TEST_CASE("the estimates are the measured peaks of training, evaluation and sampling") {
   const int64_t batch = 4;
   for (const models::ImageModelConfig& c : configs()) {
     CAPTURE(c.to_json());
@@ -74,8 +76,7 @@ TEST_CASE("the estimates are close to the measured peaks of training, evaluation
       models::Trainer trainer(c, options, images);
       trainer.step(), trainer.step();  // the second step holds Adam's moments too
     });
-    // training is measured on the shape-only device: the CPU's peak but for the few bytes of the
-    // batch the CPU holds besides
+    // the CPU's peak but for the few bytes of the batch the CPU holds besides
     const double estimate = models::training_memory(c, batch).total();
     CHECK(estimate >= 0.999 * training);
     CHECK(estimate <= 1.001 * training);
@@ -83,19 +84,26 @@ TEST_CASE("the estimates are close to the measured peaks of training, evaluation
       models::Trainer trainer(c, options, images, {.checkpoint_blocks = 100});
       trainer.step(), trainer.step();
     });
-    const double recomputing_estimate = models::training_memory(c, batch, Dtype::float32, 100).total();
+    const double recomputing_estimate = models::training_memory(c, batch, {.checkpoint_blocks = 100}).total();
     CHECK(recomputing_estimate >= 0.999 * recomputing);
     CHECK(recomputing_estimate <= 1.001 * recomputing);
 
     core::Generator gen(1);
     const std::unique_ptr<models::ImageModel> model = models::make_image_model(c, gen);
     model->eval();
-    const double evaluation = peak_bytes_of([&] { (void)model->evaluate(images); });
-    CHECK(models::evaluation_memory(c, batch).activations >= evaluation);  // a bound: a few tensors decide it
-    CHECK(models::evaluation_memory(c, batch).activations <= 2 * evaluation);
-    const double sampling = peak_bytes_of([&] { (void)models::sample_fast(*model, {.count = batch}); });
-    CHECK(models::sampling_memory(c, batch).activations >= sampling);
-    CHECK(models::sampling_memory(c, batch).activations <= 2 * sampling);  // like evaluation: a few tensors decide it
+    const double weights = static_cast<double>(model->parameter_count()) * 4;
+    const double evaluation = weights + peak_bytes_of([&] { (void)model->batch_score({images}); });
+    CHECK(models::evaluation_memory(c, batch).total() >= 0.99 * evaluation);
+    CHECK(models::evaluation_memory(c, batch).total() <= 1.01 * evaluation);
+    for (const models::Sampler sampler : {models::Sampler::fast, models::Sampler::naive}) {
+      CAPTURE(static_cast<int>(sampler));
+      const double sampling = weights + peak_bytes_of([&] {
+        (void)(sampler == models::Sampler::fast ? models::sample_fast(*model, {.count = batch}) : models::sample_naive(*model, {.count = batch}));
+      });
+      // the noise's CPU peak and the model's added, though they need not meet: a little more
+      CHECK(models::sampling_memory(c, batch, sampler).total() >= 0.99 * sampling);
+      CHECK(models::sampling_memory(c, batch, sampler).total() <= 1.10 * sampling);
+    }
   }
 }
 
@@ -118,10 +126,26 @@ TEST_CASE("a training step measured on the shape-only device allocates what the 
         trainer.step();
         cpu = static_cast<double>(core::allocation_stats(DeviceType::cpu).peak_bytes - before);
       }
-      const double meta = models::measured_training_cost(c, batch, recomputed).step_bytes;
+      const double meta = models::measured_training_cost(c, batch, {.checkpoint_blocks = recomputed}).peak_bytes;
       CHECK(meta >= 0.999 * cpu);  // the same buffers: equal but for a few bytes that the CPU's step keeps besides
       CHECK(meta <= 1.001 * cpu);
     }
+  }
+}
+
+TEST_CASE("a training step computes the forward pass three times over, four with every block recomputed") {
+  for (const models::ImageModelConfig& c : configs()) {
+    CAPTURE(c.to_json());
+    if (c.channels > 1) continue;  // evaluation scores every channel, a training step one
+    const double forward = models::measured_evaluation_cost(c, 4).flops;
+    CHECK(forward > 0);
+    const double step = models::measured_training_cost(c, 4).flops;
+    CHECK(step >= 2.9 * forward);  // a gradient for each operand of every product: twice the forward
+    CHECK(step <= 3.0 * forward);  // (less where an operand needs none: the first layer's input)
+    const double recomputing = models::measured_training_cost(c, 4, {.checkpoint_blocks = 100}).flops;
+    CHECK(recomputing > step);
+    CHECK(recomputing <= 4.0 * forward);  // the blocks' forward once more
+    CHECK(models::measured_training_cost(c, 8).flops == 2 * step);  // linear in the batch
   }
 }
 
@@ -137,8 +161,8 @@ TEST_CASE("local blocks larger than the image cost what blocks the size of the i
 
 TEST_CASE("check_fits refuses what the machine cannot hold, with the estimate and the machine's memory") {
   models::ImageModelConfig huge = small_config();
-  huge.upper_layers = int64_t{1} << 40;
-  CHECK(models::parameter_count(huge) > 1e15);
+  huge.features = int64_t{1} << 20;  // the largest a config takes: 4 blocks of 8 D^2 weights
+  CHECK(models::measured_parameter_count(huge) > int64_t{32} << 40);
   CHECK_THROWS_WITH_AS(models::check_fits(models::training_memory(huge, 1), "train", "this run", "use a smaller config"),
                        doctest::Contains("[train] this run needs about "), Error);
   CHECK_THROWS_WITH_AS(models::check_fits(models::training_memory(huge, 1), "train", "this run", "use a smaller config"),
@@ -154,6 +178,32 @@ TEST_CASE("check_fits refuses what the machine cannot hold, with the estimate an
 }
 
 TEST_SUITE("cuda-emulated") {
+
+TEST_CASE("a training step measured for the GPU allocates what the step allocates on the GPU, attention composed where CUDA composes it") {
+  axiom::testing::ScopedEmulatedCuda emulated;
+  const std::vector<models::ImageModelConfig> all = configs();
+  for (const size_t which : {size_t{0}, size_t{9}, size_t{11}}) {  // axial, full, local 2-D
+    const models::ImageModelConfig& c = all[which];
+    CAPTURE(c.to_json());
+    models::TrainingOptions options;
+    options.batch_size = 2;
+    const core::Tensor images = images_for(c, 2);
+    double gpu = 0;
+    {
+      models::Trainer trainer(c, options, images, core::Device::cuda());
+      trainer.step();  // Adam's moments
+      core::reset_allocation_peak();
+      trainer.step();
+      gpu = static_cast<double>(core::allocation_stats(DeviceType::cuda).peak_bytes);  // the model and the optimizer's state too
+    }
+    const double for_gpu = models::measured_training_cost(c, 2, {.device = core::Device::cuda()}).peak_bytes;
+    CHECK(for_gpu >= 0.99 * gpu);  // the GPU's kernels keep a few hundred bytes of scratch (a reduction's partial sums)
+    CHECK(for_gpu <= 1.01 * gpu);
+    if (c.attention == models::Attention::local2d) {  // the CPU fuses local attention and keeps less
+      CHECK(models::measured_training_cost(c, 2).peak_bytes < 0.999 * for_gpu);
+    }
+  }
+}
 
 TEST_CASE("check_fits on the GPU weighs the estimate against the GPU's free memory, not the machine's") {
   axiom::testing::ScopedEmulatedCuda emulated;  // a GPU of 4 GiB (core/cuda/emulator/memory.h)
