@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/factory.h"
 #include "core/ops.h"
+#include "core/random.h"
 #include "core/tensor.h"
 
 namespace axiom::core {
@@ -54,6 +55,12 @@ void Backend::activation_backward(UnaryOp activation, const Tensor& h, const Ten
     default: slope = core::gt(h, core::scalar(0, h.dtype(), h.device())).to(h.dtype()); break;  // relu
   }
   binary(BinaryOp::mul, grad, slope, grad);
+}
+
+void Backend::uniform(const Tensor& out, uint64_t seed, uint64_t first, double low, double high) {
+  std::vector<float> host(static_cast<size_t>(out.numel()));
+  for (size_t i = 0; i < host.size(); ++i) host[i] = uniform_float32(seed, first + i, low, high);
+  copy_from_host(out.raw_data(), host.data(), host.size() * sizeof(float));
 }
 
 MachineMemory Backend::memory() { return machine_memory(); }

@@ -66,6 +66,11 @@ class Backend {
   // --- kernels ----------------------------------------------------------------------------------
   // out[...] = value. `out` may have any strides.
   virtual void fill(const Tensor& out, double value) = 0;
+  // out (contiguous float32) = uniform draws in [low, high) from counters first, first + 1, ... of
+  // the seed's stream, each uniform_float32(seed, counter, low, high) (core/random.h): the same
+  // numbers on every device. This default draws on the host and copies; the CPU backend draws
+  // several at a time (SIMD), on every thread.
+  virtual void uniform(const Tensor& out, uint64_t seed, uint64_t first, double low, double high);
   // dst[...] = src[...], converting the dtype. Same shape; both may have any strides.
   virtual void copy(const Tensor& src, const Tensor& dst) = 0;
   // out = op(x); `scalar` is the exponent of pow_scalar.

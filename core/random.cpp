@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "core/cpu/vector_math.h"
+#include "core/backend.h"
 #include "core/error.h"
 #include "core/factory.h"
 #include "core/parallel.h"
@@ -114,10 +114,11 @@ float uniform_float32(uint64_t seed, uint64_t counter, double low, double high) 
 Tensor uniform(const Shape& shape, double low, double high, Generator& gen, Dtype dtype) {
   check_floating("uniform", dtype);
   if (!(low < high) || !std::isfinite(high - low)) throw Error("uniform", "needs low < high, got ", low, " and ", high);
-  if (dtype == Dtype::float32) {  // uniform_float32 of every counter, several at a time (SIMD)
-    return fill_from_counters<float>(shape, gen, dtype, [&](uint64_t seed, uint64_t counter, float* data, int64_t count) {
-      cpu::vec::uniform(seed, counter, low, high, data, count);
-    });
+  if (dtype == Dtype::float32) {  // uniform_float32 of every counter: the CPU backend's kernel
+    Tensor out = empty(shape, dtype);
+    const uint64_t seed = gen.seed(), first = gen.reserve(static_cast<uint64_t>(out.numel()));
+    backend(Device::cpu()).uniform(out, seed, first, low, high);
+    return out;
   }
   return generate(shape, gen, dtype, [&](const std::array<uint32_t, 4>& r) { return low + (high - low) * unit(r[0], r[1]); });
 }

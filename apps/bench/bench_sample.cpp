@@ -8,6 +8,9 @@
 // - fast: the semi-parallel sampler (outer decoder once per row, inner decoder once per pixel with
 //   key/value caches; a raster model's blocks once per pixel with caches), timed on whole images.
 // speedup = naive / fast: how many times faster the semi-parallel sampler is.
+// Memory: the peak of the bytes held by live tensors (the weights included) while the fast sampler
+// draws, and while the model scores the batch (an evaluation), each next to its estimate, measured
+// beforehand on the shape-only device (models/memory_budget.h).
 // With --device cuda the model and its inputs live on the GPU, and the clock is read after the
 // device has finished (the fast sampler's images come back to the host, which waits anyway).
 #include <string>
@@ -18,6 +21,17 @@
 #include "models/models.h"
 
 namespace axiom::bench {
+
+namespace {
+// The most bytes that live tensors on `device` held since the last reset (and while `work` runs).
+double peak_tensor_bytes(core::Device device) { return static_cast<double>(core::allocation_stats(device.type).peak_bytes); }
+template <typename Work>
+double peak_tensor_bytes(core::Device device, Work&& work) {
+  core::reset_allocation_peak();
+  work();
+  return peak_tensor_bytes(device);
+}
+}  // namespace
 
 void bench_sample(const Reporter& reporter, const SampleBenchOptions& options) {
   const core::Device device = apps::device_of("bench", options.device);
@@ -43,8 +57,11 @@ void bench_sample(const Reporter& reporter, const SampleBenchOptions& options) {
       backend.synchronize();
     }, 5, 0.2);
     const double naive_ms = evaluation * pixels / static_cast<double>(batch) * 1e3;
+    core::reset_allocation_peak();
     const double fast_ms = seconds_per_call([&] { models::sample_fast(*model, {.count = batch, .temperature = 1, .seed = 1}); }, 3, 0) /
                            static_cast<double>(batch) * 1e3;
+    const double fast_peak = peak_tensor_bytes(device);
+    const double scoring_peak = peak_tensor_bytes(device, [&] { (void)model->batch_score({images}); });
     const std::string b = "_batch" + std::to_string(batch);
     auto figure = [&](const std::string& name, const std::string& unit, double value) {
       reporter.report({.bench = "sample", .name = config_name + "_" + name + b, .unit = unit, .value = value, .baseline = {},
@@ -53,6 +70,11 @@ void bench_sample(const Reporter& reporter, const SampleBenchOptions& options) {
     figure("naive", "ms/image", naive_ms);
     figure("fast", "ms/image", fast_ms);
     figure("speedup", "x", naive_ms / fast_ms);
+    const models::Measuring measuring{.device = device};
+    figure("fast_peak_tensor_memory", "MiB", fast_peak / (1 << 20));
+    figure("fast_estimated_tensor_memory", "MiB", models::sampling_memory(config, batch, models::Sampler::fast, measuring).total() / (1 << 20));
+    figure("evaluation_peak_tensor_memory", "MiB", scoring_peak / (1 << 20));
+    figure("evaluation_estimated_tensor_memory", "MiB", models::evaluation_memory(config, batch, measuring).total() / (1 << 20));
   }
 }
 

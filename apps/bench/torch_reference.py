@@ -247,7 +247,9 @@ def parameter_count_formula(c):
     return VALUES * d + 2 * positions * d + blocks * block + 2 * d + (d * VALUES + VALUES)
 
 
-# --- FLOPs: exactly as apps/bench/bench_train.cpp counts them ------------------------------------
+# --- FLOPs: the products' arithmetic, from the architecture (axiom counts the same products on its
+# shape-only device, core/meta/meta.h: for the axial presets the two agree; a step is three forward
+# passes) ------------------------------------------------------------------------------------------
 
 
 def forward_flops(c, batch):

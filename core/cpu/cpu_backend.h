@@ -23,6 +23,7 @@ class CpuBackend : public Backend {
   void copy_to_host(void* host_dst, const void* src, size_t nbytes) override;
 
   void fill(const Tensor& out, double value) override;
+  void uniform(const Tensor& out, uint64_t seed, uint64_t first, double low, double high) override;
   void activation_backward(UnaryOp activation, const Tensor& h, const Tensor& grad, const Tensor& activated) override;
   void copy(const Tensor& src, const Tensor& dst) override;
   void unary(UnaryOp op, const Tensor& x, const Tensor& out, double scalar) override;

@@ -202,6 +202,14 @@ void CpuBackend::fill(const Tensor& out, double value) {
   });
 }
 
+// out[i] = uniform_float32(seed, first + i, low, high), in chunks on every thread, several at a time.
+void CpuBackend::uniform(const Tensor& out, uint64_t seed, uint64_t first, double low, double high) {
+  float* data = out.data<float>();
+  parallel_for(out.numel(), 16384, [&](int64_t begin, int64_t end) {
+    vec::uniform(seed, first + static_cast<uint64_t>(begin), low, high, data + begin, end - begin);
+  });
+}
+
 void CpuBackend::copy(const Tensor& src, const Tensor& dst) {
   dispatch(dst.dtype(), [&]<typename To>() {
     // a lambda, not the function's address: the compiler inlines it and vectorises the loop

@@ -30,6 +30,7 @@ class MetaBackend : public Backend {
 
   // The kernels: nothing to compute. Their outputs were sized by the op functions, as on any device.
   void fill(const Tensor&, double) override {}
+  void uniform(const Tensor&, uint64_t, uint64_t, double, double) override {}
   void copy(const Tensor&, const Tensor&) override {}
   void unary(UnaryOp, const Tensor&, const Tensor&, double) override {}
   void activation_backward(UnaryOp, const Tensor&, const Tensor&, const Tensor&) override {}  // fused, as on the CPU

@@ -58,6 +58,17 @@ TEST_CASE("a uniform draw is made from the first two Philox words") {
   }
 }
 
+TEST_CASE("float32 uniform draws are uniform_float32 of each counter: the CPU's kernel and the default host loop") {
+  Generator gen(7);
+  gen.reserve(5);  // from counter 5 on
+  const std::vector<float> drawn = uniform({40000}, -2, 3, gen).to_vector<float>();
+  const Tensor by_default = empty({40000});
+  backend(axiom::Device::cpu()).Backend::uniform(by_default, 7, 5, -2, 3);  // what another device without a kernel runs
+  const std::vector<float> host = by_default.to_vector<float>();
+  for (uint64_t i = 0; i < drawn.size(); i += 997) CHECK(drawn[i] == uniform_float32(7, 5 + i, -2, 3));
+  CHECK(drawn == host);
+}
+
 TEST_CASE("the same seed gives the same numbers, another seed others") {
   for (Dtype dtype : {Dtype::float32, Dtype::float64}) {
     CAPTURE(dtype);

@@ -47,6 +47,9 @@ class RecordingBackend : public core::Backend {
   }
   void copy_to_host(void* dst, const void* src, size_t nbytes) override { note("copy_to_host"), inner_->copy_to_host(dst, src, nbytes); }
   void fill(const Tensor& out, double value) override { note("fill"), inner_->fill(out, value); }
+  void uniform(const Tensor& out, uint64_t seed, uint64_t first, double low, double high) override {
+    note("uniform"), inner_->uniform(out, seed, first, low, high);
+  }
   void copy(const Tensor& src, const Tensor& dst) override { note("copy"), inner_->copy(src, dst); }
   void unary(core::UnaryOp op, const Tensor& x, const Tensor& out, double scalar) override {
     note("unary", core::op_name(op)), inner_->unary(op, x, out, scalar);
