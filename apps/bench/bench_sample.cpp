@@ -8,7 +8,8 @@
 // - fast: the semi-parallel sampler (outer decoder once per row, inner decoder once per pixel with
 //   key/value caches; a raster model's blocks once per pixel with caches), timed on whole images.
 // speedup = naive / fast: how many times faster the semi-parallel sampler is.
-// Memory: the peak of the bytes held by live tensors (the weights included) while the fast sampler
+// The arithmetic of drawing an image, counted on the shape-only device (core/meta/meta.h), and the
+// rate the fast sampler reaches. Memory: the peak of the bytes held by live tensors (the weights included) while the fast sampler
 // draws, and while the model scores the batch (an evaluation), each next to its estimate, measured
 // beforehand on the shape-only device (models/memory_budget.h).
 // With --device cuda the model and its inputs live on the GPU, and the clock is read after the
@@ -71,6 +72,10 @@ void bench_sample(const Reporter& reporter, const SampleBenchOptions& options) {
     figure("fast", "ms/image", fast_ms);
     figure("speedup", "x", naive_ms / fast_ms);
     const models::Measuring measuring{.device = device};
+    // the products' and attention's arithmetic of drawing one image (counted on meta)
+    const double flops = models::measured_sampling_cost(config, batch, models::Sampler::fast, measuring).flops / static_cast<double>(batch);
+    figure("fast_gflop_per_image", "GFLOP", flops / 1e9);
+    figure("fast_gflops", "GFLOP/s", flops / fast_ms * 1e3 / 1e9);
     figure("fast_peak_tensor_memory", "MiB", fast_peak / (1 << 20));
     figure("fast_estimated_tensor_memory", "MiB", models::sampling_memory(config, batch, models::Sampler::fast, measuring).total() / (1 << 20));
     figure("evaluation_peak_tensor_memory", "MiB", scoring_peak / (1 << 20));
