@@ -151,9 +151,11 @@ models::Placement placement_of(const TrainCommand& c, const char* op, core::Comm
 void check_memory(const models::ModelConfig& model, const models::TrainingOptions& o, int64_t checkpoint_blocks,
                   core::Device device, core::Communicator& comm) {
   const int64_t share = o.batch_size / comm.size();  // each process's images of every batch
+  const bool image = std::holds_alternative<models::ImageModelConfig>(model);  // (a classifier recomputes no blocks)
   models::check_fits(models::training_memory(model, share, {.device = device, .checkpoint_blocks = checkpoint_blocks}), "train",
                      "training with " + std::to_string(share) + " images a step" + (comm.size() > 1 ? " in each process" : ""),
-                     "use a smaller --batch or config, or --checkpoint-blocks", comm.local_size(), device);
+                     image ? "use a smaller --batch or config, or --checkpoint-blocks" : "use a smaller --batch, --width or --layers",
+                     comm.local_size(), device);
 }
 
 // A run that exists is only resumed; a new one goes into a directory that check_new_run_directory accepts.

@@ -16,15 +16,13 @@ double live_bytes(DeviceType device) { return static_cast<double>(core::allocati
 // What `work` costs on meta (and on the CPU beside it, where `work` draws on the CPU): the peak of
 // the bytes alive, from those alive when it starts, and the arithmetic.
 template <typename Work>
-Cost measured(double parameter_bytes, Work&& work) {
+Cost measured(Work&& work) {
   const double cpu_before = live_bytes(DeviceType::cpu);
   core::reset_allocation_peak();
   core::reset_meta_flops();
   work();
   const double cpu_peak = static_cast<double>(core::allocation_stats(DeviceType::cpu).peak_bytes) - cpu_before;
-  return {.parameter_bytes = parameter_bytes,
-          .peak_bytes = static_cast<double>(core::allocation_stats(DeviceType::meta).peak_bytes) + cpu_peak,
-          .flops = core::meta_flops()};
+  return {.peak_bytes = static_cast<double>(core::allocation_stats(DeviceType::meta).peak_bytes) + cpu_peak, .flops = core::meta_flops()};
 }
 
 // The model `config` describes, made on meta (nothing drawn), with parameters of `dtype`.
@@ -37,12 +35,6 @@ std::unique_ptr<Learner> made_on_meta(const ModelConfig& config, Dtype dtype) {
   }
   model->to(dtype);
   return model;
-}
-
-double bytes_of_parameters(const nn::Module& model) {
-  double bytes = 0;
-  for (const auto& p : model.parameters()) bytes += static_cast<double>(p.numel() * static_cast<int64_t>(core::dtype_size(p.dtype())));
-  return bytes;
 }
 
 }  // namespace
@@ -68,7 +60,7 @@ Cost measured_training_cost(const ModelConfig& config, int64_t batch, const Meas
   Trainer trainer(config, options, examples_shaped_for(config, batch),
                   {.device = Device::meta(), .dtype = how.dtype, .checkpoint_blocks = how.checkpoint_blocks});
   trainer.step();  // Adam's moments are made at the first step
-  return measured(bytes_of_parameters(trainer.model()), [&] { trainer.step(); });
+  return measured([&] { trainer.step(); });
 }
 
 Cost measured_evaluation_cost(const ModelConfig& config, int64_t batch, const Measuring& how) {
@@ -76,7 +68,7 @@ Cost measured_evaluation_cost(const ModelConfig& config, int64_t batch, const Me
   const std::unique_ptr<Learner> model = made_on_meta(config, how.dtype);
   model->eval();
   const data::TensorDataset examples = examples_shaped_for(config, batch);
-  return measured(bytes_of_parameters(*model), [&] { (void)model->batch_score(examples.columns); });
+  return measured([&] { (void)model->batch_score(examples.columns); });
 }
 
 Cost measured_sampling_cost(const ImageModelConfig& config, int64_t count, Sampler sampler, const Measuring& how) {
@@ -84,7 +76,7 @@ Cost measured_sampling_cost(const ImageModelConfig& config, int64_t count, Sampl
   const std::unique_ptr<Learner> learner = made_on_meta(config, how.dtype);
   const auto& model = dynamic_cast<const ImageModel&>(*learner);
   const SampleOptions options{.count = count};
-  return measured(bytes_of_parameters(model), [&] {
+  return measured([&] {
     (void)(sampler == Sampler::fast ? sample_fast(model, options) : sample_naive(model, options));
   });
 }

@@ -17,9 +17,8 @@
 namespace axiom::models {
 
 struct Cost {
-  double parameter_bytes = 0;  // the model's parameters
-  double peak_bytes = 0;       // the most bytes alive at once during the work, parameters included
-  double flops = 0;            // the work's products and attention (core/meta/meta.h counts them)
+  double peak_bytes = 0;  // the most bytes alive at once during the work, the parameters included
+  double flops = 0;       // the work's products and attention (core/meta/meta.h counts them)
 };
 
 // How the measured run is set up: the device it stands for (meta fuses attention where that

@@ -14,6 +14,7 @@
 // beforehand on the shape-only device (models/memory_budget.h).
 // With --device cuda the model and its inputs live on the GPU, and the clock is read after the
 // device has finished (the fast sampler's images come back to the host, which waits anyway).
+#include <functional>
 #include <string>
 
 #include "apps/bench/bench.h"
@@ -32,6 +33,28 @@ double peak_tensor_bytes(core::Device device, Work&& work) {
   work();
   return peak_tensor_bytes(device);
 }
+
+using Report = std::function<void(const std::string& name, const std::string& unit, double value)>;
+
+struct Measured {
+  double fast_ms = 0;       // the fast sampler's time per image
+  double fast_peak = 0;     // bytes: the fast sampler's peak of live tensors
+  double scoring_peak = 0;  // bytes: an evaluation's
+};
+
+// The arithmetic of drawing one image (counted on meta) and the rate reached; each peak beside its
+// estimate (models/memory_budget.h).
+void report_costs(const Report& figure, const models::ImageModelConfig& config, int64_t batch, core::Device device, const Measured& m) {
+  const models::Measuring measuring{.device = device};
+  const double flops = models::measured_sampling_cost(config, batch, models::Sampler::fast, measuring).flops / static_cast<double>(batch);
+  figure("fast_gflop_per_image", "GFLOP", flops / 1e9);
+  figure("fast_gflops", "GFLOP/s", flops / m.fast_ms * 1e3 / 1e9);
+  figure("fast_peak_tensor_memory", "MiB", m.fast_peak / (1 << 20));
+  figure("fast_estimated_tensor_memory", "MiB", models::sampling_memory(config, batch, models::Sampler::fast, measuring).total() / (1 << 20));
+  figure("evaluation_peak_tensor_memory", "MiB", m.scoring_peak / (1 << 20));
+  figure("evaluation_estimated_tensor_memory", "MiB", models::evaluation_memory(config, batch, measuring).total() / (1 << 20));
+}
+
 }  // namespace
 
 void bench_sample(const Reporter& reporter, const SampleBenchOptions& options) {
@@ -63,23 +86,14 @@ void bench_sample(const Reporter& reporter, const SampleBenchOptions& options) {
                            static_cast<double>(batch) * 1e3;
     const double fast_peak = peak_tensor_bytes(device);
     const double scoring_peak = peak_tensor_bytes(device, [&] { (void)model->batch_score({images}); });
-    const std::string b = "_batch" + std::to_string(batch);
-    auto figure = [&](const std::string& name, const std::string& unit, double value) {
-      reporter.report({.bench = "sample", .name = config_name + "_" + name + b, .unit = unit, .value = value, .baseline = {},
-                       .baseline_name = {}});
+    const Report figure = [&](const std::string& name, const std::string& unit, double value) {
+      reporter.report({.bench = "sample", .name = config_name + "_" + name + "_batch" + std::to_string(batch), .unit = unit,
+                       .value = value, .baseline = {}, .baseline_name = {}});
     };
     figure("naive", "ms/image", naive_ms);
     figure("fast", "ms/image", fast_ms);
     figure("speedup", "x", naive_ms / fast_ms);
-    const models::Measuring measuring{.device = device};
-    // the products' and attention's arithmetic of drawing one image (counted on meta)
-    const double flops = models::measured_sampling_cost(config, batch, models::Sampler::fast, measuring).flops / static_cast<double>(batch);
-    figure("fast_gflop_per_image", "GFLOP", flops / 1e9);
-    figure("fast_gflops", "GFLOP/s", flops / fast_ms * 1e3 / 1e9);
-    figure("fast_peak_tensor_memory", "MiB", fast_peak / (1 << 20));
-    figure("fast_estimated_tensor_memory", "MiB", models::sampling_memory(config, batch, models::Sampler::fast, measuring).total() / (1 << 20));
-    figure("evaluation_peak_tensor_memory", "MiB", scoring_peak / (1 << 20));
-    figure("evaluation_estimated_tensor_memory", "MiB", models::evaluation_memory(config, batch, measuring).total() / (1 << 20));
+    report_costs(figure, config, batch, device, {.fast_ms = fast_ms, .fast_peak = fast_peak, .scoring_peak = scoring_peak});
   }
 }
 

@@ -23,7 +23,8 @@ double meta_flops();
 void reset_meta_flops();
 
 // While one lives, the meta device fuses attention where `device`'s backend does (by default where
-// the CPU's does), so a measurement on meta allocates what the same work allocates on `device`.
+// the CPU's does), on this thread, so a measurement on meta allocates what the same work allocates
+// on `device`.
 class MetaStandsFor {
  public:
   explicit MetaStandsFor(Device device);

@@ -14,7 +14,7 @@ namespace axiom::core {
 namespace {
 
 std::atomic<double> flops{0};
-std::atomic<Device> stands_for{Device::cpu()};
+thread_local Device stands_for = Device::cpu();  // (a struct: no std::atomic of it without libatomic)
 
 // The feature width Dh of one head of qkv [..., 3D] split into `heads`.
 double head_features(const Tensor& qkv, int64_t heads) { return static_cast<double>(qkv.size(-1) / 3 / heads); }
@@ -47,7 +47,7 @@ class MetaBackend : public Backend {
                           const Tensor&) override {
     flops += 8 * head_features(qkv, heads) * static_cast<double>(probs.numel());
   }
-  bool attention_fuses(const AttentionMask& mask) const override { return backend(stands_for.load()).attention_fuses(mask); }
+  bool attention_fuses(const AttentionMask& mask) const override { return backend(stands_for).attention_fuses(mask); }
   // out [..., 1, Dh] from keys_t [..., Dh, S]: S scores and S rows mixed for every output
   void attention_step(const Tensor&, const Tensor& keys_t, const Tensor&, double, const std::vector<uint8_t>&,
                       const Tensor& out) override {
@@ -77,7 +77,7 @@ class MetaBackend : public Backend {
 double meta_flops() { return flops.load(); }
 void reset_meta_flops() { flops = 0; }
 
-MetaStandsFor::MetaStandsFor(Device device) : previous_(stands_for.exchange(device)) {}
+MetaStandsFor::MetaStandsFor(Device device) : previous_(stands_for) { stands_for = device; }
 MetaStandsFor::~MetaStandsFor() { stands_for = previous_; }
 
 std::unique_ptr<Backend> make_meta_backend() { return std::make_unique<MetaBackend>(); }

@@ -42,3 +42,12 @@ grep -q "holds a classifier, not an image model" "$work/wrong.txt" || fail "$(ca
 if "$axiom" classify $(echo "$flags" | sed "s/--width 16/--width 32/") --steps 300 --out "$work/run" --resume > "$work/wrong.txt" 2>&1; then fail "resumed with another width"; fi
 grep -q "differ from the run's config" "$work/wrong.txt" || fail "$(cat "$work/wrong.txt")"
 echo "$model: train, sample and a resume with other sizes refuse the run, saying why"
+
+# A classifier too large for the machine is refused before anything is made: its step is measured
+# on the shape-only device (models/memory_budget.h).
+if "$axiom" classify --model "$model" --width 4096 --layers 1000 --batch 60000 --steps 200 --out "$work/huge" > "$work/huge.txt" 2>&1; then
+  fail "a classifier of thousands of GiB was trained"
+fi
+grep -q "a step needs about .* but this machine has .* use a smaller --batch, --width or --layers" "$work/huge.txt" || fail "$(cat "$work/huge.txt")"
+[ ! -e "$work/huge" ] || fail "the refused run made its directory"
+echo "$model: a classifier too large for the machine is refused before it is made, with the estimate"

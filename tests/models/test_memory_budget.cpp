@@ -67,7 +67,9 @@ TEST_CASE("a model made on the meta device has the CPU model's parameters, and n
 
 TEST_CASE("the estimates are the measured peaks of training, evaluation and sampling") {
   const int64_t batch = 4;
-  for (const models::ImageModelConfig& c : configs()) {
+  const std::vector<models::ImageModelConfig> all = configs();
+  for (size_t i = 0; i < all.size(); ++i) {
+    const models::ImageModelConfig& c = all[i];
     CAPTURE(c.to_json());
     const core::Tensor images = images_for(c, batch);
     models::TrainingOptions options;
@@ -96,6 +98,7 @@ TEST_CASE("the estimates are the measured peaks of training, evaluation and samp
     CHECK(models::evaluation_memory(c, batch).total() >= 0.99 * evaluation);
     CHECK(models::evaluation_memory(c, batch).total() <= 1.01 * evaluation);
     for (const models::Sampler sampler : {models::Sampler::fast, models::Sampler::naive}) {
+      if (sampler == models::Sampler::naive && i % 3 != 0) continue;  // (axial, tall, LSTM and channels, full: a whole model a pixel is slow)
       CAPTURE(static_cast<int>(sampler));
       const double sampling = weights + peak_bytes_of([&] {
         (void)(sampler == models::Sampler::fast ? models::sample_fast(*model, {.count = batch}) : models::sample_naive(*model, {.count = batch}));
@@ -179,7 +182,7 @@ TEST_CASE("check_fits refuses what the machine cannot hold, with the estimate an
 
 TEST_SUITE("cuda-emulated") {
 
-TEST_CASE("a training step measured for the GPU allocates what the step allocates on the GPU, attention composed where CUDA composes it") {
+TEST_CASE("a training step measured for the GPU allocates what the GPU allocates: attention composed where CUDA composes it") {
   axiom::testing::ScopedEmulatedCuda emulated;
   const std::vector<models::ImageModelConfig> all = configs();
   for (const size_t which : {size_t{0}, size_t{9}, size_t{11}}) {  // axial, full, local 2-D
