@@ -115,22 +115,42 @@ __global__ void layer_norm_backward_kernel(Rows rows, const T* x, const T* g, co
   }
 }
 
-// loss_r and lse_r of each row of logits [rows, classes] (Backend::cross_entropy), a team per row.
+// Log-sum-exp in one pass over a row: each thread keeps the largest logit m it has met and
+// sum e^(x - m) of its logits, rescaled when m grows; the team then rescales every thread's sum to
+// the row's max M:  lse = M + log sum_threads s_t e^(m_t - M). Non-finite logits give what the
+// CPU's two passes give: NaN for a NaN logit (it enters the sum), for a +inf one (e^(inf - inf)
+// when rescaled to M) and for a row of -inf.
+struct RunningLogSumExp {
+  static constexpr double kInfinity = std::numeric_limits<double>::infinity();
+  double max = -kInfinity, sum = 0;
+  __device__ void add(double x) {
+    if (x > max) sum = sum * exp(max - x) + 1, max = x;
+    else if (x != -kInfinity) sum += exp(x - max);  // -inf adds e^(-inf) = 0
+  }
+  // sum e^(x - row_max) over this thread's logits
+  __device__ double sum_below(double row_max) const {
+    if (row_max == -kInfinity) return std::numeric_limits<double>::quiet_NaN();  // e^(-inf - -inf)
+    return sum == 0 ? 0.0 : sum * exp(max - row_max);
+  }
+};
+
+// loss_r and lse_r of each row of logits [rows, classes] (Backend::cross_entropy), a team per row,
+// reading each logit once:
+//   loss_r = lse_r - (1 - smoothing) x[r, target_r] - smoothing mean_c x[r, c]
 template <typename T, typename Team>
 __global__ void cross_entropy_kernel(const T* logits, const int64_t* targets, int64_t rows, int64_t classes, double smoothing,
                                      T* losses, T* lse) {
   const Team team;
   for (int64_t r = team.first_row(); r < rows; r += team.row_step()) {
     const T* x = logits + r * classes;
-    T max = -std::numeric_limits<T>::infinity();
-    for (int64_t c = team.rank(); c < classes; c += team.size()) max = Max{}(max, x[c]);
-    max = team.reduce(max, Max{});
-    double exps = 0, total = 0;
-    for (int64_t c = team.rank(); c < classes; c += team.size()) exps += exp(x[c] - max), total += x[c];
-    exps = team.reduce(exps, Sum{});
+    RunningLogSumExp running;
+    double total = 0;
+    for (int64_t c = team.rank(); c < classes; c += team.size()) running.add(x[c]), total += x[c];
+    const double max = team.reduce(running.max, Max{});
+    const double exps = team.reduce(running.sum_below(max), Sum{});
     total = team.reduce(total, Sum{});
     if (team.rank() == 0) {
-      const double log_sum_exp = double(max) + ::log(exps);
+      const double log_sum_exp = max + ::log(exps);
       lse[r] = static_cast<T>(log_sum_exp);
       const int64_t t = targets[r];  // out of range: reported at the next read back (index_checks.cu); not read here
       const double target_logit = in_range(t, classes) ? double(x[t]) : 0.0;
@@ -139,15 +159,19 @@ __global__ void cross_entropy_kernel(const T* logits, const int64_t* targets, in
   }
 }
 
-// dx[r, c] = (exp(x[r, c] - lse_r) - q[r, c]) * g_r, one thread per element.
-template <typename T>
+// dx[r, c] = (e^(x[r, c] - lse_r) - q[r, c]) g_r, q the smoothed one-hot target; a team per row
+// reads its lse, g and target once. Each element is read and written by the same thread, so dx may
+// be the logits' own memory.
+template <typename T, typename Team>
 __global__ void cross_entropy_backward_kernel(const T* logits, const int64_t* targets, const T* lse, const T* grad, int64_t rows,
                                               int64_t classes, double smoothing, T* dx) {
+  const Team team;
   const T spread = static_cast<T>(smoothing / double(classes)), hit = static_cast<T>(1 - smoothing);
-  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < rows * classes; e += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t r = e / classes;
-    const T q = e % classes == targets[r] ? spread + hit : spread;
-    dx[e] = (exp(logits[e] - lse[r]) - q) * grad[r];
+  for (int64_t r = team.first_row(); r < rows; r += team.row_step()) {
+    const T *x = logits + r * classes, row_lse = lse[r], g = grad[r];
+    const int64_t target = targets[r];
+    T* d = dx + r * classes;
+    for (int64_t c = team.rank(); c < classes; c += team.size()) d[c] = (exp(x[c] - row_lse) - (c == target ? spread + hit : spread)) * g;
   }
 }
 
@@ -211,9 +235,9 @@ void CudaBackend::cross_entropy_backward(const Tensor& logits, const Tensor& tar
   if (rows * classes == 0) return;
   require_device("cross_entropy_backward");
   dispatch_floating("cross_entropy_backward", logits.dtype(), [&]<typename T>() {
-    launch("cross_entropy_backward", cross_entropy_backward_kernel<T>, grid_size(rows * classes), kThreads, device_data<T>(logits),
-           device_data<int64_t>(targets), device_data<T>(lse), device_data<T>(grad_losses), rows, classes, smoothing,
-           device_data<T>(grad_logits));
+    launch_rows("cross_entropy_backward", rows, classes, [&]<typename Team>() { return cross_entropy_backward_kernel<T, Team>; },
+                device_data<T>(logits), device_data<int64_t>(targets), device_data<T>(lse), device_data<T>(grad_losses), rows, classes,
+                smoothing, device_data<T>(grad_logits));
   });
 }
 

@@ -196,8 +196,15 @@ void add_matrix_cases(std::vector<OpCase>& cases, Dtype dtype, Generator& gen) {
   for (const bool causal : {false, true}) {
     attention_case("attention along both axes", V{r({2, 3, 4, 12}), r({2, 3, 4, 4})}, {1, 2}, 2, causal);
     attention_case("attention over lines of 1 and 40", V{r({1, 40, 6}), r({1, 40, 2})}, {0, 1}, 1, causal);
-    // 4 x 48 x 32 + 2 x 48^2 elements do not fit a block's shared memory: the cuBLAS path
+    // 4 x 48 x 33 + 2 x 48^2 elements do not fit a block's shared memory: a tile at a time (one tile)
     attention_case("attention over lines too long for shared memory", V{r({1, 48, 192}), r({1, 48, 64})}, {1}, 2, causal);
+    // strided lines of 75: a tile of 64 keys and one of 11, the last group of queries 3 rows long
+    attention_case("attention over lines of 75 a tile at a time", V{r({75, 2, 30}), r({75, 2, 10})}, {0}, 2, causal);
+    // heads 64 wide: float64 tiles of 24 keys (three for a line of 50)
+    attention_case("attention over heads 64 wide a tile at a time", V{r({1, 50, 384}), r({1, 50, 128})}, {1}, 2, causal);
+    // a head 90 wide over 14 positions: float64 fits neither shared memory nor a tile (the cuBLAS
+    // path); float32 fits shared memory
+    attention_case("attention over a head too wide for a tile", V{r({1, 14, 270}), r({1, 14, 90})}, {1}, 1, causal);
   }
 }
 
@@ -252,6 +259,16 @@ void add_cross_entropy_cases(std::vector<OpCase>& cases, Dtype dtype, Generator&
                        }
                      }
                      return out;
+                   }});
+  // row 0 holds a NaN, row 1 +inf, row 2 is all -inf, row 3 has some -inf (finite); 40 classes, so
+  // a lane meets a larger logit after a smaller one (its running sum rescaled)
+  Tensor odd = core::randn({5, 40}, gen, dtype);
+  odd.set({0, 7}, NAN), odd.set({1, 33}, INFINITY), odd.set({3, 0}, -INFINITY), odd.set({3, 39}, -INFINITY);
+  for (int64_t c = 0; c < 40; ++c) odd.set({2, c}, -INFINITY);
+  cases.push_back({"cross-entropy of rows with a NaN or infinities gives the CPU's non-finite values",
+                   V{odd, core::from_vector<int64_t>({1, 2, 3, 4, 5})}, [](const V& x) {
+                     const auto ce = core::cross_entropy(x[0], x[1], 0.1);
+                     return V{ce.losses, ce.lse};
                    }});
 }
 
