@@ -118,6 +118,29 @@ TEST_CASE("a training step of the small preset's structure asks the device for n
   axiom::testing::report_memory_faults();
 }
 
+// A raster model's attention runs over one line of every pixel: at 10 x 10, lines of 100 positions,
+// too long for a block's shared memory, so the GPU takes them a tile at a time (core/cuda/attention.cu):
+// no pointer array goes up for them, and the step still reads the host once.
+TEST_CASE("a training step of full attention over lines too long for shared memory uploads only its batch") {
+  auto config = models::load_config("small-full");
+  config.height = 10, config.width = 10, config.features = 32, config.upper_layers = 2, config.row_layers = 1;
+  core::Generator gen(6);
+  const core::Tensor images = core::randint({4, config.height, config.width}, 0, 256, gen, Dtype::uint8);
+  models::TrainingOptions options;
+  options.batch_size = 2, options.warmup_steps = 0;
+  axiom::testing::ScopedEmulatedCuda emulated;
+  models::Trainer trainer(config, options, images, Device::cuda());
+  trainer.step();
+  const StepTraffic t = traffic_of_one_step(trainer);
+  MESSAGE("one training step of small-full's structure at 10 x 10 on the device: ", t.launches, " kernel launches, ", t.cublas_calls,
+          " cuBLAS calls, ", t.copies_to_host, " copies to the host, ", t.uploads, " uploads");
+  CHECK(t.launches <= 161);
+  CHECK(t.cublas_calls <= 39);   // the linear layers' (57 when attention's products went to cuBLAS)
+  CHECK(t.copies_to_host <= 1);  // the loss, read with the weights' check
+  CHECK(t.uploads <= 1);         // the batch's images (19 with attention's pointer arrays)
+  axiom::testing::report_memory_faults();
+}
+
 TEST_CASE("evaluation on the device gives the CPU's likelihood") {
   core::Generator gen(4);
   models::AxialTransformer model(device_config(), gen);
