@@ -6,14 +6,17 @@
 // when the process exits normally. Only the thread that called world() may communicate
 // (MPI_THREAD_FUNNELED): the training thread; oneTBB's workers never touch MPI.
 // Errors come back as return codes (MPI_ERRORS_RETURN) and become axiom::Errors naming the call.
+// Every wait for the other ranks is watched (collective_watchdog.h): a rank that waits longer than
+// AXIOM_COLLECTIVE_TIMEOUT for a lost host ends, rather than waiting forever.
 #include <mpi.h>
 
 #include <climits>
 #include <cstdlib>
 #include <vector>
 
-#include "core/io/communicator.h"
 #include "core/error.h"
+#include "core/io/collective_watchdog.h"
+#include "core/io/communicator.h"
 
 namespace axiom::core {
 
@@ -54,11 +57,15 @@ void in_pieces(char* data, int64_t count, size_t element_bytes, Fn send) {
   }
 }
 
+using Watch = CollectiveWatchdog::Watch;
+
 class MpiAllreduce final : public PendingCollective {
  public:
-  explicit MpiAllreduce(std::vector<MPI_Request> requests) : requests_(std::move(requests)) {}
+  MpiAllreduce(std::vector<MPI_Request> requests, CollectiveWatchdog& watchdog) : requests_(std::move(requests)), watchdog_(watchdog) {}
   ~MpiAllreduce() override {
-    if (!requests_.empty()) MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
+    if (requests_.empty()) return;
+    const Watch watch(watchdog_, "MPI_Waitall");
+    MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
   }
   bool test() override {
     int done = 1;
@@ -68,12 +75,14 @@ class MpiAllreduce final : public PendingCollective {
   }
   void wait() override {
     if (requests_.empty()) return;
+    const Watch watch(watchdog_, "MPI_Waitall");
     check(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
     requests_.clear();
   }
 
  private:
   std::vector<MPI_Request> requests_;  // one per piece; empty once finished
+  CollectiveWatchdog& watchdog_;
 };
 
 class MpiCommunicator final : public Communicator {
@@ -102,13 +111,17 @@ class MpiCommunicator final : public Communicator {
     MPI_Get_library_version(version, &length);
     library_ = std::string(version, length);
     library_ = library_.substr(0, library_.find_first_of(",\n"));  // "Open MPI v4.1.4"
+    watchdog_ = std::make_unique<CollectiveWatchdog>(rank_, collective_timeout_seconds());
   }
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   int local_size() const override { return local_size_; }
   std::string name() const override { return "MPI (" + library_ + ")"; }
-  void barrier() override { check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }
+  void barrier() override {
+    const Watch watch(*watchdog_, "MPI_Barrier");
+    check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+  }
   [[noreturn]] void abort(int code) override {
     MPI_Abort(MPI_COMM_WORLD, code);
     std::_Exit(code);  // MPI_Abort does not return; this is for the compiler
@@ -116,6 +129,7 @@ class MpiCommunicator final : public Communicator {
 
  protected:
   void allreduce_buffer(void* data, int64_t count, Dtype dtype, AllreduceOp op) override {
+    const Watch watch(*watchdog_, "MPI_Allreduce");
     in_pieces(static_cast<char*>(data), count, dtype_size(dtype), [&](char* piece, int n) {
       check(MPI_Allreduce(MPI_IN_PLACE, piece, n, mpi_type(dtype), mpi_op(op), MPI_COMM_WORLD), "MPI_Allreduce");
     });
@@ -127,9 +141,10 @@ class MpiCommunicator final : public Communicator {
       check(MPI_Iallreduce(MPI_IN_PLACE, piece, n, mpi_type(dtype), mpi_op(op), MPI_COMM_WORLD, &requests.back()),
             "MPI_Iallreduce");
     });
-    return std::make_unique<MpiAllreduce>(std::move(requests));
+    return std::make_unique<MpiAllreduce>(std::move(requests), *watchdog_);
   }
   void broadcast_buffer(void* data, int64_t bytes, int root) override {
+    const Watch watch(*watchdog_, "MPI_Bcast");
     in_pieces(static_cast<char*>(data), bytes, 1, [&](char* piece, int n) {
       check(MPI_Bcast(piece, n, MPI_BYTE, root, MPI_COMM_WORLD), "MPI_Bcast");
     });
@@ -138,6 +153,7 @@ class MpiCommunicator final : public Communicator {
  private:
   int rank_ = 0, size_ = 1, local_size_ = 1;
   std::string library_;
+  std::unique_ptr<CollectiveWatchdog> watchdog_;
 };
 
 }  // namespace
