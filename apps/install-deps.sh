@@ -2,14 +2,15 @@
 # Installs the Debian packages that axiom builds with, when any is missing (Debian 12 or newer).
 # Works as root, or as a user with sudo. Does nothing when everything is there.
 # With --fuzz, also clang and its runtime with libFuzzer, for the fuzzers' build (tests/fuzz; CI).
-# With --cluster, also iproute2 and OpenSSH's client and server, for the multihost tests' cluster
-# (tests/distributed/cluster.sh; CI). Where an init system runs, Debian's openssh-server package
-# starts and enables the machine's own ssh daemon: hence a flag, not the default. The tests start
-# daemons of their own and skip, with one line, where the server is missing.
+# With --cluster, also iproute2, OpenSSH's client and server, Slurm and munge, for the multihost
+# tests (tests/distributed: cluster.sh, slurm.sh; CI). Where an init system runs, Debian's
+# openssh-server, slurm-wlm and munge packages start and enable the machine's own daemons: hence a
+# flag, not the default. The tests start daemons of their own and skip, with one line, where a
+# package is missing.
 set -e
 packages="build-essential cmake git pkgconf libopenblas-dev libdnnl-dev ocl-icd-opencl-dev libtbb-dev libhwy-dev doctest-dev nlohmann-json3-dev libcli11-dev zlib1g-dev libzip-dev libstb-dev giza-dev libboost-dev libboost-context-dev libopenmpi-dev openmpi-bin dataset-fashion-mnist"
 [ "${1:-}" = "--fuzz" ] && packages="$packages clang libclang-rt-dev"
-[ "${1:-}" = "--cluster" ] && packages="$packages iproute2 openssh-client openssh-server"
+[ "${1:-}" = "--cluster" ] && packages="$packages iproute2 openssh-client openssh-server slurm-wlm munge"
 missing=""
 for package in $packages; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" || missing="$missing $package"
