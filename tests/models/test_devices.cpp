@@ -87,6 +87,20 @@ StepTraffic traffic_of_one_step(models::Trainer& trainer) {
   return t;
 }
 
+// The traffic of the second training step (the first also makes Adam's state) of `config` on the
+// device, batches of 2 of 8 random images; printed with `what`.
+StepTraffic traffic_of_a_step(const models::ImageModelConfig& config, models::TrainingOptions options, const std::string& what) {
+  core::Generator gen(5);
+  const core::Tensor images = core::randint({8, config.height, config.width}, 0, 256, gen, Dtype::uint8);
+  options.batch_size = 2, options.warmup_steps = 0;
+  models::Trainer trainer(config, options, images, Device::cuda());
+  trainer.step();
+  const StepTraffic t = traffic_of_one_step(trainer);
+  MESSAGE("one training step of ", what, " on the device: ", t.launches, " kernel launches, ", t.cublas_calls, " cuBLAS calls, ",
+          t.copies_to_host, " copies to the host, ", t.uploads, " uploads");
+  return t;
+}
+
 // A guard: a change that adds a launch, a copy back or an upload to the step fails here. The
 // ceilings are the counts of the step as it is; lower them as it gets leaner. (Before the weights'
 // finiteness was counted on the device in a few launches and read with the loss, and before Adam
@@ -96,25 +110,16 @@ StepTraffic traffic_of_one_step(models::Trainer& trainer) {
 TEST_CASE("a training step of the small preset's structure asks the device for no more launches and copies than today") {
   auto config = models::load_config("small");  // small's layers, heads and parameters, at a size the emulator runs fast
   config.height = 4, config.width = 4, config.features = 8;
-  core::Generator gen(5);
-  const core::Tensor images = core::randint({8, config.height, config.width}, 0, 256, gen, Dtype::uint8);
-  models::TrainingOptions options;
-  options.batch_size = 2, options.warmup_steps = 0;
   axiom::testing::ScopedEmulatedCuda emulated;
-  models::Trainer trainer(config, options, images, Device::cuda());
-  trainer.step();  // the first step also makes Adam's state
-  const StepTraffic t = traffic_of_one_step(trainer);
-  MESSAGE("one training step of small's structure on the device: ", t.launches, " kernel launches, ", t.cublas_calls,
-          " cuBLAS calls, ", t.copies_to_host, " copies to the host, ", t.uploads, " uploads");
+  const StepTraffic t = traffic_of_a_step(config, {}, "small's structure");
   CHECK(t.launches <= 343);
   CHECK(t.cublas_calls <= 99);
   CHECK(t.copies_to_host <= 1);  // the loss, read with the weights' check
   CHECK(t.uploads <= 1);  // the batch's images
   // Clipping the gradients' norm reads one number more (the norm), whatever the parameter count.
-  options.max_grad_norm = 1.0;
-  models::Trainer clipped(config, options, images, Device::cuda());
-  clipped.step();
-  CHECK(traffic_of_one_step(clipped).copies_to_host == t.copies_to_host + 1);
+  models::TrainingOptions clipped;
+  clipped.max_grad_norm = 1.0;
+  CHECK(traffic_of_a_step(config, clipped, "small's structure, clipped").copies_to_host == t.copies_to_host + 1);
   axiom::testing::report_memory_faults();
 }
 
@@ -124,16 +129,8 @@ TEST_CASE("a training step of the small preset's structure asks the device for n
 TEST_CASE("a training step of full attention over lines too long for shared memory uploads only its batch") {
   auto config = models::load_config("small-full");
   config.height = 10, config.width = 10, config.features = 32, config.upper_layers = 2, config.row_layers = 1;
-  core::Generator gen(6);
-  const core::Tensor images = core::randint({4, config.height, config.width}, 0, 256, gen, Dtype::uint8);
-  models::TrainingOptions options;
-  options.batch_size = 2, options.warmup_steps = 0;
   axiom::testing::ScopedEmulatedCuda emulated;
-  models::Trainer trainer(config, options, images, Device::cuda());
-  trainer.step();
-  const StepTraffic t = traffic_of_one_step(trainer);
-  MESSAGE("one training step of small-full's structure at 10 x 10 on the device: ", t.launches, " kernel launches, ", t.cublas_calls,
-          " cuBLAS calls, ", t.copies_to_host, " copies to the host, ", t.uploads, " uploads");
+  const StepTraffic t = traffic_of_a_step(config, {}, "small-full's structure at 10 x 10");
   CHECK(t.launches <= 161);
   CHECK(t.cublas_calls <= 39);   // the linear layers' (57 when attention's products went to cuBLAS)
   CHECK(t.copies_to_host <= 1);  // the loss, read with the weights' check
