@@ -211,8 +211,9 @@ struct RowGroups {
   __host__ __device__ int64_t count() const { return tasks.count * per_task(); }
 };
 
-// Rows of a tile for heads `head_width` wide: each tiled kernel keeps, per warp, a row and two
-// accumulators [Dh], and per tile row two rows [ld] and two values per warp; 0 when too few fit.
+// Rows of a tile for heads `head_width` wide, enough for any of the tiled kernels, which keep at
+// most a row and two accumulators [Dh] per warp, and per tile row two rows [ld] and two values per
+// warp; 0 when too few fit.
 constexpr int64_t kFewestTileRows = 16, kMostTileRows = 64;
 template <typename T>
 int64_t tile_rows(int64_t head_width) {
@@ -258,9 +259,11 @@ __global__ void attention_tiled_kernel(RowGroups groups, const T* qkv, int64_t d
       if (visible == 0) continue;  // the same for the whole warp
       T tile_max = -std::numeric_limits<T>::infinity();
       for (int64_t j = lane; j < visible; j += 32) tile_max = Max{}(tile_max, s_row[k0 + j] = e[j] = scale * row_dot(q, 0, k, j, dh, ld));
-      const T new_max = Max{}(max, warp_reduce(tile_max, Max{})), correction = exp(max - new_max);
+      const T new_max = Max{}(max, warp_reduce(tile_max, Max{}));
+      // while every score so far is -inf, shift by 0: e^(-inf) = 0, where e^(-inf - -inf) would be NaN
+      const T shift = new_max == -std::numeric_limits<T>::infinity() ? T(0) : new_max, correction = exp(max - shift);
       double tile_total = 0;
-      for (int64_t j = lane; j < visible; j += 32) tile_total += e[j] = exp(e[j] - new_max);
+      for (int64_t j = lane; j < visible; j += 32) tile_total += e[j] = exp(e[j] - shift);
       total = total * correction + warp_reduce(tile_total, Sum{});
       max = new_max;
       __syncwarp();  // every lane's e_j written before any lane reads them all

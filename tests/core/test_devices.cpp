@@ -206,6 +206,14 @@ void add_matrix_cases(std::vector<OpCase>& cases, Dtype dtype, Generator& gen) {
     // path); float32 fits shared memory
     attention_case("attention over a head too wide for a tile", V{r({1, 14, 270}), r({1, 14, 90})}, {1}, 1, causal);
   }
+  // Every score against the first tile of 64 keys is -inf (q's first feature 1, k's -inf), the rest
+  // finite: the online softmax must give the CPU's weights, not NaN. (Not causal: there, rows 0..63
+  // see only -inf scores, NaN on both devices, and the CPU's NaN also reaches the gradients of keys
+  // those rows do not see, as 0 x NaN; the tiled backward leaves unseen keys alone.)
+  Tensor hidden_keys = r({1, 75, 12});
+  for (int64_t i = 0; i < 75; ++i) hidden_keys.set({0, i, 0}, 1.0);
+  for (int64_t j = 0; j < 64; ++j) hidden_keys.set({0, j, 4}, -INFINITY);
+  attention_case("attention whose first tile of keys scores -inf", V{hidden_keys, r({1, 75, 4})}, {1}, 1, false);
 }
 
 void add_index_cases(std::vector<OpCase>& cases, Dtype dtype, Generator& gen) {

@@ -123,6 +123,7 @@ cluster_up() {
   command -v ip >/dev/null && command -v ssh-keygen >/dev/null && [ -x /usr/sbin/sshd ] ||
     cluster_skip "needs iproute2 and OpenSSH (sh apps/install-deps.sh --cluster)"
   ip netns add "axiom-$cluster_tag-probe" 2>/dev/null || cluster_skip "this machine forbids network namespaces"
+  cluster_record netns "axiom-$cluster_tag-probe"
   ip netns delete "axiom-$cluster_tag-probe"
   mkdir -p /run/sshd  # sshd's privilege separation directory (Debian's, kept)
   cluster_keys

@@ -76,7 +76,7 @@ lost_host() {
 
   at=$(step_of "$work/lost")
   end=$((at + 2))
-  two=$(echo "$cluster_mpirun" | sed 's/,10\.77\.0\.3:1//')  # the hosts that are left
+  two=$(echo "$cluster_mpirun" | sed "s/,$(cluster_address 3):1//")  # the hosts that are left
   $two -np 2 "$axiom" train $common --steps $end --resume --out "$work/lost" </dev/null >/dev/null
   # host 3 is back, for the run that was never interrupted
   if [ "$1" = kill ]; then cluster_start_sshd 3; else ip link set "axv-$cluster_tag-3" up; fi
