@@ -122,8 +122,11 @@ cluster_up() {
   [ "$(id -u)" -eq 0 ] || cluster_skip "network namespaces need root (uid $(id -u))"
   command -v ip >/dev/null && command -v ssh-keygen >/dev/null && [ -x /usr/sbin/sshd ] ||
     cluster_skip "needs iproute2 and OpenSSH (sh apps/install-deps.sh --cluster)"
+  # ip netns exec remounts / as a slave mount, which a chroot (whose / is no mount point) refuses
+  mountpoint -q / || cluster_skip "/ is no mount point (a chroot?): ip netns exec cannot enter a namespace here"
   ip netns add "axiom-$cluster_tag-probe" 2>/dev/null || cluster_skip "this machine forbids network namespaces"
   cluster_record netns "axiom-$cluster_tag-probe"
+  ip netns exec "axiom-$cluster_tag-probe" true 2>/dev/null || cluster_skip "ip netns exec cannot enter a namespace here"
   ip netns delete "axiom-$cluster_tag-probe"
   mkdir -p /run/sshd  # sshd's privilege separation directory (Debian's, kept)
   cluster_keys
