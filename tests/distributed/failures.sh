@@ -36,7 +36,7 @@ rank=$(pgrep -f "axiom train .*$work/d" | grep -v "^$job\$" | tail -n 1)
 [ -n "$rank" ] || fail "no rank process found"
 kill -STOP "$rank"
 start=$(date +%s)
-timeout 60 sh -c "while kill -0 $job 2> /dev/null; do sleep 0.2; done" || { kill -9 "$rank" $job; fail "the job still runs a minute after a rank stopped answering"; }
+ends_within_a_minute $job "a rank stopped answering" "$rank"
 if wait $job; then fail "the job ended with success after a rank stopped answering"; fi
 grep -q "has waited [0-9]* s for the other ranks (AXIOM_COLLECTIVE_TIMEOUT=3)" "$work/log.txt" || fail "no word of the watchdog: $(cat "$work/log.txt")"
 kill -9 "$rank" 2> /dev/null || true

@@ -4,21 +4,12 @@
 
 $launcher -np 2 "$axiom" train $common --steps 100000 --checkpoint-every 2 --eval-every 1000 --out "$work/killed" < /dev/null > "$work/log.txt" 2>&1 &
 job=$!
-for i in $(seq 600); do  # up to a minute for the checkpoint of step 4
-  [ -f "$work/killed/checkpoint.json" ] && [ "$(step_of "$work/killed")" -ge 4 ] && break
-  sleep 0.1
-done
-[ "$(step_of "$work/killed")" -ge 4 ] || fail "no checkpoint at step 4 after a minute: $(cat "$work/log.txt")"
+wait_for_checkpoint "$work/killed" 4 "$work/log.txt"
 rank=$(pgrep -f "axiom train .*$work/killed" | grep -v "^$job\$" | tail -n 1)
 [ -n "$rank" ] || fail "no rank process found"
 kill -9 "$rank"
 start=$(date +%s)
-waited=0
-while kill -0 $job 2> /dev/null; do
-  sleep 0.2
-  waited=$((waited + 1))
-  [ $waited -lt 300 ] || { kill -9 $job; fail "the job still runs a minute after one rank was killed"; }
-done
+ends_within_a_minute $job "one rank was killed"
 if wait $job; then fail "the job ended with success after a rank was killed"; fi
 echo "the job ended $(( $(date +%s) - start )) s after rank process $rank was killed"
 
@@ -39,7 +30,7 @@ for i in $(seq 600); do
 done
 kill -USR1 $job
 status=0
-timeout 60 sh -c "while kill -0 $job 2> /dev/null; do sleep 0.2; done" || fail "the job still runs a minute after SIGUSR1"
+ends_within_a_minute $job SIGUSR1
 wait $job || status=$?
 grep -q "stopped at step .*: asked to stop (SIGUSR1)" "$work/log.txt" || fail "no orderly stop after SIGUSR1: $(cat "$work/log.txt")"
 [ "$(step_of "$work/stopped")" -ge 10 ] || fail "no checkpoint of the step it stopped at"

@@ -9,15 +9,6 @@ common="--config tiny --batch 8 --eval-images 20 --threads 1"
 
 . "$(dirname "$0")/../support/run_helpers.sh"
 
-# The numbers of field KEY in a JSON-lines file, one per line ("train_bits_per_dim" -> 7.99...).
-numbers() { sed -n "s/.*\"$2\": *\([-0-9.eE+]*\).*/\1/p" "$1"; }
-
-# Fails unless A and B agree to a relative TOLERANCE.
-close_enough() {
-  awk -v a="$1" -v b="$2" -v tol="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; m = b < 0 ? -b : b; exit !(d <= tol * m) }' ||
-    fail "$4: $1 and $2 differ by more than $3 (relative)"
-}
-
 # Runs a command that must fail within SECONDS, and whose output must contain TEXT.
 # Usage: expect_failure SECONDS TEXT command...
 expect_failure() {

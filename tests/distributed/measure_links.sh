@@ -34,6 +34,6 @@ for rate in $rates; do
   esac
   for host in 1 2; do limit_link "$host"; done
   for bench in "allreduce" "train --config small --batch 32 --steps 4"; do
-    $cluster_mpirun -np 2 "$axiom" bench --json $bench </dev/null 2>/dev/null | grep '^{' | sed "s/^{/{\"rate\": \"$rate\", /"
+    timeout 600 $cluster_mpirun -np 2 "$axiom" bench --json $bench </dev/null 2>/dev/null | grep '^{' | sed "s/^{/{\"rate\": \"$rate\", /"
   done
 done

@@ -34,15 +34,6 @@ equivalence() {
   sh "$here/train_and_eval.sh" "$axiom" "$cluster_mpirun"
 }
 
-# Waits (up to a minute) for a checkpoint of step $2 or later in run directory $1.
-wait_for_checkpoint() {
-  for i in $(seq 600); do
-    [ -f "$1/checkpoint.json" ] && [ "$(step_of "$1")" -ge "$2" ] && return 0
-    sleep 0.1
-  done
-  fail "no checkpoint at step $2 after a minute: $(cat "$work/log.txt")"
-}
-
 # lost_host HOW: host 3 of 3 lost mid-run, HOW = kill (every process of the host killed) or cut
 # (its link set down: nothing tells the others, no connection closes)
 lost_host() {
@@ -51,7 +42,7 @@ lost_host() {
   $cluster_mpirun -x AXIOM_COLLECTIVE_TIMEOUT=8 -np 3 "$axiom" train $common --steps 100000 --checkpoint-every 2 --eval-every 1000 \
     --out "$work/lost" </dev/null >"$work/log.txt" 2>&1 &
   job=$!
-  wait_for_checkpoint "$work/lost" 4
+  wait_for_checkpoint "$work/lost" 4 "$work/log.txt"
   if [ "$1" = kill ]; then
     what="the $(ip netns pids "$(cluster_ns 3)" | wc -l) processes of host 3 were killed"
     ip netns pids "$(cluster_ns 3)" | xargs -r kill -9  # the host is gone: its ranks, its daemons
@@ -60,7 +51,7 @@ lost_host() {
     ip link set "axv-$cluster_tag-3" down
   fi
   start=$(date +%s)
-  timeout 60 sh -c "while kill -0 $job 2>/dev/null; do sleep 0.2; done" || { kill -9 $job; fail "the job still runs a minute after $what"; }
+  ends_within_a_minute $job "$what"
   if wait $job; then fail "the job ended with success after $what"; fi
   echo "the job ended $(( $(date +%s) - start )) s after $what; its output:"
   grep -v '^step\|^eval' "$work/log.txt" | grep -v '^---' | grep .

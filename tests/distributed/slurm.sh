@@ -96,14 +96,10 @@ timeout 240 sbatch --wait --output="$dir/job.log" "$dir/job.sbatch" >/dev/null |
 cat "$dir/job.log"
 grep -q "axiom: 2 processes" "$dir/job.log" || fail "the job did not run 2 processes"
 "$axiom" train $common --out "$dir/runs/one" </dev/null >/dev/null
-numbers() { sed -n "s/.*\"$2\": *\([-0-9.eE+]*\).*/\1/p" "$1"; }
 for key in train_bits_per_dim held_out_bits_per_dim; do
   numbers "$dir/runs/two/metrics.jsonl" $key >"$dir/two.txt"
   numbers "$dir/runs/one/metrics.jsonl" $key >"$dir/one.txt"
   [ -s "$dir/one.txt" ] || fail "no $key in the one-process run's metrics"
-  paste "$dir/two.txt" "$dir/one.txt" | while read -r a b; do
-    awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; if (d < 0) d = -d; m = b < 0 ? -b : b; exit !(d <= 1e-5 * m) }' ||
-      fail "$key: $a under Slurm, $b in one process"
-  done
+  paste "$dir/two.txt" "$dir/one.txt" | while read -r two one; do close_enough "$two" "$one" 1e-5 "$key under Slurm and in one process"; done
 done
 echo "sbatch --wait: 2 tasks under Slurm match one process ($(wc -l <"$dir/one.txt") held-out figures, every logged loss)"
