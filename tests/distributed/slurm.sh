@@ -96,10 +96,5 @@ timeout 240 sbatch --wait --output="$dir/job.log" "$dir/job.sbatch" >/dev/null |
 cat "$dir/job.log"
 grep -q "axiom: 2 processes" "$dir/job.log" || fail "the job did not run 2 processes"
 "$axiom" train $common --out "$dir/runs/one" </dev/null >/dev/null
-for key in train_bits_per_dim held_out_bits_per_dim; do
-  numbers "$dir/runs/two/metrics.jsonl" $key >"$dir/two.txt"
-  numbers "$dir/runs/one/metrics.jsonl" $key >"$dir/one.txt"
-  [ -s "$dir/one.txt" ] || fail "no $key in the one-process run's metrics"
-  paste "$dir/two.txt" "$dir/one.txt" | while read -r two one; do close_enough "$two" "$one" 1e-5 "$key under Slurm and in one process"; done
-done
-echo "sbatch --wait: 2 tasks under Slurm match one process ($(wc -l <"$dir/one.txt") held-out figures, every logged loss)"
+metrics_match "$dir/runs/two" "$dir/runs/one" "under Slurm against one process:" train_bits_per_dim held_out_bits_per_dim
+echo "sbatch --wait: 2 tasks under Slurm match one process (every logged loss and held-out figure)"

@@ -9,12 +9,7 @@ $launcher -np 2 "$axiom" train $common --steps 4 --eval-every 2 --checkpoint-blo
 "$axiom" train $common --steps 4 --eval-every 2 --out "$work/one" < /dev/null
 
 [ "$(wc -l < "$work/two/metrics.jsonl")" -eq "$(wc -l < "$work/one/metrics.jsonl")" ] || fail "metrics.jsonl: other line counts"
-for key in train_bits_per_dim held_out_bits_per_dim; do
-  numbers "$work/two/metrics.jsonl" $key > "$work/two.txt"
-  numbers "$work/one/metrics.jsonl" $key > "$work/one.txt"
-  [ -s "$work/one.txt" ] || fail "no $key in metrics.jsonl"
-  paste "$work/two.txt" "$work/one.txt" | while read -r two one; do close_enough "$two" "$one" 1e-5 "$key"; done
-done
+metrics_match "$work/two" "$work/one" "train" train_bits_per_dim held_out_bits_per_dim
 ls "$work/two" > "$work/files.txt"
 [ "$(grep -c '^model-' "$work/files.txt")" -eq 1 ] || fail "expected one model file: $(cat "$work/files.txt")"
 
@@ -29,11 +24,6 @@ echo "2 processes match 1: $(cat "$work/eval_two.txt")"
 classify="--model gru --width 16 --steps 6 --batch 8 --warmup 2 --eval-every 3 --eval-images 40 --limit 100 --threads 1"
 $launcher -np 2 "$axiom" classify $classify --out "$work/classify_two" < /dev/null > "$work/classify_two.txt"
 "$axiom" classify $classify --out "$work/classify_one" < /dev/null > "$work/classify_one.txt"
-for key in train_loss held_out_loss held_out_accuracy; do
-  numbers "$work/classify_two/metrics.jsonl" $key > "$work/two.txt"
-  numbers "$work/classify_one/metrics.jsonl" $key > "$work/one.txt"
-  [ -s "$work/one.txt" ] || fail "no $key in the classifier's metrics.jsonl"
-  paste "$work/two.txt" "$work/one.txt" | while read -r two one; do close_enough "$two" "$one" 1e-5 "classify $key"; done
-done
+metrics_match "$work/classify_two" "$work/classify_one" "classify" train_loss held_out_loss held_out_accuracy
 [ "$(grep -c "accuracy over 100 images" "$work/classify_two.txt")" -eq 1 ] || fail "mpirun classify printed: $(cat "$work/classify_two.txt")"
 echo "classify, 2 processes match 1: $(cat "$work/classify_two.txt")"

@@ -35,3 +35,20 @@ ends_within_a_minute() {
   shift 2
   timeout 60 sh -c "while kill -0 $job 2>/dev/null; do sleep 0.2; done" || { kill -9 "$job" "$@" 2>/dev/null || true; fail "the job still runs a minute after $what"; }
 }
+
+# Fails unless every value of each KEY in run directory $1's metrics.jsonl is within a relative 1e-5
+# of the same value in run directory $2's (N processes against one); $3 names the comparison.
+# Usage: metrics_match DIR_N DIR_ONE WHAT KEY...
+metrics_match() {
+  many=$1 one=$2 what=$3
+  shift 3
+  values_many=$(mktemp) values_one=$(mktemp)
+  for key in "$@"; do
+    numbers "$many/metrics.jsonl" "$key" >"$values_many"
+    numbers "$one/metrics.jsonl" "$key" >"$values_one"
+    [ -s "$values_one" ] || { rm -f "$values_many" "$values_one"; fail "no $key in $one/metrics.jsonl"; }
+    paste "$values_many" "$values_one" | while read -r a b; do close_enough "$a" "$b" 1e-5 "$what $key"; done ||
+      { rm -f "$values_many" "$values_one"; exit 1; }
+  done
+  rm -f "$values_many" "$values_one"
+}
