@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <utility>
 
 #include "core/backend.h"
 
@@ -38,7 +39,11 @@ Storage::Storage(size_t nbytes, Device device) : nbytes_(nbytes), device_(device
   all_devices().add(static_cast<int64_t>(nbytes)), of(device.type).add(static_cast<int64_t>(nbytes));
 }
 
+Storage::Storage(void* borrowed, size_t nbytes, std::shared_ptr<void> owner)
+    : data_(borrowed), nbytes_(nbytes), device_(Device::cpu()), owner_(std::move(owner)) {}
+
 Storage::~Storage() {
+  if (owner_) return;  // borrowed: the owner frees it, and it was never counted
   backend(device_).deallocate(data_, nbytes_);
   all_devices().remove(static_cast<int64_t>(nbytes_)), of(device_.type).remove(static_cast<int64_t>(nbytes_));
 }

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "device.h"
 
@@ -14,6 +15,10 @@ namespace axiom::core {
 class Storage {
  public:
   Storage(size_t nbytes, Device device);
+  // Memory that axiom did not allocate (a NumPy array's, from the Python bindings): CPU bytes that
+  // `owner` keeps alive. The storage never frees them; it drops `owner` when it goes, and
+  // allocation_stats does not count them (they are the owner's, not axiom's).
+  Storage(void* borrowed, size_t nbytes, std::shared_ptr<void> owner);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -31,6 +36,7 @@ class Storage {
   void* data_ = nullptr;
   size_t nbytes_ = 0;
   Device device_;
+  std::shared_ptr<void> owner_;  // set for borrowed memory only
   std::atomic<uint64_t> version_{0};
 };
 

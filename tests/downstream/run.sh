@@ -1,7 +1,7 @@
 #!/bin/sh
 # axiom as a library: installs the build into a fresh prefix (cmake --install), then builds this
 # folder's program against it twice, with CMake's find_package(axiom) and with pkg-config, and runs
-# both. Run as: sh run.sh BUILD_DIR CMAKE_COMMAND CXX_COMPILER
+# both, and imports the Python package axiom from the prefix when the build has one. Run as: sh run.sh BUILD_DIR CMAKE_COMMAND CXX_COMPILER
 set -eu
 build=$1 cmake=$2 cxx=$3
 here=$(cd "$(dirname "$0")" && pwd)
@@ -36,3 +36,17 @@ echo "pkg-config: $flags"
 # shellcheck disable=SC2086 # the flags are words
 "$cxx" -std=c++20 "$here/main.cpp" $flags -o "$work/downstream-pkg-config"
 "$work/downstream-pkg-config"
+
+# The Python package, where the build made one: imported from the prefix alone, from another folder.
+package=$(find "$work/prefix" -path '*/dist-packages/axiom/__init__.py' | head -n 1)
+if [ -n "$package" ]; then
+  echo "== import axiom from $(dirname "$package")"
+  python=/usr/bin/python3
+  [ -x "$python" ] || python=python3
+  (cd "$work" && PYTHONPATH=$(dirname "$(dirname "$package")") "$python" -c '
+import axiom, numpy as np
+x = axiom.from_numpy(np.arange(3.0), requires_grad=True)
+(x * x).sum().backward()
+assert axiom.__file__.startswith("'"$work/prefix"'"), axiom.__file__
+print("installed axiom:", list(np.asarray(x.grad)))')
+fi

@@ -1,0 +1,70 @@
+"""axiom from Python: tensors, reverse-mode autograd with derivatives of any order, layers up to the
+Axial Transformer, optimizers, datasets and the trainer. The numbers are computed by axiom's C++
+library (axiom._axiom); this file adds what is more natural written in Python (grad mode as a
+context manager and a decorator).
+
+    import axiom
+    x = axiom.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = (x * x).sum()
+    y.backward()
+    x.grad            # tensor([2, 4, 6], ...)
+"""
+import functools as _functools
+
+from . import _axiom
+from ._axiom import *  # noqa: F401,F403  Tensor, the ops, the factories, grad, gradcheck, ...
+from ._axiom import _EnableGrad, _NoGrad
+
+# The star import brought the compiled submodules; the package's own files (nn.py, ...) wrap them.
+del nn, optim, models, data  # noqa: F821
+from . import nn, optim, models, data, safetensors  # noqa: E402,F401
+
+float32, float64, int64, uint8 = dtype.float32, dtype.float64, dtype.int64, dtype.uint8  # noqa: F405
+
+
+class _GradMode:
+    """A context manager that is also a decorator, as torch.no_grad is."""
+
+    _guard = None
+
+    def __enter__(self):
+        self._active = self._guard()
+        self._active.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self._active.__exit__(*exc)
+        return False
+
+    def __call__(self, function):
+        @_functools.wraps(function)
+        def wrapped(*args, **kwargs):
+            with type(self)():
+                return function(*args, **kwargs)
+        return wrapped
+
+
+class no_grad(_GradMode):
+    """Inside `with axiom.no_grad():` (or a function decorated with it) ops record nothing."""
+
+    _guard = _NoGrad
+
+
+class enable_grad(_GradMode):
+    """Inside `with axiom.enable_grad():` ops record again, even within no_grad."""
+
+    _guard = _EnableGrad
+
+
+def rand(*shape, generator=None, dtype=float32, device="cpu"):
+    """Uniform in [0, 1): rand(2, 3) or rand((2, 3))."""
+    return uniform(_shape(shape), 0.0, 1.0, generator=generator, dtype=dtype, device=device)  # noqa: F405
+
+
+def randn(*shape, generator=None, dtype=float32, device="cpu"):
+    """Normal with mean 0 and standard deviation 1: randn(2, 3) or randn((2, 3))."""
+    return normal(_shape(shape), 0.0, 1.0, generator=generator, dtype=dtype, device=device)  # noqa: F405
+
+
+def _shape(sizes):
+    return sizes[0] if len(sizes) == 1 and not isinstance(sizes[0], int) else sizes

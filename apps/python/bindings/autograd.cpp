@@ -1,0 +1,148 @@
+// Gradients as values, checks of derivatives, and grad mode, as PyTorch's torch.autograd has them:
+//
+//   (dx,) = axiom.grad(y, [x], create_graph=True)     gradients returned, not added to .grad
+//   axiom.hvp(f, (x,), (v,))                           f is called as f(*inputs), as in PyTorch
+//   assert axiom.gradcheck(f, (x,))                    a result that is truthy when the check passed
+//   with axiom.no_grad(): ...                          (axiom/__init__.py; the guards are here)
+#include <pybind11/functional.h>
+
+#include "apps/python/bindings/bindings.h"
+
+namespace axiom::python {
+
+namespace {
+
+// One tensor or a sequence of them, as a list.
+std::vector<Tensor> tensors_of(const py::object& value) {
+  if (value.is_none()) return {};
+  if (py::isinstance<Tensor>(value)) return {value.cast<Tensor>()};
+  return value.cast<std::vector<Tensor>>();
+}
+
+// A Python function of tensors, f(*inputs) -> Tensor, as the C++ function of a list of tensors.
+// pybind11 takes the GIL back whenever C++ calls it.
+TensorFunction as_function(const py::function& f) {
+  return [f](const std::vector<Tensor>& inputs) {
+    py::gil_scoped_acquire gil;
+    py::tuple args(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) args[i] = inputs[i];
+    const py::object result = f(*args);
+    if (!py::isinstance<Tensor>(result)) throw py::type_error("the function must return an axiom.Tensor, got " + std::string(py::repr(result)));
+    return result.cast<Tensor>();
+  };
+}
+
+py::object one_or_tuple(const std::vector<Tensor>& values, bool one) {
+  if (one) return py::cast(values.at(0));
+  return py::cast(values);
+}
+
+// A Python guard object for `with`: holds a NoGrad or an EnableGrad between __enter__ and __exit__.
+template <typename Guard>
+struct GradModeGuard {
+  std::unique_ptr<Guard> active;
+};
+
+template <typename Guard>
+void bind_guard(py::module_& m, const char* name, const char* doc) {
+  py::class_<GradModeGuard<Guard>>(m, name, doc)
+      .def(py::init<>())
+      .def("__enter__", [](GradModeGuard<Guard>& g) { g.active = std::make_unique<Guard>(); })
+      .def("__exit__", [](GradModeGuard<Guard>& g, const py::args&) { g.active.reset(); });
+}
+
+void bind_gradcheck(py::module_& m) {
+  py::class_<GradcheckResult>(m, "GradcheckResult", "What gradcheck found: truthy when it passed; .message says where it failed.")
+      .def_readonly("ok", &GradcheckResult::ok)
+      .def_readonly("message", &GradcheckResult::message)
+      .def_readonly("worst_error", &GradcheckResult::worst_error)
+      .def("__bool__", [](const GradcheckResult& r) { return r.ok; })
+      .def("__repr__", [](const GradcheckResult& r) {
+        return r.ok ? "GradcheckResult(ok=True, worst_error=" + std::to_string(r.worst_error) + ")"
+                    : "GradcheckResult(ok=False, message=" + std::string(py::repr(py::str(r.message))) + ")";
+      });
+  const auto check = [](auto checker) {
+    return [checker](const py::function& f, const py::object& inputs, double eps, double atol, double rtol, bool full_jacobian,
+                     int projections, uint64_t seed) {
+      const GradcheckOptions options{.eps = eps, .atol = atol, .rtol = rtol, .full_jacobian = full_jacobian,
+                                     .projections = projections, .seed = seed};
+      const std::vector<Tensor> values = tensors_of(inputs);
+      py::gil_scoped_release released;
+      return checker(as_function(f), values, options);
+    };
+  };
+  const char* gradcheck_doc = "Compares the gradients of f(*inputs) (float64 inputs; those that require a gradient) with central finite differences.";
+  const char* gradgradcheck_doc = "Compares the second derivatives of f(*inputs) with finite differences of its first derivatives.";
+  for (const auto& [name, checker, doc] : {std::tuple{"gradcheck", &gradcheck, gradcheck_doc},
+                                           std::tuple{"gradgradcheck", &gradgradcheck, gradgradcheck_doc}}) {
+    m.def(name, check(checker), py::arg("f"), py::arg("inputs"), py::arg("eps") = 1e-6, py::arg("atol") = 1e-5, py::arg("rtol") = 1e-3,
+          py::arg("full_jacobian") = true, py::arg("projections") = 8, py::arg("seed") = 0, doc);
+  }
+}
+
+void bind_functional(py::module_& m) {
+  m.def("vjp", [](const py::function& f, const py::object& inputs, const Tensor& v, bool create_graph) {
+    const bool one = py::isinstance<Tensor>(inputs);
+    const std::vector<Tensor> values = tensors_of(inputs);
+    VjpResult result;
+    {
+      py::gil_scoped_release released;
+      result = vjp(as_function(f), values, v, create_graph);
+    }
+    return py::make_tuple(result.output, one_or_tuple(result.grads, one));
+  }, py::arg("f"), py::arg("inputs"), py::arg("v"), py::arg("create_graph") = false, "(f(*inputs), v^T J)");
+  m.def("jvp", [](const py::function& f, const py::object& inputs, const py::object& tangents, bool create_graph) {
+    const std::vector<Tensor> values = tensors_of(inputs), directions = tensors_of(tangents);
+    JvpResult result;
+    {
+      py::gil_scoped_release released;
+      result = jvp(as_function(f), values, directions, create_graph);
+    }
+    return py::make_tuple(result.output, result.tangent);
+  }, py::arg("f"), py::arg("inputs"), py::arg("tangents"), py::arg("create_graph") = false, "(f(*inputs), J u): forward mode");
+  m.def("hvp", [](const py::function& f, const py::object& inputs, const py::object& v) {
+    const bool one = py::isinstance<Tensor>(inputs);
+    const std::vector<Tensor> values = tensors_of(inputs), directions = tensors_of(v);
+    std::vector<Tensor> result;
+    {
+      py::gil_scoped_release released;
+      result = hvp(as_function(f), values, directions);
+    }
+    return one_or_tuple(result, one);
+  }, py::arg("f"), py::arg("inputs"), py::arg("v"), "H v for f with a one-element output");
+  for (const auto& [name, derivative] : {std::pair{"jacobian", &jacobian}, std::pair{"hessian", &hessian}}) {
+    m.def(name, [derivative](const py::function& f, const Tensor& x) {
+      const TensorFunction g = as_function(f);
+      py::gil_scoped_release released;
+      return derivative([g](const Tensor& input) { return g({input}); }, x);
+    }, py::arg("f"), py::arg("x"));
+  }
+  m.def("grad", [](const py::object& outputs, const py::object& inputs, const py::object& grad_outputs, bool create_graph,
+                   bool retain_graph, bool allow_unused) {
+    const bool one = py::isinstance<Tensor>(inputs);
+    const std::vector<Tensor> outs = tensors_of(outputs), ins = tensors_of(inputs), gouts = tensors_of(grad_outputs);
+    std::vector<Tensor> result;
+    {
+      py::gil_scoped_release released;
+      result = grad(outs, ins, gouts, {.create_graph = create_graph, .retain_graph = retain_graph, .allow_unused = allow_unused});
+    }
+    py::list out;
+    for (const Tensor& g : result) out.append(g.defined() ? py::cast(g) : py::none());
+    return one ? out[0] : py::object(py::tuple(out));
+  }, py::arg("outputs"), py::arg("inputs"), py::arg("grad_outputs") = py::none(), py::arg("create_graph") = false,
+     py::arg("retain_graph") = false, py::arg("allow_unused") = false,
+     "The gradients of sum_k <outputs[k], grad_outputs[k]> with respect to `inputs`, returned (torch.autograd.grad).\n"
+     "An input the outputs do not depend on gives None with allow_unused.");
+}
+
+}  // namespace
+
+void bind_autograd(py::module_& m) {
+  bind_guard<NoGrad>(m, "_NoGrad", "While entered, ops record nothing (axiom.no_grad).");
+  bind_guard<EnableGrad>(m, "_EnableGrad", "While entered, ops record again (axiom.enable_grad).");
+  m.def("is_grad_enabled", &grad_enabled);
+  bind_gradcheck(m);
+  bind_functional(m);
+}
+
+}  // namespace axiom::python

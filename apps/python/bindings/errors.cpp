@@ -1,0 +1,68 @@
+// axiom::Error as Python exceptions. Every message keeps its form, "[op] what was wrong, with the
+// values"; the type says what kind of mistake it was, so that Python code can catch it the way it
+// catches NumPy's or PyTorch's:
+//
+//   axiom.Error            RuntimeError  the base of all four (files, devices, a graph already freed)
+//   axiom.DtypeError       TypeError     a dtype the op does not take      ("dtype", "is int64, ...")
+//   axiom.IndexError       IndexError    an index or range outside an axis ("out of range")
+//   axiom.ShapeError       ValueError    a shape, size or value the op cannot use ("shape", "must", "got")
+//
+// The kind is read from the message (one library-wide exception type in C++), in that order:
+// a message that names both a dtype and a shape is a DtypeError.
+#include <regex>
+#include <string>
+
+#include "apps/python/bindings/bindings.h"
+
+namespace axiom::python {
+
+namespace {
+
+enum class Kind { dtype, index, value, runtime };
+
+Kind kind_of(const std::string& message) {
+  static const std::regex dtype_words(R"(dtype|\bis (float32|float64|int64|uint8)\b)");
+  static const std::regex index_words(R"(out of range|\bindex\b.*\b(outside|past|beyond)\b)");
+  static const std::regex value_words(R"(shape|must|\bgot\b|expected|cannot|size|negative|at least|at most)");
+  if (std::regex_search(message, dtype_words)) return Kind::dtype;
+  if (std::regex_search(message, index_words)) return Kind::index;
+  if (std::regex_search(message, value_words)) return Kind::value;
+  return Kind::runtime;
+}
+
+// A new exception class axiom.<name> deriving from every class in `bases`.
+PyObject* new_exception(py::module_& m, const char* name, py::tuple bases, const char* doc) {
+  const std::string qualified = std::string("axiom.") + name;
+  PyObject* type = PyErr_NewExceptionWithDoc(qualified.c_str(), doc, bases.ptr(), nullptr);
+  if (!type) throw py::error_already_set();
+  m.add_object(name, py::handle(type));
+  return type;
+}
+
+}  // namespace
+
+void bind_errors(py::module_& m) {
+  static PyObject* base = new_exception(m, "Error", py::make_tuple(py::handle(PyExc_RuntimeError)),
+                                        "An error axiom found: the message names the op and the values it could not use.");
+  static PyObject* dtype_error = new_exception(m, "DtypeError", py::make_tuple(py::handle(base), py::handle(PyExc_TypeError)),
+                                               "A dtype the op does not take.");
+  static PyObject* index_error = new_exception(m, "IndexError", py::make_tuple(py::handle(base), py::handle(PyExc_IndexError)),
+                                               "An index or a range outside an axis.");
+  static PyObject* shape_error = new_exception(m, "ShapeError", py::make_tuple(py::handle(base), py::handle(PyExc_ValueError)),
+                                               "A shape, size or value the op cannot use.");
+  py::register_exception_translator([](std::exception_ptr thrown) {
+    try {
+      if (thrown) std::rethrow_exception(thrown);
+    } catch (const Error& error) {
+      const std::string message = error.what();
+      switch (kind_of(message)) {
+        case Kind::dtype: PyErr_SetString(dtype_error, message.c_str()); break;
+        case Kind::index: PyErr_SetString(index_error, message.c_str()); break;
+        case Kind::value: PyErr_SetString(shape_error, message.c_str()); break;
+        case Kind::runtime: PyErr_SetString(base, message.c_str()); break;
+      }
+    }
+  });
+}
+
+}  // namespace axiom::python
