@@ -21,6 +21,7 @@ import torch
 import torch.nn.functional as F
 
 import axiom
+import torch_reference
 
 SOURCE_DIR = os.environ.get("AXIOM_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 rng = np.random.default_rng(7)
@@ -76,41 +77,11 @@ class Table:
         self.cases.append(Case(op, what, inputs, ours, theirs, **options))
 
 
-def torch_attention(qkv, axis, heads, causal=False, bias=None):
-    """Multi-head self-attention along `axis` from packed [q | k | v] projections [..., 3D]."""
-    x = qkv.movedim(axis, -2)                                   # [..., L, 3D]
-    d = x.shape[-1] // 3
-    dh = d // heads
-
-    def split(part):                                            # [..., H, L, Dh]
-        return x[..., part * d:(part + 1) * d].unflatten(-1, (heads, dh)).transpose(-2, -3)
-
-    q, k, v = split(0), split(1), split(2)
-    scores = q @ k.transpose(-1, -2) / math.sqrt(dh)
-    if bias is not None:
-        scores = scores + bias
-    if causal:
-        length = scores.shape[-1]
-        hidden = torch.ones(length, length, dtype=torch.bool).triu(1)
-        scores = scores.masked_fill(hidden, -math.inf)
-    out = torch.softmax(scores, -1) @ v                         # [..., H, L, Dh]
-    return out.transpose(-2, -3).flatten(-2).movedim(-2, axis)
-
-
 def torch_queries(qkv, axis, heads):
     """The queries split into heads, the line's axis next to the features: [..., H, L, Dh]."""
     x = qkv.movedim(axis, -2)
     d = x.shape[-1] // 3
     return x[..., :d].unflatten(-1, (heads, d // heads)).transpose(-2, -3)
-
-
-def torch_shift(x, axis, amount):
-    length = x.shape[axis]
-    if amount >= 0:
-        kept = x.narrow(axis, 0, length - amount)
-        return torch.cat([torch.zeros_like(x.narrow(axis, 0, amount)), kept], axis)
-    kept = x.narrow(axis, -amount, length + amount)
-    return torch.cat([kept, torch.zeros_like(x.narrow(axis, 0, -amount))], axis)
 
 
 def torch_pad(x, axis, before, after, value):
@@ -212,8 +183,8 @@ def shapes(t):
     t.add("stack", "axis -1", [a, rand(2, 3)], lambda x, y: axiom.stack([x, y], -1), lambda x, y: torch.stack([x, y], -1))
     t.add("pad", "axis 0, 1 before 2 after, value 0.5", [a], lambda x: axiom.pad(x, 0, 1, 2, 0.5), lambda x: torch_pad(x, 0, 1, 2, 0.5))
     t.add("pad", "last axis", [a], lambda x: axiom.pad(x, -1, 0, 3), lambda x: torch_pad(x, -1, 0, 3, 0.0))
-    t.add("shift", "forward by 1", [rand(2, 4, 3)], lambda x: axiom.shift(x, 1, 1), lambda x: torch_shift(x, 1, 1))
-    t.add("shift", "backward by 2", [rand(2, 4, 3)], lambda x: axiom.shift(x, -2, -2), lambda x: torch_shift(x, -2, -2))
+    t.add("shift", "forward by 1", [rand(2, 4, 3)], lambda x: axiom.shift(x, 1, 1), lambda x: torch_reference.shift(x, 1, 1))
+    t.add("shift", "backward by 2", [rand(2, 4, 3)], lambda x: axiom.shift(x, -2, -2), lambda x: torch_reference.shift(x, -2, -2))
     index = rng.integers(0, 3, size=(2, 4)).astype(np.int64)
     t.add("gather", "axis 1, repeats", [rand(2, 3), index], lambda x, i: axiom.gather(x, 1, i), lambda x, i: torch.gather(x, 1, i))
     picks = np.array([2, 0, 2], dtype=np.int64)
@@ -243,13 +214,13 @@ def normalizing(t):
 def attention(t):
     causal = axiom.AttentionMask.causal()
     qkv = rand(2, 3, 4, 12)  # [B, 3, 4, 3D], D 4, 2 heads
-    t.add("attention", "axis 2, unmasked", [qkv], lambda x: axiom.attention(x, 2, 2), lambda x: torch_attention(x, 2, 2))
-    t.add("attention", "axis 1, causal", [qkv], lambda x: axiom.attention(x, 1, 2, causal), lambda x: torch_attention(x, 1, 2, True))
+    t.add("attention", "axis 2, unmasked", [qkv], lambda x: axiom.attention(x, 2, 2), lambda x: torch_reference.attention(x, 2, 2))
+    t.add("attention", "axis 1, causal", [qkv], lambda x: axiom.attention(x, 1, 2, causal), lambda x: torch_reference.attention(x, 1, 2, True))
     t.add("attention", "one head, a strided leaf", [strided(rand(2, 5, 6))], lambda x: axiom.attention(x, 1, 1, causal),
-          lambda x: torch_attention(x, 1, 1, True))
+          lambda x: torch_reference.attention(x, 1, 1, True))
     bias = rand(2, 4, 2, 3, 3)  # [B, other axis, H, L, L] for axis 1
     t.add("attention", "a bias, axis 1", [qkv, bias], lambda x, b: axiom.attention(x, 1, 2, bias=b),
-          lambda x, b: torch_attention(x, 1, 2, bias=b))
+          lambda x, b: torch_reference.attention(x, 1, 2, bias=b))
     t.add("attention_queries", "axis 1", [qkv], lambda x: axiom.attention_queries(x, 1, 2), lambda x: torch_queries(x, 1, 2))
 
 
