@@ -1,7 +1,8 @@
 #!/bin/sh
 # Installs the Debian packages that axiom builds with, when any is missing (Debian 12 or newer):
 # the libraries, the dataset, and Python's headers, pybind11, NumPy, pytest and PyTorch for the
-# Python module and its comparison with PyTorch (apps/python, tests/python).
+# Python module, its comparison with PyTorch (apps/python, tests/python), and matplotlib and
+# Jupyter (nbconvert, ipykernel) for the tutorial notebook that the suite executes (apps/notebooks).
 # Works as root, or as a user with sudo. Does nothing when everything is there.
 # With --fuzz, also clang and its runtime with libFuzzer, for the fuzzers' build (tests/fuzz; CI).
 # With --cluster, also iproute2, OpenSSH's client and server, Slurm and munge, for the multihost
@@ -10,7 +11,7 @@
 # flag, not the default. The tests start daemons of their own and skip, with one line, where a
 # package is missing.
 set -e
-packages="build-essential cmake git pkgconf libopenblas-dev libdnnl-dev ocl-icd-opencl-dev libtbb-dev libhwy-dev doctest-dev nlohmann-json3-dev libcli11-dev zlib1g-dev libzip-dev libstb-dev giza-dev libboost-dev libboost-context-dev libopenmpi-dev openmpi-bin dataset-fashion-mnist pybind11-dev python3-dev python3-numpy python3-pytest python3-torch"
+packages="build-essential cmake git pkgconf libopenblas-dev libdnnl-dev ocl-icd-opencl-dev libtbb-dev libhwy-dev doctest-dev nlohmann-json3-dev libcli11-dev zlib1g-dev libzip-dev libstb-dev giza-dev libboost-dev libboost-context-dev libopenmpi-dev openmpi-bin dataset-fashion-mnist pybind11-dev python3-dev python3-numpy python3-pytest python3-torch python3-matplotlib python3-nbconvert python3-ipykernel"
 [ "${1:-}" = "--fuzz" ] && packages="$packages clang libclang-rt-dev"
 [ "${1:-}" = "--cluster" ] && packages="$packages iproute2 openssh-client openssh-server slurm-wlm munge"
 missing=""

@@ -139,7 +139,7 @@ configure() {
   cmake -S "$root_dir" -B "$build" "${generator[@]}" "${cuda[@]}" -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_PREFIX_PATH="$prefix/usr" -DPKG_CONFIG_EXECUTABLE="$prefix/pkg-config" \
     -DCMAKE_EXE_LINKER_FLAGS="-Wl,--disable-new-dtags -Wl,-rpath,$libdirs -Wl,-rpath-link,$libdirs" \
-    -DAXIOM_MPI=OFF -DAXIOM_ONEDNN=OFF
+    -DAXIOM_MPI=OFF -DAXIOM_ONEDNN=OFF -DAXIOM_PYTHON=OFF
 }
 
 build_targets() {
