@@ -69,6 +69,37 @@ void zero_grads(const std::vector<Tensor>& inputs) {
   }
 }
 
+// Options that could make a check pass without checking anything are an Error.
+void check_options(const char* op, const GradcheckOptions& options) {
+  if (!std::isfinite(options.eps) || options.eps <= 0) throw Error(op, "eps must be finite and positive, got ", options.eps);
+  if (!std::isfinite(options.atol) || options.atol < 0 || !std::isfinite(options.rtol) || options.rtol < 0) {
+    throw Error(op, "atol and rtol must be finite and 0 or more, got ", options.atol, " and ", options.rtol);
+  }
+  if (!options.full_jacobian && options.projections < 1) {
+    throw Error(op, "projections must be at least 1, got ", options.projections);
+  }
+}
+
+// The inputs' values as they were when made, put back when it goes, even when fn throws: the
+// finite differences move them, and a caller's tensors must not stay moved.
+class RestoredOnExit {
+ public:
+  RestoredOnExit(const std::vector<Tensor>& inputs, const std::vector<size_t>& checked) : inputs_(inputs), checked_(checked) {
+    for (size_t c : checked) originals_.push_back(inputs[c].data().clone());
+  }
+  ~RestoredOnExit() {
+    for (size_t c = 0; c < checked_.size(); ++c) core::copy_into(originals_[c], inputs_[checked_[c]].data());
+    zero_grads(inputs_);
+  }
+  RestoredOnExit(const RestoredOnExit&) = delete;
+  RestoredOnExit& operator=(const RestoredOnExit&) = delete;
+
+ private:
+  const std::vector<Tensor>& inputs_;
+  const std::vector<size_t>& checked_;
+  std::vector<core::Tensor> originals_;
+};
+
 // The analytic gradient of input i after a backward pass, as numbers (zeros if none arrived).
 std::vector<double> analytic_grad(const Tensor& input) {
   if (!input.grad().defined()) return std::vector<double>(static_cast<size_t>(input.numel()), 0.0);
@@ -156,7 +187,9 @@ void check_projections(const std::function<Tensor(const std::vector<Tensor>&)>& 
 
 GradcheckResult gradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& fn, const std::vector<Tensor>& inputs,
                           const GradcheckOptions& options) {
+  check_options("gradcheck", options);
   const std::vector<size_t> checked = checked_inputs(inputs);
+  const RestoredOnExit restored(inputs, checked);
   const Tensor y = fn(inputs);
   if (!y.defined() || y.dtype() != Dtype::float64) throw Error("gradcheck", "the function must return a float64 tensor");
   Comparison comparison{options, {}};
@@ -165,12 +198,12 @@ GradcheckResult gradcheck(const std::function<Tensor(const std::vector<Tensor>&)
   } else {
     check_projections(fn, inputs, checked, y, comparison);
   }
-  zero_grads(inputs);
   return comparison.result;
 }
 
 GradcheckResult gradgradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& fn, const std::vector<Tensor>& inputs,
                               const GradcheckOptions& options) {
+  check_options("gradgradcheck", options);
   const std::vector<size_t> checked = checked_inputs(inputs);
   const Tensor y = fn(inputs);
   if (!y.defined() || y.dtype() != Dtype::float64) throw Error("gradgradcheck", "the function must return a float64 tensor");

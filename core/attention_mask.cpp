@@ -55,6 +55,9 @@ AttentionMask AttentionMask::blocks(BlockPattern pattern, const char* name) {
 }
 
 std::vector<uint8_t> AttentionMask::table(int64_t length) const {
+  if (length < 0 || length > kMaxTableLength) {
+    throw Error("attention", "a mask's table is for lines of 0 to ", kMaxTableLength, " positions, got ", length);
+  }
   const size_t n = static_cast<size_t>(length);
   std::vector<uint8_t> sees(n * n, kind_ == Kind::all ? 1 : 0);
   if (kind_ == Kind::causal) {

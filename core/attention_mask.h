@@ -47,8 +47,10 @@ class AttentionMask {
   Kind kind() const { return kind_; }
   const BlockPattern& pattern() const { return *pattern_; }  // kind() == blocks only
   // The mask written out for a line of `length`: [L, L], 1 where query i sees key j (for the
-  // composite path and the tests; an Error if a block pattern was made for another length).
+  // composite path and the tests; an Error if a block pattern was made for another length, or if
+  // length is negative or over kMaxTableLength: the table would not fit in memory).
   std::vector<uint8_t> table(int64_t length) const;
+  static constexpr int64_t kMaxTableLength = int64_t{1} << 16;  // a table of 4 GiB
 
  private:
   explicit AttentionMask(Kind kind) : kind_(kind) {}

@@ -10,15 +10,7 @@
 namespace axiom::core {
 
 Tensor empty(const Shape& shape, Dtype dtype, Device device) {
-  // The sizes' product, zeros counted as ones (the strides of an empty tensor still multiply the
-  // other sizes), times the element size: every stride and byte offset must fit in int64.
-  int64_t extent = static_cast<int64_t>(dtype_size(dtype));
-  for (int64_t size : shape) {
-    if (size < 0) throw Error("empty", "negative size in shape ", shape);
-    if (__builtin_mul_overflow(extent, std::max<int64_t>(size, 1), &extent)) {
-      throw Error("empty", "shape ", shape, " of ", dtype, " has more bytes than a 64-bit size can count");
-    }
-  }
+  check_countable("empty", shape, dtype);  // every stride and byte offset fits in int64
   const size_t nbytes = static_cast<size_t>(numel(shape)) * dtype_size(dtype);
   auto storage = std::make_shared<Storage>(nbytes, device);
   return Tensor(std::move(storage), shape, contiguous_strides(shape), 0, dtype);

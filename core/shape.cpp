@@ -12,6 +12,16 @@ int64_t numel(const Shape& shape) {
   return n;
 }
 
+void check_countable(std::string_view op, const Shape& shape, std::optional<Dtype> dtype) {
+  int64_t extent = dtype ? static_cast<int64_t>(dtype_size(*dtype)) : 1;
+  for (int64_t size : shape) {
+    if (size < 0) throw Error(op, "negative size in shape ", shape);
+    if (!__builtin_mul_overflow(extent, std::max<int64_t>(size, 1), &extent)) continue;
+    if (dtype) throw Error(op, "shape ", shape, " of ", *dtype, " has more bytes than a 64-bit size can count");
+    throw Error(op, "shape ", shape, " has more elements than a 64-bit size can count");
+  }
+}
+
 std::string shape_str(const Shape& shape) {
   std::ostringstream out;
   detail::append(out, shape);

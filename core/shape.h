@@ -2,9 +2,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "dtype.h"
 
 namespace axiom::core {
 
@@ -12,6 +15,11 @@ using Shape = std::vector<int64_t>;    // sizes, outermost first
 using Strides = std::vector<int64_t>;  // in elements (not bytes), one per axis
 
 int64_t numel(const Shape& shape);
+// An Error naming `op` unless every size is >= 0 and the sizes' product (zeros counted as ones: the
+// strides of an empty tensor still multiply the other sizes) fits in int64, so that every element
+// count and stride of the shape can be computed without overflow; with a dtype, the product times
+// its size in bytes must fit too (every byte offset).
+void check_countable(std::string_view op, const Shape& shape, std::optional<Dtype> dtype = {});
 std::string shape_str(const Shape& shape);  // "[2, 3]"
 
 // Row-major strides: the last axis moves fastest.  [2, 3, 4] -> [12, 4, 1]

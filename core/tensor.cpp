@@ -95,7 +95,6 @@ namespace {
 
 // Replaces a -1 in `shape` by the size that makes the element count `count`.
 Shape infer_size(const char* op, const Shape& from, Shape shape) {
-  int64_t known = 1;
   int inferred = -1;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == -1) {
@@ -103,10 +102,12 @@ Shape infer_size(const char* op, const Shape& from, Shape shape) {
       inferred = static_cast<int>(i);
     } else if (shape[i] < 0) {
       throw Error(op, "invalid size ", shape[i], " in ", shape);
-    } else {
-      known *= shape[i];
     }
   }
+  Shape without_inferred = shape;
+  if (inferred >= 0) without_inferred[static_cast<size_t>(inferred)] = 1;
+  check_countable(op, without_inferred);
+  const int64_t known = numel(without_inferred);
   const int64_t count = numel(from);
   if (inferred >= 0 && known != 0 && count % known == 0) shape[inferred] = count / known;
   if (numel(shape) != count || (inferred >= 0 && known == 0)) {
@@ -245,6 +246,7 @@ Tensor Tensor::expand(const Shape& shape) const {
     out_shape[i] = target;
     out_strides[i] = (i < lead || old != target) ? 0 : strides_[i - lead];
   }
+  check_countable("expand", out_shape);
   return Tensor(storage_, std::move(out_shape), std::move(out_strides), offset_, dtype_);
 }
 

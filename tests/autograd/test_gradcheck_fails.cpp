@@ -212,6 +212,43 @@ TEST_CASE("gradcheck's own errors") {
               {"[gradcheck]", "float64"});
 }
 
+TEST_CASE("gradcheck refuses options that would check nothing") {
+  const auto x = leaf(uniform64({3}, 14));
+  const auto f = [](const In& in) { return exp(in[0]); };
+  GradcheckOptions no_projection;
+  no_projection.full_jacobian = false;
+  no_projection.projections = 0;
+  check_error([&] { (void)gradcheck(f, {x}, no_projection); }, {"[gradcheck] projections must be at least 1, got 0"});
+  check_error([&] { (void)gradgradcheck(f, {x}, no_projection); }, {"[gradgradcheck] projections must be at least 1, got 0"});
+  for (double eps : {0.0, -1e-6, std::numeric_limits<double>::quiet_NaN()}) {
+    GradcheckOptions options;
+    options.eps = eps;
+    check_error([&] { (void)gradcheck(f, {x}, options); }, {"[gradcheck] eps must be finite and positive"});
+  }
+  GradcheckOptions negative_tolerance;
+  negative_tolerance.atol = -1;
+  check_error([&] { (void)gradcheck(f, {x}, negative_tolerance); }, {"[gradcheck] atol and rtol must be finite and 0 or more"});
+}
+
+TEST_CASE("gradcheck puts its inputs back when the function throws halfway") {
+  const core::Tensor values = uniform64({2}, 15);
+  const std::vector<double> before = values.to_vector<double>();
+  const auto x = leaf(values.clone());
+  for (bool full : {true, false}) {
+    CAPTURE(full);
+    GradcheckOptions options;
+    options.full_jacobian = full;
+    int calls = 0;
+    const auto fails_on_the_third_call = [&calls](const In& in) {
+      if (++calls == 3) throw Error("test", "the function failed");
+      return exp(in[0]);
+    };
+    check_error([&] { (void)gradcheck(fails_on_the_third_call, {x}, options); }, {"[test] the function failed"});
+    CHECK(x.data().to_vector<double>() == before);
+    CHECK_FALSE(x.grad().defined());
+  }
+}
+
 TEST_CASE("gradcheck leaves its inputs as it found them, in both modes") {
   const core::Tensor values = uniform64({2, 3}, 13);
   const std::vector<double> before = values.to_vector<double>();

@@ -214,6 +214,16 @@ core::BlockPattern odd_pattern() {
 }
 }  // namespace
 
+TEST_CASE("a mask's table is refused for a negative length or one too long to hold") {
+  CHECK(core::AttentionMask::causal().table(3) == std::vector<uint8_t>{1, 0, 0, 1, 1, 0, 1, 1, 1});
+  CHECK(core::AttentionMask::all().table(0).empty());
+  for (const int64_t length : {int64_t{-1}, core::AttentionMask::kMaxTableLength + 1, int64_t{1} << 40}) {
+    CAPTURE(length);
+    check_error([&] { (void)core::AttentionMask::causal().table(length); },
+                {"[attention] a mask's table is for lines of 0 to 65536 positions, got ", std::to_string(length)});
+  }
+}
+
 TEST_CASE("attention with a block pattern against loops over the whole line, and the patterns it refuses") {
   Generator gen(32);
   const core::AttentionMask mask = core::AttentionMask::blocks(odd_pattern(), "test");

@@ -137,6 +137,11 @@ TEST_CASE("reshape infers one -1 and rejects bad sizes") {
   check_error([&] { (void)x.reshape({-2, -3}); }, {"[reshape] invalid size -2"});
   check_error([&] { (void)zeros({0, 3}).reshape({0, -1}); }, {"[reshape] cannot reshape [0, 3]"});
   check_error([&] { (void)x.view({5, -1}); }, {"[view] "});
+  // sizes whose product overflows int64 are refused, not wrapped around to a count that fits
+  const int64_t huge = int64_t{1} << 62;
+  check_error([&] { (void)zeros({0}).reshape({huge, 4}); }, {"[reshape] shape [4611686018427387904, 4] has more elements than a 64-bit size can count"});
+  check_error([&] { (void)zeros({0}).reshape({int64_t{1} << 32, int64_t{1} << 32, -1}); }, {"[reshape]", "64-bit"});
+  check_error([&] { (void)zeros({1, 1}).expand({int64_t{1} << 32, int64_t{1} << 32}); }, {"[expand]", "64-bit"});
 }
 
 // --- permute, transpose, movedim -------------------------------------------------------------------

@@ -27,13 +27,17 @@ class _GradMode:
 
     _guard = None
 
+    def __init__(self):
+        self._active = []  # a stack: the same object may be entered again inside itself
+
     def __enter__(self):
-        self._active = self._guard()
-        self._active.__enter__()
+        guard = self._guard()
+        guard.__enter__()
+        self._active.append(guard)
         return self
 
     def __exit__(self, *exc):
-        self._active.__exit__(*exc)
+        self._active.pop().__exit__(*exc)
         return False
 
     def __call__(self, function):

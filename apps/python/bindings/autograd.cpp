@@ -6,9 +6,18 @@
 //   with axiom.no_grad(): ...                          (axiom/__init__.py; the guards are here)
 #include <pybind11/functional.h>
 
+#include <mutex>
+
 #include "apps/python/bindings/bindings.h"
 
 namespace axiom::python {
+
+namespace {
+std::recursive_mutex graph_mutex;  // GraphLock's
+}  // namespace
+
+GraphLock::GraphLock() { graph_mutex.lock(); }  // released_ has let the GIL go first
+GraphLock::~GraphLock() { graph_mutex.unlock(); }
 
 namespace {
 
@@ -16,17 +25,22 @@ namespace {
 std::vector<Tensor> tensors_of(const py::object& value) {
   if (value.is_none()) return {};
   if (py::isinstance<Tensor>(value)) return {value.cast<Tensor>()};
-  return value.cast<std::vector<Tensor>>();
+  return cast_or_type_error<std::vector<Tensor>>(value, "expected a Tensor or a sequence of Tensors");
 }
 
 // A Python function of tensors, f(*inputs) -> Tensor, as the C++ function of a list of tensors.
-// pybind11 takes the GIL back whenever C++ calls it.
+// C++ copies and drops that function without the GIL, so it holds the Python function through a
+// shared_ptr (copies touch no Python reference count) whose last owner takes the GIL to let it go.
 TensorFunction as_function(const py::function& f) {
-  return [f](const std::vector<Tensor>& inputs) {
+  std::shared_ptr<py::function> held(new py::function(f), [](py::function* function) {
+    py::gil_scoped_acquire gil;
+    delete function;
+  });
+  return [held](const std::vector<Tensor>& inputs) {
     py::gil_scoped_acquire gil;
     py::tuple args(inputs.size());
     for (size_t i = 0; i < inputs.size(); ++i) args[i] = inputs[i];
-    const py::object result = f(*args);
+    const py::object result = (*held)(*args);
     if (!py::isinstance<Tensor>(result)) throw py::type_error("the function must return an axiom.Tensor, got " + std::string(py::repr(result)));
     return result.cast<Tensor>();
   };
@@ -67,7 +81,7 @@ void bind_gradcheck(py::module_& m) {
       const GradcheckOptions options{.eps = eps, .atol = atol, .rtol = rtol, .full_jacobian = full_jacobian,
                                      .projections = projections, .seed = seed};
       const std::vector<Tensor> values = tensors_of(inputs);
-      py::gil_scoped_release released;
+      const GraphLock locked;
       return checker(as_function(f), values, options);
     };
   };
@@ -86,7 +100,7 @@ void bind_functional(py::module_& m) {
     const std::vector<Tensor> values = tensors_of(inputs);
     VjpResult result;
     {
-      py::gil_scoped_release released;
+      const GraphLock locked;
       result = vjp(as_function(f), values, v, create_graph);
     }
     return py::make_tuple(result.output, one_or_tuple(result.grads, one));
@@ -95,7 +109,7 @@ void bind_functional(py::module_& m) {
     const std::vector<Tensor> values = tensors_of(inputs), directions = tensors_of(tangents);
     JvpResult result;
     {
-      py::gil_scoped_release released;
+      const GraphLock locked;
       result = jvp(as_function(f), values, directions, create_graph);
     }
     return py::make_tuple(result.output, result.tangent);
@@ -105,7 +119,7 @@ void bind_functional(py::module_& m) {
     const std::vector<Tensor> values = tensors_of(inputs), directions = tensors_of(v);
     std::vector<Tensor> result;
     {
-      py::gil_scoped_release released;
+      const GraphLock locked;
       result = hvp(as_function(f), values, directions);
     }
     return one_or_tuple(result, one);
@@ -113,7 +127,7 @@ void bind_functional(py::module_& m) {
   for (const auto& [name, derivative] : {std::pair{"jacobian", &jacobian}, std::pair{"hessian", &hessian}}) {
     m.def(name, [derivative](const py::function& f, const Tensor& x) {
       const TensorFunction g = as_function(f);
-      py::gil_scoped_release released;
+      const GraphLock locked;
       return derivative([g](const Tensor& input) { return g({input}); }, x);
     }, py::arg("f"), py::arg("x"));
   }
@@ -123,7 +137,7 @@ void bind_functional(py::module_& m) {
     const std::vector<Tensor> outs = tensors_of(outputs), ins = tensors_of(inputs), gouts = tensors_of(grad_outputs);
     std::vector<Tensor> result;
     {
-      py::gil_scoped_release released;
+      const GraphLock locked;
       result = grad(outs, ins, gouts, {.create_graph = create_graph, .retain_graph = retain_graph, .allow_unused = allow_unused});
     }
     py::list out;

@@ -22,6 +22,24 @@ namespace py = pybind11;
 // For .def(...): the call runs without the GIL, so other Python threads go on meanwhile.
 using release_gil = py::call_guard<py::gil_scoped_release>;
 
+// Autograd's graphs and the leaves' gradients are not for two threads at once: two backward passes
+// through one graph, or into one leaf's .grad, would race. A call that walks a graph or writes
+// gradients or parameters (backward, grad and the functional derivatives, optimizer steps,
+// zero_grad, Module.to and load) holds this lock, one process-wide recursive mutex, taken after
+// the GIL is released. Python code such a call runs (gradcheck's function) takes the GIL while
+// holding the lock; no thread waits for the lock while holding the GIL: one order, no deadlock.
+class GraphLock {
+ public:
+  GraphLock();
+  ~GraphLock();
+  GraphLock(const GraphLock&) = delete;
+  GraphLock& operator=(const GraphLock&) = delete;
+
+ private:
+  py::gil_scoped_release released_;
+};
+using graph_lock = py::call_guard<GraphLock>;
+
 void bind_errors(py::module_& m);
 void bind_tensor(py::module_& m);
 void bind_numpy(py::module_& m);
@@ -31,6 +49,34 @@ void bind_nn(py::module_& nn);
 void bind_optim(py::module_& optim);
 void bind_models(py::module_& models);
 void bind_data(py::module_& data);
+
+// A member function as a function of a reference to its object, for .def(): bound directly,
+// pybind11 would take None for a null `this` (MyClass.method(None) would crash the interpreter).
+template <typename R, typename C, typename... A>
+auto by_reference(R (C::*method)(A...) const) {
+  return [method](const C& self, A... args) -> R { return (self.*method)(std::forward<A>(args)...); };
+}
+template <typename R, typename C, typename... A>
+auto by_reference(R (C::*method)(A...)) {
+  return [method](C& self, A... args) -> R { return (self.*method)(std::forward<A>(args)...); };
+}
+
+// A file's path from Python: a ValueError naming `op` if it holds a NUL byte (C++ would cut the
+// path there, and read or write another file).
+inline const std::string& checked_path(const std::string& path, const char* op) {
+  if (path.find('\0') != std::string::npos) throw py::value_error(std::string("[") + op + "] a path may not hold a NUL byte");
+  return path;
+}
+
+// `value` cast to T, or a TypeError that says what `what` must be (not pybind11's "Unable to cast").
+template <typename T>
+T cast_or_type_error(const py::handle& value, const char* what) {
+  try {
+    return value.cast<T>();
+  } catch (const py::cast_error&) {
+    throw py::type_error(std::string(what) + ", got " + std::string(py::repr(value)));
+  }
+}
 
 // A Python value as a Tensor: a Tensor itself, or anything NumPy turns into an array (a number, a
 // list, an array), copied, with `like`'s dtype and device when given (the other operand of `x + 2`).

@@ -3,7 +3,7 @@
 // catches NumPy's or PyTorch's:
 //
 //   axiom.Error            RuntimeError  the base of all four (files, devices, a graph already freed)
-//   axiom.DtypeError       TypeError     a dtype the op does not take      ("dtype", "is int64, ...")
+//   axiom.DtypeError       TypeError     a dtype the op does not take      ("dtype", "must be int64", "got float32")
 //   axiom.IndexError       IndexError    an index or range outside an axis ("out of range")
 //   axiom.ShapeError       ValueError    a shape, size or value the op cannot use ("shape", "must", "got")
 //
@@ -21,7 +21,8 @@ namespace {
 enum class Kind { dtype, index, value, runtime };
 
 Kind kind_of(const std::string& message) {
-  static const std::regex dtype_words(R"(dtype|\bis (float32|float64|int64|uint8)\b)");
+  // a dtype named after "is", "must be" or "got", unless a shape follows it ("is float32 [2, 3]")
+  static const std::regex dtype_words(R"(dtype|\b(is|must be|got) (uint8 or int64|float32|float64|int64|uint8)\b(?! \[))");
   static const std::regex index_words(R"(out of range|\bindex\b.*\b(outside|past|beyond)\b)");
   static const std::regex value_words(R"(shape|must|\bgot\b|expected|cannot|size|negative|at least|at most)");
   if (std::regex_search(message, dtype_words)) return Kind::dtype;
@@ -55,12 +56,11 @@ void bind_errors(py::module_& m) {
       if (thrown) std::rethrow_exception(thrown);
     } catch (const Error& error) {
       const std::string message = error.what();
-      switch (kind_of(message)) {
-        case Kind::dtype: PyErr_SetString(dtype_error, message.c_str()); break;
-        case Kind::index: PyErr_SetString(index_error, message.c_str()); break;
-        case Kind::value: PyErr_SetString(shape_error, message.c_str()); break;
-        case Kind::runtime: PyErr_SetString(base, message.c_str()); break;
-      }
+      PyObject* types[] = {dtype_error, index_error, shape_error, base};  // in Kind's order
+      // Every byte of the message kept: bytes that are not UTF-8 (a file's own) as \xNN escapes.
+      const py::object text = py::reinterpret_steal<py::object>(
+          PyUnicode_DecodeUTF8(message.data(), static_cast<Py_ssize_t>(message.size()), "backslashreplace"));
+      PyErr_SetObject(types[static_cast<int>(kind_of(message))], text.ptr());
     }
   });
 }

@@ -38,11 +38,11 @@ void bind_config(py::module_& models) {
       .def_readwrite("dropout", &ImageModelConfig::dropout)
       .def_readwrite("relative", &ImageModelConfig::relative)
       .def_property_readonly("attention", [](const ImageModelConfig& c) { return models::name_of(c.attention); })
-      .def("validate", &ImageModelConfig::validate)
-      .def("to_json", &ImageModelConfig::to_json)
+      .def("validate", by_reference(&ImageModelConfig::validate))
+      .def("to_json", by_reference(&ImageModelConfig::to_json))
       .def("__repr__", [](const ImageModelConfig& c) { return "ImageModelConfig(" + c.to_json() + ")"; });
-  models.def("preset", &models::preset, py::arg("name"), "a named config: tiny, small, medium, ...");
-  models.def("load_config", &models::load_config, py::arg("name_or_path"), "a preset's name, or a JSON file of one");
+  models.def("preset", [](const std::string& name) { return models::preset(name); }, py::arg("name"), "a named config: tiny, small, medium, ...");
+  models.def("load_config", [](const std::string& path) { return models::load_config(checked_path(path, "load_config")); }, py::arg("name_or_path"), "a preset's name, or a JSON file of one");
   models.def("config_from_json", [](const std::string& text) { return models::config_from_json(text, "config_from_json"); }, py::arg("text"));
 }
 
@@ -50,17 +50,17 @@ void bind_image_model(py::module_& models) {
   py::class_<models::Likelihood>(models, "Likelihood", "-log p of every value of a batch: nats, count, bits_per_dim")
       .def_readonly("nats", &models::Likelihood::nats)
       .def_readonly("count", &models::Likelihood::count)
-      .def_property_readonly("bits_per_dim", &models::Likelihood::bits_per_dim);
+      .def_property_readonly("bits_per_dim", by_reference(&models::Likelihood::bits_per_dim));
   py::class_<ImageModel, nn::Module, std::shared_ptr<ImageModel>>(models, "ImageModel",
                                                                   "An autoregressive model of images of 256 values a pixel and channel")
       .def(py::init(&owned_model), py::arg("config"), py::arg("seed") = 0, "the model the config names (config.attention)")
-      .def_property_readonly("config", &ImageModel::config)
-      .def("logits", &ImageModel::logits, py::arg("images"), py::arg("channel"), release_gil(),
+      .def_property_readonly("config", by_reference(&ImageModel::config))
+      .def("logits", by_reference(&ImageModel::logits), py::arg("images"), py::arg("channel"), release_gil(),
            "images uint8 or int64 [B, H, W] or [B, C, H, W], channel int64 [B] -> that channel's logits [B, H, W, 256]")
       .def("loss", [](const ImageModel& m, const Tensor& images, Generator* gen) {
         return m.loss(images, gen ? *gen : core::default_generator());
       }, py::arg("images"), py::arg("generator") = nullptr, release_gil(), "the training loss in bits/dim (one random channel per example)")
-      .def("evaluate", &ImageModel::evaluate, py::arg("images"), release_gil(), "the exact likelihood of every pixel and channel")
+      .def("evaluate", by_reference(&ImageModel::evaluate), py::arg("images"), release_gil(), "the exact likelihood of every pixel and channel")
       .def("sample", [](const ImageModel& m, int64_t count, double temperature, uint64_t seed, const std::string& method) {
         const models::SampleOptions options{.count = count, .temperature = temperature, .seed = seed};
         if (method == "fast") return models::sample_fast(m, options);
@@ -73,7 +73,7 @@ void bind_image_model(py::module_& models) {
                                                std::string(models::name_of(config.attention)) + "\"");
     return owned_model(config, seed);
   }, py::arg("config"), py::arg("seed") = 0, "the Axial Transformer (Ho et al., 2019) the config describes");
-  models.def("load_model", [](const std::string& path) { return std::shared_ptr<ImageModel>(models::load_model(path)); }, py::arg("path"),
+  models.def("load_model", [](const std::string& path) { return std::shared_ptr<ImageModel>(models::load_model(checked_path(path, "load_model"))); }, py::arg("path"),
              release_gil(), "an image model from a checkpoint directory or a model-*.safetensors file");
 }
 
@@ -84,7 +84,7 @@ py::list train(models::Trainer& trainer, int64_t steps, const py::object& callba
   for (int64_t i = 0; i < steps; ++i) {
     double loss = 0;
     {
-      py::gil_scoped_release released;
+      const GraphLock locked;
       loss = trainer.step();
     }
     losses.append(loss);
@@ -104,11 +104,11 @@ void bind_trainer(py::module_& models) {
            }),
            py::arg("config"), py::arg("images"), py::arg("batch_size") = 32, py::arg("lr") = 1e-3, py::arg("warmup_steps") = 200,
            py::arg("seed") = 0, py::arg("device") = Device::cpu())
-      .def("step", &models::Trainer::step, release_gil(), "one batch, one update; its loss in bits/dim")
+      .def("step", by_reference(&models::Trainer::step), graph_lock(), "one batch, one update; its loss in bits/dim")
       .def("train", &train, py::arg("steps"), py::arg("callback") = py::none(),
            "steps() steps, calling callback(step, loss) after each; Ctrl-C stops between two steps. The losses.")
-      .def("save", &models::Trainer::save, py::arg("dir"), release_gil(), "a checkpoint directory, written atomically")
-      .def_property_readonly("steps_done", &models::Trainer::steps_done)
+      .def("save", [](const models::Trainer& t, const std::string& dir) { t.save(checked_path(dir, "save")); }, py::arg("dir"), release_gil(), "a checkpoint directory, written atomically")
+      .def_property_readonly("steps_done", by_reference(&models::Trainer::steps_done))
       .def_property_readonly("model", [](models::Trainer& t) -> ImageModel& { return t.image_model(); }, py::return_value_policy::reference_internal);
 }
 
@@ -116,11 +116,11 @@ void bind_trainer(py::module_& models) {
 
 void bind_data(py::module_& data) {
   data.def("load_images", [](const std::string& name, const std::string& split, const std::string& root) {
-    return data::load_images(name, split, {.root = root});
+    return data::load_images(checked_path(name, "load_images"), split, {.root = checked_path(root, "load_images")});
   }, py::arg("name") = "fashion-mnist", py::arg("split") = "train", py::arg("root") = "", release_gil(),
      "uint8 images [N, H, W] (or [N, C, H, W]): fashion-mnist, mnist, cifar10, moving-fashion-mnist, or a .npy file");
   data.def("load_labelled", [](const std::string& name, const std::string& split, const std::string& root) {
-    const data::ImageDataset set = data::load_labelled(name, split, {.root = root});
+    const data::ImageDataset set = data::load_labelled(name, split, {.root = checked_path(root, "load_labelled")});
     return py::make_tuple(set.images, set.labels);
   }, py::arg("name") = "fashion-mnist", py::arg("split") = "train", py::arg("root") = "", release_gil(), "(images, int64 labels)");
 }

@@ -20,34 +20,37 @@ py::dict state_dict(const Module& module) {
 
 void load_state_dict(Module& module, const py::dict& state) {
   nn::StateDict values;
-  for (const auto& [name, value] : state) values.emplace_back(name.cast<std::string>(), as_tensor(value));
+  for (const auto& [name, value] : state) values.emplace_back(cast_or_type_error<std::string>(name, "a state's names are strings"), as_tensor(value));
+  const GraphLock locked;
   module.load_state(values);
 }
 
 void bind_module(py::module_& nn) {
   py::class_<Module, std::shared_ptr<Module>>(nn, "CppModule", "A layer written in C++: its parameters, state and modes.")
-      .def("parameters", &Module::parameters)
-      .def("named_parameters", &Module::named_parameters)
-      .def("parameter_count", &Module::parameter_count, "the number of scalars in every parameter")
+      .def("parameters", by_reference(&Module::parameters))
+      .def("named_parameters", by_reference(&Module::named_parameters))
+      .def("parameter_count", by_reference(&Module::parameter_count), "the number of scalars in every parameter")
       .def("train", [](Module& m, bool on) { m.train(on); return &m; }, py::arg("mode") = true, py::return_value_policy::reference)
       .def("eval", [](Module& m) { m.eval(); return &m; }, py::return_value_policy::reference)
-      .def_property_readonly("training", &Module::is_training)
-      .def("to", py::overload_cast<Device>(&Module::to), py::arg("device"), release_gil())
-      .def("to", py::overload_cast<Dtype>(&Module::to), py::arg("dtype"), release_gil())
-      .def("zero_grad", &Module::zero_grad)
+      .def_property_readonly("training", by_reference(&Module::is_training))
+      .def("to", [](Module& m, const Device& device) { const GraphLock locked; m.to(device); return &m; }, py::arg("device"),
+           py::return_value_policy::reference, "moves every parameter to the device; the module itself")
+      .def("to", [](Module& m, Dtype dtype) { const GraphLock locked; m.to(dtype); return &m; }, py::arg("dtype"),
+           py::return_value_policy::reference, "converts every parameter to the dtype; the module itself")
+      .def("zero_grad", by_reference(&Module::zero_grad), graph_lock())
       .def("state_dict", &state_dict, "{name: tensor}: the parameters by their dotted names")
       .def("load_state_dict", &load_state_dict, py::arg("state"), "copies the values in; every name and shape must match")
-      .def("save", [](const Module& m, const std::string& path) { m.save(path); }, py::arg("path"), release_gil(),
+      .def("save", [](const Module& m, const std::string& path) { m.save(checked_path(path, "save")); }, py::arg("path"), release_gil(),
            "writes the parameters to a safetensors file, atomically")
-      .def("load", &Module::load, py::arg("path"), release_gil(), "reads parameters written by save()");
+      .def("load", [](Module& m, const std::string& path) { m.load(checked_path(path, "load")); }, py::arg("path"), graph_lock(), "reads parameters written by save()");
 }
 
 // A layer class whose forward takes one tensor: callable, with forward() too.
 template <typename Layer>
 py::class_<Layer, Module, std::shared_ptr<Layer>> layer(py::module_& nn, const char* name, const char* doc) {
   py::class_<Layer, Module, std::shared_ptr<Layer>> c(nn, name, doc);
-  c.def("forward", py::overload_cast<const Tensor&>(&Layer::forward, py::const_), py::arg("x"), release_gil())
-      .def("__call__", py::overload_cast<const Tensor&>(&Layer::forward, py::const_), py::arg("x"), release_gil());
+  c.def("forward", by_reference(py::overload_cast<const Tensor&>(&Layer::forward, py::const_)), py::arg("x"), release_gil())
+      .def("__call__", by_reference(py::overload_cast<const Tensor&>(&Layer::forward, py::const_)), py::arg("x"), release_gil());
   return c;
 }
 

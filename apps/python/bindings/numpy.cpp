@@ -96,8 +96,8 @@ Tensor from_numpy(const py::array& array, bool requires_grad) {
 
 std::vector<int64_t> axes_of(const py::object& axis) {
   if (axis.is_none()) return {};
-  if (py::isinstance<py::int_>(axis)) return {axis.cast<int64_t>()};
-  return axis.cast<std::vector<int64_t>>();
+  if (py::isinstance<py::int_>(axis)) return {cast_or_type_error<int64_t>(axis, "an axis is an int")};
+  return cast_or_type_error<std::vector<int64_t>>(axis, "axes are None, an int or a sequence of ints");
 }
 
 Shape shape_of(const py::handle& value, const char* op) {
@@ -111,7 +111,7 @@ Shape shape_of(const py::handle& value, const char* op) {
     if (!py::isinstance<py::int_>(item) || py::isinstance<py::bool_>(item)) {
       throw py::type_error(std::string("[") + op + "] a shape holds ints, got " + std::string(py::repr(value)));
     }
-    const auto size = item.cast<long long>();
+    const auto size = cast_or_type_error<long long>(item, "a size is an int of 64 bits");
     if (size < 0) throw py::value_error(std::string("[") + op + "] sizes must be 0 or more, got " + std::string(py::repr(value)));
     shape.push_back(size);
   }
@@ -121,8 +121,8 @@ Shape shape_of(const py::handle& value, const char* op) {
 Tensor as_tensor(const py::handle& value, const Tensor* like) {
   if (py::isinstance<Tensor>(value)) return value.cast<Tensor>();
   if (value.is_none()) throw py::type_error("expected a Tensor or a number, got None");
-  py::array array = py::array::ensure(value);
-  if (!array) throw py::error_already_set();
+  // numpy.asarray, not py::array::ensure, which would drop NumPy's own error (a ragged list)
+  py::array array = py::module_::import("numpy").attr("asarray")(value);
   if (array.dtype().kind() == 'O' || array.dtype().kind() == 'U' || array.dtype().kind() == 'S') {
     throw py::type_error("expected a Tensor, a number or an array of numbers, got " + std::string(py::repr(value)));
   }

@@ -112,7 +112,7 @@ void bind_attention(py::module_& m) {
   py::class_<AttentionMask>(m, "AttentionMask", "Which keys each query sees: all(), causal(), or a block pattern (nn.local_mask).")
       .def_static("all", &AttentionMask::all)
       .def_static("causal", &AttentionMask::causal)
-      .def("table", &AttentionMask::table, py::arg("length"), "[L * L] flags, 1 where query i sees key j")
+      .def("table", by_reference(&AttentionMask::table), py::arg("length"), "[L * L] flags, 1 where query i sees key j")
       .def("__repr__", [](const AttentionMask& mask) {
         const char* kinds[] = {"all", "causal", "blocks"};
         return std::string("AttentionMask.") + kinds[static_cast<int>(mask.kind())] + "()";
@@ -144,8 +144,8 @@ void bind_attention(py::module_& m) {
 void bind_factories(py::module_& m) {
   py::class_<Generator>(m, "Generator", "A counter-based random generator (Philox): the same seed, the same numbers, on every device.")
       .def(py::init<uint64_t>(), py::arg("seed") = 0)
-      .def_property_readonly("seed", &Generator::seed)
-      .def_property_readonly("offset", &Generator::offset);
+      .def_property_readonly("seed", by_reference(&Generator::seed))
+      .def_property_readonly("offset", by_reference(&Generator::offset));
   m.def("manual_seed", &core::manual_seed, py::arg("seed"), "reseeds the generator used when none is passed");
   const auto shape = [](const py::object& value, const char* op) { return shape_of(value, op); };
   m.def("zeros", [shape](const py::object& s, Dtype dtype, const Device& device) { return zeros(shape(s, "zeros"), dtype, device); },

@@ -13,32 +13,39 @@ namespace {
 using optim::NamedParameters;
 using optim::Optimizer;
 
+constexpr const char* kParametersAre = "parameters are a list of Tensors, a list of (name, Tensor) pairs or a dict";
+
 NamedParameters named(const py::object& parameters) {
   NamedParameters out;
   if (py::isinstance<py::dict>(parameters)) {
-    for (const auto& [name, value] : parameters.cast<py::dict>()) out.emplace_back(name.cast<std::string>(), value.cast<Tensor>());
+    for (const auto& [name, value] : parameters.cast<py::dict>()) {
+      out.emplace_back(cast_or_type_error<std::string>(name, kParametersAre), cast_or_type_error<Tensor>(value, kParametersAre));
+    }
     return out;
   }
+  if (py::isinstance<Tensor>(parameters) || !py::isinstance<py::iterable>(parameters)) throw py::type_error(kParametersAre);
   for (const py::handle item : parameters) {
     if (py::isinstance<Tensor>(item)) {
       out.emplace_back(std::to_string(out.size()), item.cast<Tensor>());
     } else {
-      out.push_back(item.cast<std::pair<std::string, Tensor>>());
+      out.push_back(cast_or_type_error<std::pair<std::string, Tensor>>(item, kParametersAre));
     }
   }
   return out;
 }
 
-std::pair<double, double> pair_of(const py::object& betas) { return betas.cast<std::pair<double, double>>(); }
+std::pair<double, double> pair_of(const py::object& betas) {
+  return cast_or_type_error<std::pair<double, double>>(betas, "betas are two numbers");
+}
 
 void bind_optimizers(py::module_& optim) {
   py::class_<Optimizer>(optim, "Optimizer", "Updates parameters from their gradients: step(), zero_grad(), lr, save() and load().")
-      .def("step", &Optimizer::step, release_gil(), "updates every parameter that has a gradient")
-      .def("zero_grad", &Optimizer::zero_grad)
-      .def_property("lr", &Optimizer::lr, &Optimizer::set_lr)
-      .def_property_readonly("name", &Optimizer::name)
-      .def("save", &Optimizer::save, py::arg("path"), release_gil(), "the state (moments, step counts, hyperparameters) as safetensors")
-      .def("load", &Optimizer::load, py::arg("path"), release_gil());
+      .def("step", by_reference(&Optimizer::step), graph_lock(), "updates every parameter that has a gradient")
+      .def("zero_grad", by_reference(&Optimizer::zero_grad), graph_lock())
+      .def_property("lr", by_reference(&Optimizer::lr), by_reference(&Optimizer::set_lr))
+      .def_property_readonly("name", by_reference(&Optimizer::name))
+      .def("save", [](const Optimizer& o, const std::string& path) { o.save(checked_path(path, "save")); }, py::arg("path"), release_gil(), "the state (moments, step counts, hyperparameters) as safetensors")
+      .def("load", [](Optimizer& o, const std::string& path) { o.load(checked_path(path, "load")); }, py::arg("path"), graph_lock());
   py::class_<optim::SGD, Optimizer>(optim, "SGD", "stochastic gradient descent, with momentum, dampening, weight decay and Nesterov")
       .def(py::init([](const py::object& parameters, double lr, double momentum, double dampening, double weight_decay, bool nesterov) {
              return std::make_unique<optim::SGD>(named(parameters), optim::SGDOptions{.lr = lr, .momentum = momentum, .dampening = dampening,
@@ -60,8 +67,11 @@ void bind_optimizers(py::module_& optim) {
            }),
            py::arg("parameters"), py::arg("lr") = 1e-3, py::arg("betas") = py::make_tuple(0.9, 0.999), py::arg("eps") = 1e-8,
            py::arg("weight_decay") = 1e-2);
-  optim.def("clip_grad_norm", [](const py::object& parameters, double max_norm) { return optim::clip_grad_norm(named(parameters), max_norm); },
-            py::arg("parameters"), py::arg("max_norm"), release_gil(), "scales the gradients to a global norm of at most max_norm; the norm before");
+  optim.def("clip_grad_norm", [](const py::object& parameters, double max_norm) {
+    const NamedParameters values = named(parameters);  // with the GIL: it reads Python objects
+    const GraphLock locked;
+    return optim::clip_grad_norm(values, max_norm);
+  }, py::arg("parameters"), py::arg("max_norm"), "scales the gradients to a global norm of at most max_norm; the norm before");
 }
 
 void bind_schedules(py::module_& optim) {
@@ -80,8 +90,8 @@ void bind_schedules(py::module_& optim) {
                   py::arg("lr"), py::arg("warmup"), py::arg("gamma"))
       .def_static("inverse_sqrt", [](double lr, int64_t warmup) { return Schedule::inverse_sqrt(lr, Warmup{.steps = warmup}); },
                   py::arg("lr"), py::arg("warmup"))
-      .def("lr", &Schedule::lr, py::arg("step"))
-      .def("apply", &Schedule::apply, py::arg("optimizer"), py::arg("step"), "sets the optimizer's lr to lr(step)");
+      .def("lr", by_reference(&Schedule::lr), py::arg("step"))
+      .def("apply", by_reference(&Schedule::apply), py::arg("optimizer"), py::arg("step"), "sets the optimizer's lr to lr(step)");
 }
 
 }  // namespace

@@ -25,25 +25,33 @@ py::tuple as_tuple(const std::vector<int64_t>& values) {
 
 // reshape(2, 3) and reshape((2, 3)) both: PyTorch's *shape habit. Sizes may be -1 here.
 Shape sizes_of(const py::args& args) {
-  if (args.size() == 1 && !py::isinstance<py::int_>(args[0])) return args[0].cast<Shape>();
-  return args.cast<Shape>();
+  const py::object sizes = args.size() == 1 && !py::isinstance<py::int_>(args[0]) ? py::object(args[0]) : py::object(args);
+  return cast_or_type_error<Shape>(sizes, "sizes are ints, given one by one or as a tuple");
 }
 
 // --- indexing ---------------------------------------------------------------------------------------
 
 // How many axes of the tensor an index item consumes: ints, slices and index tensors one each.
 int64_t consumed_axes(const py::tuple& items) {
-  int64_t count = 0;
+  int64_t count = 0, ellipses = 0;
   for (const py::handle item : items) {
-    if (!item.is_none() && !py::isinstance<py::ellipsis>(item)) ++count;
+    if (py::isinstance<py::ellipsis>(item)) ++ellipses;
+    else if (!item.is_none()) ++count;
   }
+  if (ellipses > 1) throw py::index_error("[index] an index can only have a single ellipsis ('...')");
   return count;
 }
 
-int64_t checked_position(const Tensor& x, int64_t axis, int64_t index) {
+// An int index (a Python int, or anything with __index__: a NumPy integer), not a bool.
+bool is_int_index(const py::handle item) { return !py::isinstance<py::bool_>(item) && PyIndex_Check(item.ptr()); }
+
+// `index` along `axis` of x, counted from the end when negative; `named_axis` is the axis the
+// user's index applies to in the tensor they indexed (for the message).
+int64_t checked_position(const Tensor& x, int64_t axis, const py::handle item, int64_t named_axis) {
   const int64_t size = x.size(axis);
+  const auto index = cast_or_type_error<long long>(py::reinterpret_steal<py::object>(PyNumber_Index(item.ptr())), "an index is an int");
   if (index < -size || index >= size) {
-    throw py::index_error("[index] index " + std::to_string(index) + " is out of range for axis " + std::to_string(axis) +
+    throw py::index_error("[index] index " + std::to_string(index) + " is out of range for axis " + std::to_string(named_axis) +
                           " of size " + std::to_string(size));
   }
   return index < 0 ? index + size : index;
@@ -65,18 +73,19 @@ Tensor index(const Tensor& x, const py::object& key) {
                           std::to_string(x.dim()) + " axes");
   }
   Tensor result = x;
-  int64_t axis = 0;  // the axis of `result` the next item applies to
+  int64_t axis = 0;      // the axis of `result` the next item applies to
+  int64_t x_axis = 0;    // the axis of x it applies to
   for (const py::handle item : items) {
     if (item.is_none()) {
       result = result.unsqueeze(axis++);
     } else if (py::isinstance<py::ellipsis>(item)) {
-      axis += x.dim() - consumed;
+      axis += x.dim() - consumed, x_axis += x.dim() - consumed;
     } else if (py::isinstance<py::slice>(item)) {
-      result = slice_by(result, axis++, item.cast<py::slice>());
+      result = slice_by(result, axis++, item.cast<py::slice>()), ++x_axis;
     } else if (py::isinstance<Tensor>(item)) {
-      result = index_select(result, axis++, item.cast<Tensor>());
-    } else if (py::isinstance<py::int_>(item) && !py::isinstance<py::bool_>(item)) {
-      result = result.select(axis, checked_position(result, axis, item.cast<int64_t>()));
+      result = index_select(result, axis++, item.cast<Tensor>()), ++x_axis;
+    } else if (is_int_index(item)) {
+      result = result.select(axis, checked_position(result, axis, item, x_axis++));
     } else {
       throw py::type_error("[index] an index is an int, a slice, None, ..., or an int64 Tensor, got " +
                            std::string(py::repr(item)));
@@ -92,7 +101,10 @@ void assign(const Tensor& x, const py::object& key, const py::object& value) {
     if (py::isinstance<Tensor>(item)) throw py::type_error("[index] assigning through an index tensor is not supported (it picks a copy)");
   }
   const Tensor view = index(x, key);
-  copy_into(as_tensor(value, &view), view);
+  Tensor source = as_tensor(value, &view);
+  // A source over the same memory (x[1:] = x[:-1]) is read whole before anything is written.
+  if (source.data().storage() == view.data().storage()) source = Tensor(source.data().clone());
+  copy_into(source, view);
 }
 
 // --- printing ---------------------------------------------------------------------------------------
@@ -134,10 +146,23 @@ const char* format_of(Dtype dtype) {
   return "B";
 }
 
-// What a Py_buffer points into while it lives: the shape and strides in bytes.
+// What a Py_buffer points into while it lives: the shape and strides in bytes, and the tensor
+// itself, whose storage stays alive even if the Python object's tensor is given new numbers
+// (Module.to replaces a parameter's data).
 struct BufferLayout {
+  core::Tensor tensor;
   std::vector<Py_ssize_t> shape, strides;
 };
+
+// Whether the consumer's flags accept x's layout: without PyBUF_STRIDES, or when it asks for a
+// contiguous buffer, only a row-major contiguous tensor is one (hashlib reads numel bytes in a row).
+bool layout_accepted(const Tensor& x, int flags) {
+  const bool wants_strides = (flags & PyBUF_STRIDES) == PyBUF_STRIDES;
+  const bool wants_contiguous = (flags & PyBUF_C_CONTIGUOUS) == PyBUF_C_CONTIGUOUS ||
+                                (flags & PyBUF_F_CONTIGUOUS) == PyBUF_F_CONTIGUOUS ||
+                                (flags & PyBUF_ANY_CONTIGUOUS) == PyBUF_ANY_CONTIGUOUS;
+  return x.data().is_contiguous() || (wants_strides && !wants_contiguous);
+}
 
 // The buffer protocol written out (pybind11's own would end the process on a C++ exception):
 // a refusal is a BufferError with the reason, and NumPy then asks __array__, which raises it.
@@ -145,7 +170,8 @@ extern "C" int tensor_getbuffer(PyObject* object, Py_buffer* view, int flags) {
   try {
     const Tensor x = py::handle(object).cast<Tensor>();
     if (const std::string why = why_not_shared(x); !why.empty()) throw py::buffer_error(why);
-    auto* layout = new BufferLayout;
+    if (!layout_accepted(x, flags)) throw py::buffer_error("[buffer] the tensor is not contiguous: call .contiguous() first");
+    auto* layout = new BufferLayout{x.data(), {}, {}};
     const auto itemsize = static_cast<Py_ssize_t>(dtype_size(x.dtype()));
     for (int64_t axis = 0; axis < x.dim(); ++axis) {
       layout->shape.push_back(x.size(axis));
@@ -157,10 +183,11 @@ extern "C" int tensor_getbuffer(PyObject* object, Py_buffer* view, int flags) {
     view->itemsize = itemsize;
     view->len = static_cast<Py_ssize_t>(x.numel()) * itemsize;
     view->readonly = 0;
-    view->ndim = static_cast<int>(x.dim());
     view->format = (flags & PyBUF_FORMAT) ? const_cast<char*>(format_of(x.dtype())) : nullptr;
-    view->shape = layout->shape.data();
-    view->strides = layout->strides.data();
+    const bool wants_shape = (flags & PyBUF_ND) == PyBUF_ND;  // else: plain bytes, one axis
+    view->ndim = wants_shape ? static_cast<int>(x.dim()) : 1;
+    view->shape = wants_shape ? layout->shape.data() : nullptr;
+    view->strides = (flags & PyBUF_STRIDES) == PyBUF_STRIDES ? layout->strides.data() : nullptr;
     view->internal = layout;
     return 0;
   } catch (py::error_already_set& error) {
@@ -189,6 +216,14 @@ py::object as_numpy(const py::object& self) {
   return py::module_::import("numpy").attr("asarray")(py::memoryview(self));
 }
 
+// The one element as a Python number: an int for int64 and uint8 tensors, exactly (not through a
+// double), and a float for float tensors.
+py::object item_of(const Tensor& x) {
+  if (x.numel() != 1) return py::float_(x.item());  // x.item()'s Error names the element count
+  if (is_floating(x.dtype())) return py::float_(x.item());
+  return py::int_(x.data().to(Dtype::int64).to_vector<int64_t>().front());
+}
+
 // --- operators ----------------------------------------------------------------------------------------
 
 // The other operand of an arithmetic operator, in x's dtype and on x's device when it is a number.
@@ -215,7 +250,15 @@ void bind_operators(py::class_<Tensor>& c) {
       .def("__hash__", [](const Tensor& x) { return std::hash<const void*>()(x.impl().get()); })
       .def("__bool__", [](const Tensor& x) { return x.item() != 0; })
       .def("__float__", [](const Tensor& x) { return x.item(); })
-      .def("__int__", [](const Tensor& x) { return static_cast<int64_t>(x.item()); })
+      .def("__int__", [](const Tensor& x) { return py::int_(item_of(x)); })
+      .def("__index__", [](const Tensor& x) {
+        if (is_floating(x.dtype())) throw py::type_error("[index] only an integer tensor can be an index, got " + std::string(dtype_name(x.dtype())));
+        return py::int_(item_of(x));
+      })
+      .def("__iter__", [](const py::object& self) {
+        if (self.cast<const Tensor&>().dim() == 0) throw py::type_error("[iter] a tensor of 0 axes cannot be iterated");
+        return py::iter(py::module_::import("builtins").attr("map")(self.attr("__getitem__"), py::module_::import("builtins").attr("range")(py::len(self))));
+      })
       .def("__len__", [](const Tensor& x) {
         if (x.dim() == 0) throw py::type_error("[len] a tensor of 0 axes has no length");
         return x.size(0);
@@ -255,18 +298,18 @@ void bind_views(py::class_<Tensor>& c) {
   c.def("reshape", [](const Tensor& x, const py::args& shape) { return x.reshape(sizes_of(shape)); },
         "reshape(2, 3) or reshape((2, 3)): a view when the strides allow it, else a copy; one size may be -1")
       .def("permute", [](const Tensor& x, const py::args& order) { return x.permute(sizes_of(order)); })
-      .def("transpose", &Tensor::transpose, py::arg("axis0"), py::arg("axis1"))
-      .def("movedim", &Tensor::movedim, py::arg("source"), py::arg("destination"))
-      .def("slice", &Tensor::slice, py::arg("axis"), py::arg("start"), py::arg("stop"), py::arg("step") = 1)
-      .def("narrow", &Tensor::narrow, py::arg("axis"), py::arg("start"), py::arg("length"))
-      .def("select", &Tensor::select, py::arg("axis"), py::arg("index"))
+      .def("transpose", by_reference(&Tensor::transpose), py::arg("axis0"), py::arg("axis1"))
+      .def("movedim", by_reference(&Tensor::movedim), py::arg("source"), py::arg("destination"))
+      .def("slice", by_reference(&Tensor::slice), py::arg("axis"), py::arg("start"), py::arg("stop"), py::arg("step") = 1)
+      .def("narrow", by_reference(&Tensor::narrow), py::arg("axis"), py::arg("start"), py::arg("length"))
+      .def("select", by_reference(&Tensor::select), py::arg("axis"), py::arg("index"))
       .def("expand", [](const Tensor& x, const py::args& shape) { return x.expand(sizes_of(shape)); })
-      .def("squeeze", &Tensor::squeeze, py::arg("axis"))
-      .def("unsqueeze", &Tensor::unsqueeze, py::arg("axis"))
-      .def("flatten", &Tensor::flatten)
-      .def("contiguous", &Tensor::contiguous)
-      .def("to", py::overload_cast<Dtype>(&Tensor::to, py::const_), py::arg("dtype"), release_gil())
-      .def("to", py::overload_cast<Device>(&Tensor::to, py::const_), py::arg("device"), release_gil(),
+      .def("squeeze", by_reference(&Tensor::squeeze), py::arg("axis"))
+      .def("unsqueeze", by_reference(&Tensor::unsqueeze), py::arg("axis"))
+      .def("flatten", by_reference(&Tensor::flatten))
+      .def("contiguous", by_reference(&Tensor::contiguous))
+      .def("to", by_reference(py::overload_cast<Dtype>(&Tensor::to, py::const_)), py::arg("dtype"), release_gil())
+      .def("to", by_reference(py::overload_cast<Device>(&Tensor::to, py::const_)), py::arg("device"), release_gil(),
            "to(axiom.float64) or to(\"cuda\"): a copy in that dtype or on that device (the tensor itself when it already is)")
       .def("float", [](const Tensor& x) { return x.to(Dtype::float32); })
       .def("double", [](const Tensor& x) { return x.to(Dtype::float64); })
@@ -279,24 +322,27 @@ void bind_views(py::class_<Tensor>& c) {
 
 void bind_gradients(py::class_<Tensor>& c) {
   c.def_property(
-       "requires_grad", &Tensor::requires_grad,
+       "requires_grad", by_reference(&Tensor::requires_grad),
        [](Tensor& x, bool wanted) { x.set_requires_grad(wanted); }, "whether backward() computes this tensor's gradient (leaves only)")
       .def("requires_grad_", [](Tensor& x, bool wanted) { return x.set_requires_grad(wanted); }, py::arg("requires_grad") = true)
       .def_property_readonly("grad", [](const Tensor& x) -> std::optional<Tensor> {
-        const Tensor g = x.grad();
+        const Tensor g = [&] {
+          const GraphLock locked;  // another thread's backward may be writing it
+          return x.grad();
+        }();
         return g.defined() ? std::optional<Tensor>(g) : std::nullopt;
       }, "the gradient summed over every backward() so far, or None")
-      .def_property_readonly("is_leaf", &Tensor::is_leaf)
+      .def_property_readonly("is_leaf", by_reference(&Tensor::is_leaf))
       .def_property_readonly("grad_fn", [](const Tensor& x) -> std::optional<std::string> {
         return x.grad_fn() ? std::optional<std::string>(x.grad_fn()->name) : std::nullopt;
       }, "the name of the op that made this tensor, or None for a leaf")
-      .def("zero_grad", &Tensor::zero_grad)
-      .def("detach", &Tensor::detach)
+      .def("zero_grad", by_reference(&Tensor::zero_grad), graph_lock())
+      .def("detach", by_reference(&Tensor::detach))
       .def("backward",
            [](const Tensor& x, const std::optional<Tensor>& gradient, bool retain_graph, bool create_graph) {
              x.backward(gradient.value_or(Tensor()), {.retain_graph = retain_graph, .create_graph = create_graph});
            },
-           py::arg("gradient") = py::none(), py::arg("retain_graph") = false, py::arg("create_graph") = false, release_gil(),
+           py::arg("gradient") = py::none(), py::arg("retain_graph") = false, py::arg("create_graph") = false, graph_lock(),
            "Adds d(this)/d(leaf) to every leaf's .grad. With no gradient the tensor must hold one element.");
 }
 
@@ -311,7 +357,7 @@ void bind_tensor(py::module_& m) {
       .export_values();
   py::class_<Device>(m, "device", "Where a tensor lives: \"cpu\", \"cuda\", \"cuda:N\" or \"meta\".")
       .def(py::init(&Device::parse), py::arg("name"))
-      .def("__str__", &Device::str)
+      .def("__str__", by_reference(&Device::str))
       .def("__repr__", [](const Device& d) { return "device('" + d.str() + "')"; })
       .def("__eq__", [](const Device& a, const Device& b) { return a == b; })
       .def("__hash__", [](const Device& d) { return std::hash<std::string>()(d.str()); })
@@ -321,17 +367,17 @@ void bind_tensor(py::module_& m) {
   py::class_<Tensor> c(m, "Tensor", py::buffer_protocol(), "axiom's one value type: numbers, a dtype, a device, and a gradient when asked");
   install_buffer_protocol(c);
   c.def_property_readonly("shape", [](const Tensor& x) { return as_tuple(x.shape()); })
-      .def_property_readonly("dtype", &Tensor::dtype)
-      .def_property_readonly("device", &Tensor::device)
-      .def_property_readonly("ndim", &Tensor::dim)
-      .def("dim", &Tensor::dim)
-      .def("numel", &Tensor::numel)
+      .def_property_readonly("dtype", by_reference(&Tensor::dtype))
+      .def_property_readonly("device", by_reference(&Tensor::device))
+      .def_property_readonly("ndim", by_reference(&Tensor::dim))
+      .def("dim", by_reference(&Tensor::dim))
+      .def("numel", by_reference(&Tensor::numel))
       .def("size", [](const Tensor& x, std::optional<int64_t> axis) -> py::object {
         return axis ? py::object(py::int_(x.size(*axis))) : py::object(as_tuple(x.shape()));
       }, py::arg("axis") = py::none())
       .def("stride", [](const Tensor& x) { return as_tuple(x.data().strides()); }, "the strides, in elements")
       .def("is_contiguous", [](const Tensor& x) { return x.data().is_contiguous(); })
-      .def("item", &Tensor::item)
+      .def("item", &item_of, "the one element: an int for integer tensors, else a float")
       .def("tolist", [](const py::object& self) { return as_numpy(self.attr("detach")().attr("cpu")()).attr("tolist")(); })
       .def("numpy", &as_numpy, "A NumPy array over this tensor's memory (CPU tensors that do not require a gradient)")
       .def("__array__", [](const py::object& self, const py::object& dtype) {
