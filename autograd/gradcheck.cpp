@@ -88,8 +88,13 @@ class RestoredOnExit {
     for (size_t c : checked) originals_.push_back(inputs[c].data().clone());
   }
   ~RestoredOnExit() {
-    for (size_t c = 0; c < checked_.size(); ++c) core::copy_into(originals_[c], inputs_[checked_[c]].data());
-    zero_grads(inputs_);
+    try {
+      for (size_t c = 0; c < checked_.size(); ++c) core::copy_into(originals_[c], inputs_[checked_[c]].data());
+      zero_grads(inputs_);
+    } catch (const std::exception&) {
+      // the function changed an input beyond repair (another dtype or device): the check's own
+      // result or Error says more than this would, and a destructor must not throw
+    }
   }
   RestoredOnExit(const RestoredOnExit&) = delete;
   RestoredOnExit& operator=(const RestoredOnExit&) = delete;

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/backend.h"
+#include "core/error.h"
 
 namespace axiom::core {
 
@@ -40,7 +41,10 @@ Storage::Storage(size_t nbytes, Device device) : nbytes_(nbytes), device_(device
 }
 
 Storage::Storage(void* borrowed, size_t nbytes, std::shared_ptr<void> owner)
-    : data_(borrowed), nbytes_(nbytes), device_(Device::cpu()), owner_(std::move(owner)) {}
+    : data_(borrowed), nbytes_(nbytes), device_(Device::cpu()), owner_(std::move(owner)) {
+  // without an owner, the destructor would hand memory axiom never allocated to the backend to free
+  if (!owner_) throw Error("Storage", "borrowed memory needs an owner that keeps it alive");
+}
 
 Storage::~Storage() {
   if (owner_) return;  // borrowed: the owner frees it, and it was never counted

@@ -250,3 +250,95 @@ def test_the_axial_transformer_trains_and_samples():
     assert all(p.grad is not None for p in model.parameters())
     samples = model.sample(count=2, seed=3)
     assert samples.shape == (2, 4, 4) and samples.dtype == axiom.uint8
+
+
+# --- what a second reader found ---------------------------------------------------------------------
+
+def test_a_fraction_beside_an_integer_tensor_is_refused_not_truncated():
+    i = axiom.tensor([1, 2, 3])
+    for operation in (lambda: i + 2.5, lambda: i * 0.5, lambda: 1.5 - i, lambda: axiom.add(i, 0.5)):
+        with pytest.raises(TypeError, match="fractional"):
+            operation()
+    assert (i + 2).tolist() == [3, 4, 5]
+    assert (i.double() * 0.5).tolist() == [0.5, 1.0, 1.5]
+
+
+def test_overlapping_copies_through_two_tensors_over_one_array():
+    array = np.arange(6.0)
+    first, second = axiom.from_numpy(array), axiom.from_numpy(array)
+    first[1:] = second[:-1]
+    assert array.tolist() == [0, 0, 1, 2, 3, 4]
+    b = axiom.from_numpy(np.arange(4.0))
+    axiom.copy_into(b[:-1], b[1:])
+    assert b.tolist() == [0, 0, 1, 2]
+
+
+def test_numpy_scalars_on_the_left_give_tensors_with_their_graph():
+    x = axiom.tensor([1.0, 2.0], requires_grad=True)
+    y = np.float64(3.0) * x
+    assert isinstance(y, axiom.Tensor) and y.grad_fn == "mul"
+    assert isinstance(np.sqrt(4.0) + x, axiom.Tensor)
+
+
+def test_int64_round_trips_through_numpy_share_memory():
+    t = axiom.tensor([1, 2, 3])
+    array = np.asarray(t)
+    again = axiom.from_numpy(array)
+    array[0] = 99
+    assert t[0].item() == 99 and again[0].item() == 99
+    assert axiom.from_numpy(np.arange(3, dtype=np.longlong)).dtype == axiom.int64
+
+
+def test_wide_numpy_types_convert_without_losing_values():
+    assert axiom.from_numpy(np.array([1.0000000001], dtype=np.longdouble)).item() == 1.0000000001
+    with pytest.raises(ValueError, match="uint64"):
+        axiom.from_numpy(np.array([2 ** 63], dtype=np.uint64))
+    assert axiom.from_numpy(np.array([2 ** 63 - 1], dtype=np.uint64)).item() == 2 ** 63 - 1
+    assert int(axiom.tensor(2 ** 62 + 1)) == 2 ** 62 + 1
+
+
+def test_the_buffer_protocol_meets_a_column_major_request_only_where_the_layouts_agree():
+    import ctypes
+    PyBUF_F_CONTIGUOUS = 0x0040 | 0x0010 | 0x0008  # with STRIDES and ND, as CPython defines it
+
+    class Py_buffer(ctypes.Structure):
+        _fields_ = [("buf", ctypes.c_void_p), ("obj", ctypes.py_object), ("len", ctypes.c_ssize_t),
+                    ("itemsize", ctypes.c_ssize_t), ("readonly", ctypes.c_int), ("ndim", ctypes.c_int),
+                    ("format", ctypes.c_char_p), ("shape", ctypes.c_void_p), ("strides", ctypes.c_void_p),
+                    ("suboffsets", ctypes.c_void_p), ("internal", ctypes.c_void_p)]
+
+    def fortran_buffer(t):
+        view = Py_buffer()
+        get = ctypes.pythonapi.PyObject_GetBuffer
+        get.argtypes = [ctypes.py_object, ctypes.POINTER(Py_buffer), ctypes.c_int]
+        get(t, ctypes.byref(view), PyBUF_F_CONTIGUOUS)
+        ctypes.pythonapi.PyBuffer_Release(ctypes.byref(view))
+
+    with pytest.raises(BufferError):
+        fortran_buffer(axiom.zeros([2, 3]))
+    fortran_buffer(axiom.zeros([1, 3]))  # one long axis: row- and column-major at once
+
+
+def test_scalars_keep_their_shape_through_safetensors(tmp_path):
+    path = str(tmp_path / "s.safetensors")
+    axiom.safetensors.save(path, {"s": np.array(2.5), "e": np.zeros((0, 3), np.float32)})
+    arrays, _ = axiom.safetensors.load(path)
+    assert arrays["s"].shape == () and arrays["s"] == 2.5 and arrays["e"].shape == (0, 3)
+
+
+def test_python_modules_find_layers_in_a_module_list_and_count_a_shared_layer_once():
+    class Stack(axiom.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.blocks = axiom.nn.ModuleList([axiom.nn.Dense(2, 2) for _ in range(2)])
+            self.first = self.blocks[0]  # the same layer under a second name
+
+    names = [name for name, _ in Stack().named_parameters()]
+    assert names == ["blocks.0.weight", "blocks.0.bias", "blocks.1.weight", "blocks.1.bias"]
+
+    class Listed(axiom.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = [axiom.nn.Dense(2, 2)]
+    with pytest.raises(TypeError, match="ModuleList"):
+        Listed().named_parameters()

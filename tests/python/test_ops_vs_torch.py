@@ -344,7 +344,8 @@ def test_float64_values_gradients_and_second_derivatives(case):
 def test_float32_values(case):
     ours_out = case.ours(*ours_inputs(case, np.float32))
     theirs_out = case.theirs(*theirs_inputs(case, np.float32))
-    assert ours_out.dtype == (axiom.float32 if theirs_out.dtype == torch.float32 else ours_out.dtype)
+    same = {torch.float32: axiom.float32, torch.float64: axiom.float64, torch.int64: axiom.int64, torch.uint8: axiom.uint8}
+    assert ours_out.dtype == same[theirs_out.dtype]
     assert_close(ours_out, theirs_out, 2e-5, f"{case_id(case)}: float32 forward")
 
 

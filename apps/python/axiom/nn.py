@@ -37,12 +37,23 @@ class Module:
                 yield name, value
 
     def named_parameters(self):
-        found = []
+        """(dotted name, tensor) pairs; a tensor reached twice (a layer kept under two names) once."""
+        found, seen = [], set()
         for name, value in vars(self).items():
+            if isinstance(value, (list, tuple, dict)) and any(isinstance(v, (Module, CppModule)) for v in  # noqa: F405
+                                                              (value.values() if isinstance(value, dict) else value)):
+                raise TypeError(f"[Module] {type(self).__name__}.{name} holds layers in a {type(value).__name__}: "
+                                "use axiom.nn.ModuleList, whose layers' parameters are found")
             if isinstance(value, _axiom.Tensor) and value.requires_grad:
-                found.append((name, value))
+                candidates = [(name, value)]
             elif isinstance(value, (Module, CppModule)):  # noqa: F405
-                found += [(f"{name}.{inner}", p) for inner, p in value.named_parameters()]
+                candidates = [(f"{name}.{inner}", p) for inner, p in value.named_parameters()]
+            else:
+                continue
+            for qualified, p in candidates:
+                if hash(p) not in seen:  # a Tensor's hash is its identity (the C++ tensor it holds)
+                    seen.add(hash(p))
+                    found.append((qualified, p))
         return found
 
     def parameters(self):
@@ -79,3 +90,28 @@ class Module:
     def zero_grad(self):
         for p in self.parameters():
             p.zero_grad()
+
+
+class ModuleList(Module):
+    """Layers in a list, each a child named by its index ("0", "1", ...), as PyTorch's ModuleList:
+    self.blocks = axiom.nn.ModuleList([Dense(8, 8) for _ in range(3)])."""
+
+    def __init__(self, layers=()):
+        super().__init__()
+        for layer in layers:
+            self.append(layer)
+
+    def append(self, layer):
+        if not isinstance(layer, (Module, CppModule)):  # noqa: F405
+            raise TypeError(f"[ModuleList] holds layers, got {type(layer).__name__}")
+        setattr(self, str(len(self)), layer)
+        return self
+
+    def __len__(self):
+        return sum(1 for name in vars(self) if name.isdigit())
+
+    def __getitem__(self, index):
+        return [getattr(self, str(i)) for i in range(len(self))][index]
+
+    def __iter__(self):
+        return iter(self[:])

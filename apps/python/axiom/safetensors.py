@@ -68,7 +68,7 @@ def save(path, arrays, metadata=None):
     if metadata:
         header["__metadata__"] = {str(k): str(v) for k, v in metadata.items()}
     for name, array in arrays.items():
-        array = np.ascontiguousarray(np.asarray(array))
+        array = np.asarray(array, order="C")  # not ascontiguousarray, which makes a scalar [1]
         little = array.astype(array.dtype.newbyteorder("<"), copy=False)
         code = _NAMES.get(little.dtype.str)
         if code is None:

@@ -33,6 +33,7 @@ std::vector<Tensor> tensors_of(const py::object& value) {
 // shared_ptr (copies touch no Python reference count) whose last owner takes the GIL to let it go.
 TensorFunction as_function(const py::function& f) {
   std::shared_ptr<py::function> held(new py::function(f), [](py::function* function) {
+    if (!Py_IsInitialized()) return;  // the interpreter has gone: nothing left to release
     py::gil_scoped_acquire gil;
     delete function;
   });
@@ -81,8 +82,9 @@ void bind_gradcheck(py::module_& m) {
       const GradcheckOptions options{.eps = eps, .atol = atol, .rtol = rtol, .full_jacobian = full_jacobian,
                                      .projections = projections, .seed = seed};
       const std::vector<Tensor> values = tensors_of(inputs);
+      const TensorFunction function = as_function(f);  // with the GIL: it holds a Python object
       const GraphLock locked;
-      return checker(as_function(f), values, options);
+      return checker(function, values, options);
     };
   };
   const char* gradcheck_doc = "Compares the gradients of f(*inputs) (float64 inputs; those that require a gradient) with central finite differences.";
@@ -98,29 +100,32 @@ void bind_functional(py::module_& m) {
   m.def("vjp", [](const py::function& f, const py::object& inputs, const Tensor& v, bool create_graph) {
     const bool one = py::isinstance<Tensor>(inputs);
     const std::vector<Tensor> values = tensors_of(inputs);
+    const TensorFunction function = as_function(f);
     VjpResult result;
     {
       const GraphLock locked;
-      result = vjp(as_function(f), values, v, create_graph);
+      result = vjp(function, values, v, create_graph);
     }
     return py::make_tuple(result.output, one_or_tuple(result.grads, one));
   }, py::arg("f"), py::arg("inputs"), py::arg("v"), py::arg("create_graph") = false, "(f(*inputs), v^T J)");
   m.def("jvp", [](const py::function& f, const py::object& inputs, const py::object& tangents, bool create_graph) {
     const std::vector<Tensor> values = tensors_of(inputs), directions = tensors_of(tangents);
+    const TensorFunction function = as_function(f);
     JvpResult result;
     {
       const GraphLock locked;
-      result = jvp(as_function(f), values, directions, create_graph);
+      result = jvp(function, values, directions, create_graph);
     }
     return py::make_tuple(result.output, result.tangent);
   }, py::arg("f"), py::arg("inputs"), py::arg("tangents"), py::arg("create_graph") = false, "(f(*inputs), J u): forward mode");
   m.def("hvp", [](const py::function& f, const py::object& inputs, const py::object& v) {
     const bool one = py::isinstance<Tensor>(inputs);
     const std::vector<Tensor> values = tensors_of(inputs), directions = tensors_of(v);
+    const TensorFunction function = as_function(f);
     std::vector<Tensor> result;
     {
       const GraphLock locked;
-      result = hvp(as_function(f), values, directions);
+      result = hvp(function, values, directions);
     }
     return one_or_tuple(result, one);
   }, py::arg("f"), py::arg("inputs"), py::arg("v"), "H v for f with a one-element output");

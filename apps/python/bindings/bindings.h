@@ -85,6 +85,9 @@ Tensor as_tensor(const py::handle& value, const Tensor* like = nullptr);
 // An axis argument: None (every axis), an int, or a sequence of ints.
 std::vector<int64_t> axes_of(const py::object& axis);
 
+// dst[...] = src[...] (tensor.cpp), reading src whole first when the two may share memory.
+void copy_without_overlap(const Tensor& src, const Tensor& dst);
+
 // A shape from Python: a tuple or list of ints, each >= 0 (else a ValueError naming `op`).
 Shape shape_of(const py::handle& value, const char* op);
 

@@ -22,8 +22,8 @@ enum class Kind { dtype, index, value, runtime };
 
 Kind kind_of(const std::string& message) {
   // a dtype named after "is", "must be" or "got", unless a shape follows it ("is float32 [2, 3]")
-  static const std::regex dtype_words(R"(dtype|\b(is|must be|got) (uint8 or int64|float32|float64|int64|uint8)\b(?! \[))");
-  static const std::regex index_words(R"(out of range|\bindex\b.*\b(outside|past|beyond)\b)");
+  static const std::regex dtype_words(R"(dtype|\b(is|must be|got|not) (uint8 or int64|float32|float64|int64|uint8)\b(?! \[))");
+  static const std::regex index_words(R"(out of range|\bindex\b.*\b(outside|past|beyond)\b|not a class in)");
   static const std::regex value_words(R"(shape|must|\bgot\b|expected|cannot|size|negative|at least|at most)");
   if (std::regex_search(message, dtype_words)) return Kind::dtype;
   if (std::regex_search(message, index_words)) return Kind::index;

@@ -20,12 +20,16 @@ namespace {
 
 // The array's dtype when axiom can use its memory as it is; nullopt when it must be converted.
 std::optional<Dtype> shared_dtype(const py::array& array) {
+  // By kind and size, not by identity: NumPy has two int64 types ('l' and 'q', the buffer
+  // protocol's), and a dtype that says '=' or '<' is the same type as the native one.
   const py::dtype type = array.dtype();
   if (type.byteorder() == '>') return std::nullopt;  // big-endian ('=' '<' '|' are native here)
-  if (type.is(py::dtype::of<float>())) return Dtype::float32;
-  if (type.is(py::dtype::of<double>())) return Dtype::float64;
-  if (type.is(py::dtype::of<int64_t>())) return Dtype::int64;
-  if (type.is(py::dtype::of<uint8_t>())) return Dtype::uint8;
+  const char kind = type.kind();
+  const py::ssize_t size = type.itemsize();
+  if (kind == 'f' && size == 4) return Dtype::float32;
+  if (kind == 'f' && size == 8) return Dtype::float64;
+  if (kind == 'i' && size == 8) return Dtype::int64;
+  if (kind == 'u' && size == 1) return Dtype::uint8;
   return std::nullopt;
 }
 
@@ -44,7 +48,7 @@ Dtype converted_dtype(const py::dtype& type, const char* op) {
     case 'b': return Dtype::uint8;   // bool
     case 'u': return type.itemsize() == 1 ? Dtype::uint8 : Dtype::int64;
     case 'i': return Dtype::int64;
-    case 'f': return type.itemsize() == 8 ? Dtype::float64 : Dtype::float32;
+    case 'f': return type.itemsize() >= 8 ? Dtype::float64 : Dtype::float32;  // long double: float64
     default: throw Error(op, "dtype ", std::string(py::str(py::handle(type))), " has no axiom dtype (float32, float64, int64, uint8)");
   }
 }
@@ -86,6 +90,10 @@ Tensor from_numpy(const py::array& array, bool requires_grad) {
   const std::optional<Dtype> dtype = shared_dtype(array);
   if (dtype && memory_can_be_shared(array)) return Tensor(tensor_over(array, *dtype), requires_grad);
   const Dtype target = dtype.value_or(converted_dtype(array.dtype(), "from_numpy"));
+  if (array.dtype().kind() == 'u' && array.dtype().itemsize() == 8 && array.size() > 0 &&
+      array.attr("max")().cast<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
+    throw py::value_error("[from_numpy] a uint64 value is over int64's largest, " + std::to_string(INT64_MAX));
+  }
   // np.array(..., copy=True, order="C") in the target type: aligned, writeable, contiguous, ours.
   py::array copy = py::array::ensure(array.attr("astype")(numpy_dtype(target), "C", "unsafe", true, true),
                                      py::array::c_style | py::array::forcecast);
@@ -128,6 +136,9 @@ Tensor as_tensor(const py::handle& value, const Tensor* like) {
   }
   Tensor copy = from_numpy(array.attr("copy")(), false);
   if (!like) return copy;
+  if (!is_floating(like->dtype()) && is_floating(copy.dtype())) {  // 2.5 would be cut to 2
+    throw py::type_error("[" + std::string(dtype_name(like->dtype())) + "] a fractional number beside an integer tensor: convert the tensor first, .double() or .float()");
+  }
   return Tensor(copy.data().to(like->dtype()).to(like->device()));
 }
 

@@ -105,7 +105,7 @@ void bind_shapes(py::module_& m) {
   m.def("gather", &gather, py::arg("x"), py::arg("axis"), py::arg("index"));
   m.def("index_select", &index_select, py::arg("x"), py::arg("axis"), py::arg("index"));
   m.def("embedding", &embedding, py::arg("weight"), py::arg("indices"), "weight [V, D] at indices [...] -> [..., D]");
-  m.def("copy_into", &copy_into, py::arg("src"), py::arg("dst"), "dst[...] = src[...], outside autograd");
+  m.def("copy_into", &copy_without_overlap, py::arg("src"), py::arg("dst"), "dst[...] = src[...], outside autograd (src read whole first when they overlap)");
 }
 
 void bind_attention(py::module_& m) {

@@ -94,6 +94,32 @@ Tensor index(const Tensor& x, const py::object& key) {
   return result;
 }
 
+// The bytes [first, last] a CPU tensor's elements lie in (an empty range for an empty tensor).
+std::pair<const char*, const char*> byte_range(const core::Tensor& t) {
+  const char* first = static_cast<const char*>(t.raw_data());
+  if (t.numel() == 0 || !first) return {first, first - 1};
+  int64_t last = 0;
+  for (int64_t axis = 0; axis < t.dim(); ++axis) last += (t.size(axis) - 1) * t.stride(axis);
+  return {first, first + last * static_cast<int64_t>(dtype_size(t.dtype())) + dtype_size(t.dtype()) - 1};
+}
+
+bool may_overlap(const Tensor& a, const Tensor& b) {
+  if (a.device().type != DeviceType::cpu || b.device().type != DeviceType::cpu) return a.data().storage() == b.data().storage();
+  const auto [a_first, a_last] = byte_range(a.data());
+  const auto [b_first, b_last] = byte_range(b.data());
+  return a_first <= b_last && b_first <= a_last;
+}
+
+}  // namespace
+
+// dst[...] = src[...]; a source over the same memory as dst (x[1:] = x[:-1], also through two
+// tensors over one NumPy array) is read whole before anything is written.
+void copy_without_overlap(const Tensor& src, const Tensor& dst) {
+  copy_into(may_overlap(src, dst) ? Tensor(src.data().clone()) : src, dst);
+}
+
+namespace {
+
 // x[key] = value: writes into the view x[key] (value broadcast and converted), outside autograd.
 void assign(const Tensor& x, const py::object& key, const py::object& value) {
   const py::tuple items = py::isinstance<py::tuple>(key) ? key.cast<py::tuple>() : py::make_tuple(key);
@@ -101,10 +127,7 @@ void assign(const Tensor& x, const py::object& key, const py::object& value) {
     if (py::isinstance<Tensor>(item)) throw py::type_error("[index] assigning through an index tensor is not supported (it picks a copy)");
   }
   const Tensor view = index(x, key);
-  Tensor source = as_tensor(value, &view);
-  // A source over the same memory (x[1:] = x[:-1]) is read whole before anything is written.
-  if (source.data().storage() == view.data().storage()) source = Tensor(source.data().clone());
-  copy_into(source, view);
+  copy_without_overlap(as_tensor(value, &view), view);
 }
 
 // --- printing ---------------------------------------------------------------------------------------
@@ -156,12 +179,19 @@ struct BufferLayout {
 
 // Whether the consumer's flags accept x's layout: without PyBUF_STRIDES, or when it asks for a
 // contiguous buffer, only a row-major contiguous tensor is one (hashlib reads numel bytes in a row).
+// A column-major (Fortran) request is met only where row-major and column-major are the same
+// layout: at most one axis longer than 1.
 bool layout_accepted(const Tensor& x, int flags) {
   const bool wants_strides = (flags & PyBUF_STRIDES) == PyBUF_STRIDES;
-  const bool wants_contiguous = (flags & PyBUF_C_CONTIGUOUS) == PyBUF_C_CONTIGUOUS ||
-                                (flags & PyBUF_F_CONTIGUOUS) == PyBUF_F_CONTIGUOUS ||
-                                (flags & PyBUF_ANY_CONTIGUOUS) == PyBUF_ANY_CONTIGUOUS;
-  return x.data().is_contiguous() || (wants_strides && !wants_contiguous);
+  const bool wants_c = (flags & PyBUF_C_CONTIGUOUS) == PyBUF_C_CONTIGUOUS;
+  const bool wants_f = (flags & PyBUF_F_CONTIGUOUS) == PyBUF_F_CONTIGUOUS && !wants_c;  // ANY sets both bits
+  const bool wants_any = (flags & PyBUF_ANY_CONTIGUOUS) == PyBUF_ANY_CONTIGUOUS;
+  if (wants_f && !wants_any) {
+    int64_t long_axes = 0;
+    for (int64_t axis = 0; axis < x.dim(); ++axis) long_axes += x.size(axis) > 1;
+    return x.data().is_contiguous() && long_axes <= 1;
+  }
+  return x.data().is_contiguous() || (wants_strides && !wants_c && !wants_any);
 }
 
 // The buffer protocol written out (pybind11's own would end the process on a C++ exception):
@@ -244,7 +274,10 @@ void bind_operators(py::class_<Tensor>& c) {
       .def("__rmatmul__", [](const Tensor& x, const Tensor& y) { return matmul(y, x); }, py::is_operator(), release_gil())
       .def("__neg__", [](const Tensor& x) { return neg(x); })
       .def("__abs__", [](const Tensor& x) { return abs(x); })
-      .def("__eq__", [](const Tensor& x, const py::object& y) { return eq(x, operand(x, y)); }, py::is_operator())
+      .def("__eq__", [](const Tensor& x, const py::object& y) -> py::object {
+        if (y.is_none() || py::isinstance<py::str>(y)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+        return py::cast(eq(x, operand(x, y)));
+      }, py::is_operator())
       .def("__lt__", [](const Tensor& x, const py::object& y) { return lt(x, operand(x, y)); }, py::is_operator())
       .def("__gt__", [](const Tensor& x, const py::object& y) { return gt(x, operand(x, y)); }, py::is_operator())
       .def("__hash__", [](const Tensor& x) { return std::hash<const void*>()(x.impl().get()); })
@@ -366,6 +399,8 @@ void bind_tensor(py::module_& m) {
 
   py::class_<Tensor> c(m, "Tensor", py::buffer_protocol(), "axiom's one value type: numbers, a dtype, a device, and a gradient when asked");
   install_buffer_protocol(c);
+  // NumPy's operators defer to the tensor's (np.float64(2) * t is t.__rmul__, a Tensor with its graph)
+  c.attr("__array_ufunc__") = py::none();
   c.def_property_readonly("shape", [](const Tensor& x) { return as_tuple(x.shape()); })
       .def_property_readonly("dtype", by_reference(&Tensor::dtype))
       .def_property_readonly("device", by_reference(&Tensor::device))
