@@ -58,7 +58,7 @@ void bind_image_model(py::module_& models) {
       .def("logits", by_reference(&ImageModel::logits), py::arg("images"), py::arg("channel"), release_gil(),
            "images uint8 or int64 [B, H, W] or [B, C, H, W], channel int64 [B] -> that channel's logits [B, H, W, 256]")
       .def("loss", [](const ImageModel& m, const Tensor& images, Generator* gen) {
-        return m.loss(images, gen ? *gen : core::default_generator());
+        return m.loss(images, generator_or_default(gen));
       }, py::arg("images"), py::arg("generator") = nullptr, release_gil(), "the training loss in bits/dim (one random channel per example)")
       .def("evaluate", by_reference(&ImageModel::evaluate), py::arg("images"), release_gil(), "the exact likelihood of every pixel and channel")
       .def("sample", [](const ImageModel& m, int64_t count, double temperature, uint64_t seed, const std::string& method) {

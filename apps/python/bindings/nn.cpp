@@ -10,8 +10,6 @@ namespace {
 
 using nn::Module;
 
-Generator& generator_or_default(Generator* gen) { return gen ? *gen : core::default_generator(); }
-
 py::dict state_dict(const Module& module) {
   py::dict out;
   for (const auto& [name, value] : module.state()) out[py::str(name)] = value;

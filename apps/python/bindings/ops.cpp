@@ -19,8 +19,6 @@ std::pair<Tensor, Tensor> operands(const py::object& a, const py::object& b) {
 
 Tensor optional(const std::optional<Tensor>& value) { return value.value_or(Tensor()); }
 
-Generator& generator_or_default(Generator* gen) { return gen ? *gen : core::default_generator(); }
-
 template <Tensor (*Op)(const Tensor&, const Tensor&)>
 void def_binary(py::module_& m, const char* name, const char* doc) {
   m.def(name, [](const py::object& a, const py::object& b) {
