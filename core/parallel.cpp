@@ -62,7 +62,7 @@ int num_threads() {
   return thread_count;
 }
 
-#if defined(__SANITIZE_THREAD__)
+#if defined(AXIOM_THREAD_SANITIZER)
 // Chunks of at most `grain` elements, dealt round-robin to num_threads() threads (this one is
 // thread 0). No atomics or locks between them: only their start and join order anything.
 void run_chunks_on_threads(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {

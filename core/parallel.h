@@ -16,12 +16,14 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
+#include "sanitizers.h"
+
 namespace axiom::core {
 
 void set_num_threads(int count);  // oneTBB and OpenBLAS, for the whole process
 int num_threads();
 
-#if defined(__SANITIZE_THREAD__)
+#if defined(AXIOM_THREAD_SANITIZER)
 // ThreadSanitizer sees none of the hand-offs inside oneTBB (a library built without it), so it
 // would report oneTBB's own task passing as races. The ThreadSanitizer build (CI) runs the same
 // chunks on plain threads instead: really at once, ordered only by the threads' start and join, so
@@ -39,7 +41,7 @@ void parallel_for(int64_t n, int64_t grain, Fn&& fn) {
     fn(int64_t{0}, n);
     return;
   }
-#if defined(__SANITIZE_THREAD__)
+#if defined(AXIOM_THREAD_SANITIZER)
   run_chunks_on_threads(n, grain, fn);
 #else
   tbb::parallel_for(tbb::blocked_range<int64_t>(0, n, grain),

@@ -19,6 +19,8 @@ void check_positive(const char* layer, const char* what, int64_t value) {
 Dense::Dense(int64_t in, int64_t out, Generator& gen, DenseOptions options) {
   check_positive("Dense", "in", in);
   check_positive("Dense", "out", out);
+  if (options.init != DenseInit::uniform && options.init != DenseInit::normal)
+    throw Error("Dense", "init must be uniform or normal, got DenseInit(", static_cast<int>(options.init), ")");
   const double s = options.init_scale / std::sqrt(static_cast<double>(in));
   const bool normal = options.init == DenseInit::normal;
   auto draw = [&](const core::Shape& shape) {

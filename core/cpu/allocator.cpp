@@ -10,20 +10,13 @@
 
 #include "core/error.h"
 #include "core/memory.h"
+#include "core/sanitizers.h"
 
 namespace axiom::core::cpu {
 
 namespace {
 constexpr size_t kAlignment = 64;
 constexpr size_t kHugePage = size_t{2} << 20;         // 2 MiB
-// AddressSanitizer: gcc says so with __SANITIZE_ADDRESS__, clang with __has_feature.
-#if defined(__SANITIZE_ADDRESS__)
-#define AXIOM_ADDRESS_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define AXIOM_ADDRESS_SANITIZER 1
-#endif
-#endif
 #if defined(AXIOM_ADDRESS_SANITIZER)
 constexpr bool kCaching = false;
 #else

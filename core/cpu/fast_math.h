@@ -38,7 +38,8 @@ inline float exp_float(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.0f;
-  const float two_to_n = std::bit_cast<float>((static_cast<int32_t>(n) + 127) << 23);
+  const int32_t exponent = n == n ? static_cast<int32_t>(n) : 0;  // (a NaN's is any: p is NaN)
+  const float two_to_n = std::bit_cast<float>((exponent + 127) << 23);
   const float result = p * two_to_n;
   if (x < kLowest) return 0.0f;
   return x > kHighest ? std::numeric_limits<float>::infinity() : result;

@@ -323,6 +323,15 @@ void AddRowToTotals_(const float* row, double* totals, int64_t n) {
   for (; j < n; ++j) totals[j] += row[j];
 }
 
+// The largest lane of v. (Not hn::MaxOfLanes: Highway 1.0's EMU128 target starts it from the
+// lowest finite float, so a vector of -inf came out as -3.4e38.)
+template <class D>
+float largest_lane(D d, hn::Vec<D> v) {
+  HWY_ALIGN float lanes[hn::MaxLanes(d)];
+  hn::Store(v, d, lanes);
+  return *std::max_element(lanes, lanes + hn::Lanes(d));
+}
+
 float Max_(const float* x, int64_t n) {
   const hn::ScalableTag<float> d;
   auto maximum = hn::Set(d, -HUGE_VALF);
@@ -334,11 +343,11 @@ float Max_(const float* x, int64_t n) {
     if constexpr (is_full_width<decltype(dv)>()) {
       maximum = hn::Max(maximum, v);
     } else {
-      tail_maximum = std::max(tail_maximum, hn::GetLane(hn::MaxOfLanes(dv, v)));
+      tail_maximum = std::max(tail_maximum, largest_lane(dv, v));
     }
   });
   if (nan_seen) return std::numeric_limits<float>::quiet_NaN();
-  return std::max(hn::GetLane(hn::MaxOfLanes(d, maximum)), tail_maximum);
+  return std::max(largest_lane(d, maximum), tail_maximum);
 }
 
 float Sum_(const float* x, int64_t n) {

@@ -53,6 +53,11 @@ double peak_bytes_of(Work&& work) {
 
 }  // namespace
 
+// The CPU's measurements: training, evaluation and sampling of whole models (label memory-budget;
+// 3 s in Release, 6 minutes under ThreadSanitizer, whose build starts plain threads for every
+// parallel loop: CI's ThreadSanitizer run leaves them out, having run the same kernels elsewhere).
+TEST_SUITE("memory-budget") {
+
 TEST_CASE("a model made on the meta device has the CPU model's parameters, and nothing is drawn") {
   for (const models::ImageModelConfig& c : configs()) {
     CAPTURE(c.to_json());
@@ -179,6 +184,8 @@ TEST_CASE("check_fits refuses what the machine cannot hold, with the estimate an
   CHECK_NOTHROW(models::check_fits(third, "train", "this run", "", 1));
   CHECK_THROWS_WITH_AS(models::check_fits(third, "train", "this run", "", 4), doctest::Contains("in each of the 4 processes"), Error);
 }
+
+}  // TEST_SUITE
 
 TEST_SUITE("cuda-emulated") {
 

@@ -76,6 +76,8 @@ TEST_CASE("Dense starts uniform in +-s (weights and biases) or normal with devia
   CHECK(core::sum(core::abs(normal.bias.data())).item() == 0);
   const nn::Dense zero(in, out, gen, {.init_scale = 0, .init = nn::DenseInit::normal});
   CHECK(core::sum(core::abs(zero.weight.data())).item() == 0);
+  CHECK_THROWS_WITH_AS(nn::Dense(in, out, gen, {.init = static_cast<nn::DenseInit>(5)}),
+                       "[Dense] init must be uniform or normal, got DenseInit(5)", Error);
 }
 
 TEST_CASE("gradcheck: Dense, LayerNorm, Embedding, Dropout") {

@@ -96,6 +96,20 @@ def test_axiom_errors_become_fitting_python_exceptions_with_the_same_message():
         axiom.models.load_model("/nonexistent/model.safetensors")
 
 
+def test_names_axiom_does_not_know_are_value_errors_that_list_the_known_ones():
+    with pytest.raises(axiom.ShapeError, match=r"\[device\] unknown device 'tpu' \(cpu, cuda, cuda:N or meta\)"):
+        axiom.zeros([2], device="tpu")
+    with pytest.raises(axiom.ShapeError, match=r"unknown device 'cuda:x'"):
+        axiom.ones([2]).to("cuda:x")
+    with pytest.raises(axiom.ShapeError, match=r"\[config\] unknown preset \"huge\" \(tiny, small"):
+        axiom.models.preset("huge")
+    with pytest.raises(axiom.ShapeError, match=r"\[permute\] order \[0, 0\] names axis 0 twice"):
+        axiom.zeros([2, 3]).permute([0, 0])
+    with pytest.raises(axiom.ShapeError, match=r"\[Dense\] init must be uniform or normal, got DenseInit\(5\)"):
+        axiom.nn.Dense(3, 4, init=axiom.nn.DenseInit(5))
+    assert axiom.zeros([2], device="meta").device == axiom.device("meta")
+
+
 def test_repr_shows_values_shape_dtype_device_and_history():
     x = axiom.tensor([[1.0, 2.0]], requires_grad=True)
     assert repr(x) == "tensor([[1, 2]], shape=(1, 2), dtype=float64, device=cpu, requires_grad=True)"

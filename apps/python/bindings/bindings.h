@@ -15,6 +15,24 @@
 
 #include "axiom.h"
 
+// A device passed as a string ("cpu", "cuda:1") is parsed where it is passed, so that a misspelt
+// one ("tpu") is axiom's ShapeError naming it (Device::parse), not pybind11's "incompatible
+// function arguments". Every file sees this caster (it must: one caster per type in the module).
+namespace pybind11::detail {
+template <>
+struct type_caster<axiom::Device> : type_caster_base<axiom::Device> {
+  bool load(handle source, bool convert) {
+    if (!isinstance<str>(source)) return type_caster_base<axiom::Device>::load(source, convert);
+    parsed_ = axiom::Device::parse(source.cast<std::string>());
+    value = &parsed_;
+    return true;
+  }
+
+ private:
+  axiom::Device parsed_;
+};
+}  // namespace pybind11::detail
+
 namespace axiom::python {
 
 namespace py = pybind11;

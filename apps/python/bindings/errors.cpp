@@ -5,7 +5,8 @@
 //   axiom.Error            RuntimeError  the base of all four (files, devices, a graph already freed)
 //   axiom.DtypeError       TypeError     a dtype the op does not take      ("dtype", "must be int64", "got float32")
 //   axiom.IndexError       IndexError    an index or range outside an axis ("out of range")
-//   axiom.ShapeError       ValueError    a shape, size or value the op cannot use ("shape", "must", "got")
+//   axiom.ShapeError       ValueError    a shape, size or value the op cannot use ("shape", "must", "got",
+//                                        "unknown": a preset, dataset, device or config key)
 //
 // The kind is read from the message (one library-wide exception type in C++), in that order:
 // a message that names both a dtype and a shape is a DtypeError.
@@ -24,7 +25,7 @@ Kind kind_of(const std::string& message) {
   // a dtype named after "is", "must be" or "got", unless a shape follows it ("is float32 [2, 3]")
   static const std::regex dtype_words(R"(dtype|\b(is|must be|got|not) (uint8 or int64|float32|float64|int64|uint8)\b(?! \[))");
   static const std::regex index_words(R"(out of range|\bindex\b.*\b(outside|past|beyond)\b|not a class in)");
-  static const std::regex value_words(R"(shape|must|\bgot\b|expected|cannot|size|negative|at least|at most)");
+  static const std::regex value_words(R"(shape|must|\bgot\b|expected|cannot|size|negative|at least|at most|\bunknown\b|twice)");
   if (std::regex_search(message, dtype_words)) return Kind::dtype;
   if (std::regex_search(message, index_words)) return Kind::index;
   if (std::regex_search(message, value_words)) return Kind::value;

@@ -395,7 +395,6 @@ void bind_tensor(py::module_& m) {
       .def("__eq__", [](const Device& a, const Device& b) { return a == b; })
       .def("__hash__", [](const Device& d) { return std::hash<std::string>()(d.str()); })
       .def_property_readonly("type", [](const Device& d) { return d.str().substr(0, d.str().find(':')); });
-  py::implicitly_convertible<py::str, Device>();
 
   py::class_<Tensor> c(m, "Tensor", py::buffer_protocol(), "axiom's one value type: numbers, a dtype, a device, and a gradient when asked");
   install_buffer_protocol(c);

@@ -17,11 +17,12 @@
 #include "core/cuda/emulator/include/cuda_runtime.h"
 #include "core/cuda/emulator/memory.h"
 #include "core/error.h"
+#include "core/sanitizers.h"
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(AXIOM_ADDRESS_SANITIZER)
 #include <sanitizer/common_interface_defs.h>
 #endif
-#if defined(__SANITIZE_THREAD__)
+#if defined(AXIOM_THREAD_SANITIZER)
 #include <sanitizer/tsan_interface.h>
 #endif
 
@@ -38,7 +39,7 @@ namespace {
 
 namespace context = boost::context;
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(AXIOM_ADDRESS_SANITIZER)
 constexpr size_t kStackBytes = 512 << 10;  // AddressSanitizer's frames are larger
 #else
 constexpr size_t kStackBytes = 64 << 10;
@@ -300,7 +301,7 @@ class GridRunner {
   std::unique_ptr<Worker> make_worker() {
     auto worker = std::make_unique<Worker>();
     Worker* w = worker.get();
-#if defined(__SANITIZE_THREAD__)
+#if defined(AXIOM_THREAD_SANITIZER)
     w->tsan_fiber = __tsan_create_fiber(0);
 #endif
     w->fiber = context::fiber(std::allocator_arg, RecordedStack{w}, [this, w](context::fiber&& runner) {
@@ -326,25 +327,25 @@ class GridRunner {
   // ThreadSanitizer: every switch orders what came before it (flags 0), as the fibers take turns.
   void resume(Worker& worker) {
     current_ = &worker;
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(AXIOM_ADDRESS_SANITIZER)
     __sanitizer_start_switch_fiber(&runner_fake_stack_, worker.stack_bottom, worker.stack_size);
 #endif
-#if defined(__SANITIZE_THREAD__)
+#if defined(AXIOM_THREAD_SANITIZER)
     runner_tsan_fiber_ = __tsan_get_current_fiber();
     __tsan_switch_to_fiber(worker.tsan_fiber, 0);
 #endif
     worker.fiber = std::move(worker.fiber).resume();
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(AXIOM_ADDRESS_SANITIZER)
     __sanitizer_finish_switch_fiber(runner_fake_stack_, nullptr, nullptr);
 #endif
     current_ = nullptr;
   }
 
   void switch_to_runner(Worker& worker) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(AXIOM_ADDRESS_SANITIZER)
     __sanitizer_start_switch_fiber(&worker.fake_stack, runner_stack_bottom_, runner_stack_size_);
 #endif
-#if defined(__SANITIZE_THREAD__)
+#if defined(AXIOM_THREAD_SANITIZER)
     __tsan_switch_to_fiber(runner_tsan_fiber_, 0);
 #endif
     worker.to_runner = std::move(worker.to_runner).resume();
@@ -352,7 +353,7 @@ class GridRunner {
   }
 
   void arrived_on_worker([[maybe_unused]] Worker& worker) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(AXIOM_ADDRESS_SANITIZER)
     __sanitizer_finish_switch_fiber(worker.fake_stack, &runner_stack_bottom_, &runner_stack_size_);
 #endif
   }
@@ -369,7 +370,7 @@ class GridRunner {
   void* runner_fake_stack_ = nullptr;
   const void* runner_stack_bottom_ = nullptr;
   size_t runner_stack_size_ = 0;
-  void* runner_tsan_fiber_ = nullptr;
+  [[maybe_unused]] void* runner_tsan_fiber_ = nullptr;  // (used under ThreadSanitizer only)
 };
 
 GridRunner& runner() {
