@@ -108,6 +108,10 @@ def test_names_axiom_does_not_know_are_value_errors_that_list_the_known_ones():
     with pytest.raises(axiom.ShapeError, match=r"\[Dense\] init must be uniform or normal, got DenseInit\(5\)"):
         axiom.nn.Dense(3, 4, init=axiom.nn.DenseInit(5))
     assert axiom.zeros([2], device="meta").device == axiom.device("meta")
+    config = axiom.models.preset("tiny")
+    config.height, config.width = 4, 4
+    with pytest.raises(axiom.ShapeError, match=r"\[Trainer\] cannot train on the meta device"):
+        axiom.models.Trainer(config, axiom.zeros([8, 4, 4], dtype=axiom.uint8), batch_size=4, device="meta")
 
 
 def test_repr_shows_values_shape_dtype_device_and_history():
