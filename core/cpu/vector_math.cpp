@@ -323,13 +323,18 @@ void AddRowToTotals_(const float* row, double* totals, int64_t n) {
   for (; j < n; ++j) totals[j] += row[j];
 }
 
-// The largest lane of v. (Not hn::MaxOfLanes: Highway 1.0's EMU128 target starts it from the
-// lowest finite float, so a vector of -inf came out as -3.4e38.)
+// The largest lane of v. Highway 1.0's MaxOfLanes on its EMU128 target starts from the lowest
+// finite float, so a vector of -inf came out as -3.4e38: there the lanes are compared one by one.
+// (Everywhere else MaxOfLanes is right, and 15% faster on softmax's rows of 28 under AVX-512.)
 template <class D>
 float largest_lane(D d, hn::Vec<D> v) {
+#if HWY_TARGET == HWY_EMU128
   HWY_ALIGN float lanes[hn::MaxLanes(d)];
   hn::Store(v, d, lanes);
   return *std::max_element(lanes, lanes + hn::Lanes(d));
+#else
+  return hn::GetLane(hn::MaxOfLanes(d, v));
+#endif
 }
 
 float Max_(const float* x, int64_t n) {
