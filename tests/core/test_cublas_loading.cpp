@@ -4,12 +4,12 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "core/core.h"
+#include "tests/support/scoped_environment.h"
 
 #if AXIOM_WITH_CUDA
 #include <cublas_v2.h>
@@ -38,18 +38,7 @@ TEST_CASE("a program that runs on the CPU never loads cuBLAS") {
 }
 
 #if AXIOM_WITH_CUDA
-// Sets an environment variable for one scope, then puts back what was there.
-struct ScopedEnvironment {
-  std::string name;
-  std::optional<std::string> before;
-  ScopedEnvironment(std::string name_, const char* value) : name(std::move(name_)) {
-    if (const char* old = std::getenv(name.c_str())) before = old;
-    if (value) setenv(name.c_str(), value, 1); else unsetenv(name.c_str());
-  }
-  ~ScopedEnvironment() {
-    if (before) setenv(name.c_str(), before->c_str(), 1); else unsetenv(name.c_str());
-  }
-};
+using axiom::testing::ScopedEnvironment;
 
 TEST_CASE("cuBLAS is opened by its first call, and a file that cannot be opened or is not cuBLAS is an Error naming it") {
   if (cublas_is_loaded()) {

@@ -16,6 +16,7 @@
 #include "tests/core/reference.h"
 #include "tests/support/emulated_cuda.h"
 #include "tests/support/recording_backend.h"
+#include "tests/support/scoped_environment.h"
 
 using namespace axiom;
 using namespace axiom::test;
@@ -428,13 +429,6 @@ TEST_CASE("tensors move between devices and back unchanged and mixing devices is
   });
 }
 
-// Sets an environment variable for the life of a scope.
-struct ScopedEnvironment {
-  std::string name;
-  ScopedEnvironment(std::string name, const char* value) : name(std::move(name)) { setenv(this->name.c_str(), value, 1); }
-  ~ScopedEnvironment() { unsetenv(name.c_str()); }
-};
-
 TEST_CASE("with AXIOM_CUDA_SYNC=1 every launch is waited for and a faulting kernel is named by its op and launch") {
   axiom::testing::ScopedEmulatedCuda emulated;
   Generator gen(4);
@@ -445,7 +439,7 @@ TEST_CASE("with AXIOM_CUDA_SYNC=1 every launch is waited for and a faulting kern
   (void)core::exp(x);
   CHECK(synchronizations() == waits);  // without the variable: no wait
   {
-    ScopedEnvironment sync("AXIOM_CUDA_SYNC", "1");
+    axiom::testing::ScopedEnvironment sync("AXIOM_CUDA_SYNC", "1");
     waits = synchronizations();
     const int64_t launched = launches();
     (void)core::softmax(core::exp(x), 0);
