@@ -5,6 +5,7 @@
 //    columns of b on axiom's threads (oneTBB), with a float32 output, adding onto c when
 //    accumulating. oneDNN's own OpenMP threads are not used: they would keep spinning after each
 //    product while axiom's threads run the next op (OpenMP reads its wait policy only at start-up).
+//    While a band runs, its thread holds back asynchronous signals (SignalsHeldBack).
 #include "core/cpu/onednn_gemm.h"
 
 #include "core/error.h"
@@ -12,8 +13,10 @@
 #if AXIOM_WITH_ONEDNN
 
 #include <omp.h>
+#include <pthread.h>
 
 #include <algorithm>
+#include <csignal>
 #include <map>
 #include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -156,8 +159,41 @@ CompiledProducts& compiled_products() {
   return instance;
 }
 
+// Asynchronous signals (SIGINT, SIGTERM, SIGUSR1, a profiler's SIGPROF...) held back from this
+// thread for as long as this lives. oneDNN's float32 GEMM kernels for AVX2 and AVX-512, up to
+// oneDNN 3.11.1, point the stack pointer at a workspace on the heap when k is large (past 252 for
+// AVX2, 84 for AVX-512): a signal handled then on this thread writes its frame (a few KiB) below
+// that workspace, over the heap's bookkeeping (SIGTERM during `axiom train` on AVX2 ended in
+// "corrupted size vs. prev_size"; oneDNN issue 4845). Held back, a signal goes to another thread
+// of the process, or waits until the product is done. Faults stay deliverable: held back, they
+// would end the process before a handler (a sanitizer's report) could say where.
+class SignalsHeldBack {
+ public:
+  SignalsHeldBack() { pthread_sigmask(SIG_BLOCK, &asynchronous_signals(), &before_); }
+  ~SignalsHeldBack() { pthread_sigmask(SIG_SETMASK, &before_, nullptr); }
+  SignalsHeldBack(const SignalsHeldBack&) = delete;
+  SignalsHeldBack& operator=(const SignalsHeldBack&) = delete;
+
+ private:
+  static const sigset_t& asynchronous_signals() {
+    static const sigset_t set = [] {
+      sigset_t all;
+      sigfillset(&all);
+      for (const int fault : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS}) sigdelset(&all, fault);
+      return all;
+    }();
+    return set;
+  }
+
+  sigset_t before_;
+};
+
 // One band of c = a @ b, on this thread alone.
 void multiply_part(const Part& part, const Operand& a, const Operand& b, int64_t k, float* pc, int64_t ldc, bool accumulate) {
+  // oneDNN's own threads (OpenMP) stay unused: the bands are the parallelism. Told before the
+  // product is compiled: oneDNN sizes some of its parallel loops (adding onto c) by the OpenMP
+  // thread count of the thread compiling it, at that moment (else the core count).
+  omp_set_num_threads(1);
   CompiledProducts& products = compiled_products();
   const memory::desc a_part = a.desc(part.rows, k), b_part = b.desc(k, part.columns);
   const memory::desc c_part({part.rows, part.columns}, memory::data_type::f32, memory::dims{ldc, 1});
@@ -166,8 +202,8 @@ void multiply_part(const Part& part, const Operand& a, const Operand& b, int64_t
   const CompiledProduct compiled = products.get(key, a_part, b_part, c_part);
   const HostBuffer scratch(compiled.scratchpad.get_size());
   const dnnl::engine& engine = products.engine();
-  omp_set_num_threads(1);  // oneDNN's own threads (OpenMP) stay unused: the parts are the parallelism
   dnnl::stream stream(engine);
+  const SignalsHeldBack held_back;
   compiled.product.execute(stream, {{DNNL_ARG_SRC, memory(a_part, engine, a.at(part.row, 0))},
                                     {DNNL_ARG_WEIGHTS, memory(b_part, engine, b.at(0, part.column))},
                                     {DNNL_ARG_DST, memory(c_part, engine, pc + part.row * ldc + part.column)},

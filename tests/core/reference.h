@@ -81,6 +81,25 @@ inline std::vector<double> values_of(const Tensor& x) {
   return values;
 }
 
+// --- matrix products --------------------------------------------------------------------------------
+
+// a [m, k] @ b [k, n] (2-D, any strides) in double, each operand first passed through `round`.
+template <typename Round>
+std::vector<double> product_reference(const Tensor& a, const Tensor& b, Round round) {
+  const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
+  std::vector<double> out;
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      double total = 0;
+      for (int64_t p = 0; p < k; ++p) total += round(a.at({i, p})) * round(b.at({p, j}));
+      out.push_back(total);
+    }
+  }
+  return out;
+}
+
+inline double unchanged(double x) { return x; }
+
 // --- inputs in every memory layout ------------------------------------------------------------------
 
 // How the elements of a test input are laid out in memory.
