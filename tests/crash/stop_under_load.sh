@@ -48,7 +48,7 @@ start_run() {
   job=$!
 }
 
-# What run $2, stopped by way $1, must exit with and say.
+# What a run stopped by way $1 must exit with, and say.
 expected_status() { case $1 in SIGTERM) echo 143 ;; SIGINT) echo 130 ;; minutes) echo 0 ;; SIGUSR1) echo 138 ;; esac; }
 expected_reason() {
   case $1 in
