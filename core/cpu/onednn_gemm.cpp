@@ -161,12 +161,13 @@ CompiledProducts& compiled_products() {
 
 // Asynchronous signals (SIGINT, SIGTERM, SIGUSR1, a profiler's SIGPROF...) held back from this
 // thread for as long as this lives. oneDNN's float32 GEMM kernels for AVX2 and AVX-512, up to
-// oneDNN 3.11.1, point the stack pointer at a workspace on the heap when k is large (past 252 for
-// AVX2, 84 for AVX-512): a signal handled then on this thread writes its frame (a few KiB) below
-// that workspace, over the heap's bookkeeping (SIGTERM during `axiom train` on AVX2 ended in
-// "corrupted size vs. prev_size"; oneDNN issue 4845). Held back, a signal goes to another thread
-// of the process, or waits until the product is done. Faults stay deliverable: held back, they
-// would end the process before a handler (a sanitizer's report) could say where.
+// oneDNN 3.11.1, point the stack pointer at a workspace on the heap when a block of k is long
+// (past 252 for AVX2, 84 for AVX-512; k = 256 is): a signal handled then on this thread writes its
+// frame (a few KiB) below that workspace, over the heap's bookkeeping (SIGTERM during `axiom
+// train` on AVX2 ended in "corrupted size vs. prev_size"; oneDNN issue 4845). Held back, a signal
+// goes to another thread of the process, or waits until the product is done. Faults stay
+// deliverable: held back, they would end the process before a handler (a sanitizer's report)
+// could say where.
 class SignalsHeldBack {
  public:
   SignalsHeldBack() { pthread_sigmask(SIG_BLOCK, &asynchronous_signals(), &before_); }

@@ -19,7 +19,7 @@ ways="SIGTERM SIGINT minutes SIGUSR1"
 
 "$axiom" train --config tiny --batch 8 --threads 2 --steps 1000000 --eval-every 1000000 --out "$work/load" < /dev/null > /dev/null 2>&1 &
 load=$!
-trap 'kill $load 2> /dev/null; wait $load 2> /dev/null || true; rm -rf "$work"' EXIT
+trap 'kill $load 2> /dev/null || true; wait $load 2> /dev/null || true; rm -rf "$work"' EXIT
 
 trained_lines() {
   lines=$(grep -c train_bits_per_dim "$1/metrics.jsonl" 2> /dev/null || true)
@@ -63,7 +63,8 @@ one_run() (
   way=$1 run=$2
   start_run "$way" "$run"
   if [ "$way" != minutes ]; then
-    wait_for_lines "$run" $(( 1 + $(random_below 4) )) || { kill -9 $job; fail "fewer than 4 steps after a minute: $(cat "$run.log")"; }
+    steps=$(( 1 + $(random_below 4) ))
+    wait_for_lines "$run" $steps || { pkill -9 -f "$run" || true; fail "fewer than $steps steps after a minute: $(cat "$run.log")"; }
     sleep "0.$(printf '%03d' "$(random_below 200)")"
     kill "-${way#SIG}" $job
   fi
