@@ -5,7 +5,7 @@
 
 #include <stb_image_write.h>  // libstb-dev: the header declares, Debian's libstb holds the code
 
-#include "core/io/atomic_file.h"
+#include "core/formats/atomic_file.h"
 #include "core/error.h"
 #include "core/factory.h"
 #include "core/ops.h"

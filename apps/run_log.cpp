@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/io/atomic_file.h"
+#include "core/formats/atomic_file.h"
 #include "core/error.h"
 
 namespace axiom::apps {

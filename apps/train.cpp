@@ -35,7 +35,7 @@
 #include "apps/run_directory.h"
 #include "apps/run_log.h"
 #include "apps/train.h"
-#include "core/io/atomic_file.h"
+#include "core/formats/atomic_file.h"
 #include "core/error.h"
 #include "core/factory.h"
 #include "core/parallel.h"

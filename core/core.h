@@ -10,7 +10,6 @@
 #include "ops.h"
 #include "parallel.h"
 #include "random.h"
-#include "io/safetensors.h"
 #include "meta/meta.h"
 #include "shape.h"
 #include "tensor.h"

@@ -8,7 +8,7 @@
 #include <bit>
 #include <cstring>
 
-#include "core/io/atomic_file.h"
+#include "core/formats/atomic_file.h"
 #include "core/error.h"
 #include "core/factory.h"
 #include "data/byte_stream.h"

@@ -10,11 +10,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/io/atomic_file.h"
+#include "core/formats/atomic_file.h"
 #include "core/error.h"
-#include "core/io/json.h"
+#include "core/formats/json.h"
 #include "core/factory.h"
-#include "core/io/safetensors.h"
+#include "core/formats/safetensors.h"
 #include "models/memory_budget.h"
 #include "models/training.h"
 

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "core/io/json.h"
+#include "core/formats/json.h"
 
 namespace axiom::models {
 

@@ -1,6 +1,6 @@
 #include "models/model_config.h"
 
-#include "core/io/json.h"
+#include "core/formats/json.h"
 
 namespace axiom::models {
 

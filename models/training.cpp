@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "core/io/json.h"
+#include "core/formats/json.h"
 #include "core/factory.h"
 #include "core/ops.h"
 

@@ -30,7 +30,7 @@
 //                                      "config": {...}, "training": {...}, "rng": {"seed": 0, "offset": 123}}
 //   model-000500.safetensors          the weights (metadata: "config" and "step": readable alone)
 //   optimizer-000500.safetensors      Adam's state (metadata: "optimizer")
-// Each file is written atomically (core/io/atomic_file.h), the tensors first and checkpoint.json
+// Each file is written atomically (core/formats/atomic_file.h), the tensors first and checkpoint.json
 // last: the JSON is the commit point. A crash at any moment leaves the previous checkpoint whole;
 // the files that the previous checkpoint.json recorded are removed only after the new JSON is in place
 // (no other file is ever removed: a model-best.safetensors of the user's beside a run stays).

@@ -7,7 +7,7 @@
 #include "autograd/factory.h"
 #include "nn/init.h"
 #include "core/error.h"
-#include "core/io/json.h"
+#include "core/formats/json.h"
 #include "models/config.h"
 
 namespace axiom::models {

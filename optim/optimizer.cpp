@@ -8,7 +8,7 @@
 #include <set>
 #include <unordered_map>
 
-#include "core/io/json.h"
+#include "core/formats/json.h"
 #include "core/ops.h"
 
 namespace axiom::optim {

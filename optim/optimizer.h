@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "../autograd/tensor.h"
-#include "../core/io/safetensors.h"
+#include "../core/formats/safetensors.h"
 
 namespace axiom::optim {
 

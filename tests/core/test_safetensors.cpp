@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "core/io/safetensors.h"
+#include "core/formats/safetensors.h"
 #include "tests/core/reference.h"
 
 namespace core = axiom::core;

@@ -1,5 +1,5 @@
 // safetensors files (weights, and the optimizer's state): core::load_safetensors.
-#include "core/io/safetensors.h"
+#include "core/formats/safetensors.h"
 #include "tests/fuzz/fuzz_target.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

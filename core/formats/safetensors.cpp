@@ -6,7 +6,7 @@
 // against each other and against the data section, and the entries must tile the data section
 // exactly (no gap, no overlap, nothing left over). Only then are tensors allocated, and each one's
 // size is bounded by the bytes that are really there.
-#include "core/io/safetensors.h"
+#include "core/formats/safetensors.h"
 
 
 #include <algorithm>
@@ -19,13 +19,13 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "core/io/json.h"
+#include "core/formats/json.h"
 #include <set>
 #include <string_view>
 #include <system_error>
 #include <tuple>
 
-#include "core/io/atomic_file.h"
+#include "core/formats/atomic_file.h"
 #include "core/error.h"
 #include "core/factory.h"
 
@@ -203,7 +203,7 @@ void check_file_size(uint64_t file_size, const std::string& origin) {
   }
 }
 
-// Parses the header strictly (core/io/json.h): a key twice in one object (two tensors of the same
+// Parses the header strictly (core/formats/json.h): a key twice in one object (two tensors of the same
 // name would hide each other), deep nesting and NUL bytes are errors.
 Json parse_json(std::string_view text, const std::string& origin) {
   core::StrictJson json = core::read_json(text);

@@ -1,4 +1,4 @@
-#include "core/io/json.h"
+#include "core/formats/json.h"
 
 #include <filesystem>
 #include <fstream>

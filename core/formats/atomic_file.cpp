@@ -1,4 +1,4 @@
-#include "core/io/atomic_file.h"
+#include "core/formats/atomic_file.h"
 
 #include <unistd.h>  // getpid, fsync
 
