@@ -16,6 +16,7 @@
 
 #include "autograd/autograd.h"
 #include "core/core.h"
+#include "core/distributed/communicator.h"
 #include "core/formats/safetensors.h"
 #include "data/cifar.h"
 #include "data/datasets.h"

@@ -7,7 +7,7 @@
 #include <set>
 #include <string>
 
-#include "core/io/communicator.h"
+#include "core/distributed/communicator.h"
 #include "core/device.h"
 #include "models/classifiers.h"
 

@@ -2,7 +2,6 @@
 #pragma once
 
 #include "backend.h"
-#include "io/communicator.h"
 #include "device.h"
 #include "dtype.h"
 #include "error.h"

@@ -44,7 +44,7 @@
 #include <string>
 #include <vector>
 
-#include "../core/io/communicator.h"
+#include "../core/distributed/communicator.h"
 #include "../data/loader.h"
 #include "model_config.h"
 #include "../optim/optim.h"

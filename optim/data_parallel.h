@@ -2,7 +2,7 @@
 // batch, take the step that one process would take on the whole batch, because they average
 // their gradients before the optimizer runs.
 //
-//   core::Communicator& comm = core::world();                     // core/io/communicator.h
+//   core::Communicator& comm = core::world();                     // core/distributed/communicator.h
 //   optim::broadcast_parameters(model.named_parameters(), comm);  // every rank starts from rank 0's weights
 //   optim::GradientAverager averager(model.named_parameters(), comm);
 //   for (each step) {
@@ -30,7 +30,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "../core/io/communicator.h"
+#include "../core/distributed/communicator.h"
 #include "optimizer.h"
 
 namespace axiom::optim {

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/io/communicator.h"
+#include "core/distributed/communicator.h"
 
 namespace axiom::bench {
 

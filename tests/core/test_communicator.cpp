@@ -1,6 +1,6 @@
-// The single-process communicator (core/io/communicator.h): rank 0 of 1, whose collectives leave
+// The single-process communicator (core/distributed/communicator.h): rank 0 of 1, whose collectives leave
 // every tensor as it is, with the same argument checks as MPI's; tests/distributed/ runs the MPI one.
-#include "core/io/communicator.h"
+#include "core/distributed/communicator.h"
 #include "tests/core/reference.h"
 
 using namespace axiom::core;

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "core/core.h"
+#include "core/distributed/communicator.h"
 #include "tests/core/reference.h"
 
 using namespace axiom;

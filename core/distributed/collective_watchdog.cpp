@@ -1,5 +1,5 @@
 // The collectives' watchdog (collective_watchdog.h).
-#include "core/io/collective_watchdog.h"
+#include "core/distributed/collective_watchdog.h"
 
 #include <chrono>
 #include <cmath>

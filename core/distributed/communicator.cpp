@@ -1,6 +1,6 @@
 // The communicator's public calls, the single-process communicator and the choice of world()
 // (communicator.h). The MPI transport is in mpi_communicator.cpp.
-#include "core/io/communicator.h"
+#include "core/distributed/communicator.h"
 
 #include <cstdlib>
 #include <mutex>

@@ -6,7 +6,7 @@
 //   comm.broadcast(weights, /*root=*/0);         // every rank now holds rank 0's values
 //
 // Two implementations: `single_process()` (rank 0 of 1: every collective leaves the tensor as it
-// is) and MPI (core/io/mpi_communicator.cpp, built when CMake finds an MPI library; written against
+// is) and MPI (core/distributed/mpi_communicator.cpp, built when CMake finds an MPI library; written against
 // plain MPI-3 calls, so Open MPI and MPICH both work). A later one (NCCL, say) only has to move
 // contiguous buffers: the public calls below turn any tensor into one and back.
 //

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "core/error.h"
-#include "core/io/collective_watchdog.h"
-#include "core/io/communicator.h"
+#include "core/distributed/collective_watchdog.h"
+#include "core/distributed/communicator.h"
 
 namespace axiom::core {
 
