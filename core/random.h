@@ -18,7 +18,7 @@ class BatchShare;
 // Generator is axiom's own (users write axiom::Generator); core code may also call it core::Generator.
 namespace axiom {
 
-// Which examples of a batch this process draws for (see BatchShare below); count 0 = all of them.
+// Which examples of a batch this process draws for (see core/distributed/batch_share.h); count 0 = all of them.
 struct BatchSlice {
   int64_t first = 0, count = 0, total = 0;
 };
@@ -46,26 +46,6 @@ namespace axiom::core {
 
 using axiom::BatchSlice;
 using axiom::Generator;
-
-// Data parallelism draws what one process would. While a BatchShare lives, every draw from `gen`
-// is taken to be for examples [first, first + count) of a batch of `total` examples: a draw of n
-// values (n / count per example, example-major: a tensor whose first axis is the batch) gets the
-// values that the same draw for the whole batch would give those examples, and advances the
-// generator as far as the whole batch's draw would. So N processes, each with its own share of a
-// batch, draw between them exactly the dropout masks and channels of one process, and the
-// generator's offset after a step (which a checkpoint saves) does not depend on N.
-//   whole batch:  counters offset + [0, total * k)        (k values per example)
-//   this share:   counters offset + [first * k, (first + count) * k);   offset += total * k
-class BatchShare {
- public:
-  BatchShare(Generator& gen, int64_t first, int64_t count, int64_t total);
-  ~BatchShare() { gen_.slice_ = {}; }
-  BatchShare(const BatchShare&) = delete;
-  BatchShare& operator=(const BatchShare&) = delete;
-
- private:
-  Generator& gen_;
-};
 
 // Four random 32-bit words for one counter value.
 std::array<uint32_t, 4> philox4x32(uint64_t seed, uint64_t counter);

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/distributed/batch_share.h"
 #include "core/error.h"
 #include "core/formats/json.h"
 #include "core/factory.h"

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/distributed/batch_share.h"
 #include "tests/core/reference.h"
 
 using namespace axiom::core;
