@@ -89,19 +89,19 @@ int classify(const ClassifyCommand& command);
 
 // The device a --device flag names, checked to be usable here (an Error naming `command` if not:
 // axiom built without CUDA, or no GPU).
-core::Device device_of(const char* command, const std::string& flag);
+Device device_of(const char* command, const std::string& flag);
 
 // Makes the process's float32 products multiply as a --matmul flag says (float32 or bfloat16;
-// core::MatmulPrecision), or an Error naming `command` where that cannot run (bfloat16 off the
+// MatmulPrecision in core/ops.h), or an Error naming `command` where that cannot run (bfloat16 off the
 // CPU, in a build without oneDNN, or on a CPU without AVX-512 BF16).
 void use_matmul_precision(const char* command, const std::string& flag, const std::string& device_flag);
 
-// The data-parallel job this process is one rank of (core::world(); this process alone unless a
+// The data-parallel job this process is one rank of (world(); this process alone unless a
 // launcher such as mpirun started it). With more than one rank it checks that every rank was given
 // the same command line (an Error on every rank if not), and gives each rank its share of this
 // machine's cores: min(cores this process may run on, cores / ranks on this machine), unless
 // --threads (`threads_given`) or AXIOM_NUM_THREADS decides.
-core::Communicator& join_job(int argc, char** argv, bool threads_given);
+Communicator& join_job(int argc, char** argv, bool threads_given);
 // Rank r of N when N > 1, for the start of error messages: "rank 1 of 2: "; else "".
 std::string rank_prefix();
 

@@ -4,9 +4,9 @@
 
 namespace axiom::apps {
 
-core::Device device_of(const char* command, const std::string& flag) {
-  const core::Device device = core::Device::parse(flag);
-  if (device.type == core::DeviceType::meta) {
+Device device_of(const char* command, const std::string& flag) {
+  const Device device = Device::parse(flag);
+  if (device.type == DeviceType::meta) {
     throw Error(command, "--device meta computes nothing (it is the shape-only device that measures what a model allocates); use cpu or cuda");
   }
   core::Backend& backend = core::backend(device);
@@ -19,7 +19,7 @@ core::Device device_of(const char* command, const std::string& flag) {
 
 void use_matmul_precision(const char* command, const std::string& flag, const std::string& device_flag) {
   const core::MatmulPrecision precision = core::parse_matmul_precision(flag);
-  const bool on_cpu = core::Device::parse(device_flag).type == core::DeviceType::cpu;
+  const bool on_cpu = Device::parse(device_flag).type == DeviceType::cpu;
   if (precision == core::MatmulPrecision::bfloat16 && !on_cpu) {
     throw Error(command, "--matmul bfloat16 runs on the CPU only, not on --device ", device_flag);
   }

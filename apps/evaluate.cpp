@@ -72,7 +72,7 @@ void print_result(const EvalCommand& c, const std::string& name, bool classifier
 int evaluate(const EvalCommand& c) {
   if (c.batch_size <= 0) throw Error("eval", "--batch must be positive, got ", c.batch_size);
   if (c.limit < 0) throw Error("eval", "--limit must be >= 0, got ", c.limit);
-  const core::Device device = device_of("eval", c.device);
+  const Device device = device_of("eval", c.device);
   const auto [config, model] = models::load_learner(c.checkpoint);
   if (std::holds_alternative<models::TranslatorConfig>(config)) {
     throw Error("eval", "'", c.checkpoint, "' holds a translator; axiom eval scores image models and classifiers");
@@ -82,9 +82,9 @@ int evaluate(const EvalCommand& c) {
   const data::TensorDataset examples = examples_of(c, config, name);
   const int64_t n = examples.columns[0].size(0), batch = std::min(c.batch_size, n);
   models::check_fits(models::evaluation_memory(config, batch, {.device = device}), "eval",
-                     "evaluating " + std::to_string(batch) + " images at a time", "use a smaller --batch", core::world().local_size(), device);
+                     "evaluating " + std::to_string(batch) + " images at a time", "use a smaller --batch", world().local_size(), device);
 
-  core::Communicator& comm = core::world();
+  Communicator& comm = world();
   StatusLine line(comm.rank() == 0);
   Stopwatch clock;
   const auto show = [&](int64_t done, int64_t total) {

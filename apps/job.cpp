@@ -22,8 +22,8 @@ int cores_allowed() {
 
 }  // namespace
 
-core::Communicator& join_job(int argc, char** argv, bool threads_given) {
-  core::Communicator& comm = core::world();
+Communicator& join_job(int argc, char** argv, bool threads_given) {
+  Communicator& comm = world();
   if (comm.size() == 1) return comm;
   std::string command_line;
   for (int i = 1; i < argc; ++i) command_line += std::string(argv[i]) + '\n';
@@ -36,8 +36,8 @@ core::Communicator& join_job(int argc, char** argv, bool threads_given) {
 }
 
 std::string rank_prefix() {
-  if (!core::world_started() || core::world().size() == 1) return "";
-  return "rank " + std::to_string(core::world().rank()) + " of " + std::to_string(core::world().size()) + ": ";
+  if (!core::world_started() || world().size() == 1) return "";
+  return "rank " + std::to_string(world().rank()) + " of " + std::to_string(world().size()) + ": ";
 }
 
 }  // namespace axiom::apps

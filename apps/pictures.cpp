@@ -30,7 +30,7 @@ void write_png(const std::string& path, const Tensor& picture) {
   if (!picture.defined()) throw Error("png", "cannot write '", path, "': the image is an undefined tensor");
   const core::Tensor& image = picture.data();
   const bool grey = image.dim() == 2, rgb = image.dim() == 3 && image.size(2) == 3;
-  if (image.dtype() != core::Dtype::uint8 || !(grey || rgb)) {
+  if (image.dtype() != Dtype::uint8 || !(grey || rgb)) {
     throw Error("png", "cannot write '", path, "': the image must be uint8 [H, W] or [H, W, 3], got ",
                 image.dtype(), " ", image.shape());
   }
@@ -39,7 +39,7 @@ void write_png(const std::string& path, const Tensor& picture) {
     throw Error("png", "cannot write '", path, "': the image is ", height, " x ", width,
                 " pixels; each side must be 1 to ", kMaxSide);
   }
-  const core::Tensor pixels = image.to(core::Device::cpu()).contiguous();  // rows one after another
+  const core::Tensor pixels = image.to(Device::cpu()).contiguous();  // rows one after another
   std::string bytes;
   const int ok = stbi_write_png_to_func(append_bytes, &bytes, static_cast<int>(width), static_cast<int>(height),
                                         static_cast<int>(channels), pixels.data<uint8_t>(),
@@ -60,7 +60,7 @@ struct Tiles {
 };
 
 Tiles as_tiles(const core::Tensor& images, int64_t columns) {
-  if (images.dtype() != core::Dtype::uint8 || (images.dim() != 3 && images.dim() != 4)) {
+  if (images.dtype() != Dtype::uint8 || (images.dim() != 3 && images.dim() != 4)) {
     throw Error("image_grid", "images must be uint8 [N, H, W] or [N, C, H, W], got ", images.dtype(), " ",
                 images.shape());
   }
@@ -88,7 +88,7 @@ Tensor image_grid(const Tensor& images, int64_t columns, int64_t padding, uint8_
 
   core::Shape shape = {grid_rows * (height + padding) + padding, grid_columns * (width + padding) + padding};
   if (tiles.images.dim() == 4) shape.push_back(3);
-  const core::Tensor grid = core::full(shape, pad_value, core::Dtype::uint8, tiles.images.device());
+  const core::Tensor grid = core::full(shape, pad_value, Dtype::uint8, tiles.images.device());
   for (int64_t i = 0; i < count; ++i) {
     const int64_t top = padding + (i / grid_columns) * (height + padding);
     const int64_t left = padding + (i % grid_columns) * (width + padding);

@@ -52,7 +52,7 @@ int sample(const SampleCommand& c) {
   if (!c.values.empty()) check_output_file("--values", c.values, ".npy");
   if (c.zoom < 1 || c.zoom > 16) throw Error("sample", "--zoom must be in 1..16, got ", c.zoom);
 
-  const core::Device device = device_of("sample", c.device);
+  const Device device = device_of("sample", c.device);
   const std::unique_ptr<models::ImageModel> model = models::load_model(c.checkpoint);
   model->to(device);
   models::check_fits(models::sampling_memory(model->config(), c.count, c.method == "fast" ? models::Sampler::fast : models::Sampler::naive,

@@ -142,14 +142,14 @@ data::TensorDataset first_examples(const data::TensorDataset& examples, int64_t 
   return first;
 }
 
-models::Placement placement_of(const TrainCommand& c, const char* op, core::Communicator& comm) {
+models::Placement placement_of(const TrainCommand& c, const char* op, Communicator& comm) {
   return {.device = device_of(op, c.device), .communicator = &comm, .checkpoint_blocks = c.checkpoint_blocks};
 }
 
 // Refuses, before anything is allocated, a run whose training step cannot fit in the device's
 // memory (models/memory_budget.h: the step measured on the shape-only device).
 void check_memory(const models::ModelConfig& model, const models::TrainingOptions& o, int64_t checkpoint_blocks,
-                  core::Device device, core::Communicator& comm) {
+                  Device device, Communicator& comm) {
   const int64_t share = o.batch_size / comm.size();  // each process's images of every batch
   const bool image = std::holds_alternative<models::ImageModelConfig>(model);  // (a classifier recomputes no blocks)
   models::check_fits(models::training_memory(model, share, {.device = device, .checkpoint_blocks = checkpoint_blocks}), "train",
@@ -189,7 +189,7 @@ struct RunPlan {
   models::TrainingOptions options;
 };
 
-RunPlan plan_run(const TrainCommand& c, const RunRequest& request, core::Communicator& comm) {
+RunPlan plan_run(const TrainCommand& c, const RunRequest& request, Communicator& comm) {
   check_out(c, request.command);
   RunPlan plan;
   if (c.resume && has_checkpoint(c.out)) {
@@ -206,7 +206,7 @@ RunPlan plan_run(const TrainCommand& c, const RunRequest& request, core::Communi
 }
 
 std::unique_ptr<models::Trainer> start_or_resume(const TrainCommand& c, const RunRequest& request, const RunPlan& plan,
-                                                 core::Communicator& comm) {
+                                                 Communicator& comm) {
   data::TensorDataset examples = examples_of(plan.options, plan.config, "train");
   const models::Placement placement = placement_of(c, request.command, comm);
   if (plan.resumed) {
@@ -219,7 +219,7 @@ std::unique_ptr<models::Trainer> start_or_resume(const TrainCommand& c, const Ru
 
 // Every rank must be at the same step of the same run (a config file or a checkpoint that differs
 // between machines would otherwise train N different models).
-void check_same_run(const models::Trainer& t, const char* op, core::Communicator& comm) {
+void check_same_run(const models::Trainer& t, const char* op, Communicator& comm) {
   core::check_same_on_every_rank(comm, models::to_json(t.config()) + t.options().to_json() + std::to_string(t.steps_done()), op,
                                  "runs (the config, the training options or the checkpoint's step differ)");
 }
@@ -261,7 +261,7 @@ struct Loop {
   Stopwatch clock;             // since this invocation began
   double average_step = 0;     // seconds, a moving average for the ETA
 
-  core::Communicator& comm() const { return trainer.communicator(); }
+  Communicator& comm() const { return trainer.communicator(); }
   // Wall-clock seconds of the run so far: its earlier invocations (as the metrics recorded them) and this one.
   double run_seconds() const { return (log ? log->seconds_before() : 0) + clock.seconds(); }
 
@@ -305,7 +305,7 @@ struct Loop {
   int64_t stop_reason() {
     const int64_t mine = interrupted ? kSignalled + interrupted : comm().rank() == 0 && out_of_time() ? kOutOfTime : 0;
     const core::Tensor reason = core::from_vector<int64_t>({mine});
-    comm().allreduce(reason, core::AllreduceOp::max);
+    comm().allreduce(reason, AllreduceOp::max);
     return static_cast<int64_t>(reason.item());
   }
 
@@ -362,7 +362,7 @@ int train_run(const TrainCommand& command, const RunRequest& request) {
   const char* op = request.command;
   check_command(command, op);
   use_matmul_precision(op, command.matmul, command.device);
-  core::Communicator& comm = core::world();
+  Communicator& comm = world();
   const bool writer = comm.rank() == 0;  // prints, and writes the run's files
   std::optional<RunLock> lock;  // one training at a time in a run's directory
   RunPlan plan = plan_run(command, request, comm);

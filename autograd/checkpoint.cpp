@@ -34,7 +34,7 @@ class GradientsSetAside {
 // Puts the generator back at `state` while alive, and where it was before when it dies.
 class GeneratorRewound {
  public:
-  GeneratorRewound(core::Generator* gen, const core::Generator& state) : gen_(gen) {
+  GeneratorRewound(Generator* gen, const Generator& state) : gen_(gen) {
     if (!gen_) return;
     now_ = *gen_;
     *gen_ = state;
@@ -46,8 +46,8 @@ class GeneratorRewound {
   GeneratorRewound& operator=(const GeneratorRewound&) = delete;
 
  private:
-  core::Generator* gen_;
-  std::optional<core::Generator> now_;
+  Generator* gen_;
+  std::optional<Generator> now_;
 };
 
 // What f's checkpoint keeps for the backward pass.
@@ -55,8 +55,8 @@ struct SavedRun {
   std::function<Tensor(const Tensor&)> f;
   core::Tensor x;
   std::vector<Tensor> parameters;
-  core::Generator* gen;
-  core::Generator start;  // the generator before f's first run (unused when gen is null)
+  Generator* gen;
+  Generator start;  // the generator before f's first run (unused when gen is null)
 };
 
 // The backward rule: f again on x, with recording, and the output's gradient g [f's output shape]
@@ -84,7 +84,7 @@ Grads run_again(const SavedRun& saved, const Tensor& g, const Needs& needs) {
 }  // namespace
 
 Tensor checkpoint(std::function<Tensor(const Tensor&)> f, const Tensor& x, const std::vector<Tensor>& parameters,
-                  core::Generator* gen) {
+                  Generator* gen) {
   if (!f) throw Error("checkpoint", "the function is empty");
   if (!x.defined()) throw Error("checkpoint", "the input is undefined");
   for (size_t i = 0; i < parameters.size(); ++i) {
@@ -97,7 +97,7 @@ Tensor checkpoint(std::function<Tensor(const Tensor&)> f, const Tensor& x, const
   inputs.insert(inputs.end(), parameters.begin(), parameters.end());
   const bool wanted = grad_enabled() && std::any_of(inputs.begin(), inputs.end(), [](const Tensor& t) { return t.requires_grad(); });
   if (!wanted) return f(x);
-  SavedRun saved{std::move(f), x.data(), parameters, gen, gen ? *gen : core::Generator()};
+  SavedRun saved{std::move(f), x.data(), parameters, gen, gen ? *gen : Generator()};
   Tensor y;
   {
     const NoGrad keep_nothing;

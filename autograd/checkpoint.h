@@ -26,6 +26,6 @@ namespace axiom {
 // listed) and draw its random numbers, if any, from `gen` (null: f draws none). f is kept until the
 // backward pass runs it again: capture by value what it uses. x [any shape], the result [whatever f returns].
 Tensor checkpoint(std::function<Tensor(const Tensor&)> f, const Tensor& x, const std::vector<Tensor>& parameters,
-                  core::Generator* gen = nullptr);
+                  Generator* gen = nullptr);
 
 }  // namespace axiom

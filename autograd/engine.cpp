@@ -40,7 +40,7 @@ const core::Tensor& Tensor::data() const { return value_of(impl_).data; }
 
 Tensor& Tensor::set_requires_grad(bool wanted) {
   if (!is_leaf()) throw Error("set_requires_grad", "only a leaf can change requires_grad; use detach() first");
-  if (wanted && !core::is_floating(dtype())) {
+  if (wanted && !is_floating(dtype())) {
     throw Error("set_requires_grad", "only float32 and float64 tensors can require a gradient, not ", dtype());
   }
   impl_->requires_grad = wanted;

@@ -14,7 +14,7 @@ std::vector<Tensor> fresh_leaves(const char* op, const std::vector<Tensor>& inpu
   std::vector<Tensor> leaves;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].defined()) throw Error(op, "input ", i, " is undefined");
-    if (!core::is_floating(inputs[i].dtype())) throw Error(op, "input ", i, " is ", inputs[i].dtype(), "; derivatives need float32 or float64");
+    if (!is_floating(inputs[i].dtype())) throw Error(op, "input ", i, " is ", inputs[i].dtype(), "; derivatives need float32 or float64");
     leaves.emplace_back(inputs[i].data(), /*requires_grad=*/true);
   }
   return leaves;

@@ -152,7 +152,7 @@ void check_full_jacobian(const std::function<Tensor(const std::vector<Tensor>&)>
 void check_projections(const std::function<Tensor(const std::vector<Tensor>&)>& fn, const std::vector<Tensor>& inputs,
                        const std::vector<size_t>& checked, const Tensor& y, Comparison& comparison) {
   const double eps = comparison.options.eps;
-  core::Generator gen(comparison.options.seed);
+  Generator gen(comparison.options.seed);
   // analytical first, for every projection: v^T J u = sum over inputs of <grad_i(v), u_i>. (The
   // numerical passes below write into the inputs, after which y's graph refuses a backward pass.)
   std::vector<core::Tensor> vs;
@@ -212,7 +212,7 @@ GradcheckResult gradgradcheck(const std::function<Tensor(const std::vector<Tenso
   const std::vector<size_t> checked = checked_inputs(inputs);
   const Tensor y = fn(inputs);
   if (!y.defined() || y.dtype() != Dtype::float64) throw Error("gradgradcheck", "the function must return a float64 tensor");
-  core::Generator gen(options.seed + 1);
+  Generator gen(options.seed + 1);
   const Tensor v(core::randn(y.shape(), gen, Dtype::float64).to(y.device()));
   // d<fn(in), v>/d(in) for every checked input, flattened and joined: [total elements]
   auto first_derivatives_with = [&](const std::vector<Tensor>& in, bool create_graph) {

@@ -51,7 +51,7 @@ Tensor gt(const Tensor& a, const Tensor& b);
 
 // Zeroes each element with probability p and scales the rest by 1 / (1 - p), with a mask drawn from
 // `gen`; the identity when `training` is false or p is 0.
-Tensor dropout(const Tensor& x, double p, bool training, core::Generator& gen = core::default_generator());
+Tensor dropout(const Tensor& x, double p, bool training, Generator& gen = default_generator());
 
 // --- reductions (ops_reduce.cpp); an empty axes list means every axis ---------------------------
 Tensor sum(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdim = false);

@@ -213,7 +213,7 @@ Tensor lt(const Tensor& a, const Tensor& b) { return Tensor(core::lt(a.data(), b
 Tensor gt(const Tensor& a, const Tensor& b) { return Tensor(core::gt(a.data(), b.data())); }
 
 // dL/dx = g * mask, with mask = [kept] / (1 - p)
-Tensor dropout(const Tensor& x, double p, bool training, core::Generator& gen) {
+Tensor dropout(const Tensor& x, double p, bool training, Generator& gen) {
   if (!(p >= 0 && p <= 1)) throw Error("dropout", "p must be in [0, 1], got ", p);
   if (!training || p == 0) return x;
   core::Tensor mask = core::bernoulli(x.shape(), 1 - p, gen, x.dtype()).to(x.device());

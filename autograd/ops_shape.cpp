@@ -78,7 +78,7 @@ Tensor Tensor::contiguous() const {
 // dL/dx = g converted back to x's dtype. An integer result has no gradient (rounding is flat).
 Tensor Tensor::to(Dtype dtype) const {
   if (dtype == this->dtype()) return *this;
-  if (!core::is_floating(dtype)) return Tensor(data().to(dtype));
+  if (!is_floating(dtype)) return Tensor(data().to(dtype));
   return record("to", {*this}, data().to(dtype), [from = this->dtype()](const Tensor& g, const Needs&) {
     return Grads{g.to(from)};
   });

@@ -48,10 +48,3 @@ struct Device {
 inline std::ostream& operator<<(std::ostream& out, const Device& device) { return out << device.str(); }
 
 }  // namespace axiom
-
-// Device is axiom's own (users write axiom::Device); core code may also call it core::Device.
-namespace axiom::core {
-using axiom::Device;
-using axiom::DeviceType;
-using axiom::kNumDeviceTypes;
-}  // namespace axiom::core

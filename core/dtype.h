@@ -71,14 +71,3 @@ decltype(auto) dispatch_floating(std::string_view op, Dtype dtype, Fn&& fn) {
 }
 
 }  // namespace axiom
-
-// Dtype is axiom's own (users write axiom::Dtype); core code may also call it core::Dtype.
-namespace axiom::core {
-using axiom::dispatch;
-using axiom::dispatch_floating;
-using axiom::Dtype;
-using axiom::dtype_name;
-using axiom::dtype_of;
-using axiom::dtype_size;
-using axiom::is_floating;
-}  // namespace axiom::core

@@ -46,16 +46,16 @@ uint64_t Generator::reserve(uint64_t count) {
   return first + per_example * static_cast<uint64_t>(slice_.first);
 }
 
-}  // namespace axiom
-
-namespace axiom::core {
-
 Generator& default_generator() {
   static Generator generator(0);
   return generator;
 }
 
 void manual_seed(uint64_t seed) { default_generator().set_state(seed, 0); }
+
+}  // namespace axiom
+
+namespace axiom::core {
 
 namespace {
 

@@ -15,7 +15,7 @@ namespace axiom::core {
 class BatchShare;
 }  // namespace axiom::core
 
-// Generator is axiom's own (users write axiom::Generator); core code may also call it core::Generator.
+// Generator is axiom's own: users and core code alike write Generator (axiom::Generator).
 namespace axiom {
 
 // Which examples of a batch this process draws for (see core/distributed/batch_share.h); count 0 = all of them.
@@ -40,22 +40,19 @@ class Generator {
   BatchSlice slice_;
 };
 
+// The process-wide generator used when none is passed; manual_seed resets it.
+Generator& default_generator();
+void manual_seed(uint64_t seed);
+
 }  // namespace axiom
 
 namespace axiom::core {
-
-using axiom::BatchSlice;
-using axiom::Generator;
 
 // Four random 32-bit words for one counter value.
 std::array<uint32_t, 4> philox4x32(uint64_t seed, uint64_t counter);
 // The float32 value that uniform(low, high) draws from one counter (core/cpu/vector_math.h's
 // uniform draws the same, several counters at a time).
 float uniform_float32(uint64_t seed, uint64_t counter, double low, double high);
-
-// The process-wide generator used when none is passed; manual_seed resets it.
-Generator& default_generator();
-void manual_seed(uint64_t seed);
 
 // Uniform in [low, high).
 Tensor uniform(const Shape& shape, double low, double high, Generator& gen = default_generator(),

@@ -29,8 +29,8 @@ ImageDataset read_cifar(const std::vector<std::string>& files, int label_bytes) 
     total += static_cast<int64_t>(size / record);
   }
 
-  core::Tensor images = core::empty({total, 3, 32, 32}, core::Dtype::uint8);
-  core::Tensor labels = core::empty({total}, core::Dtype::int64);
+  core::Tensor images = core::empty({total, 3, 32, 32}, Dtype::uint8);
+  core::Tensor labels = core::empty({total}, Dtype::int64);
   uint8_t* pixels = images.data<uint8_t>();
   int64_t* label = labels.data<int64_t>();
   std::vector<unsigned char> buffer(record);

@@ -48,9 +48,9 @@ std::vector<int64_t> DataLoader::order(int64_t epoch) const {
   return order;
 }
 
-Batch DataLoader::gather(const core::Tensor& order, int64_t index) const {
+Batch DataLoader::gather(const Tensor& order, int64_t index) const {
   const int64_t begin = index * options_.batch_size;
-  const core::Tensor rows = order.narrow(0, begin, std::min(options_.batch_size, examples_ - begin));  // int64 [B]
+  const core::Tensor rows = order.data().narrow(0, begin, std::min(options_.batch_size, examples_ - begin));  // int64 [B]
   Batch batch;
   for (const Tensor& column : dataset_.columns) batch.columns.emplace_back(core::index_select(column.data(), 0, rows));
   return batch;
@@ -58,10 +58,10 @@ Batch DataLoader::gather(const core::Tensor& order, int64_t index) const {
 
 Batch DataLoader::batch(int64_t epoch, int64_t index) const {
   if (index < 0 || index >= size()) throw Error("DataLoader", "batch ", index, " is not in 0..", size() - 1);
-  core::Tensor epoch_order;
+  Tensor epoch_order;
   {
     const std::lock_guard<std::mutex> lock(last_order_mutex_);
-    if (last_epoch_ != epoch) last_order_ = core::from_vector(order(epoch)), last_epoch_ = epoch;
+    if (last_epoch_ != epoch) last_order_ = Tensor(core::from_vector(order(epoch))), last_epoch_ = epoch;
     epoch_order = last_order_;
   }
   return gather(epoch_order, index);
@@ -73,7 +73,7 @@ DataLoader::Iterator DataLoader::begin() { return Iterator(this, epoch_++); }
 
 DataLoader::Iterator::Iterator(const DataLoader* loader, int64_t epoch)
     : loader_(loader),
-      order_(std::make_shared<const core::Tensor>(core::from_vector(loader->order(epoch)))),
+      order_(std::make_shared<const Tensor>(core::from_vector(loader->order(epoch)))),
       count_(loader->size()) {
   if (count_ == 0) return;
   current_ = take(0);

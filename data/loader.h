@@ -71,7 +71,7 @@ class DataLoader {
   End end() const { return {}; }
 
  private:
-  Batch gather(const core::Tensor& order /* int64 [N] */, int64_t index) const;  // batch `index` in that order
+  Batch gather(const Tensor& order /* int64 [N] */, int64_t index) const;  // batch `index` in that order
 
   TensorDataset dataset_;
   LoaderOptions options_;
@@ -81,7 +81,7 @@ class DataLoader {
   // called from several threads.
   mutable std::mutex last_order_mutex_;
   mutable int64_t last_epoch_ = -1;
-  mutable core::Tensor last_order_;
+  mutable Tensor last_order_;
 };
 
 // One pass over an epoch. Holds the current batch and, with prefetch, the future of the next.
@@ -99,7 +99,7 @@ class DataLoader::Iterator {
   Batch take(int64_t index);  // batch `index`: from the prefetch, or built now
 
   const DataLoader* loader_;
-  std::shared_ptr<const core::Tensor> order_;  // int64 [N], read by both threads, never written
+  std::shared_ptr<const Tensor> order_;  // int64 [N], read by both threads, never written
   int64_t index_ = 0, count_;
   Batch current_;
   std::future<Batch> next_;  // batch index_ + 1 when prefetching (its destructor waits for it)

@@ -25,7 +25,7 @@ constexpr uint64_t kMaxDeflateRatio = 1032;     // zlib's worst case: output byt
 // --- the header dict -------------------------------------------------------------------------------
 
 struct NpyHeader {
-  core::Dtype dtype = core::Dtype::uint8;
+  Dtype dtype = Dtype::uint8;
   core::Shape shape;
 };
 
@@ -126,11 +126,11 @@ class DictParser {
     }
     return shape;
   }
-  core::Dtype dtype_of_descr(const std::string& descr, size_t at) const {
-    if (descr == "|u1" || descr == "<u1" || descr == ">u1" || descr == "u1") return core::Dtype::uint8;
-    if (descr == "<f4") return core::Dtype::float32;
-    if (descr == "<f8") return core::Dtype::float64;
-    if (descr == "<i8") return core::Dtype::int64;
+  Dtype dtype_of_descr(const std::string& descr, size_t at) const {
+    if (descr == "|u1" || descr == "<u1" || descr == ">u1" || descr == "u1") return Dtype::uint8;
+    if (descr == "<f4") return Dtype::float32;
+    if (descr == "<f8") return Dtype::float64;
+    if (descr == "<i8") return Dtype::int64;
     fail_at(at, "unsupported dtype '" + descr + "' (supported: '|u1', '<f4', '<f8', '<i8')");
   }
 
@@ -161,7 +161,7 @@ core::Tensor read_npy_stream(ByteStream& stream) {
   stream.read(text.data(), header_length, "npy", "header");
   const NpyHeader header = DictParser(text, header_at, origin).parse();
 
-  uint64_t nbytes = core::dtype_size(header.dtype);
+  uint64_t nbytes = dtype_size(header.dtype);
   for (int64_t size : header.shape) {
     if (size != 0 && nbytes > (uint64_t{1} << 62) / static_cast<uint64_t>(size)) {
       throw Error("npy", origin, ": the shape ", header.shape, " is too large");
@@ -224,12 +224,12 @@ ZipMember checked_member(zip_t* archive, uint64_t index, const std::string& orig
 
 // --- writing ---------------------------------------------------------------------------------------
 
-std::string descr_of(core::Dtype dtype) {
+std::string descr_of(Dtype dtype) {
   switch (dtype) {
-    case core::Dtype::uint8: return "|u1";
-    case core::Dtype::float32: return "<f4";
-    case core::Dtype::float64: return "<f8";
-    case core::Dtype::int64: return "<i8";
+    case Dtype::uint8: return "|u1";
+    case Dtype::float32: return "<f4";
+    case Dtype::float64: return "<f8";
+    case Dtype::int64: return "<i8";
   }
   throw Error("write_npy", "dtype ", dtype, " has no NPY descr");
 }
@@ -260,7 +260,7 @@ std::map<std::string, Tensor> read_npz(const std::string& path) {
 
 void write_npy(const std::string& path, const Tensor& tensor) {
   if (!tensor.defined()) throw Error("write_npy", "cannot write '", path, "': the tensor is undefined");
-  const core::Tensor host = tensor.data().to(core::Device::cpu()).contiguous();
+  const core::Tensor host = tensor.data().to(Device::cpu()).contiguous();
   std::string shape;
   for (int64_t size : host.shape()) shape += std::to_string(size) + ", ";
   if (host.dim() > 1) shape.resize(shape.size() - 2);  // (2, 3); a 1-tuple keeps its comma: (5,)
@@ -272,7 +272,7 @@ void write_npy(const std::string& path, const Tensor& tensor) {
   prefix += static_cast<char>(header.size() & 0xff);
   prefix += static_cast<char>(header.size() >> 8);
 
-  const uint64_t nbytes = static_cast<uint64_t>(host.numel()) * core::dtype_size(host.dtype());
+  const uint64_t nbytes = static_cast<uint64_t>(host.numel()) * dtype_size(host.dtype());
   core::write_file_atomically(path, {{prefix.data(), prefix.size()}, {header.data(), header.size()}, {host.raw_data(), nbytes}},
                               "write_npy");
 }

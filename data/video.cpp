@@ -32,7 +32,7 @@ Tensor moving_objects(const Tensor& images, int64_t count, int64_t frames, int64
                       int64_t objects_per_video, uint64_t seed, int64_t max_speed) {
   const char* op = "moving_objects";
   if (!images.defined()) throw Error(op, "images is undefined");
-  if (images.dtype() != core::Dtype::uint8 || images.dim() != 3 || images.size(0) == 0) {
+  if (images.dtype() != Dtype::uint8 || images.dim() != 3 || images.size(0) == 0) {
     throw Error(op, "images must be a non-empty uint8 [N, h, w] tensor, got ", images.shape(), " ", images.dtype());
   }
   const int64_t n = images.size(0), h = images.size(1), w = images.size(2);
@@ -45,7 +45,7 @@ Tensor moving_objects(const Tensor& images, int64_t count, int64_t frames, int64
 
   const core::Tensor source = images.data().contiguous();
   const uint8_t* pixels = source.data<uint8_t>();            // [N, h, w]
-  core::Tensor out = core::zeros({count, frames, canvas, canvas}, core::Dtype::uint8);
+  core::Tensor out = core::zeros({count, frames, canvas, canvas}, Dtype::uint8);
   uint8_t* video = out.data<uint8_t>();                       // [count, frames, canvas, canvas]
   const int64_t limit_x = canvas - w, limit_y = canvas - h;
 

@@ -239,7 +239,7 @@ ModelFile model_file(const std::string& path) {
   if (!fs::is_regular_file(status)) {
     throw Error("checkpoint", "'", path, "' is neither a checkpoint directory nor a file", ec ? " (" + ec.message() + ")" : "");
   }
-  const core::Metadata metadata = core::load_safetensors(path).metadata;  // its errors name the file
+  const Metadata metadata = core::load_safetensors(path).metadata;  // its errors name the file
   if (!metadata.count("config")) throw Error("checkpoint", "'", path, "' has no \"config\" in its metadata (not an axiom model file)");
   return {model_config_from_json(metadata.at("config"), path + " \"config\""), path};
 }
@@ -254,7 +254,7 @@ std::unique_ptr<Learner> made_and_loaded(const ModelFile& file, const std::strin
   check_fits({.weights = weights}, "checkpoint", "the model of '" + path + "'", "its config asks for more than this machine has");
   // The generator only fills the weights that load() replaces; the model keeps a pointer to it
   // for dropout, which is off in eval mode. The process-wide generator outlives every model.
-  std::unique_ptr<Learner> model = make_model(file.config, core::default_generator());
+  std::unique_ptr<Learner> model = make_model(file.config, default_generator());
   model->load(file.weights);
   model->eval();
   return model;

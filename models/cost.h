@@ -1,7 +1,7 @@
 // What a model costs, measured by the model itself: it is made on the shape-only device (core/meta;
 // its parameters through nn/init.h, so nothing is drawn) and runs the work there, where every op
 // checks and sizes its output and computes nothing, while core counts the bytes of every tensor
-// (core::allocation_stats) and the arithmetic of the products (core::meta_flops). No formula of
+// (allocation_stats, core/storage.h) and the arithmetic of the products (meta_flops, core/meta). No formula of
 // the architecture: a new layer is measured as soon as it exists.
 //
 //   const models::Cost step = models::measured_training_cost(models::preset("small"), 32);
@@ -22,7 +22,7 @@ struct Cost {
 };
 
 // How the measured run is set up: the device it stands for (meta fuses attention where that
-// device's backend does: core::MetaStandsFor), the parameters' dtype, and, for training, the first
+// device's backend does: MetaStandsFor, core/meta/meta.h), the parameters' dtype, and, for training, the first
 // `checkpoint_blocks` blocks recomputed in backward (Learner::set_checkpoint_blocks).
 struct Measuring {
   Device device = Device::cpu();

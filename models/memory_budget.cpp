@@ -31,7 +31,7 @@ Cost cost_of(int64_t n, Measure measure) {
 // work: it is not measured.
 template <typename Measure>
 MemoryEstimate estimate(const ModelConfig& config, int64_t n, const Measuring& how, double copies, Measure measure) {
-  const double parameters = static_cast<double>(measured_parameter_count(config)) * static_cast<double>(core::dtype_size(how.dtype));
+  const double parameters = static_cast<double>(measured_parameter_count(config)) * static_cast<double>(dtype_size(how.dtype));
   const double weights = copies * parameters;
   if (weights > static_cast<double>(core::backend(how.device).memory().total)) return {.weights = weights, .activations = 0};
   return {.weights = weights, .activations = cost_of(n, measure).peak_bytes - weights};
@@ -53,8 +53,8 @@ MemoryEstimate sampling_memory(const ImageModelConfig& config, int64_t count, Sa
 }
 
 void check_fits(const MemoryEstimate& need, const char* op, const std::string& what, const std::string& advice, int processes_here,
-                core::Device device) {
-  const bool on_cpu = device.type == core::DeviceType::cpu;
+                Device device) {
+  const bool on_cpu = device.type == DeviceType::cpu;
   const core::MachineMemory memory = core::backend(device).memory();
   const double total = need.total() * std::max(processes_here, 1);
   if (total <= static_cast<double>(memory.available)) return;

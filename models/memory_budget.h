@@ -36,11 +36,11 @@ MemoryEstimate sampling_memory(const ImageModelConfig& config, int64_t count, Sa
                                const Measuring& how = {});
 
 // An Error when `processes_here` processes that each need `need` do not fit in the memory that
-// `device` has free (the machine's for the CPU, core::machine_memory; the GPU's for cuda, what
-// cudaMemGetInfo says plus the allocator's cache: core::Backend::memory), e.g.
+// `device` has free (the machine's for the CPU, machine_memory in core/memory.h; the GPU's for cuda,
+// what cudaMemGetInfo says plus the allocator's cache: Backend::memory in core/backend.h), e.g.
 //   [train] training with 2000 images a step needs about 41.2 GiB (weights 25.4 MiB, activations
 //   41.2 GiB), but this machine has 23.4 GiB, of which 22.9 GiB is free; use a smaller --batch ...
 void check_fits(const MemoryEstimate& need, const char* op, const std::string& what, const std::string& advice,
-                int processes_here = 1, core::Device device = core::Device::cpu());
+                int processes_here = 1, Device device = Device::cpu());
 
 }  // namespace axiom::models

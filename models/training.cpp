@@ -15,6 +15,14 @@ namespace axiom::models {
 
 namespace {
 
+// A float64 scalar on the model's device: how many values of all the weights are NaN or infinite,
+// counted there (on a GPU, a few launches for every weight at once; no copy).
+core::Tensor weights_check(const Learner& model) {
+  std::vector<core::Tensor> weights;
+  for (const auto& [name, p] : model.named_parameters()) weights.push_back(p.data());
+  return weights.empty() ? core::zeros({}, Dtype::float64, model.device()) : core::count_non_finite(weights);
+}
+
 // The loader's shuffles use a seed of their own, so that its random words are not the ones the
 // generator draws for the weights from the same seed.
 constexpr uint64_t kLoaderSeedOffset = 0x9E3779B97F4A7C15ull;
@@ -151,7 +159,7 @@ Trainer::Trainer(const ModelConfig& config, const TrainingOptions& options, data
       loader_(checked_examples(config_, *model_, std::move(examples)),
               {.batch_size = options_.batch_size, .shuffle = true, .drop_last = true,
                .seed = options_.seed + kLoaderSeedOffset, .prefetch = false}),
-      comm_(placement.communicator ? *placement.communicator : core::single_process()) {
+      comm_(placement.communicator ? *placement.communicator : single_process()) {
   if (loader_.size() == 0) {
     throw Error("train", "a batch of ", options_.batch_size, " needs at least that many images, got ", loader_.examples());
   }
@@ -188,7 +196,7 @@ ImageModel& Trainer::image_model() {
 namespace {
 // The mean over the ranks of a value each computed (each rank's share is the same size). The
 // communicator works on numbers (core::Tensor), as the optimizers do.
-double mean_over_ranks(core::Communicator& comm, double value) {
+double mean_over_ranks(Communicator& comm, double value) {
   const core::Tensor all = core::from_vector<double>({value});
   comm.allreduce(all);
   return all.item() / comm.size();
@@ -218,7 +226,7 @@ double Trainer::step() {
   // weights' check, read together. A loss that is not finite is reported first; the weights in
   // memory are then not to be used (a checkpoint refuses them), the last checkpoint is.
   const core::Tensor readings =
-      core::concat({loss.data().to(core::Dtype::float64).reshape({1}), weights_check().reshape({1})}, 0).to(core::Device::cpu());
+      core::concat({loss.data().to(Dtype::float64).reshape({1}), weights_check(*model_).reshape({1})}, 0).to(Device::cpu());
   const double mean = mean_over_ranks(comm_, readings.at({0}));  // the same on every rank, so all stop together
   if (!std::isfinite(mean)) {
     throw Error("train", "the loss is ", mean, " at step ", step_, " (lr ", optimizer_->lr(),
@@ -229,16 +237,8 @@ double Trainer::step() {
   return mean;
 }
 
-// How many values of all the weights are NaN or infinite, counted on the model's device (on a GPU,
-// a few launches for every weight at once).
-core::Tensor Trainer::weights_check() const {
-  std::vector<core::Tensor> weights;
-  for (const auto& [name, p] : model_->named_parameters()) weights.push_back(p.data());
-  return weights.empty() ? core::zeros({}, core::Dtype::float64, model_->device()) : core::count_non_finite(weights);
-}
-
 void Trainer::check_weights_finite(int64_t after_step) const {
-  if (weights_check().item() != 0) throw_weights_not_finite(after_step);
+  if (weights_check(*model_).item() != 0) throw_weights_not_finite(after_step);
 }
 
 void Trainer::throw_weights_not_finite(int64_t after_step) const {
@@ -261,7 +261,7 @@ namespace {
 // single process would score; only the order in which the sums are added differs.
 template <typename Sums, typename Scorer, typename Reducer>
 Sums score_in_batches(Learner& model, int64_t n, int64_t batch_size, const std::function<void(int64_t, int64_t)>& progress,
-                      core::Communicator& comm, const Scorer& score, const Reducer& sum_over_ranks) {
+                      Communicator& comm, const Scorer& score, const Reducer& sum_over_ranks) {
   if (batch_size <= 0) throw Error("evaluate", "batch_size must be positive, got ", batch_size);
   if (n == 0) throw Error("evaluate", "no examples to evaluate");
   const bool was_training = model.is_training();
@@ -281,7 +281,7 @@ Sums score_in_batches(Learner& model, int64_t n, int64_t batch_size, const std::
 }  // namespace
 
 Score evaluate(Learner& model, const data::TensorDataset& examples, int64_t batch_size,
-               const std::function<void(int64_t, int64_t)>& progress, core::Communicator& comm) {
+               const std::function<void(int64_t, int64_t)>& progress, Communicator& comm) {
   if (static_cast<int64_t>(examples.columns.size()) != model.columns()) {
     throw Error("evaluate", "a ", model.name(), " scores ", model.columns(), " columns of examples, got ", examples.columns.size());
   }
@@ -303,7 +303,7 @@ Score evaluate(Learner& model, const data::TensorDataset& examples, int64_t batc
 }
 
 Likelihood evaluate_images(ImageModel& model, const Tensor& images, int64_t batch_size,
-                           const std::function<void(int64_t, int64_t)>& progress, core::Communicator& comm) {
+                           const std::function<void(int64_t, int64_t)>& progress, Communicator& comm) {
   if (images.dim() == 0 || images.size(0) == 0) throw Error("evaluate", "no images to evaluate (images ", images.shape(), ")");
   auto score = [&](Likelihood& sums, int64_t start, int64_t count) {
     const Likelihood part = model.evaluate(images.narrow(0, start, count));

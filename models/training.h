@@ -112,7 +112,7 @@ std::unique_ptr<ImageModel> load_model(const std::string& path);
 // its contiguous share of the batches and the sums are added up: every rank returns the total of
 // one process.
 Score evaluate(Learner& model, const data::TensorDataset& examples, int64_t batch_size,
-               const std::function<void(int64_t, int64_t)>& progress = {}, core::Communicator& comm = core::single_process());
+               const std::function<void(int64_t, int64_t)>& progress = {}, Communicator& comm = single_process());
 
 // The exact likelihood of every image (all pixels, all channels), `batch_size` images at a time,
 // without a graph, in eval mode (and back to the mode it was in). progress(done, total) is called
@@ -121,16 +121,16 @@ Score evaluate(Learner& model, const data::TensorDataset& examples, int64_t batc
 // the batches and the sums are added up: every rank returns the total of one process.
 Likelihood evaluate_images(ImageModel& model, const Tensor& images, int64_t batch_size,
                            const std::function<void(int64_t, int64_t)>& progress = {},
-                           core::Communicator& comm = core::single_process());
+                           Communicator& comm = single_process());
 
 // Where a Trainer runs.
 struct Placement {
   Device device = Device::cpu();  // of the model and the optimizer's state
   Dtype dtype = Dtype::float32;   // of the parameters (float64 for checks of exactness)
-  // The data-parallel job this trainer is one rank of (core::world() under mpirun); null: this
+  // The data-parallel job this trainer is one rank of (world() under mpirun); null: this
   // process alone. Every rank makes a Trainer with the same arguments and calls step() and
   // save() as often as the others.
-  core::Communicator* communicator = nullptr;
+  Communicator* communicator = nullptr;
   // Transformer blocks whose inside is recomputed in the backward pass instead of kept
   // (Learner::set_checkpoint_blocks): less memory, the same numbers, a slower step.
   int64_t checkpoint_blocks = 0;
@@ -167,7 +167,7 @@ class Trainer {
   // weights' check are read together, after the update: on a GPU, one wait per step.
   // In a data-parallel job, rank r of N trains on examples [r B/N, (r+1) B/N) of the batch that
   // one process would take, draws the channels and dropout masks that one process would draw for
-  // them (core::BatchShare), and averages the gradients with the others (optim::GradientAverager):
+  // them (BatchShare, core/distributed/batch_share.h), and averages the gradients with the others (optim::GradientAverager):
   // N processes take the single-process step, up to the order of float sums. The loss returned
   // is the whole batch's, on every rank.
   double step();
@@ -182,10 +182,10 @@ class Trainer {
   const TrainingOptions& options() const { return options_; }
   Learner& model() { return *model_; }
   ImageModel& image_model();  // model(), which must be an image model (an Error otherwise)
-  core::Communicator& communicator() const { return comm_; }
+  Communicator& communicator() const { return comm_; }
   const optim::CommunicationStats& communication() const { return averager_->stats(); }
   const optim::Adam& optimizer() const { return *optimizer_; }
-  // Bytes held by live tensors (core::allocation_stats) in the last step, when its forward pass
+  // Bytes held by live tensors (allocation_stats, core/storage.h) in the last step, when its forward pass
   // began and when it ended: the difference is what the graph keeps for the backward pass.
   struct ForwardMemory {
     int64_t before = 0, after = 0;
@@ -199,8 +199,6 @@ class Trainer {
   // An Error naming the first parameter that holds NaN or an infinity: a diverged run must stop
   // before any checkpoint of it replaces the last good one.
   void check_weights_finite(int64_t after_step) const;
-  // A float64 scalar on the model's device: how many weights are NaN or infinite (no copy).
-  core::Tensor weights_check() const;
   [[noreturn]] void throw_weights_not_finite(int64_t after_step) const;
 
   ModelConfig config_;
@@ -210,7 +208,7 @@ class Trainer {
   std::unique_ptr<optim::Adam> optimizer_;
   optim::Schedule schedule_;
   data::DataLoader loader_;
-  core::Communicator& comm_;
+  Communicator& comm_;
   std::unique_ptr<optim::GradientAverager> averager_;
   ForwardMemory forward_memory_;
   int64_t step_ = 0;

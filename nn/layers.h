@@ -57,7 +57,7 @@ class Embedding : public Module {
 // Zeroes elements with probability p in training mode (scaling the rest by 1/(1-p)); identity in eval.
 class Dropout : public Module {
  public:
-  explicit Dropout(double p, Generator& gen = core::default_generator());
+  explicit Dropout(double p, Generator& gen = default_generator());
   Tensor forward(const Tensor& x) const;
   Tensor operator()(const Tensor& x) const { return forward(x); }
   double p;

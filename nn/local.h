@@ -43,7 +43,7 @@ bool local_sees(const LocalBlocks& blocks, int64_t i, int64_t j, int64_t r, int6
 // larger than the grid are cut to it. Made once per shape and shared. An Error for a mask of over
 // kMaxMaskEntries flags (a grid of millions of positions).
 inline constexpr double kMaxMaskEntries = double(int64_t{1} << 28);
-core::AttentionMask local_mask(const LocalBlocks& blocks, int64_t grid_rows, int64_t grid_columns);
+AttentionMask local_mask(const LocalBlocks& blocks, int64_t grid_rows, int64_t grid_columns);
 
 // The first raster position that a query at raster position t of a grid `columns_of_grid` wide can
 // see: the positions it attends to lie in [first, t] (a sampler's step narrows its cache to them).

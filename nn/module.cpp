@@ -66,7 +66,7 @@ void Module::to(Device device) {
 }
 
 void Module::to(Dtype dtype) {
-  if (!core::is_floating(dtype)) throw Error("Module::to", "parameters must be float32 or float64, not ", dtype);
+  if (!is_floating(dtype)) throw Error("Module::to", "parameters must be float32 or float64, not ", dtype);
   for (auto& [name, parameter] : named_parameters()) parameter.impl()->data = parameter.data().to(dtype);
 }
 
@@ -110,8 +110,8 @@ void Module::load_state(const StateDict& state) {
   for (const auto& [name, parameter] : own) core::copy_into(given.at(name).data().to(parameter.device()), parameter.data());
 }
 
-void Module::save(const std::string& path, const core::Metadata& metadata) const {
-  core::NamedTensors values;  // the file format's own currency
+void Module::save(const std::string& path, const Metadata& metadata) const {
+  NamedTensors values;  // the file format's own currency
   for (const auto& [name, value] : state()) values.emplace_back(name, value.data());
   core::save_safetensors(path, values, metadata);
 }

@@ -55,7 +55,7 @@ class Module {
   // names every missing, unexpected or mismatched entry in its error.
   StateDict state() const;
   void load_state(const StateDict& state);
-  void save(const std::string& path, const core::Metadata& metadata = {}) const;  // safetensors
+  void save(const std::string& path, const Metadata& metadata = {}) const;  // safetensors
   void load(const std::string& path);
 
  protected:

@@ -16,7 +16,7 @@ double clip_grad_norm(const NamedParameters& parameters, double max_norm) {
   core::Tensor sum_of_squares;
   for (const auto& [name, p] : parameters) {
     if (!p.grad().defined()) continue;
-    const core::Tensor g64 = p.grad().data().to(core::Dtype::float64);
+    const core::Tensor g64 = p.grad().data().to(Dtype::float64);
     const core::Tensor squares = core::sum(core::mul(g64, g64));
     sum_of_squares = sum_of_squares.defined() ? core::add(sum_of_squares, squares) : squares;
   }

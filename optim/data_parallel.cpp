@@ -38,7 +38,7 @@ struct GradientAverager::Bucket {
   bool finished = false;         // allreduce done in this pass
 };
 
-GradientAverager::GradientAverager(NamedParameters parameters, core::Communicator& comm, int64_t bucket_bytes)
+GradientAverager::GradientAverager(NamedParameters parameters, Communicator& comm, int64_t bucket_bytes)
     : parameters_(std::move(parameters)), comm_(comm) {
   if (bucket_bytes <= 0) throw Error("GradientAverager", "bucket_bytes must be positive, got ", bucket_bytes);
   core::check_same_on_every_rank(comm_, describe(parameters_), "GradientAverager", "models (parameter names, shapes or dtypes)");
@@ -54,7 +54,7 @@ GradientAverager::GradientAverager(NamedParameters parameters, core::Communicato
   for (size_t i = parameters_.size(); i-- > 0;) {
     const Tensor& p = parameters_[i].second;
     const bool other_dtype = bucket && parameters_[bucket->members[0]].second.dtype() != p.dtype();
-    if (bucket && (other_dtype || elements * static_cast<int64_t>(core::dtype_size(p.dtype())) >= bucket_bytes)) close();
+    if (bucket && (other_dtype || elements * static_cast<int64_t>(dtype_size(p.dtype())) >= bucket_bytes)) close();
     if (!bucket) bucket = std::make_unique<Bucket>();
     bucket->members.push_back(i);
     bucket->offsets.push_back(elements);
@@ -109,13 +109,13 @@ void GradientAverager::start(Bucket& bucket) {
     const Tensor grad = parameters_[bucket.members[k]].second.grad();
     const core::Tensor slot = bucket.flat.narrow(0, bucket.offsets[k], parameters_[bucket.members[k]].second.numel());
     if (grad.defined()) {
-      core::copy_into(grad.data().reshape({-1}).to(core::Device::cpu()), slot);
+      core::copy_into(grad.data().reshape({-1}).to(Device::cpu()), slot);
     } else {
       core::copy_into(core::zeros(slot.shape(), slot.dtype()), slot);
     }
   }
   bucket.pending = comm_.start_allreduce(bucket.flat);
-  stats_.bytes += static_cast<double>(bucket.flat.numel() * static_cast<int64_t>(core::dtype_size(bucket.flat.dtype())));
+  stats_.bytes += static_cast<double>(bucket.flat.numel() * static_cast<int64_t>(dtype_size(bucket.flat.dtype())));
 }
 
 void GradientAverager::test_started() {
@@ -149,7 +149,7 @@ void GradientAverager::finish() {
   started_any_ = false;
 }
 
-void broadcast_parameters(const NamedParameters& parameters, core::Communicator& comm, int root) {
+void broadcast_parameters(const NamedParameters& parameters, Communicator& comm, int root) {
   for (const auto& [name, p] : parameters) comm.broadcast(p.data(), root);
 }
 

@@ -2,7 +2,7 @@
 // batch, take the step that one process would take on the whole batch, because they average
 // their gradients before the optimizer runs.
 //
-//   core::Communicator& comm = core::world();                     // core/distributed/communicator.h
+//   Communicator& comm = world();                               // core/distributed/communicator.h
 //   optim::broadcast_parameters(model.named_parameters(), comm);  // every rank starts from rank 0's weights
 //   optim::GradientAverager averager(model.named_parameters(), comm);
 //   for (each step) {
@@ -49,7 +49,7 @@ class GradientAverager {
   static constexpr int64_t kDefaultBucketBytes = int64_t{4} << 20;
 
   // Every rank must pass the same parameters (names, shapes, dtypes): an Error on every rank if not.
-  GradientAverager(NamedParameters parameters, core::Communicator& comm, int64_t bucket_bytes = kDefaultBucketBytes);
+  GradientAverager(NamedParameters parameters, Communicator& comm, int64_t bucket_bytes = kDefaultBucketBytes);
   ~GradientAverager();
   GradientAverager(const GradientAverager&) = delete;
   GradientAverager& operator=(const GradientAverager&) = delete;
@@ -73,7 +73,7 @@ class GradientAverager {
   void finish();
 
   NamedParameters parameters_;
-  core::Communicator& comm_;
+  Communicator& comm_;
   std::vector<std::unique_ptr<Bucket>> buckets_;         // in starting order
   std::unordered_map<const TensorImpl*, size_t> bucket_of_;  // parameter -> its bucket
   size_t next_to_start_ = 0;
@@ -83,6 +83,6 @@ class GradientAverager {
 };
 
 // Every rank's parameters take rank `root`'s values (in place).
-void broadcast_parameters(const NamedParameters& parameters, core::Communicator& comm, int root = 0);
+void broadcast_parameters(const NamedParameters& parameters, Communicator& comm, int root = 0);
 
 }  // namespace axiom::optim

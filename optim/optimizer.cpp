@@ -18,9 +18,9 @@ using json = nlohmann::ordered_json;  // keeps the keys in the order written
 namespace {
 
 // "F32"-style names are the file's business; the JSON says "float32".
-core::Dtype dtype_from_name(const std::string& name, const std::string& op, const std::string& origin) {
-  for (core::Dtype d : {core::Dtype::float32, core::Dtype::float64, core::Dtype::int64, core::Dtype::uint8}) {
-    if (core::dtype_name(d) == name) return d;
+Dtype dtype_from_name(const std::string& name, const std::string& op, const std::string& origin) {
+  for (Dtype d : {Dtype::float32, Dtype::float64, Dtype::int64, Dtype::uint8}) {
+    if (dtype_name(d) == name) return d;
   }
   throw Error(op, origin, ": unknown dtype \"", name, "\"");
 }
@@ -105,7 +105,7 @@ struct StateReader {
 
   // The tensors: each "<buffer>.<parameter>" of a known buffer and parameter, in the parameter's
   // shape, converted to its dtype and device; every updated parameter has all its buffers.
-  std::vector<ParamState> read_buffers(const core::NamedTensors& tensors, const NamedParameters& parameters,
+  std::vector<ParamState> read_buffers(const NamedTensors& tensors, const NamedParameters& parameters,
                                        const SavedState& saved, const std::vector<std::string>& buffers) const {
     const std::map<std::string, size_t> index = positions_of(parameters);
     std::vector<ParamState> states(parameters.size());
@@ -136,7 +136,7 @@ struct StateReader {
     if (tensor.shape() != p.shape()) {
       throw Error(type, origin, ": tensor '", name, "' has shape ", tensor.shape(), ", the parameter ", p.shape());
     }
-    if (!core::is_floating(tensor.dtype())) {
+    if (!is_floating(tensor.dtype())) {
       throw Error(type, origin, ": tensor '", name, "' is ", tensor.dtype(), " (float32 or float64 only)");
     }
     const std::string key = name.substr(buffer.size() + 1);
@@ -166,7 +166,7 @@ Optimizer::Optimizer(std::string name, NamedParameters parameters, double lr)
     if (key.empty()) throw Error(name_, "parameter ", i, " has an empty name");
     if (!names.emplace(key, i).second) throw Error(name_, "two parameters are called '", key, "'");
     if (!p.defined()) throw Error(name_, "parameter '", key, "' is an undefined tensor");
-    if (!core::is_floating(p.dtype())) {
+    if (!is_floating(p.dtype())) {
       throw Error(name_, "parameter '", key, "' is ", p.dtype(), " (float32 or float64 only)");
     }
     if (!p.is_leaf()) throw Error(name_, "parameter '", key, "' is not a leaf (it was computed by ", p.grad_fn()->name, ")");
@@ -239,7 +239,7 @@ OptimizerState Optimizer::state() const {
     const auto& [key, p] = parameters_[i];
     params.push_back({{"name", key},
                       {"shape", p.shape()},
-                      {"dtype", std::string(core::dtype_name(p.dtype()))},
+                      {"dtype", std::string(dtype_name(p.dtype()))},
                       {"step", states_[i].step}});
     // copies: the update changes the buffers in place (core::adam_update), and a snapshot must not move
     for (const auto& [buffer, tensor] : states_[i].buffers) out.tensors.emplace_back(buffer + "." + key, tensor.data().clone());

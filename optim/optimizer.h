@@ -40,7 +40,7 @@ struct ParamState {
 // updated, named "<buffer>.<parameter>" ("exp_avg.encoder.0.weight"), and a JSON document with the
 // optimizer's type, its hyperparameters and each parameter's name, shape, dtype and step count.
 struct OptimizerState {
-  core::NamedTensors tensors;
+  NamedTensors tensors;
   std::string json;
 };
 

@@ -77,7 +77,7 @@ void bench_ops(const Reporter& reporter);
 void bench_autograd(const Reporter& reporter);
 void bench_layers(const Reporter& reporter);
 // `axiom bench allreduce`, under mpirun: MPI allreduce time and bandwidth, 1 to 64 MiB.
-void bench_allreduce(const Reporter& reporter, core::Communicator& comm);
+void bench_allreduce(const Reporter& reporter, Communicator& comm);
 
 // `axiom bench train --config NAME [--batch N] [--steps N] [--device cpu|cuda]`
 struct TrainBenchOptions {
@@ -86,10 +86,10 @@ struct TrainBenchOptions {
   int steps = 5;                 // timed steps (the median is reported)
   std::string device = "cpu";    // where the model trains; the clock is read after the device has finished
   int64_t checkpoint_blocks = 0; // blocks recomputed in backward (ImageModel::set_checkpoint_blocks)
-  std::string matmul = "float32";  // how float32 products multiply: float32 or bfloat16 (core::MatmulPrecision)
+  std::string matmul = "float32";  // how float32 products multiply: float32 or bfloat16 (MatmulPrecision, core/ops.h)
 };
 // Under mpirun, `batch` is the global batch, split over the ranks; the step's communication is reported too.
-void bench_train(const Reporter& reporter, const TrainBenchOptions& options, core::Communicator& comm);
+void bench_train(const Reporter& reporter, const TrainBenchOptions& options, Communicator& comm);
 // `axiom bench sample --config NAME [--device cpu|cuda]`
 struct SampleBenchOptions {
   std::string config = "tiny";

@@ -14,7 +14,7 @@
 
 namespace axiom::bench {
 
-void bench_allreduce(const Reporter& reporter, core::Communicator& comm) {
+void bench_allreduce(const Reporter& reporter, Communicator& comm) {
   const int n = comm.size();
   reporter.note("axiom bench allreduce: " + std::to_string(n) + " processes (" + std::to_string(comm.local_size()) +
                 " on this machine), " + comm.name() + (n == 1 ? "; one process has nothing to exchange: launch with mpirun -np N" : ""));

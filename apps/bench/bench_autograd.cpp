@@ -15,7 +15,7 @@ namespace {
 
 void bench_chain(const Reporter& reporter) {
   const int ops = 1000;
-  core::Generator gen(5);
+  Generator gen(5);
   const Tensor x(core::randn({16}, gen), true);
   auto chain = [&] {
     Tensor y = x;
@@ -40,7 +40,7 @@ void bench_chain(const Reporter& reporter) {
 
 void bench_matmul_backward(const Reporter& reporter) {
   const int64_t n = 512;
-  core::Generator gen(6);
+  Generator gen(6);
   const Tensor a(core::randn({n, n}, gen), true), b(core::randn({n, n}, gen), true);
   const core::Tensor seed = core::ones({n, n});
   const double forward = seconds_per_call([&] { matmul(a, b); }, 9, 0.1);

@@ -32,7 +32,7 @@ void report(const Reporter& reporter, const std::string& name, double seconds, d
 }
 // Relative logits of q [4 lines, 4 heads, L, 32] against a table clipped at distance 64, forward and
 // backward, for both ways of computing them: time, and the peak bytes allocated above what lived before.
-void bench_relative(const Reporter& reporter, core::Generator& gen) {
+void bench_relative(const Reporter& reporter, Generator& gen) {
   using RelativeLogits = Tensor (*)(const Tensor&, const Tensor&);
   const std::pair<const char*, RelativeLogits> ways[] = {{"direct", nn::relative_logits_direct},
                                                          {"skewed", nn::relative_logits_skewed}};
@@ -62,7 +62,7 @@ void bench_relative(const Reporter& reporter, core::Generator& gen) {
 
 void bench_layers(const Reporter& reporter) {
   reporter.note("axiom bench layers: " + std::to_string(core::num_threads()) + " threads; AxialAttention on [16, 28, 28, 128], 4 heads");
-  core::Generator gen(8);
+  Generator gen(8);
   const double n = kBatch * kSide * kSide;
   const double projection_flops = 2 * n * kFeatures * 4 * kFeatures;
   const double attention_flops = projection_flops + 4 * n * kSide * kFeatures;

@@ -26,9 +26,9 @@ namespace axiom::bench {
 
 namespace {
 // The most bytes that live tensors on `device` held since the last reset (and while `work` runs).
-double peak_tensor_bytes(core::Device device) { return static_cast<double>(core::allocation_stats(device.type).peak_bytes); }
+double peak_tensor_bytes(Device device) { return static_cast<double>(core::allocation_stats(device.type).peak_bytes); }
 template <typename Work>
-double peak_tensor_bytes(core::Device device, Work&& work) {
+double peak_tensor_bytes(Device device, Work&& work) {
   core::reset_allocation_peak();
   work();
   return peak_tensor_bytes(device);
@@ -44,7 +44,7 @@ struct Measured {
 
 // The arithmetic of drawing one image (counted on meta) and the rate reached; each peak beside its
 // estimate (models/memory_budget.h).
-void report_costs(const Report& figure, const models::ImageModelConfig& config, int64_t batch, core::Device device, const Measured& m) {
+void report_costs(const Report& figure, const models::ImageModelConfig& config, int64_t batch, Device device, const Measured& m) {
   const models::Measuring measuring{.device = device};
   const double flops = models::measured_sampling_cost(config, batch, models::Sampler::fast, measuring).flops / static_cast<double>(batch);
   figure("fast_gflop_per_image", "GFLOP", flops / 1e9);
@@ -58,12 +58,12 @@ void report_costs(const Report& figure, const models::ImageModelConfig& config, 
 }  // namespace
 
 void bench_sample(const Reporter& reporter, const SampleBenchOptions& options) {
-  const core::Device device = apps::device_of("bench", options.device);
+  const Device device = apps::device_of("bench", options.device);
   const std::string& config_name = options.config;
   const models::ImageModelConfig config = models::load_config(config_name);
   models::check_fits(models::sampling_memory(config, 16, models::Sampler::fast, {.device = device}), "bench", "drawing 16 images",
                      "use a smaller config", 1, device);
-  core::Generator gen(12);
+  Generator gen(12);
   const std::unique_ptr<models::ImageModel> model = models::make_image_model(config, gen);
   model->to(device);
   core::Backend& backend = core::backend(device);
@@ -73,8 +73,8 @@ void bench_sample(const Reporter& reporter, const SampleBenchOptions& options) {
   for (const int64_t batch : {int64_t{1}, int64_t{16}}) {
     const core::Shape shape = config.channels == 1 ? core::Shape{batch, config.height, config.width}
                                                    : core::Shape{batch, config.channels, config.height, config.width};
-    const core::Tensor images = core::randint(shape, 0, 256, gen, core::Dtype::uint8).to(device);
-    const core::Tensor channel = core::zeros({batch}, core::Dtype::int64, device);
+    const core::Tensor images = core::randint(shape, 0, 256, gen, Dtype::uint8).to(device);
+    const core::Tensor channel = core::zeros({batch}, Dtype::int64, device);
     const double evaluation = seconds_per_call([&] {
       NoGrad no_grad;
       model->logits(images, channel);

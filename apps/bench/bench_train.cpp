@@ -48,7 +48,7 @@ int64_t preset_batch(const std::string& config) {
   return 16;  // tiny, medium, and a JSON file
 }
 
-double sgemm_gflops(int64_t m, int64_t k, int64_t n, core::Generator& gen) {
+double sgemm_gflops(int64_t m, int64_t k, int64_t n, Generator& gen) {
   const core::Tensor a = core::randn({m, k}, gen), b = core::randn({k, n}, gen);
   core::Tensor c = core::empty({m, n});
   const double seconds = seconds_per_call([&] {
@@ -61,9 +61,9 @@ double sgemm_gflops(int64_t m, int64_t k, int64_t n, core::Generator& gen) {
 // Raw sgemm on the CPU at the size of the feed-forward's first product: the baseline of a CPU run
 // (a GPU's would need cuBLAS timings of its own). Under mpirun: the sum over the ranks, each timed
 // while the others run theirs, against the whole job's GFLOP/s.
-std::optional<double> sgemm_baseline(core::Device device, const models::ImageModelConfig& config, int64_t positions,
-                                     core::Generator& gen, core::Communicator& comm) {
-  if (device != core::Device::cpu()) return std::nullopt;
+std::optional<double> sgemm_baseline(Device device, const models::ImageModelConfig& config, int64_t positions,
+                                     Generator& gen, Communicator& comm) {
+  if (device != Device::cpu()) return std::nullopt;
   const core::Tensor total = core::from_vector<double>({sgemm_gflops(positions, config.features, config.ff_multiple * config.features, gen)});
   comm.allreduce(total);
   return total.item();
@@ -89,7 +89,7 @@ struct MemoryBreakdown {
 
 MemoryBreakdown memory_breakdown(const models::Trainer& trainer) {
   MemoryBreakdown m;
-  auto bytes = [](const Tensor& t) { return t.defined() ? static_cast<double>(t.numel() * core::dtype_size(t.dtype())) : 0.0; };
+  auto bytes = [](const Tensor& t) { return t.defined() ? static_cast<double>(t.numel() * dtype_size(t.dtype())) : 0.0; };
   for (const auto& [name, p] : trainer.optimizer().parameters()) {
     m.parameters += bytes(p);
     m.gradients += bytes(p.grad());
@@ -102,8 +102,8 @@ MemoryBreakdown memory_breakdown(const models::Trainer& trainer) {
 
 }  // namespace
 
-void bench_train(const Reporter& reporter, const TrainBenchOptions& options, core::Communicator& comm) {
-  const core::Device device = apps::device_of("bench", options.device);
+void bench_train(const Reporter& reporter, const TrainBenchOptions& options, Communicator& comm) {
+  const Device device = apps::device_of("bench", options.device);
   apps::use_matmul_precision("bench", options.matmul, options.device);
   const models::ImageModelConfig config = models::load_config(options.config);
   const int64_t batch = options.batch > 0 ? options.batch : preset_batch(options.config);
@@ -114,10 +114,10 @@ void bench_train(const Reporter& reporter, const TrainBenchOptions& options, cor
   const models::MemoryEstimate estimate = models::training_memory(config, batch / comm.size(), measuring);
   models::check_fits(estimate, "bench", "a training step of " + std::to_string(batch / comm.size()) + " images",
                      "use a smaller --batch or config", comm.local_size(), device);
-  core::Generator gen(11);
+  Generator gen(11);
   const core::Shape image_shape = config.channels == 1 ? core::Shape{4 * batch, config.height, config.width}
                                                        : core::Shape{4 * batch, config.channels, config.height, config.width};
-  const core::Tensor images = core::randint(image_shape, 0, 256, gen, core::Dtype::uint8);
+  const core::Tensor images = core::randint(image_shape, 0, 256, gen, Dtype::uint8);
   models::TrainingOptions training;
   training.data = "random images", training.batch_size = batch, training.warmup_steps = 0;
   models::Trainer trainer(config, training, images,

@@ -85,3 +85,11 @@ int launched_processes();
 void check_same_on_every_rank(Communicator& comm, const std::string& text, const char* op, const char* what);
 
 }  // namespace axiom::core
+
+// The layers above autograd (optim, models, apps) write these names for the ideas above.
+namespace axiom {
+using core::AllreduceOp;
+using core::Communicator;
+using core::single_process;
+using core::world;
+}  // namespace axiom

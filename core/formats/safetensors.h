@@ -24,10 +24,13 @@
 
 #include "../tensor.h"
 
+namespace axiom {
+using Metadata = std::map<std::string, std::string>;  // a safetensors file's text fields
+}  // namespace axiom
+
 namespace axiom::core {
 
 using NamedTensors = std::vector<std::pair<std::string, Tensor>>;  // in the order to write them
-using Metadata = std::map<std::string, std::string>;
 
 // Writes `tensors` (any device, any strides: they are copied to contiguous CPU bytes) to `path`.
 void save_safetensors(const std::string& path, const NamedTensors& tensors, const Metadata& metadata = {});
@@ -44,3 +47,8 @@ std::string to_safetensors_bytes(const NamedTensors& tensors, const Metadata& me
 SafetensorsFile from_safetensors_bytes(const std::string& bytes, const std::string& origin);
 
 }  // namespace axiom::core
+
+// The layers above autograd (nn, optim, models) write these names for the ideas above.
+namespace axiom {
+using core::NamedTensors;
+}  // namespace axiom

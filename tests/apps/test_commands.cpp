@@ -35,8 +35,8 @@ struct Workspace {
     fs::create_directories(root);
     std::ofstream(config()) << R"({"height": 3, "width": 4, "features": 8, "heads": 2, "upper_layers": 2, "row_layers": 1,
                                  "ff_multiple": 2})";
-    core::Generator gen(5);
-    data::write_npy(data(), core::randint({40, 3, 4}, 0, 256, gen, core::Dtype::uint8));
+    Generator gen(5);
+    data::write_npy(data(), core::randint({40, 3, 4}, 0, 256, gen, Dtype::uint8));
   }
   ~Workspace() {
     std::error_code ignored;
@@ -298,10 +298,10 @@ TEST_CASE("a run's file names holding something axiom did not write there: an Er
 }
 
 TEST_CASE("--device names a usable device or is an error before anything runs") {
-  CHECK(apps::device_of("train", "cpu") == core::Device::cpu());
+  CHECK(apps::device_of("train", "cpu") == Device::cpu());
   CHECK(test::error_message([] { apps::device_of("train", "gpu"); }) == "[device] unknown device 'gpu' (cpu, cuda, cuda:N or meta)");
-  if (core::backend(core::Device::cuda()).available()) {
-    CHECK(apps::device_of("sample", "cuda") == core::Device::cuda());
+  if (core::backend(Device::cuda()).available()) {
+    CHECK(apps::device_of("sample", "cuda") == Device::cuda());
   } else {
     test::check_error([] { apps::device_of("sample", "cuda"); }, {"[sample] --device cuda cannot run here: "});
     Workspace w;
@@ -330,7 +330,7 @@ TEST_CASE("sample writes a PNG grid and an NPY file only when --values names one
   CHECK(bytes_of(w.run("plain.png")) == bytes_of(w.run("fast.png")));
   const Tensor values = data::read_npy(w.run("fast.npy"));
   CHECK(values.shape() == core::Shape{3, 3, 4});
-  CHECK(values.dtype() == core::Dtype::uint8);
+  CHECK(values.dtype() == Dtype::uint8);
   CHECK(values.to_vector<double>() == data::read_npy(w.run("naive.npy")).to_vector<double>());
   CHECK(bytes_of(w.run("fast.png")) == bytes_of(w.run("naive.png")));
   CHECK(bytes_of(w.run("fast.png")).substr(1, 3) == "PNG");

@@ -129,7 +129,7 @@ TEST_CASE("image_grid puts grey image n at row n / columns, column n % columns, 
   CHECK(grid.shape() == Shape{3 * (3 + 2) + 2, 2 * (4 + 2) + 2});
   CHECK(gh == 17);
   CHECK(gw == 14);
-  CHECK(grid.dtype() == core::Dtype::uint8);
+  CHECK(grid.dtype() == Dtype::uint8);
   CHECK(pixels_of(grid) == expected);
   // Spot checks written out: image 0's first pixel at (2, 2), image 3's at (2 + 5, 2 + 6), the
   // border and the empty cell are padding.

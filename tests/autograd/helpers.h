@@ -17,19 +17,19 @@
 namespace axiom::agtest {
 
 using core::Shape;
-using core::Dtype;
+using axiom::Dtype;
 using Fn = std::function<axiom::Tensor(const std::vector<axiom::Tensor>&)>;
 
 // Uniform float64 values in [low, high) from a generator seeded with `seed`.
 inline core::Tensor uniform64(const Shape& shape, uint64_t seed, double low = -2, double high = 2) {
-  core::Generator gen(seed);
+  Generator gen(seed);
   return core::uniform(shape, low, high, gen, Dtype::float64);
 }
 
 // Values whose magnitude is in [low, high), with random signs: for ops with a kink at 0
 // (abs, relu) and for divisors.
 inline core::Tensor away_from_zero(const Shape& shape, uint64_t seed, double low = 0.2, double high = 1.5) {
-  core::Generator gen(seed);
+  Generator gen(seed);
   const core::Tensor magnitude = core::uniform(shape, low, high, gen, Dtype::float64);
   const core::Tensor sign = core::sub(core::mul(core::bernoulli(shape, 0.5, gen, Dtype::float64), 2.0), 1.0);
   return core::mul(magnitude, sign);

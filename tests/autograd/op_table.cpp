@@ -350,7 +350,7 @@ void dropouts(Table& t) {
   constexpr double p = 0.4;
   const auto x = leaf(uniform64({4, 5}, 110, 0.5, 2));
   const auto dropped = [](const In& in) {
-    core::Generator gen(1234);
+    Generator gen(1234);
     return dropout(in[0], p, /*training=*/true, gen);
   };
   t.add("dropout", "training, p = 0.4", {x}, dropped);

@@ -17,10 +17,10 @@ namespace {
 // `gen`: x [4, 6] -> x + dropout(gelu(layer_norm(x) W + b)) [4, 6].
 struct Block {
   axiom::Tensor norm_weight, norm_bias, weight, bias;
-  core::Generator* gen;
+  Generator* gen;
 
-  Block(Dtype dtype, core::Generator& g) : gen(&g) {
-    core::Generator init(3);
+  Block(Dtype dtype, Generator& g) : gen(&g) {
+    Generator init(3);
     auto parameter = [&](const Shape& shape) { return leaf(core::uniform(shape, -1, 1, init, dtype)); };
     norm_weight = parameter({6}), norm_bias = parameter({6}), weight = parameter({6, 6}), bias = parameter({6});
   }
@@ -39,9 +39,9 @@ struct Gradients {
 
 // Two blocks in a row, the second checkpointed or not; the loss is a weighted sum of the output.
 Gradients run(Dtype dtype, bool checkpointed) {
-  core::Generator gen(5);
+  Generator gen(5);
   const Block first(dtype, gen), second(dtype, gen);
-  core::Generator data(9);
+  Generator data(9);
   const axiom::Tensor x = leaf(core::uniform({4, 6}, -2, 2, data, dtype));
   const axiom::Tensor weights(core::uniform({4, 6}, -1, 1, data, dtype));
   const axiom::Tensor h = first(x);
@@ -69,10 +69,10 @@ TEST_CASE("checkpoint: output and every gradient are bitwise those of the plain 
 }
 
 TEST_CASE("checkpoint: gradcheck passes through it, inputs and parameters") {
-  core::Generator gen(1);
+  Generator gen(1);
   const Block block(Dtype::float64, gen);
   // dropout's masks must be the same at every evaluation gradcheck makes: rewind the generator
-  const core::Generator start = gen;
+  const Generator start = gen;
   Fn fn = [&](const std::vector<axiom::Tensor>& in) {
     gen = start;
     return checkpoint(block, in[0], block.parameters(), &gen);
@@ -86,7 +86,7 @@ TEST_CASE("checkpoint: gradcheck passes through it, inputs and parameters") {
 }
 
 TEST_CASE("checkpoint: gradients from earlier backward passes are added to, not replaced") {
-  core::Generator gen(1);
+  Generator gen(1);
   const Block block(Dtype::float64, gen);
   // a leaf's own uses add up in the order they run, (a1 + b1) + a2 + b2; through a product with 1
   // each pass adds its whole gradient, as a block's input gets it in a model
@@ -96,14 +96,14 @@ TEST_CASE("checkpoint: gradients from earlier backward passes are added to, not 
   const std::vector<double> plain_x = values_of(leaf_x.grad().data()), plain_w = values_of(block.weight.grad().data());
   leaf_x.zero_grad();
   for (const axiom::Tensor& p : block.parameters()) p.zero_grad();
-  gen = core::Generator(1);
+  gen = Generator(1);
   for (int pass = 0; pass < 2; ++pass) sum(checkpoint(block, x_of(), block.parameters(), &gen)).backward();
   CHECK(values_of(leaf_x.grad().data()) == plain_x);
   CHECK(values_of(block.weight.grad().data()) == plain_w);
 }
 
 TEST_CASE("checkpoint: gradient-ready hooks hear of each parameter once, with its whole gradient") {
-  core::Generator gen(1);
+  Generator gen(1);
   const Block block(Dtype::float64, gen);
   const axiom::Tensor x = leaf(uniform64({4, 6}, 2));
   std::vector<TensorImpl*> told;
@@ -122,7 +122,7 @@ TEST_CASE("checkpoint: gradient-ready hooks hear of each parameter once, with it
 }
 
 TEST_CASE("checkpoint: nothing the forward or the second run made stays alive after backward") {
-  core::Generator gen(1);
+  Generator gen(1);
   const Block block(Dtype::float64, gen);
   const axiom::Tensor x = leaf(uniform64({64, 6}, 2));
   sum(checkpoint(block, x, block.parameters(), &gen)).backward();  // the gradients' buffers now exist
@@ -135,7 +135,7 @@ TEST_CASE("checkpoint: nothing the forward or the second run made stays alive af
 }
 
 TEST_CASE("checkpoint: under NoGrad it is f itself, and what cannot be checkpointed is an error") {
-  core::Generator gen(1);
+  Generator gen(1);
   const Block block(Dtype::float64, gen);
   const axiom::Tensor x = leaf(uniform64({4, 6}, 2));
   {

@@ -33,7 +33,7 @@ OpCase checkpoint_case() {
 // offset) is made of the copy, so that a transposed or sliced leaf stays one on the device (to()
 // alone would make it contiguous).
 core::Tensor same_view_on(const core::Tensor& x, Device device) {
-  const auto elements = static_cast<int64_t>(x.storage()->nbytes() / core::dtype_size(x.dtype()));
+  const auto elements = static_cast<int64_t>(x.storage()->nbytes() / dtype_size(x.dtype()));
   const core::Tensor buffer = core::Tensor(x.storage(), {elements}, {1}, 0, x.dtype()).to(device);
   return core::Tensor(buffer.storage(), x.shape(), x.strides(), x.offset(), x.dtype());
 }
@@ -57,8 +57,8 @@ struct Result {
 Result forward_backward(const OpCase& c, Device device) {
   const std::vector<Tensor> leaves = inputs_on(c, device);
   const Tensor y = c.f(leaves);
-  core::Generator gen(77);
-  y.backward(core::randn(y.shape(), gen, core::Dtype::float64).to(device));
+  Generator gen(77);
+  y.backward(core::randn(y.shape(), gen, Dtype::float64).to(device));
   Result result{y.data().to(Device::cpu()), {}};
   for (const Tensor& leaf : leaves) {
     if (leaf.requires_grad()) result.grads.push_back(leaf.grad().data().to(Device::cpu()));
@@ -75,13 +75,13 @@ std::vector<core::Tensor> second_derivatives(const OpCase& c, Device device) {
     if (leaf.requires_grad()) floating.push_back(leaf);
   }
   const Tensor y = c.f(leaves);
-  core::Generator gen(78);
-  const Tensor v(core::randn(y.shape(), gen, core::Dtype::float64).to(device));
+  Generator gen(78);
+  const Tensor v(core::randn(y.shape(), gen, Dtype::float64).to(device));
   const std::vector<Tensor> first = grad({y}, floating, {v}, {.create_graph = true, .allow_unused = true});
   Tensor projected;
   for (size_t i = 0; i < first.size(); ++i) {
     if (!first[i].defined() || !first[i].requires_grad()) continue;
-    const Tensor w(core::randn(first[i].shape(), gen, core::Dtype::float64).to(device));
+    const Tensor w(core::randn(first[i].shape(), gen, Dtype::float64).to(device));
     const Tensor term = sum(mul(first[i], w));
     projected = projected.defined() ? add(projected, term) : term;
   }

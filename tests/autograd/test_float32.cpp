@@ -81,7 +81,7 @@ TEST_CASE("every rule runs in float32 and agrees with float64") {
          return cross_entropy(in[0], axiom::Tensor(kTargets), {0.1, Reduction::none});
        }},
       {"dropout", {{3, 4}}, [](const In& in) {
-         core::Generator gen(7);
+         Generator gen(7);
          return dropout(in[0], 0.5, true, gen);
        }},
       {"views", {{2, 3, 4}}, [](const In& in) {

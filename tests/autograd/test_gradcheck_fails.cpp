@@ -202,7 +202,7 @@ TEST_CASE("a rule that returns NaN fails") {
 }
 
 TEST_CASE("gradcheck's own errors") {
-  const axiom::Tensor single(core::uniform({3}, 0, 1, core::default_generator(), Dtype::float32), true);
+  const axiom::Tensor single(core::uniform({3}, 0, 1, default_generator(), Dtype::float32), true);
   check_error([&] { (void)gradcheck([](const In& in) { return in[0]; }, {single}); }, {"[gradcheck]", "float32", "float64"});
   const axiom::Tensor constant(uniform64({3}, 11));
   check_error([&] { (void)gradcheck([](const In& in) { return exp(in[0]); }, {constant}); },

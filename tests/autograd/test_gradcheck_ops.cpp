@@ -82,7 +82,7 @@ TEST_CASE("every op of the op table is recorded under its own name by at least o
 TEST_CASE("dropout's mask is not trivial: some elements are zeroed, the others scaled by 1 / (1 - p)") {
   constexpr double p = 0.4;
   const Tensor x = leaf(uniform64({4, 5}, 110, 0.5, 2));  // nonzero: dropped elements are recognisable
-  core::Generator gen(1234);
+  Generator gen(1234);
   const std::vector<double> in = x.data().to_vector<double>(), out = dropout(x, p, /*training=*/true, gen).data().to_vector<double>();
   int zeroed = 0, kept = 0;
   for (size_t i = 0; i < in.size(); ++i) {
@@ -97,7 +97,7 @@ TEST_CASE("dropout's mask is not trivial: some elements are zeroed, the others s
 TEST_CASE("activation_linear: the bits of linear(activate(h)), keeping h alone for backward") {
   for (Dtype dtype : {Dtype::float64, Dtype::float32}) {
     CAPTURE(dtype);
-    core::Generator gen(82);
+    Generator gen(82);
     const auto h = leaf(core::uniform({2, 64, 16}, -3, 3, gen, dtype));
     const auto w = leaf(core::uniform({16, 8}, -1, 1, gen, dtype)), b = leaf(core::uniform({8}, -1, 1, gen, dtype));
     const axiom::Tensor weights(core::uniform({2, 64, 8}, -1, 1, gen, dtype));
@@ -116,14 +116,14 @@ TEST_CASE("activation_linear: the bits of linear(activate(h)), keeping h alone f
     CHECK(fused_dw == dw);
     CHECK(fused_db == db);
     // gelu(h), as big as h, is not kept
-    CHECK(kept - fused_kept == static_cast<int64_t>(h.numel() * core::dtype_size(dtype)));
+    CHECK(kept - fused_kept == static_cast<int64_t>(h.numel() * dtype_size(dtype)));
   }
 }
 
 TEST_CASE("layer_norm_linear: the bits of linear(layer_norm(x)), keeping x alone for backward") {
   for (Dtype dtype : {Dtype::float64, Dtype::float32}) {
     CAPTURE(dtype);
-    core::Generator gen(88);
+    Generator gen(88);
     auto param = [&](const Shape& shape) { return leaf(core::uniform(shape, -1, 1, gen, dtype)); };
     const auto x = param({2, 64, 16}), nw = param({16}), nb = param({16}), w = param({16, 8}), b = param({8});
     const axiom::Tensor weights(core::uniform({2, 64, 8}, -1, 1, gen, dtype));
@@ -140,6 +140,6 @@ TEST_CASE("layer_norm_linear: the bits of linear(layer_norm(x)), keeping x alone
     const auto [plain, kept] = gradients(false);
     const auto [fused, fused_kept] = gradients(true);
     CHECK(fused == plain);
-    CHECK(kept - fused_kept == static_cast<int64_t>(x.numel() * core::dtype_size(dtype)));  // layer_norm(x) is not kept
+    CHECK(kept - fused_kept == static_cast<int64_t>(x.numel() * dtype_size(dtype)));  // layer_norm(x) is not kept
   }
 }

@@ -23,8 +23,9 @@
 
 namespace axiom::test {
 
-using core::Dtype;
-using core::Generator;
+using axiom::Device;
+using axiom::Dtype;
+using axiom::Generator;
 using core::Shape;
 using core::Tensor;
 
@@ -134,7 +135,7 @@ inline std::vector<int64_t> reversed_axes(size_t rank) {
 inline Tensor random_tensor(const Shape& shape, Dtype dtype, Generator& gen, Layout layout = Layout::contiguous,
                             double low = -2, double high = 2, bool whole = false) {
   auto draw = [&](const Shape& s) {
-    if (core::is_floating(dtype) && !whole) return core::uniform(s, low, high, gen, dtype);
+    if (is_floating(dtype) && !whole) return core::uniform(s, low, high, gen, dtype);
     const auto lo = static_cast<int64_t>(std::ceil(low)), hi = static_cast<int64_t>(std::floor(high));
     return core::randint(s, lo, hi + 1, gen, Dtype::int64).to(dtype);
   };

@@ -240,9 +240,9 @@ TEST_CASE("a kernel writing past its tensor is a memory fault and a freed tensor
   (void)emulator::take_memory_faults();
   double* freed = nullptr;
   {
-    const Tensor t = core::zeros({3}, Dtype::float64, core::Device::cuda());
+    const Tensor t = core::zeros({3}, Dtype::float64, Device::cuda());
     launch("test", write_first, 1, 32, core::cuda::device_data<double>(t), 3u);
-    CHECK(t.to(core::Device::cpu()).to_vector<double>() == std::vector<double>{0, 1, 2});
+    CHECK(t.to(Device::cpu()).to_vector<double>() == std::vector<double>{0, 1, 2});
     CHECK(emulator::take_memory_faults().empty());
     launch("test", write_first, 1, 32, core::cuda::device_data<double>(t), 4u);  // one too many
     freed = core::cuda::device_data<double>(t);
@@ -255,7 +255,7 @@ TEST_CASE("a kernel writing past its tensor is a memory fault and a freed tensor
 
 TEST_CASE("asking for more than the emulated GPU holds is the allocator's out-of-memory Error") {
   axiom::testing::ScopedEmulatedCuda emulated;
-  test::check_error([] { (void)core::empty({int64_t(3) << 30}, Dtype::float32, core::Device::cuda()); },
+  test::check_error([] { (void)core::empty({int64_t(3) << 30}, Dtype::float32, Device::cuda()); },
                     {"[allocate] out of GPU memory: asked for 12884901888 bytes with ", " of 4294967296 bytes free"});
 }
 
@@ -293,17 +293,17 @@ TEST_CASE("the grid cap makes grid-stride loops wrap around") {
   for (const int64_t most_blocks : {65536, 3, 1}) {
     CAPTURE(most_blocks);
     axiom::testing::ScopedEmulatedCuda emulated(emulator::ThreadOrder::forward, most_blocks);
-    const Tensor on_device = x.to(core::Device::cuda());
+    const Tensor on_device = x.to(Device::cuda());
     // contiguous: four elements a thread, 1000 fours and a tail of 2 in 4 blocks of 256 threads
     auto before = emulator::grid_stats();
     const Tensor y = core::neg(on_device);
     CHECK(emulator::grid_stats().blocks - before.blocks == std::min<int64_t>(most_blocks, 4));
-    test::check_equal(y.to(core::Device::cpu()), test::values_of(core::neg(x)));
+    test::check_equal(y.to(Device::cpu()), test::values_of(core::neg(x)));
     // every fourth element: one a thread, 1001 of them in 4 blocks
     before = emulator::grid_stats();
     const Tensor z = core::neg(on_device.slice(0, 0, 4002, 4));
     CHECK(emulator::grid_stats().blocks - before.blocks == std::min<int64_t>(most_blocks, 4));
-    test::check_equal(z.to(core::Device::cpu()), test::values_of(core::neg(x.slice(0, 0, 4002, 4))));
+    test::check_equal(z.to(Device::cpu()), test::values_of(core::neg(x.slice(0, 0, 4002, 4))));
   }
 }
 

@@ -20,7 +20,7 @@
 
 using namespace axiom;
 using namespace axiom::test;
-using core::Device;
+using axiom::Device;
 
 namespace {
 
@@ -395,7 +395,7 @@ TEST_CASE("the harness reaches every backend method and every unary and binary a
   std::set<std::string> calls;
   {
     axiom::testing::ScopedEmulatedCuda emulated;  // the build's CUDA backend comes back at the end of the scope
-    core::register_backend(core::DeviceType::cuda, std::make_unique<axiom::testing::RecordingBackend>(
+    core::register_backend(DeviceType::cuda, std::make_unique<axiom::testing::RecordingBackend>(
                                                         axiom::cuda_emulator::make_backend(), &calls));
     for (const OpCase& op : every_case()) check_case_on_device(op);
     core::backend(Device::cuda()).synchronize();

@@ -12,7 +12,7 @@
 
 namespace core = axiom::core;
 using namespace axiom::test;
-using core::Device;
+using axiom::Device;
 
 namespace {
 
@@ -366,7 +366,7 @@ TEST_CASE("masked_fill with broadcast masks") {
 
 TEST_CASE("mul_in_place gives mul's values in the target's own buffer, and refuses what it cannot do") {
   for (Dtype dtype : {Dtype::float32, Dtype::float64}) {
-    core::Generator gen(41);
+    Generator gen(41);
     const Tensor target = core::uniform({3, 4, 5}, -2, 2, gen, dtype), factor = core::uniform({4, 1}, -2, 2, gen, dtype);
     const std::vector<double> expected = values_of(core::mul(target, factor));
     const void* buffer = target.raw_data();
@@ -388,7 +388,7 @@ TEST_CASE("activation_backward gives the activation and the gradient times its s
     for (UnaryOp activation : {UnaryOp::gelu, UnaryOp::gelu_tanh, UnaryOp::relu}) {
       CAPTURE(dtype);
       CAPTURE(core::op_name(activation));
-      core::Generator gen(43);
+      Generator gen(43);
       // 70000 elements: more than one parallel chunk; h a transposed view, which the op copies first
       // (the expected values from a contiguous copy: float32 maps over strided runs use scalar code)
       const Tensor h_view = core::uniform({350, 200}, -6, 6, gen, dtype).transpose(0, 1), h = h_view.contiguous();

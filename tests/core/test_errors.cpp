@@ -9,8 +9,8 @@
 
 namespace core = axiom::core;
 using namespace axiom::test;
-using core::Device;
-using core::DeviceType;
+using axiom::Device;
+using axiom::DeviceType;
 
 TEST_CASE("shape errors show both shapes") {
   CHECK(error_message([] { (void)core::matmul(core::zeros({2, 3}), core::zeros({4, 5})); }) ==

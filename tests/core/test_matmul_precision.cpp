@@ -141,11 +141,11 @@ TEST_CASE("matmul in bfloat16 refuses CUDA tensors" * doctest::test_suite("cuda-
   if (!bfloat16_here()) return;
   axiom::testing::ScopedEmulatedCuda emulated;
   const PrecisionForTest bfloat16(MatmulPrecision::bfloat16);
-  const Tensor a = core::ones({2, 3}).to(core::Device::cuda(0));
+  const Tensor a = core::ones({2, 3}).to(Device::cuda(0));
   check_error([&] { (void)core::matmul(a, a.transpose(0, 1)); },
               {"[matmul] bfloat16 products (set_matmul_precision) run on the CPU only; got cuda:0 tensors"});
   const Tensor a64 = a.to(Dtype::float64);
-  CHECK(core::matmul(a64, a64.transpose(0, 1)).to(core::Device::cpu()).at({0, 0}) == 3);  // float64: unaffected
+  CHECK(core::matmul(a64, a64.transpose(0, 1)).to(Device::cpu()).at({0, 0}) == 3);  // float64: unaffected
 }
 
 // TF32 on the device: the products of TF32-rounded operands, in each of cuBLAS's three entries
@@ -156,7 +156,7 @@ TEST_CASE("matmul in tf32 rounds a device product's operands to TF32 and leaves 
           doctest::test_suite("cuda-emulated")) {
   axiom::testing::ScopedEmulatedCuda emulated;
   Generator gen(44);
-  const core::Device gpu = core::Device::cuda(0), cpu = core::Device::cpu();
+  const Device gpu = Device::cuda(0), cpu = Device::cpu();
   const Tensor a = random_tensor({3, 20, 30}, Dtype::float32, gen), b = random_tensor({3, 30, 10}, Dtype::float32, gen);
   const Tensor c = random_tensor({2, 3, 4, 5}, Dtype::float32, gen).transpose(0, 1);  // [3, 2, 4, 5]: matrices 60, 20 apart
   // fn's device product in tf32, after a float32 one

@@ -9,9 +9,9 @@ using axiom::test::check_error;
 using axiom::test::str;
 
 TEST_CASE("on the meta device an op checks and sizes as on the CPU, and its bytes are counted apart") {
-  CHECK(core::Device::parse("meta") == core::Device::meta());
-  CHECK(core::Device::meta().str() == "meta");
-  const core::Device meta = core::Device::meta();
+  CHECK(Device::parse("meta") == Device::meta());
+  CHECK(Device::meta().str() == "meta");
+  const Device meta = Device::meta();
   const core::AllocationStats cpu_before = core::allocation_stats(DeviceType::cpu);
   const core::AllocationStats before = core::allocation_stats(DeviceType::meta);
   const core::Tensor a = core::zeros({64, 32}, Dtype::float32, meta), b = core::zeros({32, 16}, Dtype::float32, meta);
@@ -24,7 +24,7 @@ TEST_CASE("on the meta device an op checks and sizes as on the CPU, and its byte
   check_error([&] { core::matmul(a, a); }, {"[matmul]", "[64, 32]"});  // the same checks as on the CPU
   check_error([&] { core::add(a, core::zeros({64, 32})); }, {"meta", "cpu"});
   const core::Tensor from_host = core::from_vector<float>({1, 2, 3}).to(meta);
-  CHECK(from_host.to(core::Device::cpu()).to_vector<float>() == std::vector<float>{0, 0, 0});
+  CHECK(from_host.to(Device::cpu()).to_vector<float>() == std::vector<float>{0, 0, 0});
 }
 
 namespace {
@@ -37,7 +37,7 @@ core::AttentionMask two_blocks() {
 }  // namespace
 
 TEST_CASE("the meta device counts the arithmetic of products and attention") {
-  const core::Device meta = core::Device::meta();
+  const Device meta = Device::meta();
   core::reset_meta_flops();
   const core::Tensor a = core::zeros({3, 64, 32}, Dtype::float32, meta), b = core::zeros({32, 16}, Dtype::float32, meta);
   (void)core::matmul(a, b);
@@ -61,7 +61,7 @@ TEST_SUITE("cuda-emulated") {
 
 TEST_CASE("the meta device fuses attention where the device it stands for does") {
   axiom::testing::ScopedEmulatedCuda emulated;
-  const core::Device meta = core::Device::meta(), gpu = core::Device::cuda();
+  const Device meta = Device::meta(), gpu = Device::cuda();
   CHECK(core::attention_fused(meta, two_blocks()));  // as the CPU
   {
     const core::MetaStandsFor stand_in(gpu);

@@ -11,6 +11,8 @@
 
 using namespace axiom::core;
 using namespace axiom::test;
+using axiom::default_generator;
+using axiom::manual_seed;
 
 namespace {
 

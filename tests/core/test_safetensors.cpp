@@ -30,7 +30,7 @@
 namespace core = axiom::core;
 namespace fs = std::filesystem;
 using namespace axiom::test;
-using core::Metadata;
+using axiom::Metadata;
 using core::NamedTensors;
 using core::SafetensorsFile;
 
@@ -99,7 +99,7 @@ void check_same(const NamedTensors& got, const NamedTensors& want) {
     CHECK(a.dtype() == b.dtype());
     CHECK(a.shape() == b.shape());
     CHECK(a.is_contiguous());
-    CHECK(a.device() == core::Device::cpu());
+    CHECK(a.device() == Device::cpu());
     if (a.dtype() != b.dtype() || a.shape() != b.shape()) continue;
     const std::vector<double> va = values_of(a);
     const std::vector<double> vb = values_of(b);

@@ -17,15 +17,15 @@ using namespace axiom;
 TEST_CASE("load_images: a .npy file holds out its last tenth as the test split") {
   data::testing::ScratchDir dir;
   const std::string path = dir.file("images.npy");
-  core::Generator gen(1);
-  const core::Tensor all = core::randint({25, 2, 3, 4}, 0, 256, gen, core::Dtype::uint8);
+  Generator gen(1);
+  const core::Tensor all = core::randint({25, 2, 3, 4}, 0, 256, gen, Dtype::uint8);
   data::write_npy(path, all);
   const Tensor train = data::load_images(path, "train"), test = data::load_images(path, "test");
   CHECK(train.shape() == core::Shape{23, 2, 3, 4});
   CHECK(test.shape() == core::Shape{2, 2, 3, 4});
   CHECK(concat({train, test}, 0).to_vector<int64_t>() == all.to_vector<int64_t>());
 
-  data::write_npy(path, core::zeros({25, 3}, core::Dtype::float32));
+  data::write_npy(path, core::zeros({25, 3}, Dtype::float32));
   CHECK(data::testing::error_of([&] { data::load_images(path, "train"); }) ==
         "[dataset] '" + path + "' must hold uint8 images [N, H, W] or [N, C, H, W], got float32 [25, 3]");
 }
@@ -48,7 +48,7 @@ TEST_CASE("load_images: moving-fashion-mnist makes videos of the asked frames an
   }
   const Tensor videos = data::load_images("moving-fashion-mnist", "test", {.root = "", .frames = 3, .canvas = 30});
   CHECK(videos.shape() == core::Shape{1000, 3, 30, 30});
-  CHECK(videos.dtype() == core::Dtype::uint8);
+  CHECK(videos.dtype() == Dtype::uint8);
 }
 
 TEST_CASE("load_images: a split without images is an error, not an empty dataset") {

@@ -33,12 +33,12 @@ TEST_CASE("read_idx reads images and labels, raw and gzip") {
     (gzip ? write_gzip : write_bytes)(labels_path, labels);
     const Tensor x = data::read_idx(images_path);
     CHECK(x.shape() == core::Shape{3, 4, 5});
-    CHECK(x.dtype() == core::Dtype::uint8);
+    CHECK(x.dtype() == Dtype::uint8);
     const auto values = x.to_vector<int64_t>();
     for (size_t i = 0; i < values.size(); ++i) CHECK(values[i] == static_cast<int64_t>(i % 251));
 
     const data::ImageDataset set = data::read_idx_dataset(images_path, labels_path, 10);
-    CHECK(set.labels.dtype() == core::Dtype::int64);
+    CHECK(set.labels.dtype() == Dtype::int64);
     CHECK(set.labels.to_vector<int64_t>() == std::vector<int64_t>{0, 1, 2});
   }
 }

@@ -105,7 +105,7 @@ TEST_CASE("DataLoader can leave an epoch early and start another") {
 }
 
 TEST_CASE("DataLoader takes an ImageDataset: images and labels") {
-  data::ImageDataset set{core::zeros({6, 2, 2}, core::Dtype::uint8), core::arange(6)};
+  data::ImageDataset set{core::zeros({6, 2, 2}, Dtype::uint8), core::arange(6)};
   data::DataLoader loader(set, {.batch_size = 3});
   for (const data::Batch& batch : loader) {
     CHECK(batch[0].shape() == core::Shape{3, 2, 2});

@@ -89,7 +89,7 @@ TEST_CASE("read_npy reads versions 1, 2 and 3") {
     write_bytes(dir.file("a.npy"), npy_bytes("{'descr': '|u1', 'fortran_order': False, 'shape': (2, 3), }", counting(6), major));
     const Tensor x = data::read_npy(dir.file("a.npy"));
     CHECK(x.shape() == core::Shape{2, 3});
-    CHECK(x.dtype() == core::Dtype::uint8);
+    CHECK(x.dtype() == Dtype::uint8);
     CHECK(x.to_vector<int64_t>() == std::vector<int64_t>{0, 1, 2, 3, 4, 5});
   }
   // Keys in another order, double quotes, Python 2 longs, a 1-tuple, a scalar.
@@ -104,7 +104,7 @@ TEST_CASE("read_npy reads versions 1, 2 and 3") {
 TEST_CASE("write_npy round-trips uint8, float32, float64 and int64 in NumPy's layout") {
   ScratchDir dir;
   const std::string path = dir.file("x.npy");
-  const core::Tensor u8 = core::arange(0, 24, 1, core::Dtype::uint8).reshape({2, 3, 4});
+  const core::Tensor u8 = core::arange(0, 24, 1, Dtype::uint8).reshape({2, 3, 4});
   data::write_npy(path, u8.transpose(0, 2));  // a non-contiguous view: written as its values
   const Bytes bytes = read_bytes(path);
   CHECK(bytes.size() == 128 + 24);  // 10 + header = 128 (a multiple of 64), as NumPy pads it
@@ -112,9 +112,9 @@ TEST_CASE("write_npy round-trips uint8, float32, float64 and int64 in NumPy's la
   CHECK(header.starts_with("{'descr': '|u1', 'fortran_order': False, 'shape': (4, 3, 2), }"));
   CHECK(header.back() == '\n');
   CHECK(data::read_npy(path).to_vector<int64_t>() == u8.transpose(0, 2).to_vector<int64_t>());
-  for (core::Dtype dtype : {core::Dtype::float32, core::Dtype::float64, core::Dtype::int64}) {
+  for (Dtype dtype : {Dtype::float32, Dtype::float64, Dtype::int64}) {
     CAPTURE(dtype);
-    const core::Tensor x = core::arange(-3, 2, 0.5, dtype == core::Dtype::int64 ? core::Dtype::float64 : dtype).to(dtype);
+    const core::Tensor x = core::arange(-3, 2, 0.5, dtype == Dtype::int64 ? Dtype::float64 : dtype).to(dtype);
     data::write_npy(path, x);
     const Tensor y = data::read_npy(path);
     CHECK(y.dtype() == dtype);

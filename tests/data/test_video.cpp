@@ -37,7 +37,7 @@ TEST_CASE("moving_objects has the declared shape and is deterministic from the s
   const core::Tensor images = squares(5, 6);
   const Tensor a = data::moving_objects(images, 4, 8, 20, 2, 7);
   CHECK(a.shape() == core::Shape{4, 8, 20, 20});
-  CHECK(a.dtype() == core::Dtype::uint8);
+  CHECK(a.dtype() == Dtype::uint8);
   CHECK(a.to_vector<int64_t>() == data::moving_objects(images, 4, 8, 20, 2, 7).to_vector<int64_t>());
   CHECK(a.to_vector<int64_t>() != data::moving_objects(images, 4, 8, 20, 2, 8).to_vector<int64_t>());
   // Video v does not depend on how many videos are made.
@@ -81,7 +81,7 @@ TEST_CASE("moving_objects combines overlapping objects with max") {
 }
 
 TEST_CASE("moving_objects on real-looking data: a Fashion-MNIST-sized input") {
-  const core::Tensor images = core::full({3, 28, 28}, 200, core::Dtype::uint8);
+  const core::Tensor images = core::full({3, 28, 28}, 200, Dtype::uint8);
   const Tensor videos = data::moving_objects(images, 2, 10, 64, 3, 1);
   CHECK(videos.shape() == core::Shape{2, 10, 64, 64});
 }

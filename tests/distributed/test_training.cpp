@@ -1,5 +1,5 @@
 // Data-parallel training, run by every rank of `mpirun -np N` (N = 1, 2, 3). Each rank also
-// trains the same run alone (core::single_process()), so each test compares N processes with one
+// trains the same run alone (single_process()), so each test compares N processes with one
 // in a single program: the losses and every weight after several steps (float64: 1e-12; float32:
 // a tight tolerance), with dropout on and a channel drawn per example; bitwise-identical weights
 // on every rank after every step; two runs at one N bitwise identical; a run saved at one N and
@@ -24,7 +24,7 @@ using axiom::test::values_of;
 
 namespace {
 
-core::Communicator& comm() { return core::world(); }
+Communicator& comm() { return world(); }
 
 // Two channels (a channel drawn per example) and dropout (masks drawn per example): the random
 // numbers that must not depend on how the batch is split.
@@ -38,8 +38,8 @@ models::TrainingOptions batches_of_six() {
 }
 
 core::Tensor images() {
-  core::Generator gen(42);
-  return core::randint({14, 2, 3, 4}, 0, 256, gen, core::Dtype::uint8);
+  Generator gen(42);
+  return core::randint({14, 2, 3, 4}, 0, 256, gen, Dtype::uint8);
 }
 
 std::vector<std::vector<double>> weights_of(models::Trainer& t) {
@@ -90,7 +90,7 @@ struct SharedDir {
 
 // Adam divides each gradient by its running size, so a rounding difference in a gradient near zero
 // moves a weight by far more than the difference itself: weights get a looser bound than losses.
-void check_matches_one_process(core::Dtype dtype, double loss_tolerance, double weight_tolerance) {
+void check_matches_one_process(Dtype dtype, double loss_tolerance, double weight_tolerance) {
   const models::Placement parallel{.dtype = dtype, .communicator = &comm()};
   const models::Placement alone{.dtype = dtype};
   models::Trainer n_ranks(two_channel_config(), batches_of_six(), images(), parallel);
@@ -108,20 +108,20 @@ void check_matches_one_process(core::Dtype dtype, double loss_tolerance, double 
 }  // namespace
 
 TEST_CASE("data parallel: N processes take the single-process steps (float64)") {
-  check_matches_one_process(core::Dtype::float64, 1e-12, 1e-12);
+  check_matches_one_process(Dtype::float64, 1e-12, 1e-12);
 }
 
 TEST_CASE("data parallel: N processes take the single-process steps (float32)") {
-  check_matches_one_process(core::Dtype::float32, 2e-6, 1e-4);
+  check_matches_one_process(Dtype::float32, 2e-6, 1e-4);
 }
 
 TEST_CASE("data parallel: a model on a GPU (emulated) averages its gradients through host memory") {
   // The CUDA backend's kernels on the CPU emulator (core/cuda/emulator/); float64, so that the
   // only differences from the CPU are the kernels' order of sums.
   const axiom::testing::ScopedEmulatedCuda emulated;
-  const models::Placement on_gpus{.device = Device::cuda(), .dtype = core::Dtype::float64, .communicator = &comm()};
+  const models::Placement on_gpus{.device = Device::cuda(), .dtype = Dtype::float64, .communicator = &comm()};
   models::Trainer n_gpus(two_channel_config(), batches_of_six(), images(), on_gpus);
-  models::Trainer one_cpu(two_channel_config(), batches_of_six(), images(), {.dtype = core::Dtype::float64});
+  models::Trainer one_cpu(two_channel_config(), batches_of_six(), images(), {.dtype = Dtype::float64});
   for (int step = 0; step < 2; ++step) CHECK(std::abs(n_gpus.step() - one_cpu.step()) <= 1e-10);
   CHECK(n_gpus.model().device() == Device::cuda());
   CHECK(weight_difference(n_gpus, one_cpu) <= 1e-10);
@@ -138,8 +138,8 @@ TEST_CASE("data parallel: two runs at the same N are bitwise identical") {
 }
 
 TEST_CASE("data parallel: a run saved at N processes resumes at 1, and one saved at 1 resumes at N") {
-  const models::Placement parallel{.dtype = core::Dtype::float64, .communicator = &comm()};
-  const models::Placement alone{.dtype = core::Dtype::float64};
+  const models::Placement parallel{.dtype = Dtype::float64, .communicator = &comm()};
+  const models::Placement alone{.dtype = Dtype::float64};
   models::Trainer straight(two_channel_config(), batches_of_six(), images(), alone);
   for (int step = 0; step < 6; ++step) straight.step();
 
@@ -168,7 +168,7 @@ TEST_CASE("data parallel: a run saved at N processes resumes at 1, and one saved
 }
 
 TEST_CASE("data parallel: distributed evaluation equals one process's") {
-  core::Generator gen(8);
+  Generator gen(8);
   models::AxialTransformer model(two_channel_config(), gen);
   for (const auto& [name, p] : model.named_parameters()) {  // non-zero weights everywhere, so that every image counts
     core::copy_into(core::randn(p.shape(), gen), p.data());
@@ -198,19 +198,19 @@ TEST_CASE("gradient averager: every gradient becomes the mean over the ranks, in
   for (const int64_t bucket_bytes : {int64_t{8}, int64_t{100}, optim::GradientAverager::kDefaultBucketBytes}) {
     optim::NamedParameters parameters;
     for (int k = 0; k < 5; ++k) {
-      parameters.emplace_back(std::string(1, static_cast<char>('a' + k)), Tensor(core::zeros({3, k + 1}, core::Dtype::float64), true));
+      parameters.emplace_back(std::string(1, static_cast<char>('a' + k)), Tensor(core::zeros({3, k + 1}, Dtype::float64), true));
     }
-    parameters.emplace_back("without_gradient", Tensor(core::zeros({2}, core::Dtype::float64), true));
+    parameters.emplace_back("without_gradient", Tensor(core::zeros({2}, Dtype::float64), true));
     optim::GradientAverager averager(parameters, comm(), bucket_bytes);
-    Tensor loss = Tensor(core::zeros({}, core::Dtype::float64));
+    Tensor loss = Tensor(core::zeros({}, Dtype::float64));
     for (int k = 0; k < 5; ++k) {
-      const core::Tensor weights = core::mul(core::arange(1, 3.0 * (k + 1) + 1, 1, core::Dtype::float64).reshape({3, k + 1}),
+      const core::Tensor weights = core::mul(core::arange(1, 3.0 * (k + 1) + 1, 1, Dtype::float64).reshape({3, k + 1}),
                                              static_cast<double>((comm().rank() + 1) * (k + 1)));
       loss = add(loss, sum(mul(parameters[static_cast<size_t>(k)].second, Tensor(weights))));
     }
     averager.backward(loss);
     for (int k = 0; k < 5; ++k) {
-      const core::Tensor mean = core::mul(core::arange(1, 3.0 * (k + 1) + 1, 1, core::Dtype::float64).reshape({3, k + 1}),
+      const core::Tensor mean = core::mul(core::arange(1, 3.0 * (k + 1) + 1, 1, Dtype::float64).reshape({3, k + 1}),
                                           (k + 1) * (n + 1) / 2.0);
       axiom::test::check_close(parameters[static_cast<size_t>(k)].second.grad().data(), values_of(mean), 1e-15, 0);
     }

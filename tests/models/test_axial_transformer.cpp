@@ -28,14 +28,14 @@ const std::vector<models::Attention> kRasterAttention{models::Attention::full, m
 
 // Every parameter redrawn from N(0, 0.5): nothing near zero, so every path that exists shows up.
 void randomize(models::ImageModel& model, uint64_t seed) {
-  core::Generator gen(seed);
+  Generator gen(seed);
   for (const auto& [name, p] : model.named_parameters()) {
     core::copy_into(core::normal(p.shape(), 0, 0.5, gen, p.dtype()), p.data());
   }
 }
 
 core::Tensor random_images(const Shape& shape, uint64_t seed) {
-  core::Generator gen(seed);
+  Generator gen(seed);
   return core::randint(shape, 0, 256, gen, Dtype::uint8);
 }
 
@@ -50,7 +50,7 @@ TEST_CASE("an untrained model predicts the uniform distribution: 8.00 bits per d
           CAPTURE(channels);
           CAPTURE(init);
           CAPTURE(positions);
-          core::Generator gen(1);
+          Generator gen(1);
           models::ImageModelConfig config = tiny_config(channels, inner);
           config.init = init, config.positions = positions;
           models::AxialTransformer model(config, gen);
@@ -66,7 +66,7 @@ TEST_CASE("an untrained model predicts the uniform distribution: 8.00 bits per d
 TEST_CASE("relative positions: 8.00 bits per dimension at initialisation, and a table in every attention layer") {
   for (int64_t channels : {1, 3}) {
     CAPTURE(channels);
-    core::Generator gen(1);
+    Generator gen(1);
     models::ImageModelConfig config = tiny_config(channels);
     config.relative = 2;
     models::AxialTransformer model(config, gen);
@@ -107,7 +107,7 @@ bool all_zero(const core::Tensor& t) { return core::sum(core::abs(t)).item() == 
 TEST_CASE("init: \"pytorch\" and \"authors\" draw the embeddings, positions and Dense layers as config.h says") {
   models::ImageModelConfig config;  // 28 x 28, D = 64
   config.features = 64, config.heads = 4, config.upper_layers = 2, config.row_layers = 1;
-  core::Generator gen(21);
+  Generator gen(21);
   config.init = models::Init::authors;
   const models::AxialTransformer authors(config, gen);
   const double d = 5 / std::sqrt(64.0);  // 5 / sqrt(D)
@@ -135,7 +135,7 @@ TEST_CASE("init: \"pytorch\" and \"authors\" draw the embeddings, positions and 
 TEST_CASE("positions: \"shared\" gives both decoders one set of tables; \"separate\" one each") {
   models::ImageModelConfig config = tiny_config(2);
   config.positions = models::Positions::shared;
-  core::Generator gen(22);
+  Generator gen(22);
   const models::AxialTransformer shared(config, gen);
   for (const auto& [name, p] : shared.named_parameters()) CHECK_MESSAGE(name.rfind("inner_position", 0) != 0, name);
   CHECK(test::values_of(shared.inner_position(0, 4).data()) == test::values_of(core::add(
@@ -158,7 +158,7 @@ TEST_CASE("the logits of every pixel depend only on the pixels before it in rast
   for (const models::Attention attention : kRasterAttention) configs.push_back(raster_config(attention));
   for (const models::ImageModelConfig& config : configs) {
     CAPTURE(config.to_json());
-    core::Generator gen(3);
+    Generator gen(3);
     const std::unique_ptr<models::ImageModel> made = models::make_image_model(config, gen);
     models::ImageModel& model = *made;
     model.to(Dtype::float64);
@@ -190,7 +190,7 @@ TEST_CASE("the logits of every pixel depend only on the pixels before it in rast
 TEST_CASE("channel c depends on channels before it and not on itself or later ones") {
   for (const models::Attention attention : {models::Attention::axial, models::Attention::local2d}) {
     CAPTURE(attention);
-    core::Generator gen(6);
+    Generator gen(6);
     const std::unique_ptr<models::ImageModel> made = models::make_image_model(raster_config(attention, 3), gen);
     models::ImageModel& model = *made;
     model.to(Dtype::float64);
@@ -216,7 +216,7 @@ TEST_CASE("channel c depends on channels before it and not on itself or later on
 TEST_CASE("the inner decoder stepped one pixel at a time equals the inner decoder on the whole row") {
   for (const models::Inner inner : {models::Inner::transformer, models::Inner::lstm}) {
     CAPTURE(inner);
-    core::Generator gen(18);
+    Generator gen(18);
     models::AxialTransformer model(tiny_config(1, inner), gen);
     model.to(Dtype::float64);
     randomize(model, 19);
@@ -237,7 +237,7 @@ TEST_CASE("the inner decoder stepped one pixel at a time equals the inner decode
 TEST_CASE("the outer decoder stepped one row at a time equals the outer decoder on the whole image") {
   for (int64_t channels : {1, 2}) {
     CAPTURE(channels);
-    core::Generator gen(20);
+    Generator gen(20);
     models::AxialTransformer model(tiny_config(channels), gen);
     model.to(Dtype::float64);
     randomize(model, 21);
@@ -282,7 +282,7 @@ TEST_CASE("the semi-parallel sampler makes exactly the naive sampler's images") 
     CAPTURE(c.positions);
     CAPTURE(c.relative);
     CAPTURE(c.attention);
-    core::Generator gen(9);
+    Generator gen(9);
     models::ImageModelConfig config = raster_config(c.attention, c.channels);
     config.inner = c.inner, config.positions = c.positions, config.relative = c.relative;
     const std::unique_ptr<models::ImageModel> made = models::make_image_model(config, gen);
@@ -305,7 +305,7 @@ TEST_CASE("the semi-parallel sampler makes exactly the naive sampler's images") 
 TEST_CASE("a sampled image does not depend on the batch it is drawn in") {
   for (const models::Attention attention : {models::Attention::axial, models::Attention::local2d}) {
     CAPTURE(attention);
-    core::Generator gen(9);
+    Generator gen(9);
     const std::unique_ptr<models::ImageModel> made = models::make_image_model(raster_config(attention, 2), gen);
     models::ImageModel& model = *made;
     randomize(model, 10);
@@ -317,7 +317,7 @@ TEST_CASE("a sampled image does not depend on the batch it is drawn in") {
 }
 
 TEST_CASE("gradcheck of the whole tiny model in float64") {
-  core::Generator gen(13);
+  Generator gen(13);
   models::ImageModelConfig config = tiny_config(2);
   config.height = 2, config.width = 3, config.upper_layers = 2, config.row_layers = 1, config.encoder_layers = 1;
   models::AxialTransformer model(config, gen);
@@ -326,7 +326,7 @@ TEST_CASE("gradcheck of the whole tiny model in float64") {
   const core::Tensor images = random_images({2, 2, 2, 3}, 15);
   const std::vector<Tensor> parameters = model.parameters();
   agtest::check_grad("AxialTransformer loss", [&](const std::vector<Tensor>&) {
-    core::Generator fixed(16);  // the same channel choice every call
+    Generator fixed(16);  // the same channel choice every call
     return model.loss(images, fixed);
   }, parameters, {.full_jacobian = false, .projections = 4});
 }
@@ -338,7 +338,7 @@ TEST_CASE("raster models: 8.00 bits per dimension at initialisation, upper_layer
     for (int64_t channels : {1, 3}) {
       CAPTURE(attention);
       CAPTURE(channels);
-      core::Generator gen(1);
+      Generator gen(1);
       models::RasterTransformer model(raster_config(attention, channels), gen);
       const Shape shape = channels == 1 ? Shape{3, 4, 5} : Shape{3, channels, 4, 5};
       CHECK(model.loss(random_images(shape, 2), gen).item() == doctest::Approx(8.0).epsilon(1e-6));
@@ -356,7 +356,7 @@ TEST_CASE("raster models: 8.00 bits per dimension at initialisation, upper_layer
 TEST_CASE("raster models: the decoder stepped one pixel at a time equals the decoder on the whole image") {
   for (const models::Attention attention : kRasterAttention) {
     CAPTURE(attention);
-    core::Generator gen(23);
+    Generator gen(23);
     models::RasterTransformer model(raster_config(attention, 2), gen);
     model.to(Dtype::float64);
     randomize(model, 24);
@@ -381,7 +381,7 @@ TEST_CASE("raster models: the decoder stepped one pixel at a time equals the dec
 TEST_CASE("raster models: gradcheck of the whole model in float64") {
   for (const models::Attention attention : kRasterAttention) {
     CAPTURE(attention);
-    core::Generator gen(26);
+    Generator gen(26);
     models::ImageModelConfig config = raster_config(attention, 2);
     config.height = 3, config.width = 3, config.upper_layers = 0, config.row_layers = 2, config.encoder_layers = 1;
     models::RasterTransformer model(config, gen);
@@ -389,14 +389,14 @@ TEST_CASE("raster models: gradcheck of the whole model in float64") {
     randomize(model, 27);
     const core::Tensor images = random_images({2, 2, 3, 3}, 28);
     agtest::check_grad("raster model loss", [&](const std::vector<Tensor>&) {
-      core::Generator fixed(29);
+      Generator fixed(29);
       return model.loss(images, fixed);
     }, model.parameters(), {.full_jacobian = false, .projections = 4});
   }
 }
 
 TEST_CASE("each model class takes only its own configs, and make_image_model picks the class") {
-  core::Generator gen(30);
+  Generator gen(30);
   CHECK_THROWS_WITH_AS(models::AxialTransformer(raster_config(models::Attention::local1d), gen),
                        "[AxialTransformer] attention must be \"axial\", got \"local1d\" (a RasterTransformer; make_image_model picks the class)", Error);
   CHECK_THROWS_WITH_AS(models::RasterTransformer(tiny_config(), gen), doctest::Contains("got \"axial\" (an AxialTransformer"), Error);
@@ -410,7 +410,7 @@ TEST_CASE("each model class takes only its own configs, and make_image_model pic
 }
 
 TEST_CASE("the decoders' steps check their input, and a pixel decoder stops at the channel's end") {
-  core::Generator gen(31);
+  Generator gen(31);
   const models::RasterTransformer raster(raster_config(models::Attention::local1d), gen);
   NoGrad no_grad;
   models::RasterState state = raster.start_raster();
@@ -428,7 +428,7 @@ TEST_CASE("the decoders' steps check their input, and a pixel decoder stops at t
 }
 
 TEST_CASE("bad images are errors that say what was expected") {
-  core::Generator gen(17);
+  Generator gen(17);
   models::AxialTransformer model(tiny_config(), gen);
   CHECK_THROWS_WITH_AS(model.loss(core::zeros({2, 4, 6}, Dtype::uint8), gen), doctest::Contains("[AxialTransformer]"), Error);
   CHECK_THROWS_AS(model.loss(core::zeros({2, 4, 5}), gen), Error);                        // float pixels
@@ -436,18 +436,18 @@ TEST_CASE("bad images are errors that say what was expected") {
 }
 
 TEST_CASE("the Hessian-vector product of a small Axial Transformer's loss agrees with finite differences of its gradient") {
-  core::Generator gen(11);
+  Generator gen(11);
   models::AxialTransformer model(tiny_config(1), gen);
   model.to(Dtype::float64);
   randomize(model, 12);
   const Tensor images(random_images({2, 4, 5}, 13));
   const std::vector<Tensor> parameters = model.parameters();
   auto loss = [&] {
-    core::Generator channels(14);  // the same channels every time (one channel here anyway)
+    Generator channels(14);  // the same channels every time (one channel here anyway)
     return model.loss(images, channels);
   };
   std::vector<Tensor> direction;  // v: one random tensor per parameter
-  core::Generator draw(15);
+  Generator draw(15);
   for (const Tensor& p : parameters) direction.emplace_back(core::randn(p.shape(), draw, Dtype::float64));
   // H v: the gradient of <grad loss, v>, through a graph of the backward pass
   const std::vector<Tensor> first = grad({loss()}, parameters, {}, {.create_graph = true, .allow_unused = true});

@@ -20,7 +20,7 @@ void check_classifier(const std::string& what, models::Classifier& model, const 
 }  // namespace
 
 TEST_CASE("ViT: patches in raster order, each patch's pixels in raster order") {
-  core::Generator gen(1);
+  Generator gen(1);
   models::VisionTransformer vit(4, 6, {.patch = 2, .features = 4, .heads = 2, .layers = 1}, gen);
   const Tensor image(core::arange(0, 24, 1, Dtype::float32).reshape({1, 4, 6}));  // pixel (r, c) holds 6 r + c
   const Tensor patches = vit.patches(image);                                        // [1, 6, 4]
@@ -32,7 +32,7 @@ TEST_CASE("ViT: patches in raster order, each patch's pixels in raster order") {
 }
 
 TEST_CASE("classifiers: logits [B, 10] and gradchecks in float64 of a tiny ViT, GRU and LSTM reader") {
-  core::Generator gen(2);
+  Generator gen(2);
   const core::Tensor images = core::uniform({2, 4, 4}, 0, 1, gen, Dtype::float64);
   models::VisionTransformer vit(4, 4, {.patch = 2, .features = 4, .heads = 2, .layers = 1, .classes = 10}, gen);
   CHECK(vit.forward(models::pixels_to_unit(core::zeros({3, 4, 4}, Dtype::uint8))).shape() == Shape{3, 10});
@@ -46,7 +46,7 @@ TEST_CASE("classifiers: logits [B, 10] and gradchecks in float64 of a tiny ViT, 
 }
 
 TEST_CASE("classifiers: images of the wrong shape, a patch that does not divide the image, an unknown cell") {
-  core::Generator gen(3);
+  Generator gen(3);
   models::VisionTransformer vit(4, 4, {.patch = 2, .features = 4, .heads = 2, .layers = 1}, gen);
   CHECK_THROWS_WITH_AS(vit.forward(Tensor(core::zeros({2, 4, 6}))), doctest::Contains("expected images [B, 4, 4], got [2, 4, 6]"), Error);
   CHECK_THROWS_WITH_AS(models::VisionTransformer(28, 28, {.patch = 5}, gen), doctest::Contains("patch size (5)"), Error);

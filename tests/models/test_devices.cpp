@@ -9,7 +9,7 @@
 #include "tests/support/emulated_cuda.h"
 
 using namespace axiom;
-using core::Device;
+using axiom::Device;
 
 namespace {
 
@@ -22,7 +22,7 @@ models::ImageModelConfig device_config(models::Inner inner = models::Inner::tran
 }
 
 core::Tensor device_test_images(const models::ImageModelConfig& c) {
-  core::Generator gen(99);
+  Generator gen(99);
   return core::randint({8, c.channels, c.height, c.width}, 0, 256, gen, Dtype::uint8);
 }
 
@@ -90,7 +90,7 @@ StepTraffic traffic_of_one_step(models::Trainer& trainer) {
 // The traffic of the second training step (the first also makes Adam's state) of `config` on the
 // device, batches of 2 of 8 random images; printed with `what`.
 StepTraffic traffic_of_a_step(const models::ImageModelConfig& config, models::TrainingOptions options, const std::string& what) {
-  core::Generator gen(5);
+  Generator gen(5);
   const core::Tensor images = core::randint({8, config.height, config.width}, 0, 256, gen, Dtype::uint8);
   options.batch_size = 2, options.warmup_steps = 0;
   models::Trainer trainer(config, options, images, Device::cuda());
@@ -139,7 +139,7 @@ TEST_CASE("a training step of full attention over lines too long for shared memo
 }
 
 TEST_CASE("evaluation on the device gives the CPU's likelihood") {
-  core::Generator gen(4);
+  Generator gen(4);
   models::AxialTransformer model(device_config(), gen);
   model.eval();
   const core::Tensor images = device_test_images(device_config());
@@ -165,7 +165,7 @@ TEST_CASE("on the device the semi-parallel sampler makes exactly the naive sampl
     CAPTURE(inner);
     CAPTURE(relative);
     CAPTURE(attention);
-    core::Generator gen(9);
+    Generator gen(9);
     auto config = device_config(inner);
     config.dropout = 0, config.relative = relative, config.attention = attention, config.local_rows = 2, config.local_columns = 2;
     const std::unique_ptr<models::ImageModel> made = models::make_image_model(config, gen);

@@ -37,7 +37,7 @@ std::vector<models::ImageModelConfig> configs() {
 }
 
 core::Tensor images_for(const models::ImageModelConfig& c, int64_t n) {
-  core::Generator gen(99);
+  Generator gen(99);
   if (c.channels == 1) return core::randint({n, c.height, c.width}, 0, 256, gen, Dtype::uint8);
   return core::randint({n, c.channels, c.height, c.width}, 0, 256, gen, Dtype::uint8);
 }
@@ -61,7 +61,7 @@ TEST_SUITE("memory-budget") {
 TEST_CASE("a model made on the meta device has the CPU model's parameters, and nothing is drawn") {
   for (const models::ImageModelConfig& c : configs()) {
     CAPTURE(c.to_json());
-    core::Generator gen(1);
+    Generator gen(1);
     const std::unique_ptr<models::ImageModel> model = models::make_image_model(c, gen);
     const double cpu_before = static_cast<double>(core::allocation_stats(DeviceType::cpu).live_bytes);
     core::reset_allocation_peak();
@@ -95,7 +95,7 @@ TEST_CASE("the estimates are the measured peaks of training, evaluation and samp
     CHECK(recomputing_estimate >= 0.999 * recomputing);
     CHECK(recomputing_estimate <= 1.001 * recomputing);
 
-    core::Generator gen(1);
+    Generator gen(1);
     const std::unique_ptr<models::ImageModel> model = models::make_image_model(c, gen);
     model->eval();
     const double weights = static_cast<double>(model->parameter_count()) * 4;
@@ -200,13 +200,13 @@ TEST_CASE("a training step measured for the GPU allocates what the GPU allocates
     const core::Tensor images = images_for(c, 2);
     double gpu = 0;
     {
-      models::Trainer trainer(c, options, images, core::Device::cuda());
+      models::Trainer trainer(c, options, images, Device::cuda());
       trainer.step();  // Adam's moments
       core::reset_allocation_peak();
       trainer.step();
       gpu = static_cast<double>(core::allocation_stats(DeviceType::cuda).peak_bytes);  // the model and the optimizer's state too
     }
-    const double for_gpu = models::measured_training_cost(c, 2, {.device = core::Device::cuda()}).peak_bytes;
+    const double for_gpu = models::measured_training_cost(c, 2, {.device = Device::cuda()}).peak_bytes;
     CHECK(for_gpu >= 0.99 * gpu);  // the GPU's kernels keep a few hundred bytes of scratch (a reduction's partial sums)
     CHECK(for_gpu <= 1.01 * gpu);
     if (c.attention == models::Attention::local2d) {  // the CPU fuses local attention and keeps less
@@ -217,7 +217,7 @@ TEST_CASE("a training step measured for the GPU allocates what the GPU allocates
 
 TEST_CASE("check_fits on the GPU weighs the estimate against the GPU's free memory, not the machine's") {
   axiom::testing::ScopedEmulatedCuda emulated;  // a GPU of 4 GiB (core/cuda/emulator/memory.h)
-  const core::Device gpu = core::Device::cuda();
+  const Device gpu = Device::cuda();
   const core::MachineMemory memory = core::backend(gpu).memory();
   CHECK(memory.total == axiom::cuda_emulator::kDeviceBytes);
   const models::MemoryEstimate five_gib{.weights = 0, .activations = 5.0 * (1 << 30)};

@@ -29,7 +29,7 @@ models::TrainingOptions small_batches() {
 
 // 10 images: 2 batches of 4 per epoch (drop_last), so 6 steps cross two epoch boundaries.
 core::Tensor images_for(const models::ImageModelConfig& c, int64_t n = 10) {
-  core::Generator gen(99);
+  Generator gen(99);
   return core::randint({n, c.channels, c.height, c.width}, 0, 256, gen, Dtype::uint8);
 }
 
@@ -227,7 +227,7 @@ TEST_CASE("checkpoint: the model loads back from the directory or from its weigh
 
 TEST_CASE("evaluate_images: batches add up to the whole, and the mode is restored") {
   auto config = two_channel_config();
-  core::Generator gen(3);
+  Generator gen(3);
   models::AxialTransformer model(config, gen);
   const core::Tensor images = images_for(config, 5);
   model.eval();
@@ -323,7 +323,7 @@ models::ClassifierConfig tiny_vit() {
 }
 
 data::TensorDataset labelled_examples() {  // 10 images [4, 4] and their labels
-  core::Generator gen(5);
+  Generator gen(5);
   const core::Tensor images = core::randint({10, 4, 4}, 0, 256, gen, Dtype::uint8);
   const core::Tensor labels = core::randint({10}, 0, 10, gen, Dtype::int64);
   return {{Tensor(images), Tensor(labels)}};

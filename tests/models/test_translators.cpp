@@ -49,7 +49,7 @@ TEST_CASE("translator configs: JSON both ways, refused keys, and the ModelConfig
 TEST_CASE("translators: gradchecks of the loss in float64, with respect to every parameter") {
   for (const models::TranslatorKind kind : kKinds) {
     CAPTURE(models::name_of(kind));
-    core::Generator gen(3);
+    Generator gen(3);
     const std::unique_ptr<models::Translator> model = models::make_translator(tiny(kind), gen);
     model->to(Dtype::float64);
     const std::vector<Tensor> batch = examples();
@@ -59,7 +59,7 @@ TEST_CASE("translators: gradchecks of the loss in float64, with respect to every
 }
 
 TEST_CASE("the Transformer translator's logits at step t do not depend on the decoder's later inputs") {
-  core::Generator gen(4);
+  Generator gen(4);
   const models::TransformerTranslator model(tiny(models::TranslatorKind::transformer), gen);
   const Tensor source = examples()[0];
   const Tensor in = axiom::from_vector<int64_t>({5, 0, 1, 2, 5, 3, 3, 3, 5, 2, 1, 0}, {3, 4});
@@ -77,7 +77,7 @@ TEST_CASE("the Transformer translator's logits at step t do not depend on the de
 TEST_CASE("a translator's score: the scored tokens' cross-entropy, and the examples greedy decoding writes exactly") {
   for (const models::TranslatorKind kind : kKinds) {
     CAPTURE(models::name_of(kind));
-    core::Generator gen(5);
+    Generator gen(5);
     const std::unique_ptr<models::Translator> model = models::make_translator(tiny(kind), gen);
     const std::vector<Tensor> batch = examples();
     const models::Score score = model->batch_score(batch);

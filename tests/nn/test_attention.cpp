@@ -90,7 +90,7 @@ TEST_CASE("axial attention equals a loop reference along every axis of 1-D, 2-D 
           CAPTURE(axis);
           CAPTURE(masked);
           CAPTURE(relative);
-          core::Generator gen(11);
+          Generator gen(11);
           nn::AxialAttention attention(8, 2, axis, gen, {.masked = masked, .relative_distance = relative});
           const core::Tensor x = core::randn(shape, gen);
           check_close(attention(Tensor(x)).data(), attention_reference(attention, x, axis), 1e-4, 1e-5);
@@ -101,14 +101,14 @@ TEST_CASE("axial attention equals a loop reference along every axis of 1-D, 2-D 
 }
 
 TEST_CASE("a negative axis counts spatial axes from the end") {
-  core::Generator gen(3);
+  Generator gen(3);
   nn::AxialAttention last(8, 2, -2, gen);
   const core::Tensor x = core::randn({2, 3, 4, 8}, gen);
   check_close(last(Tensor(x)).data(), attention_reference(last, x, 2), 1e-4, 1e-5);
 }
 
 TEST_CASE("attention rejects a bad axis, heads or input shape") {
-  core::Generator gen(1);
+  Generator gen(1);
   CHECK_THROWS_WITH_AS(nn::AxialAttention(8, 3, 1, gen), doctest::Contains("multiple of heads"), Error);
   CHECK_THROWS_AS(nn::AxialAttention(8, 2, 0, gen), Error);
   nn::AxialAttention attention(8, 2, 2, gen);
@@ -123,7 +123,7 @@ TEST_CASE("masked axial attention is causal along its axis and keeps other lines
   for (auto [axis, relative] : {std::pair<int64_t, int64_t>{1, 0}, {2, 0}, {1, 2}, {2, 1}}) {
     CAPTURE(axis);
     CAPTURE(relative);
-    core::Generator gen(21);
+    Generator gen(21);
     nn::AxialAttention attention(8, 2, axis, gen, {.masked = true, .relative_distance = relative});
     attention.to(Dtype::float64);
     const core::Shape grid{1, 4, 5};
@@ -152,7 +152,7 @@ TEST_CASE("masked axial attention is causal along its axis and keeps other lines
 }
 
 TEST_CASE("unmasked axial attention sees its whole line and nothing else") {
-  core::Generator gen(22);
+  Generator gen(22);
   nn::AxialAttention attention(8, 2, 1, gen);
   attention.to(Dtype::float64);
   const Tensor x(core::randn({1, 4, 3, 8}, gen, Dtype::float64), true);
@@ -205,7 +205,7 @@ TEST_CASE("masked attention stepped one position at a time with a cache equals t
         CAPTURE(axiom::test::str(shape));
         CAPTURE(axis);
         CAPTURE(relative);
-        core::Generator gen(31);
+        Generator gen(31);
         nn::AxialAttention attention(8, 2, axis, gen, {.masked = true, .relative_distance = relative});
         attention.to(Dtype::float64);
         CHECK(largest_step_error(attention, core::randn(shape, gen, Dtype::float64), axis) < 1e-10);
@@ -215,7 +215,7 @@ TEST_CASE("masked attention stepped one position at a time with a cache equals t
 }
 
 TEST_CASE("a masked transformer block stepped with a cache equals the full forward along a row") {
-  core::Generator gen(32);
+  Generator gen(32);
   const auto block = nn::masked_transformer_block(8, /*axis=*/2, gen, {.heads = 2, .ff_multiple = 2});
   block->to(Dtype::float64);
   const core::Tensor x = core::randn({2, 3, 7, 8}, gen, Dtype::float64);  // [B, H, W, D]: 6 rows of 7
@@ -223,7 +223,7 @@ TEST_CASE("a masked transformer block stepped with a cache equals the full forwa
 }
 
 TEST_CASE("forward_step refuses unmasked attention, recording a graph, a wrong input and a full cache") {
-  core::Generator gen(33);
+  Generator gen(33);
   nn::AxialAttention masked(8, 2, 1, gen, {.masked = true}), unmasked(8, 2, 1, gen);
   nn::AttentionCache cache(2);
   const Tensor x_t(core::randn({3, 8}, gen));

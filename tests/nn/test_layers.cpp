@@ -17,20 +17,20 @@ template <typename Forward>
 void check_module(const std::string& what, nn::Module& module, const core::Tensor& x, Forward forward,
                   GradcheckOptions options = {}) {
   module.to(Dtype::float64);
-  std::vector<Tensor> inputs{Tensor(x, core::is_floating(x.dtype()))};
+  std::vector<Tensor> inputs{Tensor(x, is_floating(x.dtype()))};
   for (const Tensor& p : module.parameters()) inputs.push_back(p);
   check_grad(what, [&](const std::vector<Tensor>& in) { return forward(in[0]); }, inputs, options);
 }
 
 core::Tensor randn64(const core::Shape& shape, uint64_t seed) {
-  core::Generator gen(seed);
+  Generator gen(seed);
   return core::randn(shape, gen, Dtype::float64);
 }
 
 }  // namespace
 
 TEST_CASE("Dense is x @ W + b over the last axis of any rank") {
-  core::Generator gen(1);
+  Generator gen(1);
   nn::Dense dense(3, 2, gen);
   const core::Tensor x = core::randn({2, 2, 3}, gen);
   const std::vector<double> xs = values_of(x), w = values_of(dense.weight.data()), b = values_of(dense.bias.data());
@@ -63,7 +63,7 @@ double standard_deviation(const core::Tensor& t) {
 }  // namespace
 
 TEST_CASE("Dense starts uniform in +-s (weights and biases) or normal with deviation s and zero biases, s = scale / sqrt(in)") {
-  core::Generator gen(2);
+  Generator gen(2);
   const int64_t in = 256, out = 128;
   const double s = 1 / std::sqrt(static_cast<double>(in));
   const nn::Dense uniform(in, out, gen);
@@ -81,7 +81,7 @@ TEST_CASE("Dense starts uniform in +-s (weights and biases) or normal with devia
 }
 
 TEST_CASE("gradcheck: Dense, LayerNorm, Embedding, Dropout") {
-  core::Generator gen(2);
+  Generator gen(2);
   nn::Dense dense(3, 4, gen);
   check_module("Dense", dense, randn64({2, 3, 3}, 1), [&](const Tensor& x) { return dense(x); });
   nn::LayerNorm norm(4);
@@ -92,7 +92,7 @@ TEST_CASE("gradcheck: Dense, LayerNorm, Embedding, Dropout") {
   nn::Dropout drop(0.5);
   drop.train();
   check_module("Dropout", drop, randn64({4, 4}, 3), [&](const Tensor& x) {
-    core::Generator fixed(9);  // the same mask for every call
+    Generator fixed(9);  // the same mask for every call
     return dropout(x, 0.5, true, fixed);
   });
   drop.eval();
@@ -107,7 +107,7 @@ TEST_CASE("gradcheck: axial attention, masked and unmasked, along each axis, wit
         CAPTURE(axis);
         CAPTURE(masked);
         CAPTURE(relative);
-        core::Generator gen(3);
+        Generator gen(3);
         nn::AxialAttention attention(4, 2, axis, gen, {.masked = masked, .relative_distance = relative});
         check_module("AxialAttention", attention, randn64({1, 3, 2, 4}, 4), [&](const Tensor& x) { return attention(x); });
       }
@@ -116,7 +116,7 @@ TEST_CASE("gradcheck: axial attention, masked and unmasked, along each axis, wit
 }
 
 TEST_CASE("gradcheck: attention, feed-forward and transformer blocks") {
-  core::Generator gen(4);
+  Generator gen(4);
   nn::AttentionBlock attention(4, 2, gen, {.heads = 2});
   check_module("AttentionBlock", attention, randn64({1, 2, 3, 4}, 5), [&](const Tensor& x) { return attention(x); });
   nn::FeedforwardBlock feedforward(4, gen, {.ff_multiple = 2});
@@ -126,14 +126,14 @@ TEST_CASE("gradcheck: attention, feed-forward and transformer blocks") {
 }
 
 TEST_CASE("blocks with output_init_scale 0 start as the identity") {
-  core::Generator gen(5);
+  Generator gen(5);
   nn::TransformerBlock block(8, 2, gen, {.heads = 2, .output_init_scale = 0});
   const Tensor x(core::randn({2, 3, 4, 8}, gen));
   CHECK(core::sum(core::ne(block(x).data(), x.data())).item() == 0);
 }
 
 TEST_CASE("factorized position embeddings add one table per axis") {
-  core::Generator gen(6);
+  Generator gen(6);
   nn::FactorizedPositionEmbedding position({2, 3}, 4, gen, 1.0);
   const core::Tensor grid = position.embeddings().data();  // [2, 3, 4]
   for (int64_t i = 0; i < 2; ++i) {
@@ -169,7 +169,7 @@ TEST_CASE("shift_right and shift_down move one step along W and H") {
 }
 
 TEST_CASE("LSTM: one step follows the cell equations, a sequence equals its steps, gradcheck") {
-  core::Generator gen(7);
+  Generator gen(7);
   nn::LSTM lstm(3, 2, gen);
   lstm.to(Dtype::float64);
   const core::Tensor x = randn64({2, 4, 3}, 10);
@@ -204,7 +204,7 @@ TEST_CASE("LSTM: one step follows the cell equations, a sequence equals its step
 }
 
 TEST_CASE("GRU: one step follows the gate equations, a sequence equals its steps, gradcheck") {
-  core::Generator gen(8);
+  Generator gen(8);
   nn::GRU gru(3, 2, gen);
   gru.to(Dtype::float64);
   const core::Tensor x = randn64({2, 4, 3}, 11), h0 = randn64({2, 2}, 12);

@@ -163,7 +163,7 @@ TEST_CASE("local_first_visible: no position before it is visible, and it bounds 
 TEST_CASE("masked attention with local blocks, stepped in raster order with a cache, equals the whole forward") {
   for (const nn::LocalBlocks blocks : {nn::LocalBlocks{.rows = 1, .columns = 3}, nn::LocalBlocks{.rows = 2, .columns = 2}}) {
     CAPTURE(blocks.rows);
-    core::Generator gen(8);
+    Generator gen(8);
     nn::AxialAttention attention(8, 2, -2, gen, {.masked = true, .local = blocks});
     attention.to(Dtype::float64);
     const int64_t rows = blocks.rows == 1 ? 1 : 3, columns = blocks.rows == 1 ? 8 : 5;
@@ -181,7 +181,7 @@ TEST_CASE("masked attention with local blocks, stepped in raster order with a ca
 }
 
 TEST_CASE("local attention refuses unmasked or relative layers, another axis, a line without a grid, and a cache without a width") {
-  core::Generator gen(9);
+  Generator gen(9);
   const nn::LocalBlocks blocks{.rows = 2, .columns = 2};
   CHECK_THROWS_WITH_AS(nn::AxialAttention(8, 2, -2, gen, {.local = blocks}), doctest::Contains("masked"), Error);
   CHECK_THROWS_WITH_AS(nn::AxialAttention(8, 2, -2, gen, {.masked = true, .relative_distance = 2, .local = blocks}),

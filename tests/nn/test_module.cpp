@@ -8,7 +8,7 @@ using namespace axiom;
 
 namespace {
 struct Tiny : nn::Module {
-  explicit Tiny(core::Generator& gen)
+  explicit Tiny(Generator& gen)
       : blocks(register_module("blocks", std::make_shared<nn::ModuleList<nn::TransformerBlock>>())),
         head(register_module("head", std::make_shared<nn::Dense>(4, 3, gen))),
         drop(register_module("drop", std::make_shared<nn::Dropout>(0.5))) {
@@ -21,7 +21,7 @@ struct Tiny : nn::Module {
 }  // namespace
 
 TEST_CASE("parameters have dotted hierarchical names in registration order") {
-  core::Generator gen(1);
+  Generator gen(1);
   Tiny tiny(gen);
   const nn::NamedParameters named = tiny.named_parameters();
   REQUIRE(named.size() == 2 * 12 + 2);
@@ -36,14 +36,14 @@ TEST_CASE("parameters have dotted hierarchical names in registration order") {
 }
 
 TEST_CASE("the same seed gives the same model") {
-  core::Generator a(5), b(5), c(6);
+  Generator a(5), b(5), c(6);
   Tiny one(a), two(b), three(c);
   CHECK(core::sum(core::ne(one.head->weight.data(), two.head->weight.data())).item() == 0);
   CHECK(core::sum(core::ne(one.head->weight.data(), three.head->weight.data())).item() > 0);
 }
 
 TEST_CASE("train and eval reach every submodule") {
-  core::Generator gen(2);
+  Generator gen(2);
   Tiny tiny(gen);
   tiny.eval();
   CHECK_FALSE(tiny.drop->is_training());
@@ -72,7 +72,7 @@ TEST_CASE("registering a name twice or a dotted name or an undefined or differen
 }
 
 TEST_CASE("state round trip, to(dtype), and load_state errors name the entries") {
-  core::Generator g1(3), g2(4);
+  Generator g1(3), g2(4);
   Tiny source(g1), target(g2);
   target.load_state(source.state());
   for (size_t i = 0; i < source.parameters().size(); ++i) {
@@ -93,7 +93,7 @@ TEST_CASE("state round trip, to(dtype), and load_state errors name the entries")
 }
 
 TEST_CASE("save and load through a safetensors file") {
-  core::Generator g1(7), g2(8);
+  Generator g1(7), g2(8);
   Tiny source(g1), target(g2);
   const std::string path = (std::filesystem::temp_directory_path() / "axiom_nn_module_test.safetensors").string();
   source.save(path);

@@ -20,7 +20,7 @@
 
 namespace axiom::optest {
 
-using core::Dtype;
+using axiom::Dtype;
 using core::Shape;
 using Values = std::map<std::string, std::vector<double>>;  // parameter name -> elements, row-major
 

@@ -31,7 +31,7 @@ class ScopedEmulatedCuda {
  public:
   explicit ScopedEmulatedCuda(ThreadOrder order = ThreadOrder::forward, int64_t most_blocks = 65536, uint64_t seed = 1,
                               int64_t longest_warp_row = 1024)
-      : previous_(core::register_backend(core::DeviceType::cuda, cuda_emulator::make_backend())),
+      : previous_(core::register_backend(DeviceType::cuda, cuda_emulator::make_backend())),
         previous_order_(cuda_emulator::thread_order()),
         previous_most_blocks_(cuda_emulator::most_blocks()),
         previous_longest_warp_row_(cuda_emulator::longest_warp_row()) {
@@ -43,7 +43,7 @@ class ScopedEmulatedCuda {
     cuda_emulator::set_thread_order(previous_order_);
     cuda_emulator::set_most_blocks(previous_most_blocks_);
     cuda_emulator::set_longest_warp_row(previous_longest_warp_row_);
-    core::register_backend(core::DeviceType::cuda, std::move(previous_));
+    core::register_backend(DeviceType::cuda, std::move(previous_));
   }
   ScopedEmulatedCuda(const ScopedEmulatedCuda&) = delete;
   ScopedEmulatedCuda& operator=(const ScopedEmulatedCuda&) = delete;
@@ -75,7 +75,7 @@ inline std::map<std::string, int64_t> cublas_calls_between(const cuda_emulator::
 }
 
 // Whether the real CUDA backend can run here (a CUDA build on a machine with a GPU).
-inline bool real_cuda_available() { return core::backend(core::Device::cuda()).available(); }
+inline bool real_cuda_available() { return core::backend(Device::cuda()).available(); }
 
 // The emulated schedules every device test runs under: threads (and blocks) in order, as on the
 // GPU; then in reverse with grids capped at 2 blocks, so that every grid-stride loop wraps around,

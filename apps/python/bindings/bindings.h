@@ -97,7 +97,7 @@ T cast_or_type_error(const py::handle& value, const char* what) {
 }
 
 // A `generator=None` argument: the given generator, or the process-wide default one.
-inline Generator& generator_or_default(Generator* gen) { return gen ? *gen : core::default_generator(); }
+inline Generator& generator_or_default(Generator* gen) { return gen ? *gen : default_generator(); }
 
 // A Python value as a Tensor: a Tensor itself, or anything NumPy turns into an array (a number, a
 // list, an array), copied, with `like`'s dtype and device when given (the other operand of `x + 2`).

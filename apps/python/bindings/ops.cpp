@@ -144,7 +144,7 @@ void bind_factories(py::module_& m) {
       .def(py::init<uint64_t>(), py::arg("seed") = 0)
       .def_property_readonly("seed", by_reference(&Generator::seed))
       .def_property_readonly("offset", by_reference(&Generator::offset));
-  m.def("manual_seed", &core::manual_seed, py::arg("seed"), "reseeds the generator used when none is passed");
+  m.def("manual_seed", &manual_seed, py::arg("seed"), "reseeds the generator used when none is passed");
   const auto shape = [](const py::object& value, const char* op) { return shape_of(value, op); };
   m.def("zeros", [shape](const py::object& s, Dtype dtype, const Device& device) { return zeros(shape(s, "zeros"), dtype, device); },
         py::arg("shape"), py::arg("dtype") = Dtype::float32, py::arg("device") = Device::cpu());

@@ -2,7 +2,7 @@
 // for the GPU (grid.h), the CUDA runtime (memory.h, include/cuda_runtime.h) and cuBLAS
 // (include/cublas_v2.h). See README.md for what running the kernels here proves, and what not.
 //
-//   core::register_backend(core::DeviceType::cuda, cuda_emulator::make_backend());
+//   core::register_backend(DeviceType::cuda, cuda_emulator::make_backend());
 //   // from here on, every op on a cuda tensor runs core/cuda's own kernels, on the CPU
 #pragma once
 
