@@ -1,14 +1,31 @@
-// The scalar formulas of the elementwise ops whose math is more than one call, written once for
-// both backends: core/cpu/elementwise.cpp maps them over tensors on the host, and
+// The scalar formulas of the elementwise ops whose math is more than one call, and the conversion
+// between dtypes, written once for both backends: core/cpu/elementwise.cpp maps them over tensors on the host, and
 // core/cuda/elementwise.cu runs the same functions in GPU threads.
 //
 // `Math` supplies exp_of, erf_of and tanh_of: the CPU passes its vectorisable float versions
 // (core/cpu/fast_math.h), the GPU CUDA's own functions.
 #pragma once
 
+#include <limits>
+#include <type_traits>
+
 #include "core/host_device.h"
 
 namespace axiom::core::formulas {
+
+// Converts one value. Floating to integer truncates toward zero and saturates at the target's
+// limits (NaN becomes 0): C++ leaves out-of-range conversions undefined, so we define them.
+template <typename To, typename From>
+AXIOM_HOST_DEVICE To convert(From value) {
+  if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
+    if (value != value) return To(0);  // NaN
+    constexpr auto lowest = static_cast<From>(std::numeric_limits<To>::lowest());
+    constexpr auto highest = static_cast<From>(std::numeric_limits<To>::max());
+    if (value <= lowest) return std::numeric_limits<To>::lowest();
+    if (value >= highest) return std::numeric_limits<To>::max();
+  }
+  return static_cast<To>(value);
+}
 
 constexpr double kInvSqrt2 = 0.7071067811865476;     // 1 / sqrt(2)
 constexpr double kInvSqrt2Pi = 0.3989422804014327;   // 1 / sqrt(2 pi): the normal density at 0

@@ -17,20 +17,6 @@ namespace AXIOM_CUDA_NAMESPACE {
 
 namespace {
 
-// Converts one value as the CPU does (core/cpu/elementwise.cpp): floating to integer truncates toward
-// zero and saturates at the target's limits; NaN becomes 0.
-template <typename To, typename From>
-__device__ To convert(From value) {
-  if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
-    if (value != value) return To(0);
-    constexpr auto lowest = static_cast<From>(std::numeric_limits<To>::lowest());
-    constexpr auto highest = static_cast<From>(std::numeric_limits<To>::max());
-    if (value <= lowest) return std::numeric_limits<To>::lowest();
-    if (value >= highest) return std::numeric_limits<To>::max();
-  }
-  return static_cast<To>(value);
-}
-
 template <typename T>
 struct FillBody {
   T* out;
@@ -43,9 +29,10 @@ template <typename To, typename From>
 struct CopyBody {
   const From* src;
   To* dst;
-  __device__ void operator()(const Offsets<2>& at) const { dst[at.of[0]] = convert<To>(src[at.of[1]]); }
+  __device__ void operator()(const Offsets<2>& at) const { dst[at.of[0]] = formulas::convert<To>(src[at.of[1]]); }
   __device__ void four(int64_t i) const {
     const Four<From> s = load_four(src + i);
+    using formulas::convert;
     store_four(dst + i, Four<To>{{convert<To>(s.v[0]), convert<To>(s.v[1]), convert<To>(s.v[2]), convert<To>(s.v[3])}});
   }
 };
