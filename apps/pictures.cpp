@@ -94,7 +94,7 @@ Tensor image_grid(const Tensor& images, int64_t columns, int64_t padding, uint8_
     const int64_t left = padding + (i % grid_columns) * (width + padding);
     core::copy_into(tiles.images.select(0, i), grid.narrow(0, top, height).narrow(1, left, width));
   }
-  return grid;
+  return Tensor(grid);
 }
 
 }  // namespace axiom::apps

@@ -35,7 +35,8 @@ class Tensor {
  public:
   Tensor() = default;  // undefined
   // A leaf holding `data`. Pass requires_grad = true for a value you want the gradient of.
-  Tensor(core::Tensor data, bool requires_grad = false);
+  // Explicit: a core value becomes a user value only where the code says so.
+  explicit Tensor(core::Tensor data, bool requires_grad = false);
 
   bool defined() const { return impl_ != nullptr; }
   const core::Tensor& data() const;  // the numbers (shares memory; autograd never sees changes made through it)

@@ -54,7 +54,7 @@ ImageDataset read_cifar(const std::vector<std::string>& files, int label_bytes) 
     }
   }
   if (n != total) throw Error("cifar", "the files changed while being read (", n, " of ", total, " records)");
-  return {images, labels};
+  return {Tensor(images), Tensor(labels)};
 }
 
 }  // namespace axiom::data

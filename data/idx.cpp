@@ -83,7 +83,7 @@ Tensor read_idx(const std::string& path) {
   core::Tensor out = core::empty(shape, Dtype::uint8);  // [d0, ..., dR-1]
   stream->read(out.data<uint8_t>(), count, "idx", "elements");
   stream->expect_end("idx");
-  return out;
+  return Tensor(out);
 }
 
 ImageDataset read_idx_dataset(const std::string& images_path, const std::string& labels_path, int64_t classes) {
@@ -102,7 +102,7 @@ ImageDataset read_idx_dataset(const std::string& images_path, const std::string&
                   ") is not below the ", classes, " classes");
     }
   }
-  return {images, labels.to(Dtype::int64)};
+  return {Tensor(images), Tensor(labels.to(Dtype::int64))};
 }
 
 // MNIST and Fashion-MNIST share their file names: {train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz].

@@ -238,7 +238,7 @@ std::string descr_of(Dtype dtype) {
 
 Tensor read_npy(const std::string& path) {
   auto stream = open_file(path, "npy");
-  return read_npy_stream(*stream);
+  return Tensor(read_npy_stream(*stream));
 }
 
 std::map<std::string, Tensor> read_npz(const std::string& path) {
@@ -253,7 +253,7 @@ std::map<std::string, Tensor> read_npz(const std::string& path) {
     if (key.size() > 4 && key.ends_with(".npy")) key.resize(key.size() - 4);
     if (arrays.count(key)) throw Error("npz", origin, ": the array '", key, "' appears twice");
     auto stream = open_zip_member(archive.get(), index, origin + " member " + quoted(member.name), member.size, "npz");
-    arrays[key] = read_npy_stream(*stream);
+    arrays[key] = Tensor(read_npy_stream(*stream));
   }
   return arrays;
 }

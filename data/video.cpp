@@ -65,7 +65,7 @@ Tensor moving_objects(const Tensor& images, int64_t count, int64_t frames, int64
       }
     }
   }
-  return out;
+  return Tensor(out);
 }
 
 }  // namespace axiom::data

@@ -42,7 +42,7 @@ void bench_matmul_backward(const Reporter& reporter) {
   const int64_t n = 512;
   Generator gen(6);
   const Tensor a(core::randn({n, n}, gen), true), b(core::randn({n, n}, gen), true);
-  const core::Tensor seed = core::ones({n, n});
+  const Tensor seed = ones({n, n});
   const double forward = seconds_per_call([&] { matmul(a, b); }, 9, 0.1);
   const double both = seconds_per_call([&] {
     a.zero_grad(), b.zero_grad();  // as in training: each step's gradient starts from nothing

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "apps/bench/bench.h"
+#include "autograd/factory.h"
 #include "core/core.h"
 #include "nn/nn.h"
 
@@ -38,7 +39,7 @@ void bench_relative(const Reporter& reporter, Generator& gen) {
                                                          {"skewed", nn::relative_logits_skewed}};
   for (int64_t length : {64, 256, 1024}) {
     const Tensor q(core::randn({4, 4, length, 32}, gen), true), table(core::randn({129, 32}, gen), true);
-    const core::Tensor seed = core::ones({4, 4, length, length});
+    const Tensor seed = ones({4, 4, length, length});
     for (const auto& [way, logits] : ways) {
       auto forward_backward = [&] {
         q.zero_grad();
@@ -79,7 +80,7 @@ void bench_layers(const Reporter& reporter) {
                    .baseline = {}, .baseline_name = {}});
 
   const Tensor x(core::randn({kBatch, kSide, kSide, kFeatures}, gen), true);
-  const core::Tensor seed = core::ones(x.shape());
+  const Tensor seed = ones(x.shape());
   for (int64_t axis : {1, 2}) {
     nn::AxialAttention attention(kFeatures, kHeads, axis, gen);
     const std::string name = "attention_axis" + std::to_string(axis);

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "apps/bench/bench.h"
+#include "autograd/factory.h"
 #include "apps/commands.h"
 #include "core/core.h"
 #include "models/models.h"
@@ -73,8 +74,8 @@ void bench_sample(const Reporter& reporter, const SampleBenchOptions& options) {
   for (const int64_t batch : {int64_t{1}, int64_t{16}}) {
     const core::Shape shape = config.channels == 1 ? core::Shape{batch, config.height, config.width}
                                                    : core::Shape{batch, config.channels, config.height, config.width};
-    const core::Tensor images = core::randint(shape, 0, 256, gen, Dtype::uint8).to(device);
-    const core::Tensor channel = core::zeros({batch}, Dtype::int64, device);
+    const Tensor images(core::randint(shape, 0, 256, gen, Dtype::uint8).to(device));
+    const Tensor channel = zeros({batch}, Dtype::int64, device);
     const double evaluation = seconds_per_call([&] {
       NoGrad no_grad;
       model->logits(images, channel);

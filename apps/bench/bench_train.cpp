@@ -117,7 +117,7 @@ void bench_train(const Reporter& reporter, const TrainBenchOptions& options, Com
   Generator gen(11);
   const core::Shape image_shape = config.channels == 1 ? core::Shape{4 * batch, config.height, config.width}
                                                        : core::Shape{4 * batch, config.channels, config.height, config.width};
-  const core::Tensor images = core::randint(image_shape, 0, 256, gen, Dtype::uint8);
+  const Tensor images(core::randint(image_shape, 0, 256, gen, Dtype::uint8));
   models::TrainingOptions training;
   training.data = "random images", training.batch_size = batch, training.warmup_steps = 0;
   models::Trainer trainer(config, training, images,

@@ -101,7 +101,7 @@ void draw_attention(const models::Translator& model, const Strings& strings, con
       picture.set({r, c}, std::round(255 * (1 - weights.at({r / zoom, c / zoom}))));
     }
   }
-  apps::write_png(path, picture);
+  apps::write_png(path, Tensor(picture));
   std::printf("attention of the decoder over \"");
   for (int64_t x : strings.digits[0]) std::printf("%lld", static_cast<long long>(x));
   std::printf("\" written to %s (rows: output digits and the end token, columns: input digits)\n", path.c_str());

@@ -36,7 +36,7 @@ struct Workspace {
     std::ofstream(config()) << R"({"height": 3, "width": 4, "features": 8, "heads": 2, "upper_layers": 2, "row_layers": 1,
                                  "ff_multiple": 2})";
     Generator gen(5);
-    data::write_npy(data(), core::randint({40, 3, 4}, 0, 256, gen, Dtype::uint8));
+    data::write_npy(data(), Tensor(core::randint({40, 3, 4}, 0, 256, gen, Dtype::uint8)));
   }
   ~Workspace() {
     std::error_code ignored;

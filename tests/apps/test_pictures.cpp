@@ -28,7 +28,7 @@ namespace {
 Tensor counting(const Shape& shape) {
   std::vector<uint8_t> values(static_cast<size_t>(core::numel(shape)));
   for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<uint8_t>(i % 251);
-  return core::from_vector(values, shape);
+  return Tensor(core::from_vector(values, shape));
 }
 
 // The grid written out by hand: every pixel starts as `pad`, then pixel (y, x) of channel c of
@@ -168,7 +168,7 @@ TEST_CASE("image_grid shows each sample's frames as one row and caps the columns
 }
 
 TEST_CASE("image_grid errors name the values") {
-  CHECK_THROWS_WITH_AS(apps::image_grid(core::zeros({2, 3, 3}), 2), doctest::Contains("float32 [2, 3, 3]"), Error);
+  CHECK_THROWS_WITH_AS(apps::image_grid(Tensor(core::zeros({2, 3, 3})), 2), doctest::Contains("float32 [2, 3, 3]"), Error);
   CHECK_THROWS_WITH_AS(apps::image_grid(counting({3, 3}), 2), doctest::Contains("uint8 [3, 3]"), Error);
   CHECK_THROWS_WITH_AS(apps::image_grid(counting({0, 3, 3}), 2), doctest::Contains("no pixels"), Error);
   CHECK_THROWS_WITH_AS(apps::image_grid(counting({2, 3, 3}), 0), doctest::Contains("columns = 0"), Error);
@@ -191,7 +191,7 @@ TEST_CASE("write_png files read back pixel for pixel, grey and RGB") {
   // RGB: channels last, from a channels-first tensor; every value 0..255 appears.
   std::vector<uint8_t> values(3 * 16 * 16);
   for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<uint8_t>((i * 37) % 256);
-  const Tensor rgb = core::from_vector(values, {3, 16, 16}).permute({1, 2, 0});  // [16, 16, 3]
+  const Tensor rgb(core::from_vector(values, {3, 16, 16}).permute({1, 2, 0}));  // [16, 16, 3]
   apps::write_png(dir.file("rgb.png"), rgb);
   const Decoded c = read_png(dir.file("rgb.png"));
   CHECK(c.width == 16);
@@ -208,7 +208,7 @@ TEST_CASE("write_png files read back pixel for pixel, grey and RGB") {
 TEST_CASE("write_png errors name the file and the values") {
   const TempDir dir;
   const std::string path = dir.file("bad.png");
-  CHECK_THROWS_WITH_AS(apps::write_png(path, core::zeros({4, 4})), doctest::Contains("got float32 [4, 4]"), Error);
+  CHECK_THROWS_WITH_AS(apps::write_png(path, Tensor(core::zeros({4, 4}))), doctest::Contains("got float32 [4, 4]"), Error);
   CHECK_THROWS_WITH_AS(apps::write_png(path, counting({4, 4, 2})), doctest::Contains("got uint8 [4, 4, 2]"), Error);
   CHECK_THROWS_WITH_AS(apps::write_png(path, counting({0, 4})), doctest::Contains("0 x 4 pixels"), Error);
   CHECK_THROWS_WITH_AS(apps::write_png(dir.file("no/such/dir/a.png"), counting({4, 4})),

@@ -58,7 +58,7 @@ Result forward_backward(const OpCase& c, Device device) {
   const std::vector<Tensor> leaves = inputs_on(c, device);
   const Tensor y = c.f(leaves);
   Generator gen(77);
-  y.backward(core::randn(y.shape(), gen, Dtype::float64).to(device));
+  y.backward(Tensor(core::randn(y.shape(), gen, Dtype::float64).to(device)));
   Result result{y.data().to(Device::cpu()), {}};
   for (const Tensor& leaf : leaves) {
     if (leaf.requires_grad()) result.grads.push_back(leaf.grad().data().to(Device::cpu()));

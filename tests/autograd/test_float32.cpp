@@ -37,7 +37,7 @@ void check_float32(const Case& c, uint64_t seed) {
   }
   const axiom::Tensor y64 = c.fn(in64), y32 = c.fn(in32);
   REQUIRE(y32.dtype() == Dtype::float32);
-  const core::Tensor grad = uniform64(y64.shape(), seed);
+  const axiom::Tensor grad(uniform64(y64.shape(), seed));
   y64.backward(grad);
   y32.backward(grad.to(Dtype::float32));
   for (size_t i = 0; i < in32.size(); ++i) {

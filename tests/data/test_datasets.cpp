@@ -3,6 +3,7 @@
 
 #include <filesystem>
 
+#include "autograd/factory.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
 #include "core/ops.h"
@@ -18,14 +19,14 @@ TEST_CASE("load_images: a .npy file holds out its last tenth as the test split")
   data::testing::ScratchDir dir;
   const std::string path = dir.file("images.npy");
   Generator gen(1);
-  const core::Tensor all = core::randint({25, 2, 3, 4}, 0, 256, gen, Dtype::uint8);
+  const Tensor all(core::randint({25, 2, 3, 4}, 0, 256, gen, Dtype::uint8));
   data::write_npy(path, all);
   const Tensor train = data::load_images(path, "train"), test = data::load_images(path, "test");
   CHECK(train.shape() == core::Shape{23, 2, 3, 4});
   CHECK(test.shape() == core::Shape{2, 2, 3, 4});
   CHECK(concat({train, test}, 0).to_vector<int64_t>() == all.to_vector<int64_t>());
 
-  data::write_npy(path, core::zeros({25, 3}, Dtype::float32));
+  data::write_npy(path, axiom::zeros({25, 3}, Dtype::float32));
   CHECK(data::testing::error_of([&] { data::load_images(path, "train"); }) ==
         "[dataset] '" + path + "' must hold uint8 images [N, H, W] or [N, C, H, W], got float32 [25, 3]");
 }

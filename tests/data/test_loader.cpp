@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "autograd/factory.h"
 #include "core/factory.h"
 #include "data/loader.h"
 #include "helpers.h"
@@ -17,7 +18,7 @@ namespace {
 data::TensorDataset numbered(int64_t n) {
   std::vector<float> rows;
   for (int64_t i = 0; i < n; ++i) rows.push_back(static_cast<float>(i)), rows.push_back(static_cast<float>(-i));
-  return {{core::from_vector(rows, {n, 2}), core::arange(n)}};
+  return {{axiom::from_vector(rows, {n, 2}), axiom::arange(n)}};
 }
 
 // The example ids of every batch of one epoch (one loop), checking that the columns agree.
@@ -105,7 +106,7 @@ TEST_CASE("DataLoader can leave an epoch early and start another") {
 }
 
 TEST_CASE("DataLoader takes an ImageDataset: images and labels") {
-  data::ImageDataset set{core::zeros({6, 2, 2}, Dtype::uint8), core::arange(6)};
+  data::ImageDataset set{axiom::zeros({6, 2, 2}, Dtype::uint8), axiom::arange(6)};
   data::DataLoader loader(set, {.batch_size = 3});
   for (const data::Batch& batch : loader) {
     CHECK(batch[0].shape() == core::Shape{3, 2, 2});
@@ -116,7 +117,7 @@ TEST_CASE("DataLoader takes an ImageDataset: images and labels") {
 TEST_CASE("DataLoader rejects bad options and mismatched columns") {
   CHECK(error_of([] { data::DataLoader(numbered(4), {.batch_size = 0}); }).find("batch_size must be positive, got 0") != std::string::npos);
   CHECK(error_of([] { data::DataLoader(data::TensorDataset{}); }).find("no columns") != std::string::npos);
-  data::TensorDataset mismatched{{core::zeros({4, 2}), core::arange(5)}};
+  data::TensorDataset mismatched{{axiom::zeros({4, 2}), axiom::arange(5)}};
   CHECK(error_of([&] { data::DataLoader loader(mismatched); }).find("column 0 has shape [4, 2], column 1 has shape [5]") != std::string::npos);
   data::DataLoader loader(numbered(4), {.batch_size = 2});
   CHECK(error_of([&] { loader.batch(0, 2); }).find("batch 2 is not in 0..1") != std::string::npos);

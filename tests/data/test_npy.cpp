@@ -2,6 +2,7 @@
 // round trips through write_npy, and broken files.
 #include <doctest/doctest.h>
 
+#include "autograd/factory.h"
 #include "core/factory.h"
 #include "data/npy.h"
 #include "helpers.h"
@@ -104,7 +105,7 @@ TEST_CASE("read_npy reads versions 1, 2 and 3") {
 TEST_CASE("write_npy round-trips uint8, float32, float64 and int64 in NumPy's layout") {
   ScratchDir dir;
   const std::string path = dir.file("x.npy");
-  const core::Tensor u8 = core::arange(0, 24, 1, Dtype::uint8).reshape({2, 3, 4});
+  const Tensor u8(core::arange(0, 24, 1, Dtype::uint8).reshape({2, 3, 4}));
   data::write_npy(path, u8.transpose(0, 2));  // a non-contiguous view: written as its values
   const Bytes bytes = read_bytes(path);
   CHECK(bytes.size() == 128 + 24);  // 10 + header = 128 (a multiple of 64), as NumPy pads it
@@ -114,14 +115,14 @@ TEST_CASE("write_npy round-trips uint8, float32, float64 and int64 in NumPy's la
   CHECK(data::read_npy(path).to_vector<int64_t>() == u8.transpose(0, 2).to_vector<int64_t>());
   for (Dtype dtype : {Dtype::float32, Dtype::float64, Dtype::int64}) {
     CAPTURE(dtype);
-    const core::Tensor x = core::arange(-3, 2, 0.5, dtype == Dtype::int64 ? Dtype::float64 : dtype).to(dtype);
+    const Tensor x(core::arange(-3, 2, 0.5, dtype == Dtype::int64 ? Dtype::float64 : dtype).to(dtype));
     data::write_npy(path, x);
     const Tensor y = data::read_npy(path);
     CHECK(y.dtype() == dtype);
     CHECK(y.shape() == x.shape());
     CHECK(y.to_vector<double>() == x.to_vector<double>());
   }
-  data::write_npy(path, core::scalar(2.5));
+  data::write_npy(path, axiom::scalar(2.5));
   CHECK(data::read_npy(path).item() == 2.5);
   CHECK(!std::filesystem::exists(path + ".tmp"));
   CHECK(has(error_of([&] { data::write_npy(dir.file("no/such/dir/x.npy"), u8); }), "cannot write"));

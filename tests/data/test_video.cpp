@@ -1,6 +1,7 @@
 // moving_objects: shape, determinism, objects stay on the canvas, and they move.
 #include <doctest/doctest.h>
 
+#include "autograd/factory.h"
 #include "core/factory.h"
 #include "data/video.h"
 #include "helpers.h"
@@ -11,10 +12,10 @@ using data::testing::error_of;
 namespace {
 
 // n solid squares of size s x s: image i is filled with the value 10 + i (nonzero everywhere).
-core::Tensor squares(int64_t n, int64_t s) {
+Tensor squares(int64_t n, int64_t s) {
   std::vector<uint8_t> pixels;
   for (int64_t i = 0; i < n; ++i) pixels.insert(pixels.end(), s * s, static_cast<uint8_t>(10 + i));
-  return core::from_vector(pixels, {n, s, s});
+  return axiom::from_vector(pixels, {n, s, s});
 }
 
 // The bounding box [top, left, bottom, right] of the nonzero pixels of frame t of video v.
@@ -34,7 +35,7 @@ std::array<int64_t, 4> box(const Tensor& videos, int64_t v, int64_t t) {
 }  // namespace
 
 TEST_CASE("moving_objects has the declared shape and is deterministic from the seed") {
-  const core::Tensor images = squares(5, 6);
+  const Tensor images = squares(5, 6);
   const Tensor a = data::moving_objects(images, 4, 8, 20, 2, 7);
   CHECK(a.shape() == core::Shape{4, 8, 20, 20});
   CHECK(a.dtype() == Dtype::uint8);
@@ -81,14 +82,14 @@ TEST_CASE("moving_objects combines overlapping objects with max") {
 }
 
 TEST_CASE("moving_objects on real-looking data: a Fashion-MNIST-sized input") {
-  const core::Tensor images = core::full({3, 28, 28}, 200, Dtype::uint8);
+  const Tensor images = axiom::full({3, 28, 28}, 200, Dtype::uint8);
   const Tensor videos = data::moving_objects(images, 2, 10, 64, 3, 1);
   CHECK(videos.shape() == core::Shape{2, 10, 64, 64});
 }
 
 TEST_CASE("moving_objects rejects bad arguments") {
-  const core::Tensor images = squares(2, 4);
+  const Tensor images = squares(2, 4);
   CHECK(error_of([&] { data::moving_objects(images, 1, 2, 3, 1, 0); }).find("the canvas (3) is smaller than the images (4 x 4)") != std::string::npos);
   CHECK(error_of([&] { data::moving_objects(images, 1, 0, 8, 1, 0); }).find("frames >= 1") != std::string::npos);
-  CHECK(error_of([&] { data::moving_objects(core::zeros({2, 4, 4}), 1, 2, 8, 1, 0); }).find("uint8 [N, h, w]") != std::string::npos);
+  CHECK(error_of([&] { data::moving_objects(axiom::zeros({2, 4, 4}), 1, 2, 8, 1, 0); }).find("uint8 [N, h, w]") != std::string::npos);
 }

@@ -37,9 +37,9 @@ models::TrainingOptions batches_of_six() {
   return o;
 }
 
-core::Tensor images() {
+Tensor images() {
   Generator gen(42);
-  return core::randint({14, 2, 3, 4}, 0, 256, gen, Dtype::uint8);
+  return Tensor(core::randint({14, 2, 3, 4}, 0, 256, gen, Dtype::uint8));
 }
 
 std::vector<std::vector<double>> weights_of(models::Trainer& t) {
@@ -173,7 +173,7 @@ TEST_CASE("data parallel: distributed evaluation equals one process's") {
   for (const auto& [name, p] : model.named_parameters()) {  // non-zero weights everywhere, so that every image counts
     core::copy_into(core::randn(p.shape(), gen), p.data());
   }
-  const core::Tensor test_images = images().narrow(0, 0, 7);  // batches of 2: 4 batches, split unevenly over 3 ranks
+  const Tensor test_images = images().narrow(0, 0, 7);  // batches of 2: 4 batches, split unevenly over 3 ranks
   const models::Likelihood alone = models::evaluate_images(model, test_images, 2);
   const models::Likelihood split = models::evaluate_images(model, test_images, 2, {}, comm());
   CHECK(split.count == alone.count);

@@ -34,9 +34,9 @@ void randomize(models::ImageModel& model, uint64_t seed) {
   }
 }
 
-core::Tensor random_images(const Shape& shape, uint64_t seed) {
+Tensor random_images(const Shape& shape, uint64_t seed) {
   Generator gen(seed);
-  return core::randint(shape, 0, 256, gen, Dtype::uint8);
+  return Tensor(core::randint(shape, 0, 256, gen, Dtype::uint8));
 }
 
 }  // namespace
@@ -168,7 +168,7 @@ TEST_CASE("the logits of every pixel depend only on the pixels before it in rast
     const int64_t h = 4, w = 5;
     for (int64_t i = 0; i < h; ++i) {
       for (int64_t j = 0; j < w; ++j) {
-        const Tensor embedded(model.embed(values).data(), /*requires_grad=*/true);  // the input embeddings, a leaf
+        const Tensor embedded(model.embed(Tensor(values)).data(), /*requires_grad=*/true);  // the input embeddings, a leaf
         const Tensor log_p = log_softmax(model.decode(embedded, {}), -1);  // [B, H, W, 256]
         sum(log_p.select(1, i).select(1, j).select(-1, 7)).backward();
         const core::Tensor influence = core::sum(core::abs(embedded.grad().data()), {0, 3});  // [H, W]
@@ -195,15 +195,15 @@ TEST_CASE("channel c depends on channels before it and not on itself or later on
     models::ImageModel& model = *made;
     model.to(Dtype::float64);
     randomize(model, 7);
-    const core::Tensor images = random_images({2, 3, 4, 5}, 8).to(Dtype::int64);
+    const Tensor images = random_images({2, 3, 4, 5}, 8).to(Dtype::int64);
     for (int64_t c = 0; c < 3; ++c) {
-      const core::Tensor channel = core::full({2}, static_cast<double>(c), Dtype::int64);
+      const Tensor channel = axiom::full({2}, static_cast<double>(c), Dtype::int64);
       const core::Tensor base = model.logits(images, channel).data();
       for (int64_t k = 0; k < 3; ++k) {
         if (k == c) continue;  // its own channel is the decoder's input, checked above
-        core::Tensor changed = images.clone();
+        core::Tensor changed = images.data().clone();
         core::copy_into(core::full({2, 4, 5}, 255 - 3.0 * k, Dtype::int64), changed.select(1, k));
-        const double difference = core::max(core::abs(core::sub(model.logits(changed, channel).data(), base))).item();
+        const double difference = core::max(core::abs(core::sub(model.logits(Tensor(changed), channel).data(), base))).item();
         if (k < c) CHECK_MESSAGE(difference > 0, "channel ", c, " ignores earlier channel ", k);
         if (k > c) CHECK_MESSAGE(difference == 0, "channel ", c, " depends on later channel ", k);
       }
@@ -242,11 +242,11 @@ TEST_CASE("the outer decoder stepped one row at a time equals the outer decoder 
     model.to(Dtype::float64);
     randomize(model, 21);
     NoGrad no_grad;
-    const core::Tensor images = random_images(channels == 1 ? Shape{3, 4, 5} : Shape{3, channels, 4, 5}, 22);
+    const Tensor images = random_images(channels == 1 ? Shape{3, 4, 5} : Shape{3, channels, 4, 5}, 22);
     const core::Tensor all = model.as_channels(images).data();      // [B, C, H, W]
-    const core::Tensor channel = core::full({3}, static_cast<double>(channels - 1), Dtype::int64);
-    const Tensor h = model.embed(all.select(1, channels - 1).contiguous());  // [B, H, W, D]
-    const Tensor context = model.encode(all, channel);
+    const Tensor channel = axiom::full({3}, static_cast<double>(channels - 1), Dtype::int64);
+    const Tensor h = model.embed(Tensor(all.select(1, channels - 1).contiguous()));  // [B, H, W, D]
+    const Tensor context = model.encode(Tensor(all), channel);
     const core::Tensor whole = model.outer(h, context).data();      // [B, H, W, D]
     models::OuterRowState rows = model.start_outer_rows();
     for (int64_t i = 0; i < 4; ++i) {
@@ -323,7 +323,7 @@ TEST_CASE("gradcheck of the whole tiny model in float64") {
   models::AxialTransformer model(config, gen);
   model.to(Dtype::float64);
   randomize(model, 14);
-  const core::Tensor images = random_images({2, 2, 2, 3}, 15);
+  const Tensor images = random_images({2, 2, 2, 3}, 15);
   const std::vector<Tensor> parameters = model.parameters();
   agtest::check_grad("AxialTransformer loss", [&](const std::vector<Tensor>&) {
     Generator fixed(16);  // the same channel choice every call
@@ -362,16 +362,16 @@ TEST_CASE("raster models: the decoder stepped one pixel at a time equals the dec
     randomize(model, 24);
     NoGrad no_grad;
     const core::Tensor all = model.as_channels(random_images({3, 2, 4, 5}, 25)).data();  // [B, C, H, W]
-    const core::Tensor channel = core::full({3}, 1.0, Dtype::int64);
+    const Tensor channel = axiom::full({3}, 1.0, Dtype::int64);
     const core::Tensor values = all.select(1, 1).contiguous();
-    const Tensor context = model.encode(all, channel);
-    const core::Tensor whole = model.decode(model.embed(values), context).data();  // [B, H, W, 256]
+    const Tensor context = model.encode(Tensor(all), channel);
+    const core::Tensor whole = model.decode(model.embed(Tensor(values)), context).data();  // [B, H, W, 256]
     models::RasterState state = model.start_raster();
     for (int64_t t = 0; t < 20; ++t) {
       CAPTURE(t);
       const int64_t i = t / 5, j = t % 5;
       Tensor z = add(model.positions().select(0, i).select(0, j), context.select(1, i).select(1, j));  // [B, D]
-      if (t > 0) z = add(z, model.embed(values.select(1, (t - 1) / 5).select(1, (t - 1) % 5).contiguous()));
+      if (t > 0) z = add(z, model.embed(Tensor(values.select(1, (t - 1) / 5).select(1, (t - 1) % 5).contiguous())));
       const core::Tensor step = model.raster_step(z, state).data();  // [B, 256]
       CHECK(core::max(core::abs(core::sub(step, whole.select(1, i).select(1, j)))).item() < 1e-10);
     }
@@ -387,7 +387,7 @@ TEST_CASE("raster models: gradcheck of the whole model in float64") {
     models::RasterTransformer model(config, gen);
     model.to(Dtype::float64);
     randomize(model, 27);
-    const core::Tensor images = random_images({2, 2, 3, 3}, 28);
+    const Tensor images = random_images({2, 2, 3, 3}, 28);
     agtest::check_grad("raster model loss", [&](const std::vector<Tensor>&) {
       Generator fixed(29);
       return model.loss(images, fixed);
@@ -420,7 +420,7 @@ TEST_CASE("the decoders' steps check their input, and a pixel decoder stops at t
   CHECK_THROWS_WITH_AS(axial.inner_step(Tensor(core::zeros({2, 3})), row), doctest::Contains("z_j [B, 8]"), Error);
   for (const models::ImageModel* model : std::initializer_list<const models::ImageModel*>{&raster, &axial}) {
     CAPTURE(model->name());
-    const core::Tensor images = core::zeros({2, 1, 4, 5}, Dtype::int64);
+    const Tensor images = axiom::zeros({2, 1, 4, 5}, Dtype::int64);
     const std::unique_ptr<models::PixelDecoder> decoder = model->start_decoding(images, 0);
     for (int64_t t = 0; t < 20; ++t) CHECK(decoder->next().shape() == Shape{2, 256});
     CHECK_THROWS_WITH_AS(decoder->next(), doctest::Contains("every pixel of the channel has been decoded"), Error);
@@ -430,9 +430,9 @@ TEST_CASE("the decoders' steps check their input, and a pixel decoder stops at t
 TEST_CASE("bad images are errors that say what was expected") {
   Generator gen(17);
   models::AxialTransformer model(tiny_config(), gen);
-  CHECK_THROWS_WITH_AS(model.loss(core::zeros({2, 4, 6}, Dtype::uint8), gen), doctest::Contains("[AxialTransformer]"), Error);
-  CHECK_THROWS_AS(model.loss(core::zeros({2, 4, 5}), gen), Error);                        // float pixels
-  CHECK_THROWS_AS(model.loss(core::full({2, 4, 5}, 300, Dtype::int64), gen), Error);       // out of range
+  CHECK_THROWS_WITH_AS(model.loss(axiom::zeros({2, 4, 6}, Dtype::uint8), gen), doctest::Contains("[AxialTransformer]"), Error);
+  CHECK_THROWS_AS(model.loss(axiom::zeros({2, 4, 5}), gen), Error);                        // float pixels
+  CHECK_THROWS_AS(model.loss(axiom::full({2, 4, 5}, 300, Dtype::int64), gen), Error);       // out of range
 }
 
 TEST_CASE("the Hessian-vector product of a small Axial Transformer's loss agrees with finite differences of its gradient") {

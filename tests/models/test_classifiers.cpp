@@ -10,9 +10,9 @@ using axiom::test::check_close;
 namespace {
 
 // gradcheck of model.forward(images) with respect to the images and every parameter.
-void check_classifier(const std::string& what, models::Classifier& model, const core::Tensor& images) {
+void check_classifier(const std::string& what, models::Classifier& model, const Tensor& images) {
   model.to(Dtype::float64);
-  std::vector<Tensor> inputs{Tensor(images, true)};
+  std::vector<Tensor> inputs{Tensor(images.data(), true)};
   for (const Tensor& p : model.parameters()) inputs.push_back(p);
   check_grad(what, [&](const std::vector<Tensor>& in) { return model.forward(in[0]); }, inputs);
 }
@@ -33,14 +33,14 @@ TEST_CASE("ViT: patches in raster order, each patch's pixels in raster order") {
 
 TEST_CASE("classifiers: logits [B, 10] and gradchecks in float64 of a tiny ViT, GRU and LSTM reader") {
   Generator gen(2);
-  const core::Tensor images = core::uniform({2, 4, 4}, 0, 1, gen, Dtype::float64);
+  const Tensor images(core::uniform({2, 4, 4}, 0, 1, gen, Dtype::float64));
   models::VisionTransformer vit(4, 4, {.patch = 2, .features = 4, .heads = 2, .layers = 1, .classes = 10}, gen);
-  CHECK(vit.forward(models::pixels_to_unit(core::zeros({3, 4, 4}, Dtype::uint8))).shape() == Shape{3, 10});
+  CHECK(vit.forward(models::pixels_to_unit(axiom::zeros({3, 4, 4}, Dtype::uint8))).shape() == Shape{3, 10});
   check_classifier("VisionTransformer", vit, images);
   for (const models::ClassifierKind cell : {models::ClassifierKind::gru, models::ClassifierKind::lstm}) {
     CAPTURE(models::name_of(cell));
     models::RowReader reader(cell, 4, 3, 10, gen);
-    CHECK(reader.forward(models::pixels_to_unit(core::zeros({3, 4, 4}, Dtype::uint8))).shape() == Shape{3, 10});
+    CHECK(reader.forward(models::pixels_to_unit(axiom::zeros({3, 4, 4}, Dtype::uint8))).shape() == Shape{3, 10});
     check_classifier(models::name_of(cell), reader, images);
   }
 }
@@ -53,5 +53,5 @@ TEST_CASE("classifiers: images of the wrong shape, a patch that does not divide 
   models::RowReader reader(models::ClassifierKind::gru, 4, 3, 10, gen);
   CHECK_THROWS_WITH_AS(reader.forward(Tensor(core::zeros({2, 4, 5}))), doctest::Contains("rows of 4 pixels"), Error);
   CHECK_THROWS_WITH_AS(models::RowReader(models::ClassifierKind::vit, 4, 3, 10, gen), doctest::Contains("gru or lstm, got vit"), Error);
-  CHECK_THROWS_WITH_AS(models::pixels_to_unit(core::zeros({2, 4, 4})), doctest::Contains("uint8"), Error);
+  CHECK_THROWS_WITH_AS(models::pixels_to_unit(axiom::zeros({2, 4, 4})), doctest::Contains("uint8"), Error);
 }

@@ -21,9 +21,9 @@ models::ImageModelConfig device_config(models::Inner inner = models::Inner::tran
   return c;
 }
 
-core::Tensor device_test_images(const models::ImageModelConfig& c) {
+Tensor device_test_images(const models::ImageModelConfig& c) {
   Generator gen(99);
-  return core::randint({8, c.channels, c.height, c.width}, 0, 256, gen, Dtype::uint8);
+  return Tensor(core::randint({8, c.channels, c.height, c.width}, 0, 256, gen, Dtype::uint8));
 }
 
 // The largest difference between the two models' parameters, each read back to the CPU.
@@ -47,7 +47,7 @@ TEST_CASE("three training steps of a model on the device match the same steps on
     CAPTURE(attention);
     auto config = device_config();
     config.attention = attention, config.local_rows = 2, config.local_columns = 3;
-    const core::Tensor images = device_test_images(config);
+    const Tensor images = device_test_images(config);
     models::TrainingOptions options;
     options.batch_size = 4, options.lr = 1e-2, options.warmup_steps = 2, options.seed = 3;
     models::Trainer on_cpu(config, options, images);
@@ -91,7 +91,7 @@ StepTraffic traffic_of_one_step(models::Trainer& trainer) {
 // device, batches of 2 of 8 random images; printed with `what`.
 StepTraffic traffic_of_a_step(const models::ImageModelConfig& config, models::TrainingOptions options, const std::string& what) {
   Generator gen(5);
-  const core::Tensor images = core::randint({8, config.height, config.width}, 0, 256, gen, Dtype::uint8);
+  const Tensor images(core::randint({8, config.height, config.width}, 0, 256, gen, Dtype::uint8));
   options.batch_size = 2, options.warmup_steps = 0;
   models::Trainer trainer(config, options, images, Device::cuda());
   trainer.step();
@@ -142,7 +142,7 @@ TEST_CASE("evaluation on the device gives the CPU's likelihood") {
   Generator gen(4);
   models::AxialTransformer model(device_config(), gen);
   model.eval();
-  const core::Tensor images = device_test_images(device_config());
+  const Tensor images = device_test_images(device_config());
   const double cpu_bits = models::evaluate_images(model, images, 3).bits_per_dim();
   axiom::testing::on_every_device([&] {
     model.to(Device::cuda());

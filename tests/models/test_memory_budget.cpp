@@ -36,10 +36,10 @@ std::vector<models::ImageModelConfig> configs() {
   return all;
 }
 
-core::Tensor images_for(const models::ImageModelConfig& c, int64_t n) {
+Tensor images_for(const models::ImageModelConfig& c, int64_t n) {
   Generator gen(99);
-  if (c.channels == 1) return core::randint({n, c.height, c.width}, 0, 256, gen, Dtype::uint8);
-  return core::randint({n, c.channels, c.height, c.width}, 0, 256, gen, Dtype::uint8);
+  if (c.channels == 1) return Tensor(core::randint({n, c.height, c.width}, 0, 256, gen, Dtype::uint8));
+  return Tensor(core::randint({n, c.channels, c.height, c.width}, 0, 256, gen, Dtype::uint8));
 }
 
 // The most bytes alive at once while `work` runs, beyond those alive before it.
@@ -76,7 +76,7 @@ TEST_CASE("the estimates are the measured peaks of training, evaluation and samp
   for (size_t i = 0; i < all.size(); ++i) {
     const models::ImageModelConfig& c = all[i];
     CAPTURE(c.to_json());
-    const core::Tensor images = images_for(c, batch);
+    const Tensor images = images_for(c, batch);
     models::TrainingOptions options;
     options.batch_size = batch;
     const double training = peak_bytes_of([&] {
@@ -124,7 +124,7 @@ TEST_CASE("a training step measured on the shape-only device allocates what the 
       models::TrainingOptions options;
       options.batch_size = batch;
       // the CPU's peak during the second step, counting the model and the optimizer's state, not the images
-      const core::Tensor images = images_for(c, batch);
+      const Tensor images = images_for(c, batch);
       const int64_t before = core::allocation_stats(DeviceType::cpu).live_bytes;
       double cpu = 0;
       {
@@ -197,7 +197,7 @@ TEST_CASE("a training step measured for the GPU allocates what the GPU allocates
     CAPTURE(c.to_json());
     models::TrainingOptions options;
     options.batch_size = 2;
-    const core::Tensor images = images_for(c, 2);
+    const Tensor images = images_for(c, 2);
     double gpu = 0;
     {
       models::Trainer trainer(c, options, images, Device::cuda());

@@ -8,6 +8,7 @@
 #include <iterator>
 #include <numbers>
 
+#include "autograd/factory.h"
 #include "models/models.h"
 #include "tests/core/reference.h"
 #include "tests/support/tiny_models.h"
@@ -28,9 +29,9 @@ models::TrainingOptions small_batches() {
 }
 
 // 10 images: 2 batches of 4 per epoch (drop_last), so 6 steps cross two epoch boundaries.
-core::Tensor images_for(const models::ImageModelConfig& c, int64_t n = 10) {
+Tensor images_for(const models::ImageModelConfig& c, int64_t n = 10) {
   Generator gen(99);
-  return core::randint({n, c.channels, c.height, c.width}, 0, 256, gen, Dtype::uint8);
+  return Tensor(core::randint({n, c.channels, c.height, c.width}, 0, 256, gen, Dtype::uint8));
 }
 
 // A fresh directory, removed with everything in it.
@@ -69,7 +70,7 @@ bool same_weights(models::Learner& a, models::Learner& b) {
 
 TEST_CASE("training: N steps, a checkpoint and N more steps give exactly the weights of 2N steps") {
   const auto config = two_channel_config();
-  const core::Tensor images = images_for(config);
+  const Tensor images = images_for(config);
   models::Trainer straight(config, small_batches(), images);
   train(straight, 6);
   TempDir dir;
@@ -95,7 +96,7 @@ TEST_CASE("training: N steps, a checkpoint and N more steps give exactly the wei
 
 TEST_CASE("training: a run whose rate decays resumes exactly too, with its schedule and length") {
   const auto config = two_channel_config();
-  const core::Tensor images = images_for(config);
+  const Tensor images = images_for(config);
   models::TrainingOptions options = small_batches();
   options.schedule = models::LrSchedule::linear, options.steps = 6;
   models::Trainer straight(config, options, images);
@@ -113,7 +114,7 @@ TEST_CASE("training: a run whose rate decays resumes exactly too, with its sched
 
 TEST_CASE("training: blocks recomputed in backward (checkpoint_blocks) change no bit of any step") {
   const auto config = two_channel_config();  // 4 blocks (1 encoder, 2 outer, 1 inner) and dropout
-  const core::Tensor images = images_for(config);
+  const Tensor images = images_for(config);
   for (Dtype dtype : {Dtype::float64, Dtype::float32}) {
     CAPTURE(dtype);
     models::Trainer plain(config, small_batches(), images, {.dtype = dtype});
@@ -219,7 +220,7 @@ TEST_CASE("checkpoint: the model loads back from the directory or from its weigh
   models::Trainer trainer(config, small_batches(), images_for(config));
   train(trainer, 2);
   trainer.save(dir.str());
-  const core::Tensor images = images_for(config, 3);
+  const Tensor images = images_for(config, 3);
   const double expected = models::evaluate_images(trainer.image_model(), images, 2).nats;
   CHECK(models::load_model(dir.str())->evaluate(images).nats == doctest::Approx(expected).epsilon(1e-6));
   CHECK(models::load_model(dir.str() + "/model-000002.safetensors")->evaluate(images).nats == doctest::Approx(expected).epsilon(1e-6));
@@ -229,7 +230,7 @@ TEST_CASE("evaluate_images: batches add up to the whole, and the mode is restore
   auto config = two_channel_config();
   Generator gen(3);
   models::AxialTransformer model(config, gen);
-  const core::Tensor images = images_for(config, 5);
+  const Tensor images = images_for(config, 5);
   model.eval();
   const models::Likelihood whole = model.evaluate(images);
   model.train();
@@ -280,7 +281,7 @@ TEST_CASE("training: options and images are checked before anything runs") {
   options = small_batches();
   options.lr = -1;
   CHECK(error_message([&] { models::Trainer(config, options, images_for(config)); }) == "[train] lr must be positive, got -1");
-  const std::string wrong_shape = error_message([&] { models::Trainer(config, small_batches(), core::zeros({10, 28, 28}, Dtype::uint8)); });
+  const std::string wrong_shape = error_message([&] { models::Trainer(config, small_batches(), axiom::zeros({10, 28, 28}, Dtype::uint8)); });
   CHECK(wrong_shape == "[train] the images are uint8 [10, 28, 28] but the config wants uint8 [N, 2, 3, 4] with N > 0");
   CHECK(error_message([&] { models::Trainer(config, small_batches(), images_for(config, 3)); }) ==
         "[train] a batch of 4 needs at least that many images, got 3");
@@ -292,7 +293,7 @@ TEST_CASE("training: options and images are checked before anything runs") {
 
 TEST_CASE("training: weights that hold NaN or an infinity never reach a checkpoint") {
   const auto config = two_channel_config();
-  const core::Tensor images = images_for(config);
+  const Tensor images = images_for(config);
   TempDir dir;
   const auto read_bytes = [](const fs::path& path) {
     std::ifstream file(path, std::ios::binary);

@@ -133,7 +133,7 @@ TEST_CASE("masked axial attention is causal along its axis and keeps other lines
       const std::vector<int64_t> at = unravel(p, grid);
       core::Tensor seed = core::zeros(shape, Dtype::float64);
       for (int64_t c = 0; c < 8; ++c) seed.set({at[0], at[1], at[2], c}, 1.0);
-      y.backward(seed);
+      y.backward(Tensor(seed));
       const core::Tensor influence = core::sum(core::abs(x.grad().data()), {-1});  // [1, 4, 5]
       for (int64_t q = 0; q < 20; ++q) {
         const std::vector<int64_t> from = unravel(q, grid);
@@ -158,7 +158,7 @@ TEST_CASE("unmasked axial attention sees its whole line and nothing else") {
   const Tensor x(core::randn({1, 4, 3, 8}, gen, Dtype::float64), true);
   core::Tensor seed = core::zeros({1, 4, 3, 8}, Dtype::float64);
   seed.set({0, 0, 1, 0}, 1.0);  // output at row 0, column 1
-  attention(x).backward(seed);
+  attention(x).backward(Tensor(seed));
   const core::Tensor influence = core::sum(core::abs(x.grad().data()), {-1});
   for (int64_t r = 0; r < 4; ++r) {
     for (int64_t c = 0; c < 3; ++c) {

@@ -55,10 +55,10 @@ TEST_CASE("train and eval reach every submodule") {
 TEST_CASE("registering a name twice or a dotted name or an undefined or differentiable value is an error") {
   struct Bad : nn::Module {
     void twice() {
-      register_parameter("w", core::zeros({1}));
-      register_parameter("w", core::zeros({1}));
+      register_parameter("w", axiom::zeros({1}));
+      register_parameter("w", axiom::zeros({1}));
     }
-    void dotted() { register_parameter("a.b", core::zeros({1})); }
+    void dotted() { register_parameter("a.b", axiom::zeros({1})); }
     void undefined() { register_parameter("u", Tensor()); }
     Tensor tied(const Tensor& other) { return register_parameter("t", other); }
   };
@@ -81,7 +81,7 @@ TEST_CASE("state round trip, to(dtype), and load_state errors name the entries")
   nn::StateDict state = source.state();
   state.pop_back();                                              // head.bias missing
   state.emplace_back("head.extra", core::zeros({3}));            // unexpected
-  state[0].second = core::zeros({5});                            // wrong shape
+  state[0].second = axiom::zeros({5});                            // wrong shape
   const std::string message = axiom::test::error_message([&] { target.load_state(state); });
   CHECK(message.find("missing 'head.bias'") != std::string::npos);
   CHECK(message.find("unexpected 'head.extra'") != std::string::npos);

@@ -71,9 +71,9 @@ TEST_CASE("a gradient of the wrong shape or dtype (set by hand) is an error befo
   optim::NamedParameters params = make_parameters(Dtype::float64);
   optim::SGD opt(params, {.lr = 0.1});
   loss_of(params).backward();
-  params[1].second.impl()->grad = core::zeros({4}, Dtype::float64);
+  params[1].second.impl()->grad = axiom::zeros({4}, Dtype::float64);
   check_error([&] { opt.step(); }, {"[SGD]", "gradient of 'b'", "[4]", "[2, 2]"});
-  params[1].second.impl()->grad = core::zeros({2, 2}, Dtype::float32);
+  params[1].second.impl()->grad = axiom::zeros({2, 2}, Dtype::float32);
   check_error([&] { opt.step(); }, {"[SGD]", "gradient of 'b'", "float32", "float64"});
   CHECK(values_of(params) == kStart);  // w, checked first, was not updated either
   CHECK(opt.state_of("w").step == 0);
