@@ -36,7 +36,7 @@ struct HostMath {
 // out = f(x) for a function with a SIMD kernel: contiguous float32 runs go to vec::map (the
 // widest SIMD target of this CPU), the rest (strided runs, float64) to the scalar f.
 template <typename T, typename F>
-void map_with_vector(vec::Map vector_f, const Tensor& x, const Tensor& out, F f) {
+void map_with_vector(UnaryOp vector_f, const Tensor& x, const Tensor& out, F f) {
   if constexpr (std::is_same_v<T, float>) {
     return map_unary<T, T>(x, out, f, [vector_f](const float* a, float* o, int64_t n) { vec::map(vector_f, a, o, n); });
   } else {
@@ -54,22 +54,22 @@ void unary_typed(UnaryOp op, const Tensor& x, const Tensor& out, double scalar) 
   }
   if constexpr (std::is_floating_point_v<T>) {
     switch (op) {
-      case UnaryOp::exp: return map_with_vector<T>(vec::Map::exp, x, out, [](T v) { return exp_of(v); });
-      case UnaryOp::log: return map_with_vector<T>(vec::Map::log, x, out, [](T v) { return std::log(v); });
+      case UnaryOp::exp: return map_with_vector<T>(UnaryOp::exp, x, out, [](T v) { return exp_of(v); });
+      case UnaryOp::log: return map_with_vector<T>(UnaryOp::log, x, out, [](T v) { return std::log(v); });
       case UnaryOp::sqrt: return map_unary<T, T>(x, out, [](T v) { return std::sqrt(v); });
       case UnaryOp::rsqrt: return map_unary<T, T>(x, out, [](T v) { return T(1) / std::sqrt(v); });
-      case UnaryOp::tanh: return map_with_vector<T>(vec::Map::tanh, x, out, [](T v) { return std::tanh(v); });
+      case UnaryOp::tanh: return map_with_vector<T>(UnaryOp::tanh, x, out, [](T v) { return std::tanh(v); });
       // (the formulas of these five: core/scalar_formulas.h)
       case UnaryOp::sigmoid:
-        return map_with_vector<T>(vec::Map::sigmoid, x, out, [](T v) { return formulas::sigmoid<HostMath>(v); });
-      case UnaryOp::gelu: return map_with_vector<T>(vec::Map::gelu, x, out, [](T v) { return formulas::gelu<HostMath>(v); });
+        return map_with_vector<T>(UnaryOp::sigmoid, x, out, [](T v) { return formulas::sigmoid<HostMath>(v); });
+      case UnaryOp::gelu: return map_with_vector<T>(UnaryOp::gelu, x, out, [](T v) { return formulas::gelu<HostMath>(v); });
       case UnaryOp::gelu_tanh:
-        return map_with_vector<T>(vec::Map::gelu_tanh, x, out, [](T v) { return formulas::gelu_tanh<HostMath>(v); });
+        return map_with_vector<T>(UnaryOp::gelu_tanh, x, out, [](T v) { return formulas::gelu_tanh<HostMath>(v); });
       case UnaryOp::gelu_derivative:
-        return map_with_vector<T>(vec::Map::gelu_derivative, x, out,
+        return map_with_vector<T>(UnaryOp::gelu_derivative, x, out,
                                   [](T v) { return formulas::gelu_derivative<HostMath>(v); });
       case UnaryOp::gelu_tanh_derivative:
-        return map_with_vector<T>(vec::Map::gelu_tanh_derivative, x, out,
+        return map_with_vector<T>(UnaryOp::gelu_tanh_derivative, x, out,
                                   [](T v) { return formulas::gelu_tanh_derivative<HostMath>(v); });
       case UnaryOp::pow_scalar: {
         const T p = static_cast<T>(scalar);
@@ -145,12 +145,11 @@ void CpuBackend::activation_backward(UnaryOp activation, const Tensor& h, const 
   if (h.dtype() != Dtype::float32 || activation == UnaryOp::relu) {
     return Backend::activation_backward(activation, h, grad, activated);
   }
-  const vec::Map f = activation == UnaryOp::gelu ? vec::Map::gelu : vec::Map::gelu_tanh;
   const float* x = h.data<float>();
   float* a = activated.data<float>();
   float* g = grad.data<float>();
   parallel_for(h.numel(), kGrain, [&](int64_t begin, int64_t end) {
-    vec::activation_and_slope(f, x + begin, a + begin, g + begin, end - begin);
+    vec::activation_and_slope(activation, x + begin, a + begin, g + begin, end - begin);
   });
 }
 

@@ -210,53 +210,54 @@ HWY_INLINE V gelu_tanh_slope_of(D d, V x, V t) {
   return hn::MulAdd(half, hn::Add(one, t), slope);
 }
 
-template <Map f, class D, class V>
+template <UnaryOp f, class D, class V>
 HWY_INLINE V apply(D d, V x) {
   switch (f) {
-    case Map::exp: return exp_of(d, x);
-    case Map::log: return log_of(d, x);
-    case Map::tanh: return tanh_of(d, x);
-    case Map::sigmoid: return sigmoid_of(d, x);
-    case Map::gelu: return hn::Mul(x, normal_cdf(d, x, gauss_of(d, x)));
-    case Map::gelu_derivative: {
+    case UnaryOp::exp: return exp_of(d, x);
+    case UnaryOp::log: return log_of(d, x);
+    case UnaryOp::tanh: return tanh_of(d, x);
+    case UnaryOp::sigmoid: return sigmoid_of(d, x);
+    case UnaryOp::gelu: return hn::Mul(x, normal_cdf(d, x, gauss_of(d, x)));
+    case UnaryOp::gelu_derivative: {
       const V gauss = gauss_of(d, x);
       return gelu_slope_of(d, x, gauss, normal_cdf(d, x, gauss));
     }
-    case Map::gelu_tanh: return gelu_tanh_from_inner(d, x, gelu_tanh_inner(d, x));
-    case Map::gelu_tanh_derivative: return gelu_tanh_slope_of(d, x, gelu_tanh_inner(d, x));
+    case UnaryOp::gelu_tanh: return gelu_tanh_from_inner(d, x, gelu_tanh_inner(d, x));
+    case UnaryOp::gelu_tanh_derivative: return gelu_tanh_slope_of(d, x, gelu_tanh_inner(d, x));
+    default: return x;  // not instantiated: map() takes only the ops above
   }
-  return x;
 }
 
 // y = f(x), with f fixed at compile time: one loop per function, no switch per vector.
-template <Map f>
+template <UnaryOp f>
 void map_run(const float* x, float* y, int64_t n) {
   for_each_vector(n, [&](auto d, int64_t i) { hn::StoreU(apply<f>(d, hn::LoadU(d, x + i)), d, y + i); });
 }
 
-void Map_(Map f, const float* x, float* y, int64_t n) {
+void Map_(UnaryOp f, const float* x, float* y, int64_t n) {
   switch (f) {
-    case Map::exp: return map_run<Map::exp>(x, y, n);
-    case Map::log: return map_run<Map::log>(x, y, n);
-    case Map::tanh: return map_run<Map::tanh>(x, y, n);
-    case Map::sigmoid: return map_run<Map::sigmoid>(x, y, n);
-    case Map::gelu: return map_run<Map::gelu>(x, y, n);
-    case Map::gelu_tanh: return map_run<Map::gelu_tanh>(x, y, n);
-    case Map::gelu_derivative: return map_run<Map::gelu_derivative>(x, y, n);
-    case Map::gelu_tanh_derivative: return map_run<Map::gelu_tanh_derivative>(x, y, n);
+    case UnaryOp::exp: return map_run<UnaryOp::exp>(x, y, n);
+    case UnaryOp::log: return map_run<UnaryOp::log>(x, y, n);
+    case UnaryOp::tanh: return map_run<UnaryOp::tanh>(x, y, n);
+    case UnaryOp::sigmoid: return map_run<UnaryOp::sigmoid>(x, y, n);
+    case UnaryOp::gelu: return map_run<UnaryOp::gelu>(x, y, n);
+    case UnaryOp::gelu_tanh: return map_run<UnaryOp::gelu_tanh>(x, y, n);
+    case UnaryOp::gelu_derivative: return map_run<UnaryOp::gelu_derivative>(x, y, n);
+    case UnaryOp::gelu_tanh_derivative: return map_run<UnaryOp::gelu_tanh_derivative>(x, y, n);
+    default: return;  // map() takes only the ops above
   }
 }
 
 // a = f(h) and g = g f'(h) from one evaluation of f's inner function (Phi and the gauss term for
 // gelu, tanh u for gelu_tanh), with the same operations as apply<f> and apply<f's derivative>:
 // the same bits as the two maps and a multiply, in one pass over memory.
-template <Map f>
+template <UnaryOp f>
 void activation_and_slope_run(const float* h, float* a, float* g, int64_t n) {
-  static_assert(f == Map::gelu || f == Map::gelu_tanh);
+  static_assert(f == UnaryOp::gelu || f == UnaryOp::gelu_tanh);
   for_each_vector(n, [&](auto d, int64_t i) {
     const auto x = hn::LoadU(d, h + i);
     hn::Vec<decltype(d)> activated, slope;
-    if constexpr (f == Map::gelu) {
+    if constexpr (f == UnaryOp::gelu) {
       const auto gauss = gauss_of(d, x), cdf = normal_cdf(d, x, gauss);
       activated = hn::Mul(x, cdf);
       slope = gelu_slope_of(d, x, gauss, cdf);
@@ -270,9 +271,9 @@ void activation_and_slope_run(const float* h, float* a, float* g, int64_t n) {
   });
 }
 
-void ActivationAndSlope_(Map f, const float* h, float* a, float* g, int64_t n) {
-  if (f == Map::gelu) return activation_and_slope_run<Map::gelu>(h, a, g, n);
-  activation_and_slope_run<Map::gelu_tanh>(h, a, g, n);
+void ActivationAndSlope_(UnaryOp f, const float* h, float* a, float* g, int64_t n) {
+  if (f == UnaryOp::gelu) return activation_and_slope_run<UnaryOp::gelu>(h, a, g, n);
+  activation_and_slope_run<UnaryOp::gelu_tanh>(h, a, g, n);
 }
 
 template <Arithmetic op, class D, class V>
@@ -573,9 +574,19 @@ HWY_EXPORT(SoftmaxMinus_);
 HWY_EXPORT(Adam_);
 HWY_EXPORT(Target_);
 
-void map(Map f, const float* x, float* y, int64_t n) { HWY_DYNAMIC_DISPATCH(Map_)(f, x, y, n); }
-void activation_and_slope(Map f, const float* h, float* a, float* g, int64_t n) {
-  if (f != Map::gelu && f != Map::gelu_tanh) throw Error("activation_and_slope", "f must be gelu or gelu_tanh, got ", static_cast<int>(f));
+bool has_map(UnaryOp f) {
+  switch (f) {
+    case UnaryOp::exp: case UnaryOp::log: case UnaryOp::tanh: case UnaryOp::sigmoid: case UnaryOp::gelu:
+    case UnaryOp::gelu_tanh: case UnaryOp::gelu_derivative: case UnaryOp::gelu_tanh_derivative: return true;
+    default: return false;
+  }
+}
+void map(UnaryOp f, const float* x, float* y, int64_t n) {
+  if (!has_map(f)) throw Error("vec::map", "no SIMD kernel for ", op_name(f));
+  HWY_DYNAMIC_DISPATCH(Map_)(f, x, y, n);
+}
+void activation_and_slope(UnaryOp f, const float* h, float* a, float* g, int64_t n) {
+  if (f != UnaryOp::gelu && f != UnaryOp::gelu_tanh) throw Error("activation_and_slope", "f must be gelu or gelu_tanh, got ", op_name(f));
   HWY_DYNAMIC_DISPATCH(ActivationAndSlope_)(f, h, a, g, n);
 }
 void arithmetic(Arithmetic op, const float* a, int64_t a_step, const float* b, int64_t b_step, float* out, int64_t n) {

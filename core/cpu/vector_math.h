@@ -13,21 +13,23 @@
 #include <vector>
 
 #include "core/adam_step.h"
+#include "core/backend.h"
 
 namespace axiom::core::cpu::vec {
 
-// The elementwise functions `map` applies. Accuracy, against double precision: exp 2 ulp
+// The unary ops `map` applies: exp, log, tanh, sigmoid, gelu, gelu_tanh, gelu_derivative and
+// gelu_tanh_derivative (any other is an Error). Accuracy, against double precision: exp 2 ulp
 // (exactly 0 below -87, +inf above 88, so a probability never is a subnormal number),
 // log 4 ulp, tanh 4 ulp, erf (in gelu) 1.5e-7 absolute (Abramowitz & Stegun 7.1.26).
-enum class Map { exp, log, tanh, sigmoid, gelu, gelu_tanh, gelu_derivative, gelu_tanh_derivative };
+bool has_map(UnaryOp f);
 
 // y[i] = f(x[i]); y may be x.
-void map(Map f, const float* x, float* y, int64_t n);
+void map(UnaryOp f, const float* x, float* y, int64_t n);
 
 // The backward pass of an activation that feeds a product (autograd's activation_linear), in one
 // pass: a[i] = f(h[i]) and g[i] *= f'(h[i]), for f = gelu or gelu_tanh (Error otherwise). The same
 // bits as map(f), map(f's derivative) and a multiply.
-void activation_and_slope(Map f, const float* h, float* a, float* g, int64_t n);
+void activation_and_slope(UnaryOp f, const float* h, float* a, float* g, int64_t n);
 
 // out = a op b for the four arithmetic ops. A step of 1 walks an operand, a step of 0 repeats its
 // first element (a broadcast scalar); not both 0.

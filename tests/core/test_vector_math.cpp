@@ -22,7 +22,7 @@
 namespace {
 
 namespace vec = axiom::core::cpu::vec;
-using Map = vec::Map;
+using axiom::core::UnaryOp;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -73,7 +73,7 @@ double phi(double x) { return 0.5 * (1 + std::erf(x / std::sqrt(2.0))); }
 double gelu_tanh_inner(double x) { return std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)); }
 
 struct MapCase {
-  Map f;
+  UnaryOp f;
   const char* name;
   double low, high, rel, abs;
   std::function<double(double)> reference;
@@ -81,15 +81,15 @@ struct MapCase {
 
 const std::vector<MapCase>& map_cases() {
   static const std::vector<MapCase> cases = {
-      {Map::exp, "exp", -86, 88, 3e-7, 0, [](double x) { return std::exp(x); }},
-      {Map::log, "log", 1e-30, 1e4, 3e-7, 3e-7, [](double x) { return std::log(x); }},
-      {Map::tanh, "tanh", -10, 10, 5e-7, 1e-7, [](double x) { return std::tanh(x); }},
-      {Map::sigmoid, "sigmoid", -60, 60, 5e-7, 0, [](double x) { return 1 / (1 + std::exp(-x)); }},
-      {Map::gelu, "gelu", -8, 8, 1e-6, 1e-6, [](double x) { return x * phi(x); }},
-      {Map::gelu_derivative, "gelu_derivative", -8, 8, 1e-6, 1e-6,
+      {UnaryOp::exp, "exp", -86, 88, 3e-7, 0, [](double x) { return std::exp(x); }},
+      {UnaryOp::log, "log", 1e-30, 1e4, 3e-7, 3e-7, [](double x) { return std::log(x); }},
+      {UnaryOp::tanh, "tanh", -10, 10, 5e-7, 1e-7, [](double x) { return std::tanh(x); }},
+      {UnaryOp::sigmoid, "sigmoid", -60, 60, 5e-7, 0, [](double x) { return 1 / (1 + std::exp(-x)); }},
+      {UnaryOp::gelu, "gelu", -8, 8, 1e-6, 1e-6, [](double x) { return x * phi(x); }},
+      {UnaryOp::gelu_derivative, "gelu_derivative", -8, 8, 1e-6, 1e-6,
        [](double x) { return phi(x) + x * std::exp(-0.5 * x * x) / std::sqrt(2 * M_PI); }},
-      {Map::gelu_tanh, "gelu_tanh", -8, 8, 1e-6, 1e-6, [](double x) { return 0.5 * x * (1 + gelu_tanh_inner(x)); }},
-      {Map::gelu_tanh_derivative, "gelu_tanh_derivative", -8, 8, 1e-6, 3e-6,  // (1 + tanh u cancels for x << 0)
+      {UnaryOp::gelu_tanh, "gelu_tanh", -8, 8, 1e-6, 1e-6, [](double x) { return 0.5 * x * (1 + gelu_tanh_inner(x)); }},
+      {UnaryOp::gelu_tanh_derivative, "gelu_tanh_derivative", -8, 8, 1e-6, 3e-6,  // (1 + tanh u cancels for x << 0)
        [](double x) {
          const double t = gelu_tanh_inner(x);
          return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * std::sqrt(2 / M_PI) * (1 + 3 * 0.044715 * x * x);
@@ -153,7 +153,7 @@ TEST_CASE("elementwise maps on special values in whole vectors and in the tail")
       std::vector<float> x;
       for (int c = 0; c < copies; ++c) x.insert(x.end(), values.begin(), values.end());
       const int64_t n = static_cast<int64_t>(x.size());
-      auto check_map = [&](Map f, const std::vector<double>& expected, double abs) {
+      auto check_map = [&](UnaryOp f, const std::vector<double>& expected, double abs) {
         std::vector<float> y(x.size());
         vec::map(f, x.data(), y.data(), n);
         for (int64_t i = 0; i < n; ++i) {
@@ -161,20 +161,20 @@ TEST_CASE("elementwise maps on special values in whole vectors and in the tail")
           check_near(y[i], expected[i % values.size()], 3e-7, abs);
         }
       };
-      check_map(Map::exp, exp_expected, 0);
-      check_map(Map::log, log_expected, 0);
-      check_map(Map::tanh, tanh_expected, 0);
-      check_map(Map::sigmoid, sigmoid_expected, 1e-38);  // (float32 flushes e^-88 and below to 0)
+      check_map(UnaryOp::exp, exp_expected, 0);
+      check_map(UnaryOp::log, log_expected, 0);
+      check_map(UnaryOp::tanh, tanh_expected, 0);
+      check_map(UnaryOp::sigmoid, sigmoid_expected, 1e-38);  // (float32 flushes e^-88 and below to 0)
       // GELU as the scalar formula gives it: x Phi(x), so -inf * 0 = NaN and inf * 1 = inf
       const std::vector<double> gelu_expected = {kNaN, -0.0, -0.0, -0.0, -1 * phi(-1), -0.0, 0, phi(1), 88, 89, kInf, kNaN};
-      check_map(Map::gelu, gelu_expected, 1e-7);
+      check_map(UnaryOp::gelu, gelu_expected, 1e-7);
     }
   });
 }
 
 TEST_CASE("activation_and_slope gives the bits of the activation, its derivative and a multiply under every target") {
-  const std::vector<std::pair<Map, Map>> activations = {{Map::gelu, Map::gelu_derivative},
-                                                        {Map::gelu_tanh, Map::gelu_tanh_derivative}};
+  const std::vector<std::pair<UnaryOp, UnaryOp>> activations = {{UnaryOp::gelu, UnaryOp::gelu_derivative},
+                                                                {UnaryOp::gelu_tanh, UnaryOp::gelu_tanh_derivative}};
   under_every_target([&] {
     std::mt19937 rng(29);
     for (const auto& [f, derivative] : activations) {
@@ -196,7 +196,15 @@ TEST_CASE("activation_and_slope gives the bits of the activation, its derivative
     }
   });
   float x = 1, y = 0, z = 1;
-  CHECK_THROWS_WITH(vec::activation_and_slope(Map::exp, &x, &y, &z, 1), doctest::Contains("gelu or gelu_tanh"));
+  CHECK_THROWS_WITH(vec::activation_and_slope(UnaryOp::exp, &x, &y, &z, 1), doctest::Contains("gelu or gelu_tanh"));
+  // A unary op with no SIMD kernel is an Error, not an output left unwritten.
+  for (int i = 0; i < axiom::core::kNumUnaryOps; ++i) {
+    const auto op = static_cast<UnaryOp>(i);
+    CAPTURE(axiom::core::op_name(op));
+    if (!vec::has_map(op)) CHECK_THROWS_WITH(vec::map(op, &x, &y, 1), doctest::Contains("no SIMD kernel"));
+  }
+  CHECK_FALSE(vec::has_map(UnaryOp::neg));
+  CHECK(vec::has_map(UnaryOp::gelu_tanh_derivative));
 }
 
 TEST_CASE("arithmetic on walked and repeated operands and column sums under every target") {
