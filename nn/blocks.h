@@ -1,5 +1,5 @@
 // The residual blocks of the Axial Transformer (section 3.1), pre-LayerNorm:
-//   FeedforwardBlock(x)   = x + Dense_D(Nonlinearity(Dense_D'(LayerNorm(x))))
+//   FeedforwardBlock(x)   = x + Dense_D(Activation(Dense_D'(LayerNorm(x))))
 //   AttentionBlock_k(x)   = x + Dense_D(Attention_k(LayerNorm(x)))        (Dense_D: the attention's output projection)
 //   TransformerBlock_k(x) = FeedforwardBlock(AttentionBlock_k(x))
 // MaskedTransformerBlock_k is TransformerBlock_k with masked (causal) attention along axis k.
@@ -17,7 +17,7 @@ struct BlockOptions {
   int64_t heads = 4;
   int64_t ff_multiple = 4;  // D' = ff_multiple * D
   bool masked = false;
-  Nonlinearity nonlinearity = Nonlinearity::gelu;
+  Activation nonlinearity = Activation::gelu;  // gelu, gelu_tanh or relu (autograd/ops.h)
   double output_init_scale = 1.0;
   DenseInit init = DenseInit::uniform;  // of every Dense layer in the block
   int64_t relative_distance = 0;        // > 0: the attention adds relative position logits (attention.h)
@@ -45,7 +45,7 @@ class FeedforwardBlock : public Module {
   std::shared_ptr<LayerNorm> norm;
   std::shared_ptr<Dense> up;    // D -> D'
   std::shared_ptr<Dense> down;  // D' -> D
-  Nonlinearity nonlinearity;
+  Activation nonlinearity;
 };
 
 class TransformerBlock : public Module {

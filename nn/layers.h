@@ -66,6 +66,4 @@ class Dropout : public Module {
   Generator* gen_;
 };
 
-using Nonlinearity = Activation;  // gelu, gelu_tanh, relu (autograd/ops.h)
-
 }  // namespace axiom::nn
