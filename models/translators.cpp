@@ -176,22 +176,6 @@ Decoded GruTranslator::decode(const Tensor& source) const {
 
 // --- the Transformer translator -------------------------------------------------------------------
 
-MultiHeadAttention::MultiHeadAttention(int64_t features, int64_t heads, Generator& gen) : heads_(heads) {
-  for (const char* name : {"query", "key", "value", "out"}) {
-    layers_.push_back(register_module(name, std::make_shared<nn::Dense>(features, features, gen)));
-  }
-}
-
-std::pair<Tensor, Tensor> MultiHeadAttention::forward(const Tensor& x, const Tensor& memory, const Tensor& blocked) const {
-  const int64_t batch = x.size(0), features = x.size(2), depth = features / heads_;
-  auto split = [&](const Tensor& t) { return t.reshape({batch, t.size(1), heads_, depth}).transpose(1, 2); };  // [B, h, T, Dh]
-  const Tensor q = split(layers_[0]->forward(x)), k = split(layers_[1]->forward(memory)), v = split(layers_[2]->forward(memory));
-  const Tensor scores = mul(matmul(q, k.transpose(-1, -2)), 1 / std::sqrt(static_cast<double>(depth)));  // [B, h, Tq, Tk]
-  const Tensor weights = softmax(masked_fill(scores, blocked, kMinusInfinity), -1);
-  const Tensor mixed = matmul(weights, v).transpose(1, 2).reshape({batch, x.size(1), features});          // [B, Tq, D]
-  return {layers_[3]->forward(mixed), weights};
-}
-
 FeedForward::FeedForward(int64_t features, Generator& gen) {
   norm_ = register_module("norm", std::make_shared<nn::LayerNorm>(features));
   up_ = register_module("up", std::make_shared<nn::Dense>(features, 4 * features, gen));
@@ -207,13 +191,13 @@ TransformerTranslator::TransformerTranslator(const TranslatorConfig& c, Generato
   for (int64_t i = 0; i < c.layers; ++i) {
     const std::string n = std::to_string(i);
     encoder_.push_back({register_module("encoder_norm" + n, std::make_shared<nn::LayerNorm>(d)),
-                        register_module("encoder_attention" + n, std::make_shared<MultiHeadAttention>(d, c.heads, gen)),
+                        register_module("encoder_attention" + n, std::make_shared<nn::MultiHeadAttention>(d, c.heads, gen)),
                         register_module("encoder_ff" + n, std::make_shared<FeedForward>(d, gen))});
     decoder_.push_back({register_module("decoder_norm" + n, std::make_shared<nn::LayerNorm>(d)),
-                        register_module("decoder_attention" + n, std::make_shared<MultiHeadAttention>(d, c.heads, gen)),
+                        register_module("decoder_attention" + n, std::make_shared<nn::MultiHeadAttention>(d, c.heads, gen)),
                         register_module("decoder_ff" + n, std::make_shared<FeedForward>(d, gen)),
                         register_module("cross_norm" + n, std::make_shared<nn::LayerNorm>(d)),
-                        register_module("cross_attention" + n, std::make_shared<MultiHeadAttention>(d, c.heads, gen))});
+                        register_module("cross_attention" + n, std::make_shared<nn::MultiHeadAttention>(d, c.heads, gen))});
   }
   final_norm_ = register_module("final_norm", std::make_shared<nn::LayerNorm>(d));
   out_ = register_module("out", std::make_shared<nn::Dense>(d, c.vocabulary, gen));

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "../nn/multi_head_attention.h"
 #include "learner.h"
 
 namespace axiom::models {
@@ -111,19 +112,6 @@ class GruTranslator : public Translator {
   std::shared_ptr<nn::Dense> score_, out_;
 };
 
-// Multi-head attention of queries [B, Tq, D] over keys and values [B, Tk, D]. `blocked` is uint8,
-// 1 where a query may not look, and broadcasts to [B, heads, Tq, Tk]. Returns the mixed values
-// [B, Tq, D] and the weights [B, heads, Tq, Tk].
-class MultiHeadAttention : public nn::Module {
- public:
-  MultiHeadAttention(int64_t features, int64_t heads, Generator& gen);
-  std::pair<Tensor, Tensor> forward(const Tensor& x, const Tensor& memory, const Tensor& blocked) const;
-
- private:
-  int64_t heads_;
-  std::vector<std::shared_ptr<nn::Dense>> layers_;  // query, key, value, out
-};
-
 // x + Dense(GELU(Dense(LayerNorm(x)))), widths D -> 4D -> D
 class FeedForward : public nn::Module {
  public:
@@ -152,15 +140,15 @@ class TransformerTranslator : public Translator {
  private:
   struct EncoderLayer {
     std::shared_ptr<nn::LayerNorm> norm;
-    std::shared_ptr<MultiHeadAttention> attention;
+    std::shared_ptr<nn::MultiHeadAttention> attention;
     std::shared_ptr<FeedForward> ff;
   };
   struct DecoderLayer {
     std::shared_ptr<nn::LayerNorm> norm;
-    std::shared_ptr<MultiHeadAttention> attention;
+    std::shared_ptr<nn::MultiHeadAttention> attention;
     std::shared_ptr<FeedForward> ff;
     std::shared_ptr<nn::LayerNorm> cross_norm;
-    std::shared_ptr<MultiHeadAttention> cross;
+    std::shared_ptr<nn::MultiHeadAttention> cross;
   };
 
   Tensor embed(const Tensor& tokens) const;  // [B, T] -> [B, T, D], with the position table

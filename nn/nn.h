@@ -9,5 +9,6 @@
 #include "local.h"
 #include "lstm.h"
 #include "module.h"
+#include "multi_head_attention.h"
 #include "position.h"
 #include "relative.h"
