@@ -125,6 +125,32 @@ TEST_CASE("gradcheck: attention, feed-forward and transformer blocks") {
   check_module("MaskedTransformerBlock", block, randn64({1, 3, 2, 4}, 7), [&](const Tensor& x) { return block(x); });
 }
 
+TEST_CASE("FeedforwardBlock's fused ops give the bits of Dense(GELU(Dense(LayerNorm(x)))), forward and backward") {
+  for (const Activation activation : {Activation::gelu, Activation::gelu_tanh, Activation::relu}) {
+    CAPTURE(static_cast<int>(activation));
+    Generator gen(8);
+    nn::FeedforwardBlock block(16, gen, {.nonlinearity = activation});  // float32, D = 16, D' = 64
+    const Tensor x(core::randn({3, 5, 16}, gen), /*requires_grad=*/true);
+    const Tensor seed(core::randn({3, 5, 16}, gen));
+    const auto gradients = [&](const Tensor& y) {
+      block.zero_grad(), x.zero_grad();
+      y.backward(seed);
+      std::vector<core::Tensor> all{x.grad().data().clone()};
+      for (const Tensor& p : block.parameters()) all.push_back(p.grad().data().clone());
+      return all;
+    };
+    const Tensor fused = block(x);
+    const std::vector<core::Tensor> fused_grads = gradients(fused);
+    const Tensor plain = add(x, block.down->forward(activate(activation, block.up->forward(block.norm->forward(x)))));
+    const std::vector<core::Tensor> plain_grads = gradients(plain);
+    CHECK(core::sum(core::ne(fused.data(), plain.data())).item() == 0);
+    for (size_t i = 0; i < fused_grads.size(); ++i) {
+      CAPTURE(i);
+      CHECK(core::sum(core::ne(fused_grads[i], plain_grads[i])).item() == 0);
+    }
+  }
+}
+
 TEST_CASE("blocks with output_init_scale 0 start as the identity") {
   Generator gen(5);
   nn::TransformerBlock block(8, 2, gen, {.heads = 2, .output_init_scale = 0});
