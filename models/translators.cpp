@@ -176,14 +176,6 @@ Decoded GruTranslator::decode(const Tensor& source) const {
 
 // --- the Transformer translator -------------------------------------------------------------------
 
-FeedForward::FeedForward(int64_t features, Generator& gen) {
-  norm_ = register_module("norm", std::make_shared<nn::LayerNorm>(features));
-  up_ = register_module("up", std::make_shared<nn::Dense>(features, 4 * features, gen));
-  down_ = register_module("down", std::make_shared<nn::Dense>(4 * features, features, gen));
-}
-
-Tensor FeedForward::forward(const Tensor& x) const { return add(x, down_->forward(gelu(up_->forward(norm_->forward(x))))); }
-
 TransformerTranslator::TransformerTranslator(const TranslatorConfig& c, Generator& gen) : Translator(c) {
   const int64_t d = c.features;
   embed_ = register_module("embed", std::make_shared<nn::Embedding>(c.vocabulary, d, gen));
@@ -192,10 +184,10 @@ TransformerTranslator::TransformerTranslator(const TranslatorConfig& c, Generato
     const std::string n = std::to_string(i);
     encoder_.push_back({register_module("encoder_norm" + n, std::make_shared<nn::LayerNorm>(d)),
                         register_module("encoder_attention" + n, std::make_shared<nn::MultiHeadAttention>(d, c.heads, gen)),
-                        register_module("encoder_ff" + n, std::make_shared<FeedForward>(d, gen))});
+                        register_module("encoder_ff" + n, std::make_shared<nn::FeedforwardBlock>(d, gen))});
     decoder_.push_back({register_module("decoder_norm" + n, std::make_shared<nn::LayerNorm>(d)),
                         register_module("decoder_attention" + n, std::make_shared<nn::MultiHeadAttention>(d, c.heads, gen)),
-                        register_module("decoder_ff" + n, std::make_shared<FeedForward>(d, gen)),
+                        register_module("decoder_ff" + n, std::make_shared<nn::FeedforwardBlock>(d, gen)),
                         register_module("cross_norm" + n, std::make_shared<nn::LayerNorm>(d)),
                         register_module("cross_attention" + n, std::make_shared<nn::MultiHeadAttention>(d, c.heads, gen))});
   }

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "../nn/blocks.h"
 #include "../nn/multi_head_attention.h"
 #include "learner.h"
 
@@ -112,21 +113,10 @@ class GruTranslator : public Translator {
   std::shared_ptr<nn::Dense> score_, out_;
 };
 
-// x + Dense(GELU(Dense(LayerNorm(x)))), widths D -> 4D -> D
-class FeedForward : public nn::Module {
- public:
-  FeedForward(int64_t features, Generator& gen);
-  Tensor forward(const Tensor& x) const;
-
- private:
-  std::shared_ptr<nn::LayerNorm> norm_;
-  std::shared_ptr<nn::Dense> up_, down_;
-};
-
 // Pre-LayerNorm encoder-decoder Transformer, `layers` of each:
-//   encoder layer: x = x + SelfAttention(LN(x), source padding blocked);       x = FeedForward(x)
+//   encoder layer: x = x + SelfAttention(LN(x), source padding blocked);       x = FeedforwardBlock(x)
 //   decoder layer: y = y + SelfAttention(LN(y), later positions blocked);
-//                  y = y + MultiHeadAttention(LN(y) over the encoder's output);    y = FeedForward(y)
+//                  y = y + MultiHeadAttention(LN(y) over the encoder's output);    y = FeedforwardBlock(y)
 //   logits = Dense(LN(y))                                                      [B, T, V]
 class TransformerTranslator : public Translator {
  public:
@@ -141,12 +131,12 @@ class TransformerTranslator : public Translator {
   struct EncoderLayer {
     std::shared_ptr<nn::LayerNorm> norm;
     std::shared_ptr<nn::MultiHeadAttention> attention;
-    std::shared_ptr<FeedForward> ff;
+    std::shared_ptr<nn::FeedforwardBlock> ff;  // x + Dense(GELU(Dense(LayerNorm(x)))), D -> 4D -> D
   };
   struct DecoderLayer {
     std::shared_ptr<nn::LayerNorm> norm;
     std::shared_ptr<nn::MultiHeadAttention> attention;
-    std::shared_ptr<FeedForward> ff;
+    std::shared_ptr<nn::FeedforwardBlock> ff;  // x + Dense(GELU(Dense(LayerNorm(x)))), D -> 4D -> D
     std::shared_ptr<nn::LayerNorm> cross_norm;
     std::shared_ptr<nn::MultiHeadAttention> cross;
   };
