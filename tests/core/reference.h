@@ -242,6 +242,12 @@ inline Tolerance tolerance(Dtype dtype) {
 // Checks |actual - expected| <= atol + rtol * |expected| for every element (NaN must meet NaN, an
 // infinity the same infinity). On failure, reports at the caller's line how many elements differ
 // and the worst one.
+// A sum of k products (a matmul's, attention's) is further from the double reference as k grows.
+inline Tolerance matmul_tolerance(Dtype dtype, int64_t k) {
+  const double scale = static_cast<double>(std::max<int64_t>(k, 1));
+  return dtype == Dtype::float32 ? Tolerance{1e-4, 1e-5 * scale} : Tolerance{1e-12, 1e-13 * scale};
+}
+
 inline void check_close(const Tensor& actual, const std::vector<double>& expected, double rtol, double atol,
                         const std::string& what = "", std::source_location where = std::source_location::current()) {
   const char* file = where.file_name();

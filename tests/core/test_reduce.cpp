@@ -1,6 +1,6 @@
 // Reductions against loops in double: sum, mean, var, max, min, max_with_indices and argmax over every
 // subset of axes of random 1- to 4-D shapes, in every layout, keepdim or not; the leading-axes fast
-// path; integer sums; empty reductions; ties; and the errors.
+// path; integer sums; empty reductions; ties; and the errors. And count_non_finite.
 #include <cmath>
 #include <limits>
 #include <random>
@@ -363,4 +363,13 @@ TEST_CASE("reduction errors") {
   check_error([&] { (void)core::var(x, {0}, false, -1); }, {"[var] correction must be 0 or more, got -1"});
   check_error([&] { (void)core::argmax(x, 2); }, {"[max] axis 2 is out of range for a tensor of rank 2"});
   check_error([&] { (void)core::sum(Tensor()); }, {"[sum] the input tensor is undefined"});
+}
+
+TEST_CASE("count_non_finite counts NaN and infinities over many tensors and refuses what it cannot count") {
+  const Tensor a = core::from_vector<double>({1.0, NAN, INFINITY, -2.0});
+  const Tensor b = core::from_vector<float>({-INFINITY, 0.0f});
+  CHECK(core::count_non_finite({a, b, a.narrow(0, 0, 1)}).item() == 3);
+  CHECK(core::count_non_finite({a.narrow(0, 0, 1)}).item() == 0);
+  check_error([&] { core::count_non_finite({}); }, {"[count_non_finite] needs at least one tensor"});
+  check_error([&] { core::count_non_finite({a, core::from_vector<int64_t>({1})}); }, {"[count_non_finite] ", "int64"});
 }
