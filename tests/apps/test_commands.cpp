@@ -18,7 +18,7 @@
 #include "core/factory.h"
 #include "core/random.h"
 #include "data/npy.h"
-#include "tests/core/reference.h"
+#include "tests/support/reference.h"
 
 using namespace axiom;
 namespace fs = std::filesystem;

@@ -8,7 +8,7 @@
 
 #include "nn/local.h"
 
-namespace axiom::agtest {
+namespace axiom::test {
 
 namespace {
 
@@ -514,4 +514,4 @@ std::vector<std::string> ops_that_need_a_case(const std::string& source_dir) {
   return result;
 }
 
-}  // namespace axiom::agtest
+}  // namespace axiom::test

@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "tests/autograd/helpers.h"
+#include "tests/support/gradients.h"
 
-namespace axiom::agtest {
+namespace axiom::test {
 
 struct OpCase {
   std::string op;    // the op of autograd/ops.h or the Tensor method the case checks ("composite": several ops together)
@@ -38,4 +38,4 @@ std::vector<OpCase> op_table();
 // are not differentiable (comparisons, argmax) or not an op of their own.
 std::vector<std::string> ops_that_need_a_case(const std::string& source_dir);
 
-}  // namespace axiom::agtest
+}  // namespace axiom::test

@@ -4,11 +4,11 @@
 // backward, and errors for what cannot be checkpointed.
 #include <vector>
 
-#include "tests/autograd/helpers.h"
+#include "tests/support/gradients.h"
 
 namespace core = axiom::core;
 using namespace axiom;
-using namespace axiom::agtest;
+using namespace axiom::test;
 using axiom::test::values_of;
 
 namespace {

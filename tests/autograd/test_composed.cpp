@@ -5,11 +5,11 @@
 // steps of plain gradient descent: the gradient must point downhill.
 #include <vector>
 
-#include "tests/autograd/helpers.h"
+#include "tests/support/gradients.h"
 
 namespace core = axiom::core;
 using namespace axiom;
-using namespace axiom::agtest;
+using namespace axiom::test;
 using In = std::vector<axiom::Tensor>;
 
 namespace {

@@ -12,15 +12,15 @@
 #include "tests/support/emulated_cuda.h"
 
 using namespace axiom;
-using agtest::Fn;
-using agtest::OpCase;
+using test::Fn;
+using test::OpCase;
 
 namespace {
 
 // Beyond the table: a checkpointed function between fused ops (forward and first derivatives;
 // checkpoint's backward cannot be recorded, an Error tested in test_checkpoint.cpp).
 OpCase checkpoint_case() {
-  auto u = [](const core::Shape& shape, uint64_t seed) { return agtest::leaf(agtest::uniform64(shape, seed)); };
+  auto u = [](const core::Shape& shape, uint64_t seed) { return test::leaf(test::uniform64(shape, seed)); };
   return {"checkpoint", "between layer_norm_linear and activation_linear", {u({2, 3, 4}, 18), u({4}, 19), u({4}, 20), u({4, 5}, 21), u({5}, 22)},
           [](const std::vector<Tensor>& x) {
             const Tensor h = axiom::layer_norm_linear(x[0], x[1], x[2], 1e-5, x[3], x[4]);                  // [2, 3, 5]
@@ -98,11 +98,11 @@ std::vector<core::Tensor> second_derivatives(const OpCase& c, Device device) {
 TEST_SUITE("cuda-emulated") {
 
 TEST_CASE("second derivatives of every case of the op table on the device equal the CPU's") {
-  for (const OpCase& c : agtest::op_table()) {
+  for (const OpCase& c : test::op_table()) {
     const std::string name = c.op + ": " + c.what;
     INFO(name);
     const std::vector<core::Tensor> expected = second_derivatives(c, Device::cpu());
-    axiom::testing::on_every_device([&] {
+    axiom::test::on_every_device([&] {
       const std::vector<core::Tensor> actual = second_derivatives(c, Device::cuda());
       REQUIRE(actual.size() == expected.size());
       for (size_t i = 0; i < actual.size(); ++i) {
@@ -116,13 +116,13 @@ TEST_CASE("second derivatives of every case of the op table on the device equal 
 }
 
 TEST_CASE("forward and backward of every case of the op table on the device equal the CPU's") {
-  std::vector<OpCase> cases = agtest::op_table();
+  std::vector<OpCase> cases = test::op_table();
   cases.push_back(checkpoint_case());
   for (const OpCase& c : cases) {
     const std::string name = c.op + ": " + c.what;
     INFO(name);
     const Result expected = forward_backward(c, Device::cpu());
-    axiom::testing::on_every_device([&] {
+    axiom::test::on_every_device([&] {
       const Result actual = forward_backward(c, Device::cuda());
       test::check_close(actual.output, test::values_of(expected.output), 1e-10, 1e-10, name + ": output");
       REQUIRE(actual.grads.size() == expected.grads.size());

@@ -3,11 +3,11 @@
 // values). A failed op records nothing.
 #include <vector>
 
-#include "tests/autograd/helpers.h"
+#include "tests/support/gradients.h"
 
 namespace core = axiom::core;
 using namespace axiom;
-using namespace axiom::agtest;
+using namespace axiom::test;
 using axiom::test::check_error;
 using axiom::test::error_message;
 

@@ -3,11 +3,11 @@
 #include <cmath>
 #include <vector>
 
-#include "tests/autograd/helpers.h"
+#include "tests/support/gradients.h"
 
 namespace core = axiom::core;
 using namespace axiom;
-using namespace axiom::agtest;
+using namespace axiom::test;
 using In = std::vector<axiom::Tensor>;
 
 namespace {

@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "tests/autograd/helpers.h"
+#include "tests/support/gradients.h"
 
 namespace core = axiom::core;
 using namespace axiom;
-using namespace axiom::agtest;
+using namespace axiom::test;
 using axiom::test::check_error;
 using In = std::vector<axiom::Tensor>;
 using Needs = std::vector<bool>;

@@ -15,7 +15,7 @@
 
 namespace core = axiom::core;
 using namespace axiom;
-using namespace axiom::agtest;
+using namespace axiom::test;
 
 TEST_CASE("every case of the op table passes gradcheck and gradgradcheck") {
   const std::vector<OpCase> table = op_table();

@@ -3,10 +3,11 @@
 #include <limits>
 #include <vector>
 
-#include "tests/core/reference.h"
+#include "tests/support/reference.h"
 
 namespace core = axiom::core;
 using namespace axiom::test;
+using axiom::core::Tensor;
 
 namespace {
 

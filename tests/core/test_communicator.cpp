@@ -1,7 +1,7 @@
 // The single-process communicator (core/distributed/communicator.h): rank 0 of 1, whose collectives leave
 // every tensor as it is, with the same argument checks as MPI's; tests/distributed/ runs the MPI one.
 #include "core/distributed/communicator.h"
-#include "tests/core/reference.h"
+#include "tests/support/reference.h"
 
 using namespace axiom::core;
 using namespace axiom::test;

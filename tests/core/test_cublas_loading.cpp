@@ -38,7 +38,7 @@ TEST_CASE("a program that runs on the CPU never loads cuBLAS") {
 }
 
 #if AXIOM_WITH_CUDA
-using axiom::testing::ScopedEnvironment;
+using axiom::test::ScopedEnvironment;
 
 TEST_CASE("cuBLAS is opened by its first call, and a file that cannot be opened or is not cuBLAS is an Error naming it") {
   if (cublas_is_loaded()) {

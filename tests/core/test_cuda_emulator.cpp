@@ -8,11 +8,12 @@
 #include "core/cuda/allocator.h"
 #include "core/cuda/kernels.cuh"
 #include "cublas_v2.h"
-#include "tests/core/reference.h"
+#include "tests/support/reference.h"
 #include "tests/support/emulated_cuda.h"
 
 using namespace axiom;
 using namespace axiom::test;
+using axiom::core::Tensor;
 namespace emulator = axiom::cuda_emulator;
 using core::cuda::launch;
 
@@ -106,7 +107,7 @@ TEST_CASE("block_reduce sums a block in every thread order") {
   for (size_t i = 0; i < values.size(); ++i) values[i] = double(i % 97) - 40;
   for (const auto order : kOrders) {
     CAPTURE(emulator::order_name(order));
-    axiom::testing::ScopedEmulatedCuda emulated(order);
+    axiom::test::ScopedEmulatedCuda emulated(order);
     DeviceBuffer in(values), out(std::vector<double>(4));
     const auto before = emulator::grid_stats();
     launch("test", block_sums, 4, 256, in.data, out.data);
@@ -126,7 +127,7 @@ TEST_CASE("block_reduce sums a block in every thread order") {
 TEST_CASE("warp shuffles swap the values of a warp's lanes in every thread order and a lane that never comes is an Error") {
   for (const auto order : kOrders) {
     CAPTURE(emulator::order_name(order));
-    axiom::testing::ScopedEmulatedCuda emulated(order);
+    axiom::test::ScopedEmulatedCuda emulated(order);
     DeviceBuffer out(std::vector<double>(64));
     for (const bool down : {false, true}) {
       launch("test", shuffled_indices, 1, 64, out.data, down);
@@ -154,7 +155,7 @@ TEST_CASE("warp shuffles swap the values of a warp's lanes in every thread order
 TEST_CASE("a missing barrier reads poisoned shared memory in one thread order but not in all") {
   std::vector<double> with_barrier, forward, reverse;
   for (const auto order : {emulator::ThreadOrder::forward, emulator::ThreadOrder::reverse}) {
-    axiom::testing::ScopedEmulatedCuda emulated(order);
+    axiom::test::ScopedEmulatedCuda emulated(order);
     DeviceBuffer out(std::vector<double>(64));
     launch("test", neighbours, 1, 64, out.data, true);
     for (unsigned t = 0; t < 64; ++t) CHECK(out.read()[t] == (t + 1) % 64);
@@ -170,7 +171,7 @@ TEST_CASE("a missing barrier reads poisoned shared memory in one thread order bu
 }
 
 TEST_CASE("a barrier that some threads never reach is an Error naming the kernel and so are two barriers") {
-  axiom::testing::ScopedEmulatedCuda emulated;
+  axiom::test::ScopedEmulatedCuda emulated;
   test::check_error([] { launch("reduce", partial_barrier, 2, 64, 16u); },
                     {"[reduce] kernel launched at ", "test_cuda_emulator.cpp:", "block (0, 0, 0)",
                      "16 of 64 threads wait at the __syncthreads() at ", "partial_barrier", "the other 48 ended without reaching"});
@@ -185,7 +186,7 @@ TEST_CASE("a barrier that some threads never reach is an Error naming the kernel
 }
 
 TEST_CASE("launches CUDA would refuse are cudaErrorInvalidConfiguration found by check_launch") {
-  axiom::testing::ScopedEmulatedCuda emulated;
+  axiom::test::ScopedEmulatedCuda emulated;
   DeviceBuffer out(std::vector<double>(1));
   const auto before = emulator::grid_stats().launches;
   test::check_error([&] { launch("matmul", does_nothing, 1, dim3(32, 33), out.data); },
@@ -199,7 +200,7 @@ TEST_CASE("launches CUDA would refuse are cudaErrorInvalidConfiguration found by
 }
 
 TEST_CASE("pointers of kernels and copies must lie inside live device allocations") {
-  axiom::testing::ScopedEmulatedCuda emulated;
+  axiom::test::ScopedEmulatedCuda emulated;
   double host = 0;
   DeviceBuffer device(std::vector<double>(4));
   test::check_error([&] { launch("gather", does_nothing, 1, 32, &host); },
@@ -219,7 +220,7 @@ TEST_CASE("pointers of kernels and copies must lie inside live device allocation
 }
 
 TEST_CASE("mapped host memory is a kernel's to write and the host's to read and nothing past it is") {
-  axiom::testing::ScopedEmulatedCuda emulated;
+  axiom::test::ScopedEmulatedCuda emulated;
   void* host = nullptr;
   core::cuda::check(cudaHostAlloc(&host, 2 * sizeof(double), cudaHostAllocMapped), "test");
   void* device = nullptr;
@@ -236,7 +237,7 @@ TEST_CASE("mapped host memory is a kernel's to write and the host's to read and 
 }
 
 TEST_CASE("a kernel writing past its tensor is a memory fault and a freed tensor's memory is no kernel's") {
-  axiom::testing::ScopedEmulatedCuda emulated;
+  axiom::test::ScopedEmulatedCuda emulated;
   (void)emulator::take_memory_faults();
   double* freed = nullptr;
   {
@@ -254,13 +255,13 @@ TEST_CASE("a kernel writing past its tensor is a memory fault and a freed tensor
 }
 
 TEST_CASE("asking for more than the emulated GPU holds is the allocator's out-of-memory Error") {
-  axiom::testing::ScopedEmulatedCuda emulated;
+  axiom::test::ScopedEmulatedCuda emulated;
   test::check_error([] { (void)core::empty({int64_t(3) << 30}, Dtype::float32, Device::cuda()); },
                     {"[allocate] out of GPU memory: asked for 12884901888 bytes with ", " of 4294967296 bytes free"});
 }
 
 TEST_CASE("the cuBLAS stand-in computes column-major products and validates as cuBLAS does") {
-  axiom::testing::ScopedEmulatedCuda emulated;
+  axiom::test::ScopedEmulatedCuda emulated;
   // column-major A [2 x 3] = [1 3 5; 2 4 6], B [3 x 1] = [1; 1; 1] -> C = [9; 12]
   DeviceBuffer a({1, 2, 3, 4, 5, 6}), b({1, 1, 1}), c({0, 0});
   const std::vector<const double*> host_pointers{a.data, b.data, c.data};
@@ -292,7 +293,7 @@ TEST_CASE("the grid cap makes grid-stride loops wrap around") {
   const Tensor x = core::randn({4002}, gen, Dtype::float64);
   for (const int64_t most_blocks : {65536, 3, 1}) {
     CAPTURE(most_blocks);
-    axiom::testing::ScopedEmulatedCuda emulated(emulator::ThreadOrder::forward, most_blocks);
+    axiom::test::ScopedEmulatedCuda emulated(emulator::ThreadOrder::forward, most_blocks);
     const Tensor on_device = x.to(Device::cuda());
     // contiguous: four elements a thread, 1000 fours and a tail of 2 in 4 blocks of 256 threads
     auto before = emulator::grid_stats();

@@ -13,7 +13,7 @@
 #include <map>
 #include <set>
 
-#include "tests/core/reference.h"
+#include "tests/support/reference.h"
 #include "tests/support/emulated_cuda.h"
 #include "tests/support/recording_backend.h"
 #include "tests/support/scoped_environment.h"
@@ -387,15 +387,15 @@ TEST_SUITE("cuda-emulated") {
 TEST_CASE("every op on every device equals the CPU in float64 and float32 and int64 and uint8") {
   for (const OpCase& op : every_case()) {
     INFO(op.name, ", ", dtype_name(op.inputs[0].dtype()));
-    axiom::testing::on_every_device([&] { check_case_on_device(op); });
+    axiom::test::on_every_device([&] { check_case_on_device(op); });
   }
 }
 
 TEST_CASE("the harness reaches every backend method and every unary and binary and reduction op") {
   std::set<std::string> calls;
   {
-    axiom::testing::ScopedEmulatedCuda emulated;  // the build's CUDA backend comes back at the end of the scope
-    core::register_backend(DeviceType::cuda, std::make_unique<axiom::testing::RecordingBackend>(
+    axiom::test::ScopedEmulatedCuda emulated;  // the build's CUDA backend comes back at the end of the scope
+    core::register_backend(DeviceType::cuda, std::make_unique<axiom::test::RecordingBackend>(
                                                         axiom::cuda_emulator::make_backend(), &calls));
     for (const OpCase& op : every_case()) check_case_on_device(op);
     core::backend(Device::cuda()).synchronize();
@@ -404,8 +404,8 @@ TEST_CASE("the harness reaches every backend method and every unary and binary a
     (void)core::backend(Device::cuda()).release_cached_memory();
     (void)core::backend(Device::cuda()).matmul_precision_unavailable(core::MatmulPrecision::bfloat16);
   }
-  axiom::testing::report_memory_faults();
-  std::set<std::string> expected = axiom::testing::kBackendMethods;
+  axiom::test::report_memory_faults();
+  std::set<std::string> expected = axiom::test::kBackendMethods;
   for (int op = 0; op < core::kNumUnaryOps; ++op) expected.insert("unary " + std::string(core::op_name(core::UnaryOp(op))));
   for (int op = 0; op < core::kNumBinaryOps; ++op) expected.insert("binary " + std::string(core::op_name(core::BinaryOp(op))));
   for (int op = 0; op < core::kNumReduceOps; ++op) expected.insert("reduce " + std::string(core::op_name(core::ReduceOp(op))));
@@ -417,7 +417,7 @@ TEST_CASE("the harness reaches every backend method and every unary and binary a
 }
 
 TEST_CASE("tensors move between devices and back unchanged and mixing devices is an Error") {
-  axiom::testing::on_every_device([] {
+  axiom::test::on_every_device([] {
     Generator gen(1);
     const Tensor x = core::randn({3, 4}, gen, Dtype::float64);
     const Tensor on_device = x.transpose(0, 1).to(Device::cuda());
@@ -430,7 +430,7 @@ TEST_CASE("tensors move between devices and back unchanged and mixing devices is
 }
 
 TEST_CASE("with AXIOM_CUDA_SYNC=1 every launch is waited for and a faulting kernel is named by its op and launch") {
-  axiom::testing::ScopedEmulatedCuda emulated;
+  axiom::test::ScopedEmulatedCuda emulated;
   Generator gen(4);
   const Tensor x = core::randn({5}, gen, Dtype::float32).to(Device::cuda());
   auto synchronizations = [] { return axiom::cuda_emulator::traffic_stats().synchronizations; };
@@ -439,7 +439,7 @@ TEST_CASE("with AXIOM_CUDA_SYNC=1 every launch is waited for and a faulting kern
   (void)core::exp(x);
   CHECK(synchronizations() == waits);  // without the variable: no wait
   {
-    axiom::testing::ScopedEnvironment sync("AXIOM_CUDA_SYNC", "1");
+    axiom::test::ScopedEnvironment sync("AXIOM_CUDA_SYNC", "1");
     waits = synchronizations();
     const int64_t launched = launches();
     (void)core::softmax(core::exp(x), 0);
@@ -457,7 +457,7 @@ TEST_CASE("with AXIOM_CUDA_SYNC=1 every launch is waited for and a faulting kern
 // at the next read back to the host (or synchronize), naming the op, the value and its position,
 // and the kernels skip the bad index meanwhile instead of reading outside their tensor.
 TEST_CASE("an index out of range on the device is the CPU's Error at the next read back to the host") {
-  axiom::testing::ScopedEmulatedCuda emulated;
+  axiom::test::ScopedEmulatedCuda emulated;
   const Device gpu = Device::cuda();
   const Tensor x = core::zeros({3, 4, 5}).to(gpu), weight = core::zeros({7, 2}).to(gpu);
   Tensor index = core::zeros({3, 2, 5}, Dtype::int64);
@@ -503,21 +503,21 @@ TEST_CASE("an index out of range on the device is the CPU's Error at the next re
     for (int i = 0; i < 300; ++i) (void)core::embedding(weight, good);
   }, {"[embedding] index 8 at [1]"});
   CHECK(core::embedding(weight, good).to(Device::cpu()).shape() == core::Shape{2, 2});
-  axiom::testing::report_memory_faults();
+  axiom::test::report_memory_faults();
 }
 
 // A whole-tensor sum of more elements than 1,024 chunks of 4,096: the chunks grow, none is left out.
 TEST_CASE("a sum of more elements than the split sum's chunks hold counts every element") {
-  axiom::testing::ScopedEmulatedCuda emulated;
+  axiom::test::ScopedEmulatedCuda emulated;
   const int64_t n = 1024 * 4096 + 1000;
   const Tensor ones = core::ones({n}, Dtype::float32, Device::cuda());
   CHECK(core::sum(ones).to(Device::cpu()).item() == double(n));
   CHECK(core::mean(core::ones({2, n / 2}, Dtype::float64, Device::cuda()), {1}).to(Device::cpu()).at({1}) == 1.0);
-  axiom::testing::report_memory_faults();
+  axiom::test::report_memory_faults();
 }
 
 TEST_CASE("the device says how much memory it has and its allocator holds, and gives the held blocks back") {
-  axiom::testing::ScopedEmulatedCuda emulated;
+  axiom::test::ScopedEmulatedCuda emulated;
   core::Backend& cuda = core::backend(Device::cuda());
   (void)cuda.release_cached_memory();  // blocks other tests left in the cache
   const core::MachineMemory start = cuda.memory();
@@ -543,11 +543,11 @@ ProductTraffic traffic_of(const std::function<Tensor()>& product, const Tensor& 
   const Tensor out = product();
   const axiom::cuda_emulator::TrafficStats after = axiom::cuda_emulator::traffic_stats();
   check_close(out.to(Device::cpu()), values_of(expected), 1e-5, 1e-5, "product");
-  return {axiom::testing::cublas_calls_between(before, after), after.host_to_device - before.host_to_device};
+  return {axiom::test::cublas_calls_between(before, after), after.host_to_device - before.host_to_device};
 }
 
 TEST_CASE("products reach cuBLAS in as few calls as their layout allows and upload nothing when the batch is regular") {
-  axiom::testing::ScopedEmulatedCuda emulated;
+  axiom::test::ScopedEmulatedCuda emulated;
   Generator gen(3);
   const Tensor x = core::randn({2, 3, 4, 5}, gen, Dtype::float32), w = core::randn({5, 6}, gen, Dtype::float32);
   const Tensor bias = core::randn({6}, gen, Dtype::float32), g = core::randn({2, 3, 4, 6}, gen, Dtype::float32);
@@ -581,7 +581,7 @@ TEST_CASE("products reach cuBLAS in as few calls as their layout allows and uplo
     CHECK(t.cublas_calls == Calls{{"cublasSgemmBatched", 1}});
     CHECK(t.uploads == 1);
   }
-  axiom::testing::report_memory_faults();
+  axiom::test::report_memory_faults();
 }
 
 }  // TEST_SUITE

@@ -8,10 +8,11 @@
 #include <vector>
 
 #include "core/backend.h"
-#include "tests/core/reference.h"
+#include "tests/support/reference.h"
 
 namespace core = axiom::core;
 using namespace axiom::test;
+using axiom::core::Tensor;
 using axiom::Device;
 
 namespace {

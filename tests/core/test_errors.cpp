@@ -4,11 +4,12 @@
 #include <memory>
 #include <vector>
 
-#include "tests/core/reference.h"
+#include "tests/support/reference.h"
 #include "tests/support/emulated_cuda.h"
 
 namespace core = axiom::core;
 using namespace axiom::test;
+using axiom::core::Tensor;
 using axiom::Device;
 using axiom::DeviceType;
 
@@ -74,7 +75,7 @@ TEST_CASE("every error is an axiom::Error, a std::runtime_error") {
 // --- devices -------------------------------------------------------------------------------------------
 
 TEST_CASE("without CUDA, a CUDA tensor is a clear error") {
-  if (axiom::testing::real_cuda_available()) {
+  if (axiom::test::real_cuda_available()) {
     MESSAGE("skipped: a CUDA device is present");
     return;
   }
@@ -99,7 +100,7 @@ TEST_CASE("tensors on two devices" * doctest::test_suite("cuda-emulated")) {
   const int64_t buffers_before = core::allocation_stats().live_buffers;
   const std::string cuda_backend(core::backend(Device::cuda()).name());
   {
-    axiom::testing::ScopedEmulatedCuda scope;
+    axiom::test::ScopedEmulatedCuda scope;
     CHECK(core::backend(Device::cuda()).name() == "cuda");
     // Every CUDA tensor lives in this block, so that each is freed before the stub comes back.
     const Tensor host = core::from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3});

@@ -2,10 +2,11 @@
 // axis of a 3-D tensor, in every layout; and the errors for bad indices.
 #include <vector>
 
-#include "tests/core/reference.h"
+#include "tests/support/reference.h"
 
 namespace core = axiom::core;
 using namespace axiom::test;
+using axiom::core::Tensor;
 
 namespace {
 

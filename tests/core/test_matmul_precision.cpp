@@ -6,10 +6,13 @@
 #include <cmath>
 
 #include "core/cpu/onednn_gemm.h"
-#include "tests/core/reference.h"
+#include "tests/support/reference.h"
 #include "tests/support/emulated_cuda.h"
 
 namespace axiom::test {
+
+using core::Tensor;
+
 namespace {
 
 using core::MatmulPrecision;
@@ -139,7 +142,7 @@ TEST_CASE("matmul precision: names, and refusals that say why") {
 
 TEST_CASE("matmul in bfloat16 refuses CUDA tensors" * doctest::test_suite("cuda-emulated")) {
   if (!bfloat16_here()) return;
-  axiom::testing::ScopedEmulatedCuda emulated;
+  axiom::test::ScopedEmulatedCuda emulated;
   const PrecisionForTest bfloat16(MatmulPrecision::bfloat16);
   const Tensor a = core::ones({2, 3}).to(Device::cuda(0));
   check_error([&] { (void)core::matmul(a, a.transpose(0, 1)); },
@@ -154,7 +157,7 @@ TEST_CASE("matmul in bfloat16 refuses CUDA tensors" * doctest::test_suite("cuda-
 // exact in float32, so only the sums round: a tight tolerance tells TF32 from float32.
 TEST_CASE("matmul in tf32 rounds a device product's operands to TF32 and leaves float64 and the CPU alone" *
           doctest::test_suite("cuda-emulated")) {
-  axiom::testing::ScopedEmulatedCuda emulated;
+  axiom::test::ScopedEmulatedCuda emulated;
   Generator gen(44);
   const Device gpu = Device::cuda(0), cpu = Device::cpu();
   const Tensor a = random_tensor({3, 20, 30}, Dtype::float32, gen), b = random_tensor({3, 30, 10}, Dtype::float32, gen);

@@ -1,7 +1,7 @@
 // The shape-only device (core/meta): ops size their outputs and compute nothing, nothing is
 // allocated, a copy to the host reads zeros, and core counts its buffers on their own.
 #include "core/core.h"
-#include "tests/core/reference.h"
+#include "tests/support/reference.h"
 #include "tests/support/emulated_cuda.h"
 
 using namespace axiom;
@@ -60,7 +60,7 @@ TEST_CASE("the meta device counts the arithmetic of products and attention") {
 TEST_SUITE("cuda-emulated") {
 
 TEST_CASE("the meta device fuses attention where the device it stands for does") {
-  axiom::testing::ScopedEmulatedCuda emulated;
+  axiom::test::ScopedEmulatedCuda emulated;
   const Device meta = Device::meta(), gpu = Device::cuda();
   CHECK(core::attention_fused(meta, two_blocks()));  // as the CPU
   {

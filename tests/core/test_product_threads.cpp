@@ -25,9 +25,12 @@
 #include <iterator>
 #include <thread>
 
-#include "tests/core/reference.h"
+#include "tests/support/reference.h"
 
 namespace axiom::test {
+
+using core::Tensor;
+
 namespace {
 
 // Asks oneDNN for its AVX2 kernels, where the CPU has AVX2 and the user has not chosen.

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/distributed/batch_share.h"
-#include "tests/core/reference.h"
+#include "tests/support/reference.h"
 
 using namespace axiom::core;
 using namespace axiom::test;

@@ -25,11 +25,12 @@
 #include <vector>
 
 #include "core/formats/safetensors.h"
-#include "tests/core/reference.h"
+#include "tests/support/reference.h"
 
 namespace core = axiom::core;
 namespace fs = std::filesystem;
 using namespace axiom::test;
+using axiom::core::Tensor;
 using axiom::Metadata;
 using core::NamedTensors;
 using core::SafetensorsFile;

@@ -1,10 +1,11 @@
 // Ops that join tensors or move elements along an axis: concat, stack, pad, shift, copy_into.
 #include <vector>
 
-#include "tests/core/reference.h"
+#include "tests/support/reference.h"
 
 namespace core = axiom::core;
 using namespace axiom::test;
+using axiom::core::Tensor;
 
 TEST_CASE("concat along every axis, with non-contiguous inputs") {
   Generator gen(51);

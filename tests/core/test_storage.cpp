@@ -8,10 +8,11 @@
 #include "core/cpu/allocator.h"
 #include "core/memory.h"
 
-#include "tests/core/reference.h"
+#include "tests/support/reference.h"
 
 namespace core = axiom::core;
 using namespace axiom::test;
+using axiom::core::Tensor;
 
 namespace {
 int64_t live_buffers() { return core::allocation_stats().live_buffers; }

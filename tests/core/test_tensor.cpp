@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "core/merged_axes.h"
-#include "tests/core/reference.h"
+#include "tests/support/reference.h"
 
 using namespace axiom::core;
 using namespace axiom::test;

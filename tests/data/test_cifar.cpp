@@ -2,10 +2,10 @@
 #include <doctest/doctest.h>
 
 #include "data/cifar.h"
-#include "helpers.h"
+#include "tests/support/files.h"
 
 using namespace axiom;
-using namespace axiom::data::testing;
+using namespace axiom::test;
 
 namespace {
 

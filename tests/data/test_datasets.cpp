@@ -11,12 +11,12 @@
 #include "data/datasets.h"
 #include "data/idx.h"
 #include "data/npy.h"
-#include "helpers.h"
+#include "tests/support/files.h"
 
 using namespace axiom;
 
 TEST_CASE("load_images: a .npy file holds out its last tenth as the test split") {
-  data::testing::ScratchDir dir;
+  test::ScratchDir dir;
   const std::string path = dir.file("images.npy");
   Generator gen(1);
   const Tensor all(core::randint({25, 2, 3, 4}, 0, 256, gen, Dtype::uint8));
@@ -27,18 +27,18 @@ TEST_CASE("load_images: a .npy file holds out its last tenth as the test split")
   CHECK(concat({train, test}, 0).to_vector<int64_t>() == all.to_vector<int64_t>());
 
   data::write_npy(path, axiom::zeros({25, 3}, Dtype::float32));
-  CHECK(data::testing::error_of([&] { data::load_images(path, "train"); }) ==
+  CHECK(test::error_of([&] { data::load_images(path, "train"); }) ==
         "[dataset] '" + path + "' must hold uint8 images [N, H, W] or [N, C, H, W], got float32 [25, 3]");
 }
 
 TEST_CASE("load_images: unknown names, splits and missing directories are named") {
-  CHECK(data::testing::error_of([] { data::load_images("imagenet", "train"); }) ==
+  CHECK(test::error_of([] { data::load_images("imagenet", "train"); }) ==
         "[dataset] unknown dataset \"imagenet\" (fashion-mnist, mnist, cifar10, moving-fashion-mnist, or a .npy file)");
-  CHECK(data::testing::error_of([] { data::load_images("mnist", "valid"); }) ==
+  CHECK(test::error_of([] { data::load_images("mnist", "valid"); }) ==
         "[dataset] split must be \"train\" or \"test\", got \"valid\"");
-  CHECK(data::testing::error_of([] { data::load_images("mnist", "train"); }) ==
+  CHECK(test::error_of([] { data::load_images("mnist", "train"); }) ==
         "[dataset] mnist needs the directory of its files (--data-dir)");
-  const std::string missing = data::testing::error_of([] { data::load_images("cifar10", "test", {.root = "/nonexistent-dir"}); });
+  const std::string missing = test::error_of([] { data::load_images("cifar10", "test", {.root = "/nonexistent-dir"}); });
   CHECK(missing.find("/nonexistent-dir/test_batch.bin") != std::string::npos);
 }
 
@@ -54,14 +54,14 @@ TEST_CASE("load_images: moving-fashion-mnist makes videos of the asked frames an
 
 TEST_CASE("load_images: a split without images is an error, not an empty dataset") {
   // (an empty test split would give "nan bits/dim over 0 images"; an empty train split, no batches)
-  data::testing::ScratchDir dir;
+  test::ScratchDir dir;
   for (const char* prefix : {"train", "t10k"}) {
-    data::testing::Bytes images = {0, 0, 8, 3}, labels = {0, 0, 8, 1};
-    data::testing::append_be32(images, 0), data::testing::append_be32(images, 28), data::testing::append_be32(images, 28);
-    data::testing::append_be32(labels, 0);
-    data::testing::write_bytes(dir.file(std::string(prefix) + "-images-idx3-ubyte"), images);
-    data::testing::write_bytes(dir.file(std::string(prefix) + "-labels-idx1-ubyte"), labels);
+    test::Bytes images = {0, 0, 8, 3}, labels = {0, 0, 8, 1};
+    test::append_be32(images, 0), test::append_be32(images, 28), test::append_be32(images, 28);
+    test::append_be32(labels, 0);
+    test::write_bytes(dir.file(std::string(prefix) + "-images-idx3-ubyte"), images);
+    test::write_bytes(dir.file(std::string(prefix) + "-labels-idx1-ubyte"), labels);
   }
-  CHECK(data::testing::error_of([&] { data::load_images("mnist", "test", {.root = dir.file("")}); }) ==
+  CHECK(test::error_of([&] { data::load_images("mnist", "test", {.root = dir.file("")}); }) ==
         "[dataset] the test split of mnist in '" + dir.file("") + "' holds no images");
 }

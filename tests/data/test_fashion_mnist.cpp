@@ -4,7 +4,7 @@
 #include <filesystem>
 
 #include "data/idx.h"
-#include "helpers.h"
+#include "tests/support/files.h"
 
 using namespace axiom;
 
@@ -36,8 +36,8 @@ TEST_CASE("fashion_mnist reads the real train and test splits") {
 }
 
 TEST_CASE("fashion_mnist names the directory and the files it looked for") {
-  const std::string message = data::testing::error_of([] { data::fashion_mnist("train", "/nonexistent-dir"); });
+  const std::string message = test::error_of([] { data::fashion_mnist("train", "/nonexistent-dir"); });
   CHECK(message.find("train-images-idx3-ubyte, train-images-idx3-ubyte.gz") != std::string::npos);
   CHECK(message.find("'/nonexistent-dir'") != std::string::npos);
-  CHECK(data::testing::error_of([] { data::fashion_mnist("valid"); }).find("split must be") != std::string::npos);
+  CHECK(test::error_of([] { data::fashion_mnist("valid"); }).find("split must be") != std::string::npos);
 }

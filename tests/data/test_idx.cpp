@@ -3,10 +3,10 @@
 
 #include "core/factory.h"
 #include "data/idx.h"
-#include "helpers.h"
+#include "tests/support/files.h"
 
 using namespace axiom;
-using namespace axiom::data::testing;
+using namespace axiom::test;
 
 namespace {
 

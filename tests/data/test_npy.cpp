@@ -5,10 +5,10 @@
 #include "autograd/factory.h"
 #include "core/factory.h"
 #include "data/npy.h"
-#include "helpers.h"
+#include "tests/support/files.h"
 
 using namespace axiom;
-using namespace axiom::data::testing;
+using namespace axiom::test;
 
 namespace {
 

@@ -4,10 +4,10 @@
 #include "autograd/factory.h"
 #include "core/factory.h"
 #include "data/video.h"
-#include "helpers.h"
+#include "tests/support/files.h"
 
 using namespace axiom;
-using data::testing::error_of;
+using test::error_of;
 
 namespace {
 

@@ -7,7 +7,7 @@
 
 #include "core/core.h"
 #include "core/distributed/communicator.h"
-#include "tests/core/reference.h"
+#include "tests/support/reference.h"
 
 using namespace axiom;
 using namespace axiom::core;

@@ -13,7 +13,7 @@
 #include <filesystem>
 
 #include "models/models.h"
-#include "tests/core/reference.h"
+#include "tests/support/reference.h"
 #include "tests/support/emulated_cuda.h"
 #include "tests/support/tiny_models.h"
 
@@ -28,7 +28,7 @@ Communicator& comm() { return world(); }
 
 // Two channels (a channel drawn per example) and dropout (masks drawn per example): the random
 // numbers that must not depend on how the batch is split.
-using axiom::testing::two_channel_config;
+using axiom::test::two_channel_config;
 
 // A batch of 6: 1, 2 and 3 ranks divide it. A large rate, so the weights move far from zero.
 models::TrainingOptions batches_of_six() {
@@ -118,7 +118,7 @@ TEST_CASE("data parallel: N processes take the single-process steps (float32)") 
 TEST_CASE("data parallel: a model on a GPU (emulated) averages its gradients through host memory") {
   // The CUDA backend's kernels on the CPU emulator (core/cuda/emulator/); float64, so that the
   // only differences from the CPU are the kernels' order of sums.
-  const axiom::testing::ScopedEmulatedCuda emulated;
+  const axiom::test::ScopedEmulatedCuda emulated;
   const models::Placement on_gpus{.device = Device::cuda(), .dtype = Dtype::float64, .communicator = &comm()};
   models::Trainer n_gpus(two_channel_config(), batches_of_six(), images(), on_gpus);
   models::Trainer one_cpu(two_channel_config(), batches_of_six(), images(), {.dtype = Dtype::float64});
@@ -126,7 +126,7 @@ TEST_CASE("data parallel: a model on a GPU (emulated) averages its gradients thr
   CHECK(n_gpus.model().device() == Device::cuda());
   CHECK(weight_difference(n_gpus, one_cpu) <= 1e-10);
   CHECK(same_weights_on_every_rank(n_gpus));
-  axiom::testing::report_memory_faults();
+  axiom::test::report_memory_faults();
 }
 
 TEST_CASE("data parallel: two runs at the same N are bitwise identical") {

@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "models/models.h"
-#include "tests/autograd/helpers.h"
+#include "tests/support/gradients.h"
 
 using namespace axiom;
 
@@ -325,7 +325,7 @@ TEST_CASE("gradcheck of the whole tiny model in float64") {
   randomize(model, 14);
   const Tensor images = random_images({2, 2, 2, 3}, 15);
   const std::vector<Tensor> parameters = model.parameters();
-  agtest::check_grad("AxialTransformer loss", [&](const std::vector<Tensor>&) {
+  test::check_grad("AxialTransformer loss", [&](const std::vector<Tensor>&) {
     Generator fixed(16);  // the same channel choice every call
     return model.loss(images, fixed);
   }, parameters, {.full_jacobian = false, .projections = 4});
@@ -388,7 +388,7 @@ TEST_CASE("raster models: gradcheck of the whole model in float64") {
     model.to(Dtype::float64);
     randomize(model, 27);
     const Tensor images = random_images({2, 2, 3, 3}, 28);
-    agtest::check_grad("raster model loss", [&](const std::vector<Tensor>&) {
+    test::check_grad("raster model loss", [&](const std::vector<Tensor>&) {
       Generator fixed(29);
       return model.loss(images, fixed);
     }, model.parameters(), {.full_jacobian = false, .projections = 4});

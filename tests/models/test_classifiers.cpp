@@ -1,10 +1,10 @@
 // The classifiers of `axiom classify`: the ViT's patches in their documented order, logits of the
 // right shape, gradchecks of both models in float64, and errors for images of the wrong shape.
 #include "models/classifiers.h"
-#include "tests/autograd/helpers.h"
+#include "tests/support/gradients.h"
 
 using namespace axiom;
-using agtest::check_grad;
+using test::check_grad;
 using axiom::test::check_close;
 
 namespace {

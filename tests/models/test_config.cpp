@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "models/config.h"
-#include "tests/core/reference.h"
+#include "tests/support/reference.h"
 
 using namespace axiom;
 

@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "models/models.h"
-#include "tests/core/reference.h"
+#include "tests/support/reference.h"
 #include "tests/support/emulated_cuda.h"
 
 using namespace axiom;
@@ -54,7 +54,7 @@ TEST_CASE("three training steps of a model on the device match the same steps on
     std::vector<double> cpu_losses;
     for (int i = 0; i < 3; ++i) cpu_losses.push_back(on_cpu.step());
 
-    axiom::testing::on_every_device([&] {
+    axiom::test::on_every_device([&] {
       models::Trainer on_device(config, options, images, Device::cuda());
       CHECK(on_device.model().device() == Device::cuda());
       for (int i = 0; i < 3; ++i) CHECK(on_device.step() == doctest::Approx(cpu_losses[i]).epsilon(1e-4));
@@ -83,7 +83,7 @@ StepTraffic traffic_of_one_step(models::Trainer& trainer) {
   const auto copies_after = axiom::cuda_emulator::traffic_stats();
   StepTraffic t{grid_after.launches - grid_before.launches, copies_after.device_to_host - copies_before.device_to_host,
                 copies_after.host_to_device - copies_before.host_to_device, 0};
-  for (const auto& [entry, calls] : axiom::testing::cublas_calls_between(copies_before, copies_after)) t.cublas_calls += calls;
+  for (const auto& [entry, calls] : axiom::test::cublas_calls_between(copies_before, copies_after)) t.cublas_calls += calls;
   return t;
 }
 
@@ -110,7 +110,7 @@ StepTraffic traffic_of_a_step(const models::ImageModelConfig& config, models::Tr
 TEST_CASE("a training step of the small preset's structure asks the device for no more launches and copies than today") {
   auto config = models::load_config("small");  // small's layers, heads and parameters, at a size the emulator runs fast
   config.height = 4, config.width = 4, config.features = 8;
-  axiom::testing::ScopedEmulatedCuda emulated;
+  axiom::test::ScopedEmulatedCuda emulated;
   const StepTraffic t = traffic_of_a_step(config, {}, "small's structure");
   CHECK(t.launches <= 343);
   CHECK(t.cublas_calls <= 99);
@@ -120,7 +120,7 @@ TEST_CASE("a training step of the small preset's structure asks the device for n
   models::TrainingOptions clipped;
   clipped.max_grad_norm = 1.0;
   CHECK(traffic_of_a_step(config, clipped, "small's structure, clipped").copies_to_host == t.copies_to_host + 1);
-  axiom::testing::report_memory_faults();
+  axiom::test::report_memory_faults();
 }
 
 // A raster model's attention runs over one line of every pixel: at 10 x 10, lines of 100 positions,
@@ -129,13 +129,13 @@ TEST_CASE("a training step of the small preset's structure asks the device for n
 TEST_CASE("a training step of full attention over lines too long for shared memory uploads only its batch") {
   auto config = models::load_config("small-full");
   config.height = 10, config.width = 10, config.features = 32, config.upper_layers = 2, config.row_layers = 1;
-  axiom::testing::ScopedEmulatedCuda emulated;
+  axiom::test::ScopedEmulatedCuda emulated;
   const StepTraffic t = traffic_of_a_step(config, {}, "small-full's structure at 10 x 10");
   CHECK(t.launches <= 161);
   CHECK(t.cublas_calls <= 39);   // the linear layers' (57 when attention's products went to cuBLAS)
   CHECK(t.copies_to_host <= 1);  // the loss, read with the weights' check
   CHECK(t.uploads <= 1);         // the batch's images (19 with attention's pointer arrays)
-  axiom::testing::report_memory_faults();
+  axiom::test::report_memory_faults();
 }
 
 TEST_CASE("evaluation on the device gives the CPU's likelihood") {
@@ -144,7 +144,7 @@ TEST_CASE("evaluation on the device gives the CPU's likelihood") {
   model.eval();
   const Tensor images = device_test_images(device_config());
   const double cpu_bits = models::evaluate_images(model, images, 3).bits_per_dim();
-  axiom::testing::on_every_device([&] {
+  axiom::test::on_every_device([&] {
     model.to(Device::cuda());
     const double device_bits = models::evaluate_images(model, images, 3).bits_per_dim();
     model.to(Device::cpu());
@@ -174,7 +174,7 @@ TEST_CASE("on the device the semi-parallel sampler makes exactly the naive sampl
     model.eval();
     const models::SampleOptions options{.count = 2, .temperature = 1.0, .seed = 11};
     const core::Tensor on_cpu = models::sample_fast(model, options).data();
-    axiom::testing::on_every_device([&] {
+    axiom::test::on_every_device([&] {
       model.to(Device::cuda());
       const core::Tensor fast = models::sample_fast(model, options).data();
       const core::Tensor naive = models::sample_naive(model, options).data();

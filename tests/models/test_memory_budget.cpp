@@ -2,7 +2,7 @@
 // training step, an evaluation and a sampling run are close to what allocation_stats measures.
 #include "core/memory.h"
 #include "models/models.h"
-#include "tests/core/reference.h"
+#include "tests/support/reference.h"
 #include "tests/support/emulated_cuda.h"
 
 using namespace axiom;
@@ -190,7 +190,7 @@ TEST_CASE("check_fits refuses what the machine cannot hold, with the estimate an
 TEST_SUITE("cuda-emulated") {
 
 TEST_CASE("a training step measured for the GPU allocates what the GPU allocates: attention composed where CUDA composes it") {
-  axiom::testing::ScopedEmulatedCuda emulated;
+  axiom::test::ScopedEmulatedCuda emulated;
   const std::vector<models::ImageModelConfig> all = configs();
   for (const size_t which : {size_t{0}, size_t{9}, size_t{11}}) {  // axial, full, local 2-D
     const models::ImageModelConfig& c = all[which];
@@ -216,7 +216,7 @@ TEST_CASE("a training step measured for the GPU allocates what the GPU allocates
 }
 
 TEST_CASE("check_fits on the GPU weighs the estimate against the GPU's free memory, not the machine's") {
-  axiom::testing::ScopedEmulatedCuda emulated;  // a GPU of 4 GiB (core/cuda/emulator/memory.h)
+  axiom::test::ScopedEmulatedCuda emulated;  // a GPU of 4 GiB (core/cuda/emulator/memory.h)
   const Device gpu = Device::cuda();
   const core::MachineMemory memory = core::backend(gpu).memory();
   CHECK(memory.total == axiom::cuda_emulator::kDeviceBytes);

@@ -10,7 +10,7 @@
 
 #include "autograd/factory.h"
 #include "models/models.h"
-#include "tests/core/reference.h"
+#include "tests/support/reference.h"
 #include "tests/support/tiny_models.h"
 
 using namespace axiom;
@@ -20,7 +20,7 @@ namespace {
 
 // Two channels (so each step draws a channel per example) and dropout (so it draws masks too):
 // both come from the generator that a checkpoint must restore.
-using axiom::testing::two_channel_config;
+using axiom::test::two_channel_config;
 
 models::TrainingOptions small_batches() {
   models::TrainingOptions o;

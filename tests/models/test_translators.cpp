@@ -6,10 +6,10 @@
 #include <filesystem>
 
 #include "models/models.h"
-#include "tests/autograd/helpers.h"
+#include "tests/support/gradients.h"
 
 using namespace axiom;
-using agtest::check_grad;
+using test::check_grad;
 
 namespace {
 

@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "nn/nn.h"
-#include "tests/autograd/helpers.h"
+#include "tests/support/gradients.h"
 
 using namespace axiom;
 using axiom::test::check_close;

@@ -3,10 +3,10 @@
 #include <cmath>
 
 #include "nn/nn.h"
-#include "tests/autograd/helpers.h"
+#include "tests/support/gradients.h"
 
 using namespace axiom;
-using agtest::check_grad;
+using test::check_grad;
 using axiom::test::check_close;
 using axiom::test::values_of;
 
@@ -191,7 +191,7 @@ TEST_CASE("shift_right and shift_down move one step along W and H") {
   check_close(nn::shift_right(x).data(), {0, 1, 2, 0, 4, 5}, 0, 0);
   check_close(nn::shift_down(x).data(), {0, 0, 0, 1, 2, 3}, 0, 0);
   check_grad("shift_right", [](const std::vector<Tensor>& in) { return nn::shift_right(in[0]); },
-             {agtest::leaf(randn64({1, 2, 3, 2}, 9))});
+             {test::leaf(randn64({1, 2, 3, 2}, 9))});
 }
 
 TEST_CASE("LSTM: one step follows the cell equations, a sequence equals its steps, gradcheck") {

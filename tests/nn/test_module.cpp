@@ -2,7 +2,7 @@
 #include <filesystem>
 
 #include "nn/nn.h"
-#include "tests/autograd/helpers.h"
+#include "tests/support/gradients.h"
 
 using namespace axiom;
 

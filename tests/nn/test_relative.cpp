@@ -5,12 +5,12 @@
 #include <algorithm>
 
 #include "nn/relative.h"
-#include "tests/autograd/helpers.h"
+#include "tests/support/gradients.h"
 
 using namespace axiom;
-using agtest::check_grad;
-using agtest::leaf;
-using agtest::uniform64;
+using test::check_grad;
+using test::leaf;
+using test::uniform64;
 using axiom::test::check_close;
 using axiom::test::values_of;
 

@@ -1,10 +1,10 @@
 // Adam and AdamW against Kingma & Ba's Algorithm 1 and Loshchilov & Hutter's decoupled weight decay,
 // written out in double (helpers.h, ReferenceAdam): default and other betas, L2 weight decay,
 // AdamW, in float64 and float32, for a few steps of the tiny problem with gradients from backward().
-#include "tests/optim/helpers.h"
+#include "tests/support/optimizers.h"
 
 using namespace axiom;
-using namespace axiom::optest;
+using namespace axiom::test;
 
 namespace {
 

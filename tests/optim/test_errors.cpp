@@ -4,10 +4,10 @@
 #include <cmath>
 #include <limits>
 
-#include "tests/optim/helpers.h"
+#include "tests/support/optimizers.h"
 
 using namespace axiom;
-using namespace axiom::optest;
+using namespace axiom::test;
 using test::check_error;
 using test::error_message;
 

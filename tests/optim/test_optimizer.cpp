@@ -1,10 +1,10 @@
 // What every optimizer does the same way: zero_grad, parameters without a gradient left alone
 // (and their state with them), steps that record nothing for autograd, set_lr, parameters that
 // are views, and the options written with designated initializers.
-#include "tests/optim/helpers.h"
+#include "tests/support/optimizers.h"
 
 using namespace axiom;
-using namespace axiom::optest;
+using namespace axiom::test;
 
 TEST_CASE("zero_grad forgets every gradient, and a step without gradients changes nothing") {
   optim::NamedParameters params = make_parameters(Dtype::float64);

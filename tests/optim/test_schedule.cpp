@@ -4,10 +4,10 @@
 #include <cmath>
 #include <numbers>
 
-#include "tests/optim/helpers.h"
+#include "tests/support/optimizers.h"
 
 using namespace axiom;
-using namespace axiom::optest;
+using namespace axiom::test;
 using optim::Schedule;
 using optim::Warmup;
 using test::check_error;

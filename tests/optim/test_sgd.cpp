@@ -1,10 +1,10 @@
 // SGD against torch.optim.SGD's algorithm written out in double (helpers.h, ReferenceSGD): plain,
 // with momentum (with and without dampening), Nesterov, weight decay, all of them together, in
 // float64 and float32, for a few steps of the tiny problem with gradients from backward().
-#include "tests/optim/helpers.h"
+#include "tests/support/optimizers.h"
 
 using namespace axiom;
-using namespace axiom::optest;
+using namespace axiom::test;
 
 namespace {
 

@@ -23,7 +23,7 @@
 #include "core/backend.h"
 #include "core/cuda/emulator/emulator.h"
 
-namespace axiom::testing {
+namespace axiom::test {
 
 using cuda_emulator::ThreadOrder;
 
@@ -108,4 +108,4 @@ void on_every_device(Check check) {
   }
 }
 
-}  // namespace axiom::testing
+}  // namespace axiom::test

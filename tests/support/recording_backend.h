@@ -11,7 +11,7 @@
 
 #include "core/backend.h"
 
-namespace axiom::testing {
+namespace axiom::test {
 
 using core::Tensor;
 
@@ -127,4 +127,4 @@ class RecordingBackend : public core::Backend {
   std::set<std::string>* calls_;
 };
 
-}  // namespace axiom::testing
+}  // namespace axiom::test

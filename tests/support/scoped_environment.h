@@ -6,7 +6,7 @@
 #include <string>
 #include <utility>
 
-namespace axiom::testing {
+namespace axiom::test {
 
 // Sets `name` to `value` (nullptr: unsets it) until the scope ends, then puts back what was there.
 struct ScopedEnvironment {
@@ -31,4 +31,4 @@ struct ScopedEnvironment {
   ScopedEnvironment& operator=(const ScopedEnvironment&) = delete;
 };
 
-}  // namespace axiom::testing
+}  // namespace axiom::test

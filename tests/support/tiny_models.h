@@ -3,7 +3,7 @@
 
 #include "models/config.h"
 
-namespace axiom::testing {
+namespace axiom::test {
 
 // 3 x 4 images of two channels (each step draws a channel per example) with dropout (it draws masks
 // too): every kind of random number a training step takes, which a checkpoint must restore and a
@@ -15,4 +15,4 @@ inline models::ImageModelConfig two_channel_config() {
   return c;
 }
 
-}  // namespace axiom::testing
+}  // namespace axiom::test

@@ -2,7 +2,7 @@
 // layout, and a tolerance check that reports the worst element.
 //
 // The references here never call the kernel they check. Values are read one element at a time
-// through Tensor::at (an offset computation and one load), not through the copy kernel, and every
+// through core::Tensor::at (an offset computation and one load), not through the copy kernel, and every
 // expected result is computed in double with ordinary loops.
 #pragma once
 
@@ -27,7 +27,6 @@ using axiom::Device;
 using axiom::Dtype;
 using axiom::Generator;
 using core::Shape;
-using core::Tensor;
 
 inline std::string str(const Shape& shape) { return core::shape_str(shape); }
 
@@ -74,8 +73,8 @@ inline int64_t broadcast_source(const std::vector<int64_t>& out_index, const Sha
 
 // --- reading tensors --------------------------------------------------------------------------------
 
-// Every element as a double, in row-major order, read one at a time with Tensor::at.
-inline std::vector<double> values_of(const Tensor& x) {
+// Every element as a double, in row-major order, read one at a time with core::Tensor::at.
+inline std::vector<double> values_of(const core::Tensor& x) {
   std::vector<double> values;
   values.reserve(static_cast<size_t>(x.numel()));
   for (int64_t flat = 0; flat < x.numel(); ++flat) values.push_back(x.at(unravel(flat, x.shape())));
@@ -86,7 +85,7 @@ inline std::vector<double> values_of(const Tensor& x) {
 
 // a [m, k] @ b [k, n] (2-D, any strides) in double, each operand first passed through `round`.
 template <typename Round>
-std::vector<double> product_reference(const Tensor& a, const Tensor& b, Round round) {
+std::vector<double> product_reference(const core::Tensor& a, const core::Tensor& b, Round round) {
   const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
   std::vector<double> out;
   for (int64_t i = 0; i < m; ++i) {
@@ -132,7 +131,7 @@ inline std::vector<int64_t> reversed_axes(size_t rank) {
 // Integer dtypes, and floating ones with `whole` set (ties for comparisons and max), hold the whole
 // numbers of [low, high], both ends included. The values are drawn from `gen`: a fixed seed gives
 // fixed inputs.
-inline Tensor random_tensor(const Shape& shape, Dtype dtype, Generator& gen, Layout layout = Layout::contiguous,
+inline core::Tensor random_tensor(const Shape& shape, Dtype dtype, Generator& gen, Layout layout = Layout::contiguous,
                             double low = -2, double high = 2, bool whole = false) {
   auto draw = [&](const Shape& s) {
     if (is_floating(dtype) && !whole) return core::uniform(s, low, high, gen, dtype);
@@ -152,7 +151,7 @@ inline Tensor random_tensor(const Shape& shape, Dtype dtype, Generator& gen, Lay
       if (rank == 0) return draw({3}).select(0, 1);
       Shape big;
       for (int64_t size : shape) big.push_back(2 * size + 1);
-      Tensor t = draw(big);
+      core::Tensor t = draw(big);
       for (size_t a = 0; a < rank; ++a) t = t.slice(static_cast<int64_t>(a), 1, 2 * shape[a] + 1, 2);
       return t;
     }
@@ -168,7 +167,7 @@ inline Tensor random_tensor(const Shape& shape, Dtype dtype, Generator& gen, Lay
 
 // A copy of x with the same shape and values whose memory is laid out as `layout` says
 // (permuted or sliced; contiguous gives a contiguous clone).
-inline Tensor non_contiguous(const Tensor& x, Layout layout) {
+inline core::Tensor non_contiguous(const core::Tensor& x, Layout layout) {
   if (layout == Layout::permuted) {
     const auto order = reversed_axes(static_cast<size_t>(x.dim()));
     return x.permute(order).contiguous().permute(order);
@@ -176,7 +175,7 @@ inline Tensor non_contiguous(const Tensor& x, Layout layout) {
   if (layout == Layout::sliced) {
     Shape big;
     for (int64_t size : x.shape()) big.push_back(2 * size + 1);
-    Tensor view = core::full(big, 12345, x.dtype());
+    core::Tensor view = core::full(big, 12345, x.dtype());
     for (int64_t a = 0; a < x.dim(); ++a) view = view.slice(a, 1, 2 * x.size(a) + 1, 2);
     core::copy_into(x, view);
     return view;
@@ -248,7 +247,7 @@ inline Tolerance matmul_tolerance(Dtype dtype, int64_t k) {
   return dtype == Dtype::float32 ? Tolerance{1e-4, 1e-5 * scale} : Tolerance{1e-12, 1e-13 * scale};
 }
 
-inline void check_close(const Tensor& actual, const std::vector<double>& expected, double rtol, double atol,
+inline void check_close(const core::Tensor& actual, const std::vector<double>& expected, double rtol, double atol,
                         const std::string& what = "", std::source_location where = std::source_location::current()) {
   const char* file = where.file_name();
   const int line = static_cast<int>(where.line());
@@ -287,13 +286,13 @@ inline void check_close(const Tensor& actual, const std::vector<double>& expecte
   }
 }
 
-inline void check_close(const Tensor& actual, const std::vector<double>& expected, Tolerance tol,
+inline void check_close(const core::Tensor& actual, const std::vector<double>& expected, Tolerance tol,
                         const std::string& what = "", std::source_location where = std::source_location::current()) {
   check_close(actual, expected, tol.rtol, tol.atol, what, where);
 }
 
 // Exact equality, for integers, indices and masks.
-inline void check_equal(const Tensor& actual, const std::vector<double>& expected, const std::string& what = "",
+inline void check_equal(const core::Tensor& actual, const std::vector<double>& expected, const std::string& what = "",
                         std::source_location where = std::source_location::current()) {
   check_close(actual, expected, 0, 0, what, where);
 }

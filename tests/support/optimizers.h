@@ -16,9 +16,9 @@
 
 #include "autograd/autograd.h"
 #include "optim/optim.h"
-#include "tests/core/reference.h"
+#include "tests/support/reference.h"
 
-namespace axiom::optest {
+namespace axiom::test {
 
 using axiom::Dtype;
 using core::Shape;
@@ -152,4 +152,4 @@ struct TempFile {
   std::string str() const { return path.string(); }
 };
 
-}  // namespace axiom::optest
+}  // namespace axiom::test

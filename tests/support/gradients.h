@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "autograd/autograd.h"
-#include "tests/core/reference.h"
+#include "tests/support/reference.h"
 
-namespace axiom::agtest {
+namespace axiom::test {
 
 using core::Shape;
 using axiom::Dtype;
@@ -78,4 +78,4 @@ inline int64_t grad_buffers(const std::vector<axiom::Tensor>& tensors) {
 
 inline int64_t live_buffers() { return core::allocation_stats().live_buffers; }
 
-}  // namespace axiom::agtest
+}  // namespace axiom::test

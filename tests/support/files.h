@@ -14,7 +14,7 @@
 
 #include <doctest/doctest.h>
 
-namespace axiom::data::testing {
+namespace axiom::test {
 
 using Bytes = std::vector<uint8_t>;
 
@@ -66,4 +66,4 @@ inline std::string error_of(const std::function<void()>& fn) {
   return "";
 }
 
-}  // namespace axiom::data::testing
+}  // namespace axiom::test
