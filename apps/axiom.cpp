@@ -31,7 +31,7 @@
 #include "core/parallel.h"
 #include "data/datasets.h"
 #include "models/config.h"
-#include "models/training.h"
+#include "models/training/training.h"
 
 // For the sanitizer build (no effect otherwise): fontconfig, under cairo under giza's plots, keeps
 // its configuration and font caches until the process ends, which LeakSanitizer would report.

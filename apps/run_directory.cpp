@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "models/training.h"
+#include "models/training/training.h"
 
 namespace axiom::apps {
 

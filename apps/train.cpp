@@ -6,7 +6,7 @@
 // through the same run (train_run, train.h).
 //
 // The run's directory (--out):
-//   checkpoint.json, model-*.safetensors, optimizer-*.safetensors   the checkpoint (models/training.h)
+//   checkpoint.json, model-*.safetensors, optimizer-*.safetensors   the checkpoint (models/training/training.h)
 //   metrics.jsonl   one JSON object a line: {"step": 12, "train_bits_per_dim": 6.1, "lr": 6e-5, "seconds": 2.4}
 //                   after each step, {"step": 100, "held_out_bits_per_dim": 4.2} after each evaluation
 //                   (a classifier's: "train_loss", "held_out_loss" in nats, and "held_out_accuracy")
@@ -147,7 +147,7 @@ models::Placement placement_of(const TrainCommand& c, const char* op, Communicat
 }
 
 // Refuses, before anything is allocated, a run whose training step cannot fit in the device's
-// memory (models/memory_budget.h: the step measured on the shape-only device).
+// memory (models/training/memory_budget.h: the step measured on the shape-only device).
 void check_memory(const models::ModelConfig& model, const models::TrainingOptions& o, int64_t checkpoint_blocks,
                   Device device, Communicator& comm) {
   const int64_t share = o.batch_size / comm.size();  // each process's images of every batch

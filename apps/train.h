@@ -5,7 +5,7 @@
 #include <functional>
 
 #include "apps/commands.h"
-#include "models/training.h"
+#include "models/training/training.h"
 
 namespace axiom::apps {
 

@@ -1,5 +1,5 @@
 // How much memory this machine has, and how much a program may still take: what a command checks
-// before it allocates (models/memory_budget.h), so that a config, a batch or a sample count that
+// before it allocates (models/training/memory_budget.h), so that a config, a batch or a sample count that
 // cannot fit ends in an Error that gives the estimate and the machine's figures, not a
 // std::bad_alloc or the kernel's out-of-memory killer halfway through.
 #pragma once

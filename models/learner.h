@@ -1,4 +1,4 @@
-// What models::Trainer trains and scores (training.h), whatever the model: a module with a loss on
+// What models::Trainer trains and scores (training/training.h), whatever the model: a module with a loss on
 // a batch of examples, and a score of examples that adds up over batches and processes. A
 // dataset's examples are the rows of its columns (data::TensorDataset): images alone for an image
 // model (image_model.h), images and their labels for a classifier (classifiers.h).

@@ -1,6 +1,6 @@
 // Parameters' first values. Every layer draws its parameters through these, so that a model can be
 // made where its numbers are never drawn: on the shape-only device (core/meta), to measure what it
-// costs without the memory or the time that its weights need (models/cost.h).
+// costs without the memory or the time that its weights need (models/training/cost.h).
 //
 //   nn::Dense layer(512, 2048, gen);                       // weights drawn on the CPU
 //   { nn::init::MadeOn meta(Device::meta());

@@ -11,7 +11,7 @@
 // The arithmetic of drawing an image, counted on the shape-only device (core/meta/meta.h), and the
 // rate the fast sampler reaches. Memory: the peak of the bytes held by live tensors (the weights included) while the fast sampler
 // draws, and while the model scores the batch (an evaluation), each next to its estimate, measured
-// beforehand on the shape-only device (models/memory_budget.h).
+// beforehand on the shape-only device (models/training/memory_budget.h).
 // With --device cuda the model and its inputs live on the GPU, and the clock is read after the
 // device has finished (the fast sampler's images come back to the host, which waits anyway).
 #include <functional>
@@ -44,7 +44,7 @@ struct Measured {
 };
 
 // The arithmetic of drawing one image (counted on meta) and the rate reached; each peak beside its
-// estimate (models/memory_budget.h).
+// estimate (models/training/memory_budget.h).
 void report_costs(const Report& figure, const models::ImageModelConfig& config, int64_t batch, Device device, const Measured& m) {
   const models::Measuring measuring{.device = device};
   const double flops = models::measured_sampling_cost(config, batch, models::Sampler::fast, measuring).flops / static_cast<double>(batch);

@@ -8,13 +8,13 @@
 //
 // Figures: the median step time after two warm-up steps, images per second, the peak resident
 // memory while stepping (the process's, with the allocator's cache of freed buffers) and the peak
-// of the bytes held by live tensors alone (next to models/memory_budget.h's estimate of it), split
+// of the bytes held by live tensors alone (next to models/training/memory_budget.h's estimate of it), split
 // into parameters, the optimizer's state, gradients and the activations the forward pass saves for
 // backward; and the achieved GFLOP/s next to raw cblas_sgemm on the model's largest product (the
 // feed-forward layer's [B*H*W, D] @ [D, 4D]) timed in the same run.
 //
 // FLOPs are counted by the model itself: the step run on the shape-only device, which counts the
-// matrix products' and the attention kernels' arithmetic, forward and backward (models/cost.h,
+// matrix products' and the attention kernels' arithmetic, forward and backward (models/training/cost.h,
 // core/meta/meta.h; a multiply-add counts two). apps/bench/torch_reference.py counts the same
 // products from a formula of the architecture, three times the forward pass's.
 #include <cblas.h>
@@ -146,7 +146,7 @@ void bench_train(const Reporter& reporter, const TrainBenchOptions& options, Com
   figure("images_per_second", "img/s", static_cast<double>(batch) / step_seconds);
   figure("peak_memory", "MiB", peak / (1 << 20));
   figure("peak_tensor_memory", "MiB", peak_tensors / (1 << 20));
-  figure("estimated_tensor_memory", "MiB", estimate.total() / (1 << 20));  // models/memory_budget.h: measured on meta, before the step
+  figure("estimated_tensor_memory", "MiB", estimate.total() / (1 << 20));  // models/training/memory_budget.h: measured on meta, before the step
   const MemoryBreakdown split = memory_breakdown(trainer);
   figure("parameter_memory", "MiB", split.parameters / (1 << 20));
   figure("optimizer_state_memory", "MiB", split.optimizer_state / (1 << 20));

@@ -2,7 +2,7 @@
 // directory that holds the files a valid one names, so that inputs can get past those checks.
 #include <filesystem>
 
-#include "models/training.h"
+#include "models/training/training.h"
 #include "tests/fuzz/fuzz_target.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

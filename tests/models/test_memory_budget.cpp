@@ -1,4 +1,4 @@
-// The memory budget (models/memory_budget.h): the parameter count is exact, and the estimates of a
+// The memory budget (models/training/memory_budget.h): the parameter count is exact, and the estimates of a
 // training step, an evaluation and a sampling run are close to what allocation_stats measures.
 #include "core/memory.h"
 #include "models/models.h"

@@ -98,7 +98,7 @@ void bind_trainer(py::module_& models) {
   py::class_<models::Trainer>(models, "Trainer", "Adam on an image model: step() trains on the next batch; save() writes a checkpoint")
       .def(py::init([](const ImageModelConfig& config, const Tensor& images, int64_t batch_size, double lr, int64_t warmup_steps,
                        uint64_t seed, const Device& device) {
-             if (device.type == DeviceType::meta) {  // (C++ measures a step's memory there: models/memory_budget.h)
+             if (device.type == DeviceType::meta) {  // (C++ measures a step's memory there: models/training/memory_budget.h)
                throw Error("Trainer", "cannot train on the meta device: it holds shapes, not numbers (every loss would read 0); use cpu or cuda");
              }
              models::TrainingOptions options;

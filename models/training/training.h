@@ -44,10 +44,10 @@
 #include <string>
 #include <vector>
 
-#include "../core/distributed/communicator.h"
-#include "../data/loader.h"
-#include "model_config.h"
-#include "../optim/optim.h"
+#include "../../core/distributed/communicator.h"
+#include "../../data/loader.h"
+#include "../model_config.h"
+#include "../../optim/optim.h"
 
 namespace axiom::models {
 

@@ -1,4 +1,4 @@
-#include "models/training.h"
+#include "models/training/training.h"
 
 #include <cmath>
 #include <cstdint>

@@ -11,8 +11,8 @@
 
 #include <cstdint>
 
-#include "../data/loader.h"
-#include "model_config.h"
+#include "../../data/loader.h"
+#include "../model_config.h"
 
 namespace axiom::models {
 

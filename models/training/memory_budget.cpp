@@ -1,4 +1,4 @@
-#include "models/memory_budget.h"
+#include "models/training/memory_budget.h"
 
 #include <algorithm>
 

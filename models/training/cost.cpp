@@ -1,10 +1,10 @@
-#include "models/cost.h"
+#include "models/training/cost.h"
 
 #include "core/factory.h"
 #include "core/meta/meta.h"
 #include "core/storage.h"
 #include "models/sampler.h"
-#include "models/training.h"
+#include "models/training/training.h"
 
 namespace axiom::models {
 

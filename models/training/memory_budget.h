@@ -7,7 +7,7 @@
 //   models::check_fits(need, "train", "training with 32 images a step", "use a smaller --batch");
 //
 // Every estimate is a measurement: the model is made on the shape-only device and runs the work
-// there (models/cost.h, core/meta), which allocates nothing and counts every tensor, so a new layer
+// there (models/training/cost.h, core/meta), which allocates nothing and counts every tensor, so a new layer
 // needs no memory code. Work on up to 64 examples is measured as it is; larger work is measured at
 // 32 and 64 and extrapolated, every tensor's size being linear in the examples from there.
 #pragma once
@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <string>
 
-#include "../core/device.h"
+#include "../../core/device.h"
 #include "cost.h"
 
 namespace axiom::models {

@@ -15,8 +15,8 @@
 #include "core/formats/json.h"
 #include "core/factory.h"
 #include "core/formats/safetensors.h"
-#include "models/memory_budget.h"
-#include "models/training.h"
+#include "models/training/memory_budget.h"
+#include "models/training/training.h"
 
 namespace axiom::models {
 
