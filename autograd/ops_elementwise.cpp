@@ -4,11 +4,11 @@
 //
 // Notation: x, a, b the inputs, y the output, g = dL/dy (same shape as y).
 #include <cmath>
-#include <numbers>
 
 #include "autograd/ops.h"
 #include "core/error.h"
 #include "core/factory.h"
+#include "core/formulas.h"
 #include "core/ops.h"
 #include "core/random.h"
 
@@ -39,7 +39,7 @@ Tensor unary_from_output(const char* name, const Tensor& x, core::Tensor y, Slop
 Tensor gelu_slope(const Tensor& x) {
   return record("gelu_derivative", {x}, core::gelu_derivative(x.data()), [x](const Tensor& g, const Needs&) {
     const Tensor x2 = mul(x, x);
-    const Tensor phi = mul(exp(mul(x2, -0.5)), 1 / std::sqrt(2 * std::numbers::pi));
+    const Tensor phi = mul(exp(mul(x2, -0.5)), core::formulas::kInvSqrt2Pi);
     return Grads{mul(g, mul(phi, add(neg(x2), 2.0)))};
   });
 }
@@ -49,7 +49,7 @@ Tensor gelu_slope(const Tensor& x) {
 //   gelu_tanh''(x) = (1 - t^2) (u' + x/2 (u'' - 2 t u'^2)),  u' = c (1 + 3 k x^2), u'' = 6 c k x
 Tensor gelu_tanh_slope(const Tensor& x) {
   return record("gelu_tanh_derivative", {x}, core::gelu_tanh_derivative(x.data()), [x](const Tensor& g, const Needs&) {
-    const double c = std::sqrt(2 / std::numbers::pi), k = 0.044715;
+    const double c = core::formulas::kSqrt2OverPi, k = core::formulas::kGeluCubic;  // core/activations.inc
     const Tensor x2 = mul(x, x);
     const Tensor t = tanh(mul(add(mul(mul(x2, x), k), x), c));
     const Tensor du = mul(add(mul(x2, 3 * k), 1.0), c), ddu = mul(x, 6 * c * k);

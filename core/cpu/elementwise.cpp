@@ -10,7 +10,7 @@
 #include "core/cpu/maps.h"
 #include "core/cpu/vector_math.h"
 #include "core/error.h"
-#include "core/scalar_formulas.h"
+#include "core/formulas.h"
 #include "core/tensor.h"
 
 namespace axiom::core::cpu {
@@ -23,8 +23,8 @@ bool is_nan(T value) {
   return false;
 }
 
-// The transcendental functions core/scalar_formulas.h calls, on the host.
-struct HostMath {
+// The transcendental functions of core/formulas.h's Scalar, on the host.
+struct HostFunctions {
   template <typename T>
   static T exp_of(T x) { return cpu::exp_of(x); }
   template <typename T>
@@ -32,6 +32,8 @@ struct HostMath {
   template <typename T>
   static T tanh_of(T x) { return std::tanh(x); }
 };
+template <typename T>
+using HostMath = formulas::Scalar<T, HostFunctions>;
 
 // out = f(x) for a function with a SIMD kernel: contiguous float32 runs go to vec::map (the
 // widest SIMD target of this CPU), the rest (strided runs, float64) to the scalar f.
@@ -59,18 +61,18 @@ void unary_typed(UnaryOp op, const Tensor& x, const Tensor& out, double scalar) 
       case UnaryOp::sqrt: return map_unary<T, T>(x, out, [](T v) { return std::sqrt(v); });
       case UnaryOp::rsqrt: return map_unary<T, T>(x, out, [](T v) { return T(1) / std::sqrt(v); });
       case UnaryOp::tanh: return map_with_vector<T>(UnaryOp::tanh, x, out, [](T v) { return std::tanh(v); });
-      // (the formulas of these five: core/scalar_formulas.h)
+      // (the formulas of these five: core/activations.inc, one value at a time in HostMath<T>)
       case UnaryOp::sigmoid:
-        return map_with_vector<T>(UnaryOp::sigmoid, x, out, [](T v) { return formulas::sigmoid<HostMath>(v); });
-      case UnaryOp::gelu: return map_with_vector<T>(UnaryOp::gelu, x, out, [](T v) { return formulas::gelu<HostMath>(v); });
+        return map_with_vector<T>(UnaryOp::sigmoid, x, out, [](T v) { return formulas::sigmoid(HostMath<T>{}, v); });
+      case UnaryOp::gelu: return map_with_vector<T>(UnaryOp::gelu, x, out, [](T v) { return formulas::gelu(HostMath<T>{}, v); });
       case UnaryOp::gelu_tanh:
-        return map_with_vector<T>(UnaryOp::gelu_tanh, x, out, [](T v) { return formulas::gelu_tanh<HostMath>(v); });
+        return map_with_vector<T>(UnaryOp::gelu_tanh, x, out, [](T v) { return formulas::gelu_tanh(HostMath<T>{}, v); });
       case UnaryOp::gelu_derivative:
         return map_with_vector<T>(UnaryOp::gelu_derivative, x, out,
-                                  [](T v) { return formulas::gelu_derivative<HostMath>(v); });
+                                  [](T v) { return formulas::gelu_derivative(HostMath<T>{}, v); });
       case UnaryOp::gelu_tanh_derivative:
         return map_with_vector<T>(UnaryOp::gelu_tanh_derivative, x, out,
-                                  [](T v) { return formulas::gelu_tanh_derivative<HostMath>(v); });
+                                  [](T v) { return formulas::gelu_tanh_derivative(HostMath<T>{}, v); });
       case UnaryOp::pow_scalar: {
         const T p = static_cast<T>(scalar);
         if (p == T(2)) return map_unary<T, T>(x, out, [](T v) { return v * v; });

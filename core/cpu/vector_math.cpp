@@ -27,6 +27,7 @@
 
 #include "core/cpu/vector_math.h"
 #include "core/error.h"
+#include "core/host_device.h"
 #include "core/random.h"
 #include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
@@ -139,17 +140,6 @@ HWY_INLINE V tanh_of(D d, V x) {
   return hn::IfThenElse(is_nan, x, hn::Tanh(d, hn::IfThenZeroElse(is_nan, x)));
 }
 
-// The formulas of core/scalar_formulas.h, a vector at a time.
-
-// 1 / (1 + e^-x) as e / (1 + e) with e = e^-|x| for x < 0: exp never overflows.
-template <class D, class V>
-HWY_INLINE V sigmoid_of(D d, V x) {
-  const V one = hn::Set(d, 1.0f);
-  const V e = exp_of(d, hn::Neg(hn::Abs(x)));
-  const V numerator = hn::IfThenElse(hn::Ge(x, hn::Zero(d)), one, e);
-  return hn::Div(numerator, hn::Add(one, e));
-}
-
 // 1 / v: the CPU's approximate reciprocal (12 or 14 bits) and one Newton step, r (2 - v r), to
 // about 23 bits; cheaper than a division.
 template <class D, class V>
@@ -158,72 +148,59 @@ HWY_INLINE V reciprocal_of(D d, V v) {
   return hn::Mul(r, hn::NegMulAdd(v, r, hn::Set(d, 2.0f)));
 }
 
+// The activations of core/activations.inc (the formulas the scalar and CUDA kernels compute), here
+// for this target's vectors: the file is a piece of this namespace, built with its instructions.
+#include "core/activations.inc"
+
 // Phi(x) = (1 + erf(x / sqrt 2)) / 2, the standard normal distribution function, given
 // gauss = e^(-x^2 / 2) (which GELU's derivative needs too). With a = |x| / sqrt 2:
 //   erf(a) = 1 - (a1 t + a2 t^2 + a3 t^3 + a4 t^4 + a5 t^5) e^(-a^2),  t = 1 / (1 + p a),
 // Abramowitz & Stegun 7.1.26, and erf is odd.
-constexpr float kInvSqrt2 = 0.70710678f, kInvSqrt2Pi = 0.39894228f, kSqrt2OverPi = 0.79788456f, kGeluCubic = 0.044715f;
-
 template <class D, class V>
-HWY_INLINE V normal_cdf(D d, V x, V gauss) {
+HWY_INLINE V normal_cdf_of(D d, V x, V gauss_of_x) {
   // (a is capped at 10, where erf is 1 in float32 already: t stays finite for x = +-inf)
-  const V a = hn::Min(hn::Mul(hn::Abs(x), hn::Set(d, kInvSqrt2)), hn::Set(d, 10.0f));
+  const V a = hn::Min(hn::Mul(hn::Abs(x), hn::Set(d, static_cast<float>(kInvSqrt2))), hn::Set(d, 10.0f));
   const V t = reciprocal_of(d, hn::MulAdd(hn::Set(d, 0.3275911f), a, hn::Set(d, 1.0f)));
   V poly = hn::Set(d, 1.061405429f);
   poly = hn::MulAdd(poly, t, hn::Set(d, -1.453152027f));
   poly = hn::MulAdd(poly, t, hn::Set(d, 1.421413741f));
   poly = hn::MulAdd(poly, t, hn::Set(d, -0.284496736f));
   poly = hn::MulAdd(poly, t, hn::Set(d, 0.254829592f));
-  const V erf_of_a = hn::NegMulAdd(hn::Mul(poly, t), gauss, hn::Set(d, 1.0f));
+  const V erf_of_a = hn::NegMulAdd(hn::Mul(poly, t), gauss_of_x, hn::Set(d, 1.0f));
   return hn::Mul(hn::Set(d, 0.5f), hn::Add(hn::Set(d, 1.0f), hn::CopySign(erf_of_a, x)));
 }
 
-// e^(-x^2 / 2)
-template <class D, class V>
-HWY_INLINE V gauss_of(D d, V x) {
-  return exp_of(d, hn::Mul(hn::Set(d, -0.5f), hn::Mul(x, x)));
-}
-
-// tanh u, u = sqrt(2/pi) (x + 0.044715 x^3): GELU's tanh approximation.
-template <class D, class V>
-HWY_INLINE V gelu_tanh_inner(D d, V x) {
-  const V x3 = hn::Mul(hn::Mul(x, x), x);
-  return tanh_of(d, hn::Mul(hn::Set(d, kSqrt2OverPi), hn::MulAdd(hn::Set(d, kGeluCubic), x3, x)));
-}
-
-// GELU and the two derivatives from their inner functions, shared by apply and activation_and_slope:
-//   gelu x = x Phi(x), its slope Phi(x) + x phi(x), phi = gauss / sqrt(2 pi);
-//   gelu_tanh x = x/2 (1 + t), its slope (1 + t)/2 + x/2 (1 - t^2) du/dx, t = tanh u.
-template <class D, class V>
-HWY_INLINE V gelu_slope_of(D d, V x, V gauss, V cdf) {
-  return hn::MulAdd(x, hn::Mul(hn::Set(d, kInvSqrt2Pi), gauss), cdf);
-}
-template <class D, class V>
-HWY_INLINE V gelu_tanh_from_inner(D d, V x, V t) {
-  return hn::Mul(hn::Mul(hn::Set(d, 0.5f), x), hn::Add(hn::Set(d, 1.0f), t));
-}
-template <class D, class V>
-HWY_INLINE V gelu_tanh_slope_of(D d, V x, V t) {
-  const V half = hn::Set(d, 0.5f), one = hn::Set(d, 1.0f);
-  const V du = hn::Mul(hn::Set(d, kSqrt2OverPi), hn::MulAdd(hn::Set(d, 3 * kGeluCubic), hn::Mul(x, x), one));
-  const V slope = hn::Mul(hn::Mul(half, x), hn::Mul(hn::NegMulAdd(t, t, one), du));
-  return hn::MulAdd(half, hn::Add(one, t), slope);
-}
+// The arithmetic core/activations.inc asks of its values, for a vector of float32 of descriptor D.
+template <class D>
+struct VectorMath {
+  using V = hn::Vec<D>;
+  D d;
+  HWY_INLINE V constant(double c) const { return hn::Set(d, static_cast<float>(c)); }
+  HWY_INLINE V add(V a, V b) const { return hn::Add(a, b); }
+  HWY_INLINE V mul(V a, V b) const { return hn::Mul(a, b); }
+  HWY_INLINE V div(V a, V b) const { return hn::Div(a, b); }
+  HWY_INLINE V mul_add(V a, V b, V c) const { return hn::MulAdd(a, b, c); }         // a b + c, fused
+  HWY_INLINE V neg_mul_add(V a, V b, V c) const { return hn::NegMulAdd(a, b, c); }  // c - a b, fused
+  HWY_INLINE V negative_abs(V x) const { return hn::Neg(hn::Abs(x)); }
+  HWY_INLINE V where_non_negative(V x, V a, V b) const { return hn::IfThenElse(hn::Ge(x, hn::Zero(d)), a, b); }
+  HWY_INLINE V exp_of(V x) const { return HWY_NAMESPACE::exp_of(d, x); }
+  HWY_INLINE V tanh_of(V x) const { return HWY_NAMESPACE::tanh_of(d, x); }
+  HWY_INLINE V normal_cdf(V x, V gauss_of_x) const { return normal_cdf_of(d, x, gauss_of_x); }
+  HWY_INLINE V normal_cdf(V x) const { return normal_cdf_of(d, x, gauss(*this, x)); }
+};
 
 template <UnaryOp f, class D, class V>
 HWY_INLINE V apply(D d, V x) {
+  const VectorMath<D> m{d};
   switch (f) {
     case UnaryOp::exp: return exp_of(d, x);
     case UnaryOp::log: return log_of(d, x);
     case UnaryOp::tanh: return tanh_of(d, x);
-    case UnaryOp::sigmoid: return sigmoid_of(d, x);
-    case UnaryOp::gelu: return hn::Mul(x, normal_cdf(d, x, gauss_of(d, x)));
-    case UnaryOp::gelu_derivative: {
-      const V gauss = gauss_of(d, x);
-      return gelu_slope_of(d, x, gauss, normal_cdf(d, x, gauss));
-    }
-    case UnaryOp::gelu_tanh: return gelu_tanh_from_inner(d, x, gelu_tanh_inner(d, x));
-    case UnaryOp::gelu_tanh_derivative: return gelu_tanh_slope_of(d, x, gelu_tanh_inner(d, x));
+    case UnaryOp::sigmoid: return sigmoid(m, x);
+    case UnaryOp::gelu: return gelu(m, x);
+    case UnaryOp::gelu_derivative: return gelu_derivative(m, x);
+    case UnaryOp::gelu_tanh: return gelu_tanh(m, x);
+    case UnaryOp::gelu_tanh_derivative: return gelu_tanh_derivative(m, x);
     default: return x;  // not instantiated: map() takes only the ops above
   }
 }
@@ -255,16 +232,17 @@ template <UnaryOp f>
 void activation_and_slope_run(const float* h, float* a, float* g, int64_t n) {
   static_assert(f == UnaryOp::gelu || f == UnaryOp::gelu_tanh);
   for_each_vector(n, [&](auto d, int64_t i) {
+    const VectorMath<decltype(d)> m{d};
     const auto x = hn::LoadU(d, h + i);
     hn::Vec<decltype(d)> activated, slope;
     if constexpr (f == UnaryOp::gelu) {
-      const auto gauss = gauss_of(d, x), cdf = normal_cdf(d, x, gauss);
-      activated = hn::Mul(x, cdf);
-      slope = gelu_slope_of(d, x, gauss, cdf);
+      const auto gauss_of_x = gauss(m, x), cdf = m.normal_cdf(x, gauss_of_x);
+      activated = m.mul(x, cdf);
+      slope = gelu_slope_from(m, x, gauss_of_x, cdf);
     } else {
-      const auto t = gelu_tanh_inner(d, x);
-      activated = gelu_tanh_from_inner(d, x, t);
-      slope = gelu_tanh_slope_of(d, x, t);
+      const auto t = gelu_tanh_inner(m, x);
+      activated = gelu_tanh_from(m, x, t);
+      slope = gelu_tanh_slope_from(m, x, t);
     }
     hn::StoreU(activated, d, a + i);
     hn::StoreU(hn::Mul(hn::LoadU(d, g + i), slope), d, g + i);

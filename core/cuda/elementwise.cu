@@ -10,7 +10,7 @@
 #include "core/cuda/cuda_backend.h"
 #include "core/cuda/kernels.cuh"
 #include "core/factory.h"
-#include "core/scalar_formulas.h"
+#include "core/formulas.h"
 #include "core/tensor.h"
 
 namespace AXIOM_CUDA_NAMESPACE {
@@ -46,8 +46,8 @@ __device__ bool is_negative(T v) {
   }
 }
 
-// The transcendental functions core/scalar_formulas.h calls, CUDA's own.
-struct DeviceMath {
+// The transcendental functions of core/formulas.h's Scalar, CUDA's own.
+struct DeviceFunctions {
   template <typename T>
   __host__ __device__ static T exp_of(T x) { return exp(x); }
   template <typename T>
@@ -55,8 +55,10 @@ struct DeviceMath {
   template <typename T>
   __host__ __device__ static T tanh_of(T x) { return tanh(x); }
 };
+template <typename T>
+using DeviceMath = formulas::Scalar<T, DeviceFunctions>;
 
-// The same formulas as core/cpu/elementwise.cpp (those of more than one call: core/scalar_formulas.h),
+// The same formulas as core/cpu/elementwise.cpp (those of more than one call: core/activations.inc),
 // in the dtype of the tensor.
 template <typename T>
 __device__ T unary_value(UnaryOp op, T v, T p) {
@@ -73,11 +75,11 @@ __device__ T unary_value(UnaryOp op, T v, T p) {
       case UnaryOp::sqrt: return sqrt(v);
       case UnaryOp::rsqrt: return T(1) / sqrt(v);
       case UnaryOp::tanh: return tanh(v);
-      case UnaryOp::sigmoid: return formulas::sigmoid<DeviceMath>(v);
-      case UnaryOp::gelu: return formulas::gelu<DeviceMath>(v);
-      case UnaryOp::gelu_tanh: return formulas::gelu_tanh<DeviceMath>(v);
-      case UnaryOp::gelu_derivative: return formulas::gelu_derivative<DeviceMath>(v);
-      case UnaryOp::gelu_tanh_derivative: return formulas::gelu_tanh_derivative<DeviceMath>(v);
+      case UnaryOp::sigmoid: return formulas::sigmoid(DeviceMath<T>{}, v);
+      case UnaryOp::gelu: return formulas::gelu(DeviceMath<T>{}, v);
+      case UnaryOp::gelu_tanh: return formulas::gelu_tanh(DeviceMath<T>{}, v);
+      case UnaryOp::gelu_derivative: return formulas::gelu_derivative(DeviceMath<T>{}, v);
+      case UnaryOp::gelu_tanh_derivative: return formulas::gelu_tanh_derivative(DeviceMath<T>{}, v);
       case UnaryOp::pow_scalar: return p == T(2) ? v * v : pow(v, p);
       default: break;
     }
