@@ -1,6 +1,6 @@
 #include "apps/commands.h"
 #include "core/backend.h"
-#include "core/ops.h"
+#include "core/launch.h"
 
 namespace axiom::apps {
 

@@ -8,7 +8,7 @@
 #include "core/formats/atomic_file.h"
 #include "core/error.h"
 #include "core/factory.h"
-#include "core/ops.h"
+#include "core/launch.h"
 
 namespace axiom::apps {
 

@@ -6,7 +6,7 @@
 #include "autograd/ops.h"
 #include "core/error.h"
 #include "core/factory.h"
-#include "core/ops.h"
+#include "core/launch.h"
 #include "core/random.h"
 
 namespace axiom {

@@ -1,4 +1,4 @@
-// The differentiable ops: the same names as core's (core/ops.h), on axiom::Tensor. Each one
+// The differentiable ops: the same names as core's (core/launch.h), on axiom::Tensor. Each one
 // computes its value with core and records how its gradient flows back (the rule sits beside the
 // forward call in ops_<family>.cpp, with the shape of every formula).
 #pragma once

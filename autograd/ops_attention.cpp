@@ -1,5 +1,5 @@
 // Multi-head attention along one axis and its backward rule. The op function that checks and
-// sizes is core/ops_attention.cpp; the kernels are core/cpu/attention.cpp and
+// sizes is core/launch_attention.cpp; the kernels are core/cpu/attention.cpp and
 // core/cuda/attention.cu; the masks are core/attention_mask.h; the layer that uses it is
 // nn/attention.cpp.
 #include <algorithm>
@@ -9,7 +9,7 @@
 #include "autograd/ops.h"
 #include "core/error.h"
 #include "core/factory.h"
-#include "core/ops.h"
+#include "core/launch.h"
 #include "core/shape.h"
 
 namespace axiom {

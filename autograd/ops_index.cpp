@@ -1,8 +1,8 @@
-// Indexing ops and their backward rules. The op functions are core/ops_index.cpp; the kernels
+// Indexing ops and their backward rules. The op functions are core/launch_index.cpp; the kernels
 // core/cpu/index.cpp and core/cuda/index.cu.
 #include "autograd/ops.h"
 #include "core/factory.h"
-#include "core/ops.h"
+#include "core/launch.h"
 
 namespace axiom {
 

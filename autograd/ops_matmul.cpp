@@ -1,11 +1,11 @@
 // The matrix products (matmul, linear, activation_linear) and their backward rules. The op functions are
-// core/ops_matmul.cpp; the kernels core/cpu/matmul.cpp and core/cuda/matmul.cpp.
+// core/launch_matmul.cpp; the kernels core/cpu/matmul.cpp and core/cuda/matmul.cpp.
 #include "autograd/ops.h"
 #include "autograd/rules.h"
 #include "core/backend.h"
 #include "core/error.h"
 #include "core/factory.h"
-#include "core/ops.h"
+#include "core/launch.h"
 
 namespace axiom {
 

@@ -1,5 +1,5 @@
 // The normalizing ops and their backward rules: softmax, log-softmax, layer norm (and
-// layer_norm_linear) and cross-entropy. The op functions are core/ops_normalize.cpp; the kernels
+// layer_norm_linear) and cross-entropy. The op functions are core/launch_normalize.cpp; the kernels
 // core/cpu/normalize.cpp and core/cuda/normalize.cu. Rules that have a well-known closed form use
 // it instead of composing smaller ops.
 // Fused ops (layer norm, layer_norm_linear, cross-entropy) compute first derivatives with their
@@ -11,7 +11,7 @@
 #include "core/checks.h"
 #include "core/error.h"
 #include "core/factory.h"
-#include "core/ops.h"
+#include "core/launch.h"
 
 namespace axiom {
 

@@ -2,7 +2,7 @@
 // first puts back the reduced axes as size 1 ("keepdim" shape), so that g broadcasts over x.
 #include "autograd/ops.h"
 #include "core/factory.h"
-#include "core/ops.h"
+#include "core/launch.h"
 #include "core/shape.h"
 
 namespace axiom {

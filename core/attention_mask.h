@@ -1,4 +1,4 @@
-// Which keys each query of a line may see, for attention (core/ops.h, autograd/ops.h). A mask is
+// Which keys each query of a line may see, for attention (core/launch.h, autograd/ops.h). A mask is
 // one of three kinds:
 //
 //   all      every query sees every key of its line (unmasked attention)

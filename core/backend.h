@@ -22,7 +22,7 @@
 
 namespace axiom::core {
 
-enum class MatmulPrecision;  // core/ops.h
+enum class MatmulPrecision;  // core/matmul_precision.h
 
 class Tensor;
 
@@ -108,13 +108,13 @@ class Backend {
                                   const AttentionMask& mask, const Tensor& grad_qkv) = 0;
   // Whether attention above takes this kind of mask; this default fuses all and causal only.
   virtual bool attention_fuses(const AttentionMask& mask) const { return mask.kind() != AttentionMask::Kind::blocks; }
-  // out [..., 1, Dh] = softmax(scale * q keys_t) values per line (core/ops.h attention_step); the
+  // out [..., 1, Dh] = softmax(scale * q keys_t) values per line (core/launch.h attention_step); the
   // operands' rows are contiguous (unit stride on their last axis), out is contiguous. This default
   // composes matmul, softmax and matmul; the CPU backend fuses them.
   // `hidden` (empty, or S flags on the host): keys no query sees.
   virtual void attention_step(const Tensor& q, const Tensor& keys_t, const Tensor& values, double scale,
                               const std::vector<uint8_t>& hidden, const Tensor& out);
-  // Why float32 products cannot multiply at `precision` on this backend ("" when they can; core/ops.h).
+  // Why float32 products cannot multiply at `precision` on this backend ("" when they can; core/launch.h).
   virtual std::string matmul_precision_unavailable(MatmulPrecision precision) const;
   // out[..., M, N] = a[..., M, K] @ b[..., K, N]; a and b expanded to out's batch shape. With
   // `accumulate`, out += a @ b instead (out holds values already: a bias, say).

@@ -6,7 +6,7 @@
 #include "dtype.h"
 #include "error.h"
 #include "factory.h"
-#include "ops.h"
+#include "matmul_precision.h"
 #include "parallel.h"
 #include "random.h"
 #include "meta/meta.h"

@@ -1,5 +1,5 @@
 // What the values of an int64 index tensor must be, and the Error for one that is not. Used by the
-// ops that take indices (core/ops_index.cpp, the cross-entropy's targets) and by the backends that
+// ops that take indices (core/launch_index.cpp, the cross-entropy's targets) and by the backends that
 // check them (Backend::check_indices).
 #pragma once
 

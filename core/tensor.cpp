@@ -7,7 +7,7 @@
 #include "core/backend.h"
 #include "core/error.h"
 #include "core/factory.h"
-#include "core/ops.h"
+#include "core/launch.h"
 
 namespace axiom::core {
 

@@ -8,7 +8,7 @@
 
 #include "core/error.h"
 #include "core/factory.h"
-#include "core/ops.h"
+#include "core/launch.h"
 #include "core/random.h"
 
 namespace axiom::data {

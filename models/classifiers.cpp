@@ -7,7 +7,7 @@
 #include "core/error.h"
 #include "core/formats/json.h"
 #include "models/config.h"
-#include "core/ops.h"
+#include "core/launch.h"
 
 namespace axiom::models {
 

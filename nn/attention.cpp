@@ -7,7 +7,7 @@
 #include "nn/init.h"
 #include "core/error.h"
 #include "core/factory.h"
-#include "core/ops.h"
+#include "core/launch.h"
 #include "nn/relative.h"
 
 namespace axiom::nn {

@@ -4,7 +4,7 @@
 
 #include "core/error.h"
 #include "core/factory.h"
-#include "core/ops.h"
+#include "core/launch.h"
 #include "autograd/factory.h"
 #include "nn/init.h"
 

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "core/error.h"
-#include "core/ops.h"
+#include "core/launch.h"
 
 namespace axiom::nn {
 

@@ -16,7 +16,7 @@
 
 #include "autograd/factory.h"
 #include "core/factory.h"
-#include "core/ops.h"
+#include "core/launch.h"
 
 namespace axiom::optim {
 

@@ -9,7 +9,7 @@
 #include <unordered_map>
 
 #include "core/formats/json.h"
-#include "core/ops.h"
+#include "core/launch.h"
 
 namespace axiom::optim {
 

@@ -9,7 +9,7 @@
 #include "optim/sgd.h"
 
 #include "autograd/ops.h"
-#include "core/ops.h"
+#include "core/launch.h"
 
 namespace axiom::optim {
 

@@ -86,7 +86,7 @@ struct TrainBenchOptions {
   int steps = 5;                 // timed steps (the median is reported)
   std::string device = "cpu";    // where the model trains; the clock is read after the device has finished
   int64_t checkpoint_blocks = 0; // blocks recomputed in backward (ImageModel::set_checkpoint_blocks)
-  std::string matmul = "float32";  // how float32 products multiply: float32 or bfloat16 (MatmulPrecision, core/ops.h)
+  std::string matmul = "float32";  // how float32 products multiply: float32 or bfloat16 (MatmulPrecision, core/launch.h)
 };
 // Under mpirun, `batch` is the global batch, split over the ranks; the step's communication is reported too.
 void bench_train(const Reporter& reporter, const TrainBenchOptions& options, Communicator& comm);

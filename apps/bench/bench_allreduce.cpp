@@ -11,6 +11,7 @@
 
 #include "apps/bench/bench.h"
 #include "core/core.h"
+#include "core/launch.h"
 
 namespace axiom::bench {
 

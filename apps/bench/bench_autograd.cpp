@@ -8,6 +8,7 @@
 #include "apps/bench/bench.h"
 #include "autograd/autograd.h"
 #include "core/core.h"
+#include "core/launch.h"
 
 namespace axiom::bench {
 

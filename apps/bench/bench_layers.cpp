@@ -18,6 +18,7 @@
 #include "apps/bench/bench.h"
 #include "autograd/factory.h"
 #include "core/core.h"
+#include "core/launch.h"
 #include "nn/nn.h"
 
 namespace axiom::bench {

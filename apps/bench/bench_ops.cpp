@@ -12,6 +12,7 @@
 #include "apps/bench/bench.h"
 #include "core/backend.h"
 #include "core/core.h"
+#include "core/launch.h"
 #include "core/cpu/blas.h"
 #include "core/cpu/vector_math.h"
 

@@ -21,6 +21,7 @@
 #include "autograd/factory.h"
 #include "apps/commands.h"
 #include "core/core.h"
+#include "core/launch.h"
 #include "models/models.h"
 
 namespace axiom::bench {

@@ -26,6 +26,7 @@
 #include "apps/bench/bench.h"
 #include "apps/commands.h"
 #include "core/core.h"
+#include "core/launch.h"
 #include "models/models.h"
 
 namespace axiom::bench {

@@ -8,7 +8,7 @@
 #include "core/cpu/blas.h"
 #include "core/cpu/onednn_gemm.h"
 #include "core/cpu/vector_math.h"
-#include "core/ops.h"
+#include "core/launch.h"
 #include "core/parallel.h"
 #include "core/thread_listeners.h"
 

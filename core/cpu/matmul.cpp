@@ -1,6 +1,6 @@
 // Matrix products through OpenBLAS: out[b] = a[b] @ b[b] for every batch index b. Views are
 // read in place where BLAS can (core/matrix_layout.h). Large float32 products go to oneDNN when
-// this build has it (onednn_gemm.h), in float32 or bfloat16 (core/ops.h: MatmulPrecision).
+// this build has it (onednn_gemm.h), in float32 or bfloat16 (core/launch.h: MatmulPrecision).
 //
 // How the work is spread over the cores (see also core/parallel.h):
 // - many small GEMMs (m*n*k <= 64^3, which OpenBLAS runs on the calling thread) are spread over
@@ -15,7 +15,7 @@
 #include "core/cpu/cpu_backend.h"
 #include "core/cpu/loops.h"
 #include "core/matrix_layout.h"
-#include "core/ops.h"
+#include "core/launch.h"
 #include "core/tensor.h"
 
 namespace axiom::core::cpu {
@@ -25,7 +25,7 @@ namespace {
 constexpr int64_t kSmallGemm = 64 * 64 * 64;  // m*n*k at or below which OpenBLAS uses one thread
 
 // c = a @ b (beta 0), or c += a @ b (beta 1), with a and b as BLAS reads them. A large float32
-// product goes to oneDNN when this build has it, in the process's precision (core/ops.h:
+// product goes to oneDNN when this build has it, in the process's precision (core/launch.h:
 // MatmulPrecision); everything else to OpenBLAS.
 template <typename T>
 void gemm(const MatrixLayout& a, const MatrixLayout& b, int64_t m, int64_t n, int64_t k, const T* pa, const T* pb, T* pc, T beta) {

@@ -6,7 +6,7 @@
 #include "core/cuda/allocator.h"
 #include "core/cuda/runtime.h"
 #include "core/error.h"
-#include "core/ops.h"
+#include "core/launch.h"
 
 namespace AXIOM_CUDA_NAMESPACE {
 

@@ -9,7 +9,7 @@
 #include "core/error.h"
 #include "core/formats/json.h"
 #include "core/factory.h"
-#include "core/ops.h"
+#include "core/launch.h"
 
 namespace axiom::models {
 

@@ -18,6 +18,7 @@
 #include "apps/pictures.h"
 #include "apps/plot.h"
 #include "core/core.h"
+#include "core/launch.h"
 
 using namespace axiom;
 namespace fs = std::filesystem;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/core.h"
+#include "core/launch.h"
 #include "tests/support/scoped_environment.h"
 
 #if AXIOM_WITH_CUDA

@@ -1,5 +1,5 @@
 // Large float32 products (oneDNN where built, core/cpu/onednn_gemm.h) against loops in double, in
-// both precisions (core/ops.h: MatmulPrecision). For bfloat16 the loop's operands are rounded by a
+// both precisions (core/launch.h: MatmulPrecision). For bfloat16 the loop's operands are rounded by a
 // second method (frexp and nearbyint, not the kernel's bit arithmetic); small products and float64
 // stay exact.
 #include <cfloat>

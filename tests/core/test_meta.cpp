@@ -1,6 +1,7 @@
 // The shape-only device (core/meta): ops size their outputs and compute nothing, nothing is
 // allocated, a copy to the host reads zeros, and core counts its buffers on their own.
 #include "core/core.h"
+#include "core/launch.h"
 #include "tests/support/reference.h"
 #include "tests/support/emulated_cuda.h"
 

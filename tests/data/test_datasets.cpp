@@ -6,7 +6,7 @@
 #include "autograd/factory.h"
 #include "autograd/ops.h"
 #include "core/factory.h"
-#include "core/ops.h"
+#include "core/launch.h"
 #include "core/random.h"
 #include "data/datasets.h"
 #include "data/idx.h"

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "core/core.h"
+#include "core/launch.h"
 #include "core/distributed/communicator.h"
 #include "tests/support/reference.h"
 

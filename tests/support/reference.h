@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/core.h"
+#include "core/launch.h"
 
 namespace axiom::test {
 

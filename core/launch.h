@@ -1,6 +1,10 @@
-// The tensor operations. Each one validates its inputs (shapes, dtypes, devices, axes) and throws
-// an axiom::Error naming the op and the offending values; then it allocates the output and calls
-// one backend kernel. Outputs are fresh contiguous tensors unless the comment says otherwise.
+// The kernels' launch layer: one function per op that checks its inputs (shapes, dtypes, devices,
+// axes), allocates the output and calls one backend kernel. It is internal to axiom: users, and
+// every layer above autograd/, call the differentiable ops of autograd/ops.h on axiom::Tensor,
+// whose rules call these functions for the numbers. This header is not installed.
+//
+// Each function throws an axiom::Error naming the op and the offending values. Outputs are fresh
+// contiguous tensors unless the comment says otherwise.
 //
 // Dtypes: both operands of a binary op must have the same dtype (convert with .to(dtype)).
 // Ops that only make sense on real numbers (exp, div, softmax, matmul, ...) take float32/float64.
@@ -12,6 +16,7 @@
 #include <vector>
 
 #include "attention_mask.h"
+#include "matmul_precision.h"
 #include "adam_step.h"
 #include "tensor.h"
 
@@ -146,25 +151,7 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 // itself: out starts as the bias, and BLAS accumulates onto it (no separate pass over out).
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
 
-// How float32 matrix products (matmul, linear, and the layers' products built on them) multiply,
-// for the whole process; float64 products are always float64.
-// - float32: in float32 (the default).
-// - bfloat16: each operand rounded to bfloat16 (8 significant bits), the products summed in
-//   float32: about twice as fast on a CPU with AVX-512 BF16, through oneDNN. Applies to products
-//   of more than 64^3 multiply-adds (a layer's product over a batch), not to the small per-line
-//   products inside attention; CPU tensors only (a CUDA product refuses it).
-// - tf32: on a CUDA device, each operand rounded to TF32 (11 significant bits) and multiplied on
-//   the GPU's tensor cores (NVIDIA Ampere and later), the sums in float32; never the default. CPU
-//   products stay float32.
-enum class MatmulPrecision { float32, bfloat16, tf32 };
-// Throws for bfloat16 where it cannot run (see matmul_precision_unavailable_reason).
-void set_matmul_precision(MatmulPrecision precision);
-MatmulPrecision matmul_precision();
-// Empty when `precision` can run on this build and CPU; else why not.
-std::string matmul_precision_unavailable_reason(MatmulPrecision precision);
-// "float32", "bfloat16" or "tf32", and back (an Error names the accepted words).
-std::string to_string(MatmulPrecision precision);
-MatmulPrecision parse_matmul_precision(const std::string& word);
+// (How float32 products multiply, MatmulPrecision: core/matmul_precision.h.)
 
 // --- optimizer steps --------------------------------------------------------------------------
 // One Adam (AdamW) step, fused: param, exp_avg and exp_avg_sq (contiguous, updated in place) move

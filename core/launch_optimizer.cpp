@@ -5,7 +5,7 @@
 #include "core/backend.h"
 #include "core/checks.h"
 #include "core/error.h"
-#include "core/ops.h"
+#include "core/launch.h"
 
 namespace axiom::core {
 

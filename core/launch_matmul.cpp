@@ -1,4 +1,4 @@
-// The op functions of matrix products (core/ops.h): matmul and linear check their operands and
+// The op functions of matrix products (core/launch.h): matmul and linear check their operands and
 // size the output; the backends compute (core/cpu/matmul.cpp, core/cuda/matmul.cpp); the autograd
 // rules are autograd/ops_matmul.cpp.
 #include <atomic>
@@ -7,7 +7,7 @@
 #include "core/checks.h"
 #include "core/error.h"
 #include "core/factory.h"
-#include "core/ops.h"
+#include "core/launch.h"
 
 namespace axiom::core {
 

@@ -1,13 +1,13 @@
 // Op functions of the normalizing family: softmax, layer norm and cross-entropy (kernels:
-// core/cpu/normalize.cpp, core/cuda/normalize.cu; attention: core/ops_attention.cpp; matmul and
-// linear: core/ops_matmul.cpp; Adam's step: core/ops_optimizer.cpp).
+// core/cpu/normalize.cpp, core/cuda/normalize.cu; attention: core/launch_attention.cpp; matmul and
+// linear: core/launch_matmul.cpp; Adam's step: core/launch_optimizer.cpp).
 #include <algorithm>
 
 #include "core/backend.h"
 #include "core/checks.h"
 #include "core/error.h"
 #include "core/factory.h"
-#include "core/ops.h"
+#include "core/launch.h"
 
 namespace axiom::core {
 

@@ -1,4 +1,4 @@
-// The op functions of fused multi-head attention along one axis (core/ops.h): they check qkv and
+// The op functions of fused multi-head attention along one axis (core/launch.h): they check qkv and
 // size the outputs; the backends compute (core/cpu/attention.cpp, core/cuda/attention.cu); the
 // autograd rule is autograd/ops_attention.cpp.
 #include <algorithm>
@@ -7,7 +7,7 @@
 #include "core/checks.h"
 #include "core/error.h"
 #include "core/factory.h"
-#include "core/ops.h"
+#include "core/launch.h"
 
 namespace axiom::core {
 
