@@ -10,11 +10,9 @@
 //
 // "attention" picks the model (make_image_model, image_model.h). "axial" is the Axial Transformer
 // (axial_transformer.h). The others are the models the paper compares it with, decoder-only
-// Transformers over the pixels in raster order (RasterTransformer, raster_transformer.h):
-//   z = ShiftRaster(h) + positions (+ the channel encoder's context)
-//   z = MaskedTransformerBlock(z)  x (upper_layers + row_layers)      (the same depth)
-//   logits = Dense_256(LayerNorm(z))
-// where each block's masked attention is
+// Transformers over the pixels in raster order (RasterTransformer; its equations are in
+// raster_transformer.h), upper_layers + row_layers masked blocks deep, where each block's masked
+// attention is
 //   "full":    over every pixel before it (the whole image, [HW, HW] weights per head);
 //   "local1d": the Image Transformer's 1-D local attention, blocks of local_length pixels in raster
 //              order, each attending to itself and the block before it;
