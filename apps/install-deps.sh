@@ -6,7 +6,8 @@
 # Works as root, or as a user with sudo. Does nothing when everything is there.
 # With --fuzz, also clang and its runtime with libFuzzer, for the build with the sanitizers and the
 # fuzzers (tests/fuzz; CI): clang 15 or newer, for std::source_location, so clang-16 on Debian 12,
-# whose default clang is 14; and clang's OpenMP, without which that build has no oneDNN.
+# whose default clang is 14; and clang's OpenMP, without which that build has no oneDNN; and
+# clang-format, for CI's check of the changed lines' style (tests/docs/format_check.sh).
 # With --cluster, also iproute2, OpenSSH's client and server, Slurm and munge, for the multihost
 # tests (tests/distributed: cluster.sh, slurm.sh; CI). Where an init system runs, Debian's
 # openssh-server, slurm-wlm and munge packages start and enable the machine's own daemons: hence a
@@ -16,9 +17,9 @@ set -e
 packages="build-essential cmake git pkgconf libopenblas-dev libdnnl-dev ocl-icd-opencl-dev libtbb-dev libhwy-dev doctest-dev nlohmann-json3-dev libcli11-dev zlib1g-dev libzip-dev libstb-dev giza-dev libboost-dev libboost-context-dev libopenmpi-dev openmpi-bin dataset-fashion-mnist pybind11-dev python3-dev python3-numpy python3-pytest python3-torch python3-matplotlib python3-nbconvert python3-ipykernel"
 if [ "${1:-}" = "--fuzz" ]; then
   if grep -q '^VERSION_ID="12"' /etc/os-release 2>/dev/null; then
-    packages="$packages clang-16 libclang-rt-16-dev libomp-16-dev"
+    packages="$packages clang-16 libclang-rt-16-dev libomp-16-dev clang-format"
   else
-    packages="$packages clang libclang-rt-dev libomp-dev"
+    packages="$packages clang libclang-rt-dev libomp-dev clang-format"
   fi
 fi
 [ "${1:-}" = "--cluster" ] && packages="$packages iproute2 openssh-client openssh-server slurm-wlm munge"
