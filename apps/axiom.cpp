@@ -1,7 +1,8 @@
 // The `axiom` command. Each subcommand lives in its own file; this one only parses the command line.
 //   axiom train  --config small --data fashion-mnist --out runs/NAME [--steps N] [--minutes M] [--resume] ...
 //   axiom eval   --checkpoint runs/NAME [--data NAME] [--split test] [--limit N]
-//   axiom sample --checkpoint runs/NAME --n 16 --out grid.png [--values grid.npy] [--method naive|fast] [--temperature T]
+//   axiom sample --checkpoint runs/NAME --n 16 --out grid.png [--values grid.npy] [--method naive|fast] [--temperature
+//   T]
 // train, eval and sample take --device cpu|cuda (cuda: when axiom was built with CUDA and a GPU is present).
 //   axiom classify --model vit|gru|lstm --out runs/NAME [--steps N] [--batch B] [--lr R] [--resume] ...
 //   axiom bench  ops|autograd|layers|train|sample|allreduce [--json]
@@ -67,11 +68,13 @@ CLI::Validator whole_number(T low, T high) {
         T value{};
         const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
         const bool whole = error == std::errc() && end == text.data() + text.size();
-        const bool negative_unsigned = std::is_unsigned_v<T> && text.size() > 1 && text[0] == '-' && text[1] >= '0' && text[1] <= '9';
+        const bool negative_unsigned =
+            std::is_unsigned_v<T> && text.size() > 1 && text[0] == '-' && text[1] >= '0' && text[1] <= '9';
         if (error == std::errc::result_out_of_range || negative_unsigned || (whole && (value < low || value > high))) {
           return "'" + text + "' is outside the accepted range " + range;
         }
-        if (error != std::errc() || end != text.data() + text.size()) return "'" + text + "' is not a whole number in " + range;
+        if (error != std::errc() || end != text.data() + text.size())
+          return "'" + text + "' is not a whole number in " + range;
         return "";
       },
       "INT in " + range);
@@ -114,7 +117,8 @@ constexpr const char* kCheckpointBlocksHelp =
     "less memory, the same gradients, a slower step (0: none; the model's block count or more: all)";
 constexpr const char* kMatmulHelp =
     "How float32 matrix products multiply: float32, or bfloat16 (operands rounded to bfloat16, sums in float32; "
-    "about twice as fast on a CPU with AVX-512 BF16, CPU only), or tf32 (operands rounded to TF32 on the GPU's tensor cores, "
+    "about twice as fast on a CPU with AVX-512 BF16, CPU only), or tf32 (operands rounded to TF32 on the GPU's tensor "
+    "cores, "
     "sums in float32; --device cuda only)";
 constexpr uint64_t kMaxSeed = std::numeric_limits<uint64_t>::max();
 
@@ -127,33 +131,59 @@ void add_threads(CLI::App* command, int& threads) {
 // the command's (c's values when this is called). On --resume, those that decide the run must
 // agree with the run's (train.cpp).
 void add_run_flags(CLI::App* command, TrainCommand& c, const std::string& data_help, const CLI::Validator& data_check) {
-  command->add_option("--out", c.out, "The run's directory: checkpoints, metrics.jsonl, loss.png")->required()->check(utf8_path());
+  command->add_option("--out", c.out, "The run's directory: checkpoints, metrics.jsonl, loss.png")
+      ->required()
+      ->check(utf8_path());
   command->add_option("--data", c.data, data_help)->capture_default_str()->check(data_check);
-  command->add_option("--data-dir", c.data_dir, "Where the dataset's files are (default: its usual place)")->check(utf8_path());
-  command->add_option("--steps", c.steps, "Train until the run has made this many steps (a decaying schedule ends there)")
-      ->capture_default_str()->check(whole_number<int64_t>(1, kMaxSteps));
+  command->add_option("--data-dir", c.data_dir, "Where the dataset's files are (default: its usual place)")
+      ->check(utf8_path());
+  command
+      ->add_option("--steps", c.steps, "Train until the run has made this many steps (a decaying schedule ends there)")
+      ->capture_default_str()
+      ->check(whole_number<int64_t>(1, kMaxSteps));
   command->add_option("--minutes", c.minutes, "Stop after this many minutes in this invocation (0: no limit)")
-      ->capture_default_str()->check(real_number(0, 1e7));
-  command->add_option("--batch", c.batch_size, "Images per step")->capture_default_str()->check(whole_number<int64_t>(1, kMaxBatch));
-  command->add_option("--lr", c.lr, "Adam's peak learning rate, reached at the end of the warmup")->capture_default_str()->check(real_number(1e-12, 10));
-  command->add_option("--beta1", c.beta1, "Adam's decay of the gradients' running mean")->capture_default_str()->check(real_number(0, 0.999999));
-  command->add_option("--beta2", c.beta2, "Adam's decay of the squared gradients' running mean")->capture_default_str()->check(real_number(0, 0.999999));
-  command->add_option("--weight-decay", c.weight_decay, "AdamW's decoupled weight decay (0: Adam)")->capture_default_str()->check(real_number(0, 10));
+      ->capture_default_str()
+      ->check(real_number(0, 1e7));
+  command->add_option("--batch", c.batch_size, "Images per step")
+      ->capture_default_str()
+      ->check(whole_number<int64_t>(1, kMaxBatch));
+  command->add_option("--lr", c.lr, "Adam's peak learning rate, reached at the end of the warmup")
+      ->capture_default_str()
+      ->check(real_number(1e-12, 10));
+  command->add_option("--beta1", c.beta1, "Adam's decay of the gradients' running mean")
+      ->capture_default_str()
+      ->check(real_number(0, 0.999999));
+  command->add_option("--beta2", c.beta2, "Adam's decay of the squared gradients' running mean")
+      ->capture_default_str()
+      ->check(real_number(0, 0.999999));
+  command->add_option("--weight-decay", c.weight_decay, "AdamW's decoupled weight decay (0: Adam)")
+      ->capture_default_str()
+      ->check(real_number(0, 10));
   command->add_option("--warmup", c.warmup_steps, "Steps of linear warmup from 0 to --lr")
-      ->capture_default_str()->check(whole_number<int64_t>(0, kMaxSteps));
+      ->capture_default_str()
+      ->check(whole_number<int64_t>(0, kMaxSteps));
   command->add_option("--schedule", c.schedule, "After the warmup: constant, or linear or cosine decay to 0 at --steps")
-      ->capture_default_str()->check(CLI::IsMember(axiom::models::lr_schedule_names()));
-  command->add_option("--clip", c.clip, "Clip the gradients' global norm (0: off)")->capture_default_str()->check(real_number(0, 1e6));
+      ->capture_default_str()
+      ->check(CLI::IsMember(axiom::models::lr_schedule_names()));
+  command->add_option("--clip", c.clip, "Clip the gradients' global norm (0: off)")
+      ->capture_default_str()
+      ->check(real_number(0, 1e6));
   command->add_option("--seed", c.seed, "Seed of the weights, the batch order and the random draws")
-      ->capture_default_str()->check(whole_number<uint64_t>(0, kMaxSeed));
+      ->capture_default_str()
+      ->check(whole_number<uint64_t>(0, kMaxSeed));
   command->add_option("--eval-every", c.eval_every, "Held-out evaluation and loss curve every N steps")
-      ->capture_default_str()->check(whole_number<int64_t>(1, kMaxSteps));
+      ->capture_default_str()
+      ->check(whole_number<int64_t>(1, kMaxSteps));
   command->add_option("--eval-images", c.eval_images, "Test images in the held-out evaluation")
-      ->capture_default_str()->check(whole_number<int64_t>(1, kMaxBatch));
+      ->capture_default_str()
+      ->check(whole_number<int64_t>(1, kMaxBatch));
   command->add_option("--checkpoint-every", c.checkpoint_every, "Write a checkpoint every N steps")
-      ->capture_default_str()->check(whole_number<int64_t>(1, kMaxSteps));
+      ->capture_default_str()
+      ->check(whole_number<int64_t>(1, kMaxSteps));
   command->add_option("--device", c.device, "Where to train: cpu, cuda or cuda:N")->capture_default_str();
-  command->add_option("--matmul", c.matmul, kMatmulHelp)->capture_default_str()->check(CLI::IsMember({"float32", "bfloat16", "tf32"}));
+  command->add_option("--matmul", c.matmul, kMatmulHelp)
+      ->capture_default_str()
+      ->check(CLI::IsMember({"float32", "bfloat16", "tf32"}));
   command->add_flag("--resume", c.resume, "Continue the run in --out where it stopped (start one if there is none)");
   command->add_flag("--force", c.force,
                     "Start a run in an --out that holds other files (never ones a run writes: metrics.jsonl, loss.png, "
@@ -164,7 +194,9 @@ void add_train(CLI::App* train, TrainCommand& c) {
   static const std::string data_help = std::string("Dataset: ") + axiom::data::dataset_names();
   add_run_flags(train, c, data_help, utf8_path());
   train->add_option("--config", c.config, config_help())->capture_default_str()->check(utf8_path());
-  train->add_option("--checkpoint-blocks", c.checkpoint_blocks, kCheckpointBlocksHelp)->capture_default_str()->check(whole_number<int64_t>(0, kMaxBlocks));
+  train->add_option("--checkpoint-blocks", c.checkpoint_blocks, kCheckpointBlocksHelp)
+      ->capture_default_str()
+      ->check(whole_number<int64_t>(0, kMaxBlocks));
 }
 
 // The flags of `command` that the user typed, by their long names ("--lr").
@@ -177,31 +209,49 @@ std::set<std::string> given_flags(const CLI::App* command) {
 }
 
 void add_eval(CLI::App* eval, EvalCommand& c) {
-  eval->add_option("--checkpoint", c.checkpoint, "A run's directory or a model-*.safetensors file")->required()->check(utf8_path());
+  eval->add_option("--checkpoint", c.checkpoint, "A run's directory or a model-*.safetensors file")
+      ->required()
+      ->check(utf8_path());
   eval->add_option("--data", c.data, "Dataset (default: the run's own)")->check(utf8_path());
   eval->add_option("--data-dir", c.data_dir, "Where the dataset's files are")->check(utf8_path());
   eval->add_option("--split", c.split, "train or test")->capture_default_str()->check(CLI::IsMember({"train", "test"}));
-  eval->add_option("--batch", c.batch_size, "Images per forward pass")->capture_default_str()->check(whole_number<int64_t>(1, kMaxBatch));
-  eval->add_option("--limit", c.limit, "Evaluate the first N images only (0: all)")->capture_default_str()->check(whole_number<int64_t>(0, kMaxSteps));
+  eval->add_option("--batch", c.batch_size, "Images per forward pass")
+      ->capture_default_str()
+      ->check(whole_number<int64_t>(1, kMaxBatch));
+  eval->add_option("--limit", c.limit, "Evaluate the first N images only (0: all)")
+      ->capture_default_str()
+      ->check(whole_number<int64_t>(0, kMaxSteps));
   eval->add_option("--device", c.device, "Where to run the model: cpu, cuda or cuda:N")->capture_default_str();
   eval->add_flag("--json", c.json, "Print one JSON object");
 }
 
 void add_sample(CLI::App* sample, SampleCommand& c) {
-  sample->add_option("--checkpoint", c.checkpoint, "A run's directory or a model-*.safetensors file")->required()->check(utf8_path());
-  sample->add_option("--out", c.out, "The PNG grid")->capture_default_str()->check(utf8_path());
-  sample->add_option("--values", c.values, "Also write the images' values to this .npy file: uint8 [N, H, W] or [N, C, H, W]")
+  sample->add_option("--checkpoint", c.checkpoint, "A run's directory or a model-*.safetensors file")
+      ->required()
       ->check(utf8_path());
-  sample->add_option("--n", c.count, "How many images")->capture_default_str()->check(whole_number<int64_t>(1, kMaxBatch));
+  sample->add_option("--out", c.out, "The PNG grid")->capture_default_str()->check(utf8_path());
+  sample
+      ->add_option("--values", c.values,
+                   "Also write the images' values to this .npy file: uint8 [N, H, W] or [N, C, H, W]")
+      ->check(utf8_path());
+  sample->add_option("--n", c.count, "How many images")
+      ->capture_default_str()
+      ->check(whole_number<int64_t>(1, kMaxBatch));
   sample->add_option("--method", c.method, "fast (semi-parallel) or naive (the whole model per pixel)")
       ->capture_default_str()
       ->check(CLI::IsMember({"fast", "naive"}));
   sample->add_option("--temperature", c.temperature, "Divides the logits: < 1 sharper, > 1 more varied")
-      ->capture_default_str()->check(real_number(1e-3, 1e3));
-  sample->add_option("--seed", c.seed, "Seed of the sampling noise")->capture_default_str()->check(whole_number<uint64_t>(0, kMaxSeed));
+      ->capture_default_str()
+      ->check(real_number(1e-3, 1e3));
+  sample->add_option("--seed", c.seed, "Seed of the sampling noise")
+      ->capture_default_str()
+      ->check(whole_number<uint64_t>(0, kMaxSeed));
   sample->add_option("--columns", c.columns, "Images per row of the grid (0: about square)")
-      ->capture_default_str()->check(whole_number<int64_t>(0, kMaxBatch));
-  sample->add_option("--zoom", c.zoom, "Draw each pixel as a zoom x zoom square")->capture_default_str()->check(whole_number<int64_t>(1, 16));
+      ->capture_default_str()
+      ->check(whole_number<int64_t>(0, kMaxBatch));
+  sample->add_option("--zoom", c.zoom, "Draw each pixel as a zoom x zoom square")
+      ->capture_default_str()
+      ->check(whole_number<int64_t>(1, 16));
   sample->add_option("--device", c.device, "Where to run the model: cpu, cuda or cuda:N")->capture_default_str();
 }
 
@@ -215,23 +265,34 @@ std::map<std::string, axiom::models::ClassifierKind> classifier_kinds() {
 
 void add_classify(CLI::App* classify, ClassifyCommand& c) {
   TrainCommand& run = c.run;  // classify's defaults: AdamW, a linear decay to 0 at the last step
-  run.steps = 3000, run.batch_size = 64, run.lr = 2e-3, run.weight_decay = 0.05, run.warmup_steps = 100, run.schedule = "linear";
+  run.steps = 3000, run.batch_size = 64, run.lr = 2e-3, run.weight_decay = 0.05, run.warmup_steps = 100,
+  run.schedule = "linear";
   run.eval_every = 500, run.checkpoint_every = 500;
   add_run_flags(classify, run, "fashion-mnist or mnist", CLI::IsMember({"fashion-mnist", "mnist"}));
   classify->add_option("--model", c.model, "vit (a Vision Transformer), gru or lstm (reading the image row by row)")
-      ->default_str(axiom::models::name_of(c.model))->transform(CLI::CheckedTransformer(classifier_kinds()));
+      ->default_str(axiom::models::name_of(c.model))
+      ->transform(CLI::CheckedTransformer(classifier_kinds()));
   classify->add_option("--width", c.width, "The ViT's features, or the RNN's hidden size")
-      ->capture_default_str()->check(whole_number<int64_t>(1, 4096));
-  classify->add_option("--layers", c.layers, "The ViT's transformer blocks")->capture_default_str()->check(whole_number<int64_t>(0, 1000));
-  classify->add_option("--heads", c.heads, "The ViT's attention heads (they divide --width)")->capture_default_str()->check(whole_number<int64_t>(1, 4096));
-  classify->add_option("--patch", c.patch, "The ViT's patch side (it divides the image's sides)")->capture_default_str()->check(whole_number<int64_t>(1, 4096));
-  classify->add_option("--limit", c.limit, "Score the first N test images at the end (0: all)")->capture_default_str()->check(whole_number<int64_t>(0, kMaxSteps));
+      ->capture_default_str()
+      ->check(whole_number<int64_t>(1, 4096));
+  classify->add_option("--layers", c.layers, "The ViT's transformer blocks")
+      ->capture_default_str()
+      ->check(whole_number<int64_t>(0, 1000));
+  classify->add_option("--heads", c.heads, "The ViT's attention heads (they divide --width)")
+      ->capture_default_str()
+      ->check(whole_number<int64_t>(1, 4096));
+  classify->add_option("--patch", c.patch, "The ViT's patch side (it divides the image's sides)")
+      ->capture_default_str()
+      ->check(whole_number<int64_t>(1, 4096));
+  classify->add_option("--limit", c.limit, "Score the first N test images at the end (0: all)")
+      ->capture_default_str()
+      ->check(whole_number<int64_t>(0, kMaxSteps));
 }
 
 // `axiom bench ...`: the subcommands, and the options they fill in.
 struct BenchCommands {
-  CLI::App *bench = nullptr, *ops = nullptr, *autograd = nullptr, *layers = nullptr, *train = nullptr, *sample = nullptr,
-           *allreduce = nullptr;
+  CLI::App *bench = nullptr, *ops = nullptr, *autograd = nullptr, *layers = nullptr, *train = nullptr,
+           *sample = nullptr, *allreduce = nullptr;
   bool json = false;
   axiom::bench::TrainBenchOptions train_options;
   axiom::bench::SampleBenchOptions sample_options;
@@ -244,17 +305,27 @@ void add_bench(CLI::App& app, BenchCommands& b) {
   b.bench->add_flag("--json", b.json, "One JSON object per line and figure");
   b.ops = b.bench->add_subcommand("ops", "Core kernels: matmul, elementwise, softmax");
   b.autograd = b.bench->add_subcommand("autograd", "Graph recording and backward overhead; matmul backward/forward");
-  b.layers = b.bench->add_subcommand("layers", "Axial attention along each axis next to Dense and raw sgemm; relative position logits, direct and skewed");
+  b.layers = b.bench->add_subcommand(
+      "layers",
+      "Axial attention along each axis next to Dense and raw sgemm; relative position logits, direct and skewed");
   b.train = b.bench->add_subcommand("train", "One training step of the Axial Transformer: time, memory, GFLOP/s");
   b.train->add_option("--config", b.train_options.config, config_help())->capture_default_str();
-  b.train->add_option("--batch", b.train_options.batch, "Images per step (default: the preset's: tiny 16, small 32, medium 16)")
+  b.train
+      ->add_option("--batch", b.train_options.batch,
+                   "Images per step (default: the preset's: tiny 16, small 32, medium 16)")
       ->check(whole_number<int64_t>(1, kMaxBatch));
-  b.train->add_option("--steps", b.train_options.steps, "Timed steps")->capture_default_str()->check(whole_number(1, 1000));
+  b.train->add_option("--steps", b.train_options.steps, "Timed steps")
+      ->capture_default_str()
+      ->check(whole_number(1, 1000));
   b.train->add_option("--device", b.train_options.device, "cpu or cuda")->capture_default_str();
   b.train->add_option("--checkpoint-blocks", b.train_options.checkpoint_blocks, kCheckpointBlocksHelp)
-      ->capture_default_str()->check(whole_number<int64_t>(0, kMaxBlocks));
-  b.train->add_option("--matmul", b.train_options.matmul, kMatmulHelp)->capture_default_str()->check(CLI::IsMember({"float32", "bfloat16", "tf32"}));
-  b.allreduce = b.bench->add_subcommand("allreduce", "MPI allreduce of 1 to 64 MiB across the ranks of mpirun: time and bandwidth");
+      ->capture_default_str()
+      ->check(whole_number<int64_t>(0, kMaxBlocks));
+  b.train->add_option("--matmul", b.train_options.matmul, kMatmulHelp)
+      ->capture_default_str()
+      ->check(CLI::IsMember({"float32", "bfloat16", "tf32"}));
+  b.allreduce = b.bench->add_subcommand("allreduce",
+                                        "MPI allreduce of 1 to 64 MiB across the ranks of mpirun: time and bandwidth");
   b.sample = b.bench->add_subcommand("sample", "Milliseconds per image of the naive and the semi-parallel sampler");
   b.sample->add_option("--config", b.sample_options.config, config_help())->capture_default_str();
   b.sample->add_option("--device", b.sample_options.device, "cpu or cuda")->capture_default_str();
@@ -275,9 +346,11 @@ void run_bench(const BenchCommands& b, axiom::core::Communicator& comm) {
 int parse_error(const CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
   if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
   const std::string first = argc > 1 ? argv[1] : "";
-  const bool a_command = first == "train" || first == "eval" || first == "sample" || first == "classify" || first == "bench";
+  const bool a_command =
+      first == "train" || first == "eval" || first == "sample" || first == "classify" || first == "bench";
   if (!first.empty() && first[0] != '-' && !a_command) {  // (CLI11 would say "A subcommand is required")
-    std::fprintf(stderr, "axiom: '%s' is not a command: train, eval, sample, classify or bench (see axiom --help)\n", argv[1]);
+    std::fprintf(stderr, "axiom: '%s' is not a command: train, eval, sample, classify or bench (see axiom --help)\n",
+                 argv[1]);
     return static_cast<int>(CLI::ExitCodes::ExtrasError);
   }
   std::fprintf(stderr, "axiom: %s (see axiom --help)\n", e.what());
@@ -301,17 +374,21 @@ int main(int argc, char** argv) {
   int threads = 0;
 
   TrainCommand train_command;
-  auto* train = app.add_subcommand("train", "Train an Axial Transformer (or a raster Transformer), with checkpoints and a loss curve");
+  auto* train = app.add_subcommand(
+      "train", "Train an Axial Transformer (or a raster Transformer), with checkpoints and a loss curve");
   add_train(train, train_command);
   EvalCommand eval_command;
   auto* eval = app.add_subcommand("eval", "Exact bits/dim of a trained model on a test set");
   add_eval(eval, eval_command);
   SampleCommand sample_command;
-  auto* sample = app.add_subcommand("sample", "Draw images from a trained model: a PNG grid (and their values as NPY with --values)");
+  auto* sample = app.add_subcommand(
+      "sample", "Draw images from a trained model: a PNG grid (and their values as NPY with --values)");
   add_sample(sample, sample_command);
 
   ClassifyCommand classify_command;
-  auto* classify = app.add_subcommand("classify", "Train a classifier of Fashion-MNIST's labels (vit, gru, lstm), with checkpoints, and print its test accuracy");
+  auto* classify = app.add_subcommand(
+      "classify",
+      "Train a classifier of Fashion-MNIST's labels (vit, gru, lstm), with checkpoints, and print its test accuracy");
   add_classify(classify, classify_command);
 
   BenchCommands bench;
@@ -328,8 +405,8 @@ int main(int argc, char** argv) {
     axiom::core::Communicator& comm = axiom::apps::join_job(argc, argv, threads > 0);
     if (threads > 0) axiom::core::set_num_threads(threads);
     axiom::core::num_threads();  // (reads AXIOM_NUM_THREADS now: a bad value is refused before any work)
-    const bool one_process_only =
-        sample->parsed() || bench.ops->parsed() || bench.autograd->parsed() || bench.layers->parsed() || bench.sample->parsed();
+    const bool one_process_only = sample->parsed() || bench.ops->parsed() || bench.autograd->parsed() ||
+                                  bench.layers->parsed() || bench.sample->parsed();
     if (one_process_only && comm.size() > 1) {
       throw axiom::Error("axiom", "this command runs in one process; mpirun started ", comm.size(),
                          " (train, classify, eval, bench train and bench allreduce run across processes)");
@@ -347,7 +424,8 @@ int main(int argc, char** argv) {
     run_bench(bench, comm);
   } catch (const std::bad_alloc&) {  // memory outside tensors (which raise an Error of their own)
     return fail("out of memory (std::bad_alloc); a smaller --batch, config or --n needs less");
-  } catch (const std::filesystem::filesystem_error& e) {  // (an unexpected one; the usual cases are Errors of their own)
+  } catch (
+      const std::filesystem::filesystem_error& e) {  // (an unexpected one; the usual cases are Errors of their own)
     return fail(("'" + e.path1().string() + "': " + e.code().message()).c_str());
   } catch (const std::exception& e) {
     return fail(e.what());

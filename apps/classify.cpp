@@ -21,7 +21,8 @@ namespace {
 // The classifier the flags describe, for the 28 x 28 images of the datasets with labels.
 models::ClassifierConfig config_of(const ClassifyCommand& c) {
   models::ClassifierConfig config;
-  config.classifier = c.model, config.features = c.width, config.heads = c.heads, config.layers = c.layers, config.patch = c.patch;
+  config.classifier = c.model, config.features = c.width, config.heads = c.heads, config.layers = c.layers,
+  config.patch = c.patch;
   config.validate();
   return config;
 }
@@ -43,9 +44,10 @@ void print_test_accuracy(const ClassifyCommand& c, models::Trainer& trainer) {
       trainer.model(), data::TensorDataset{{test.images.narrow(0, 0, count), test.labels.narrow(0, 0, count)}}, 500, {},
       trainer.communicator());
   if (trainer.communicator().rank() != 0) return;
-  std::printf("%s test: %.2f%% accuracy over %lld images (%s, step %lld of %lld images a batch; scored in %s)\n", o.data.c_str(),
-              100 * score.accuracy(), static_cast<long long>(count), trainer.model().name(),
-              static_cast<long long>(trainer.steps_done()), static_cast<long long>(o.batch_size), format_duration(clock.seconds()).c_str());
+  std::printf("%s test: %.2f%% accuracy over %lld images (%s, step %lld of %lld images a batch; scored in %s)\n",
+              o.data.c_str(), 100 * score.accuracy(), static_cast<long long>(count), trainer.model().name(),
+              static_cast<long long>(trainer.steps_done()), static_cast<long long>(o.batch_size),
+              format_duration(clock.seconds()).c_str());
 }
 
 }  // namespace

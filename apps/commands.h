@@ -16,28 +16,28 @@ namespace axiom::apps {
 // axiom train --config small --data fashion-mnist --out runs/NAME [--steps N] [--minutes M] ...
 // The flags of a training run, which `axiom classify` shares (with defaults of its own).
 struct TrainCommand {
-  std::string out;                       // the run's directory: checkpoints, metrics, loss curve
-  std::string config = "small";          // a preset or a JSON file
-  std::string data = "fashion-mnist";    // a name from data/datasets.h
-  std::string data_dir;                  // "" = the dataset's default place
-  int64_t steps = 500;                   // train until the run has made this many steps in all
-  double minutes = 0;                    // and for at most this long in this invocation; 0 = no limit
+  std::string out;                     // the run's directory: checkpoints, metrics, loss curve
+  std::string config = "small";        // a preset or a JSON file
+  std::string data = "fashion-mnist";  // a name from data/datasets.h
+  std::string data_dir;                // "" = the dataset's default place
+  int64_t steps = 500;                 // train until the run has made this many steps in all
+  double minutes = 0;                  // and for at most this long in this invocation; 0 = no limit
   int64_t batch_size = 32;
   double lr = 1e-3;
   double beta1 = 0.9, beta2 = 0.98;
   int64_t warmup_steps = 200;
-  std::string schedule = "constant";     // after the warmup: constant, linear or cosine (decays to 0 at --steps)
-  double clip = 0;                       // gradient norm clipping; 0 = off
-  double weight_decay = 0;               // AdamW's decoupled weight decay; 0 = Adam
+  std::string schedule = "constant";  // after the warmup: constant, linear or cosine (decays to 0 at --steps)
+  double clip = 0;                    // gradient norm clipping; 0 = off
+  double weight_decay = 0;            // AdamW's decoupled weight decay; 0 = Adam
   uint64_t seed = 0;
-  int64_t eval_every = 100;              // held-out bits/dim and the loss curve every this many steps
-  int64_t eval_images = 500;             // how many test images the held-out figure uses
+  int64_t eval_every = 100;   // held-out bits/dim and the loss curve every this many steps
+  int64_t eval_images = 500;  // how many test images the held-out figure uses
   int64_t checkpoint_every = 100;
-  bool resume = false;                   // continue the run in `out` (a new one if there is none)
-  bool force = false;                    // start a run in a non-empty directory that is not a run
-  std::string device = "cpu";            // where the model trains: cpu or cuda
-  int64_t checkpoint_blocks = 0;         // blocks recomputed in backward instead of kept (less memory, slower)
-  std::string matmul = "float32";        // how float32 products multiply: float32, or bfloat16 (faster, less exact)
+  bool resume = false;             // continue the run in `out` (a new one if there is none)
+  bool force = false;              // start a run in a non-empty directory that is not a run
+  std::string device = "cpu";      // where the model trains: cpu or cuda
+  int64_t checkpoint_blocks = 0;   // blocks recomputed in backward instead of kept (less memory, slower)
+  std::string matmul = "float32";  // how float32 products multiply: float32, or bfloat16 (faster, less exact)
   // The flags the user typed, by name ("--lr"): on --resume those that decide the run must agree
   // with the run's own values.
   std::set<std::string> given;
@@ -48,12 +48,12 @@ int train(const TrainCommand& command);
 // axiom eval --checkpoint runs/NAME [--data NAME] [--split test] [--batch N] [--limit N]
 struct EvalCommand {
   std::string checkpoint;
-  std::string data;        // "" = the run's training data (fashion-mnist for a bare weights file)
+  std::string data;  // "" = the run's training data (fashion-mnist for a bare weights file)
   std::string data_dir;
   std::string split = "test";
   int64_t batch_size = 100;
-  int64_t limit = 0;       // evaluate the first `limit` images only; 0 = all
-  bool json = false;       // print one JSON object instead of a sentence
+  int64_t limit = 0;  // evaluate the first `limit` images only; 0 = all
+  bool json = false;  // print one JSON object instead of a sentence
   std::string device = "cpu";
 };
 int evaluate(const EvalCommand& command);
@@ -67,8 +67,8 @@ struct SampleCommand {
   std::string method = "fast";
   double temperature = 1.0;
   uint64_t seed = 0;
-  int64_t columns = 0;              // images per row of the grid; 0 = about a square
-  int64_t zoom = 3;                 // each pixel drawn as a zoom x zoom square in the PNG
+  int64_t columns = 0;  // images per row of the grid; 0 = about a square
+  int64_t zoom = 3;     // each pixel drawn as a zoom x zoom square in the PNG
   std::string device = "cpu";
 };
 int sample(const SampleCommand& command);
@@ -77,13 +77,13 @@ int sample(const SampleCommand& command);
 // a classifier of the dataset's labels, trained as `axiom train` trains (checkpoints, --resume,
 // --minutes, signals), then its accuracy on the test images (classify.cpp).
 struct ClassifyCommand {
-  TrainCommand run;                     // --out, --steps, --batch, --lr, --resume, ...: axiom.cpp sets classify's defaults
+  TrainCommand run;  // --out, --steps, --batch, --lr, --resume, ...: axiom.cpp sets classify's defaults
   models::ClassifierKind model = models::ClassifierKind::vit;
-  int64_t width = 64;                   // the ViT's features D, or the RNN's hidden size
-  int64_t layers = 4;                   // the ViT's transformer blocks
-  int64_t heads = 4;                    // the ViT's attention heads
-  int64_t patch = 4;                    // the ViT's patch side P
-  int64_t limit = 0;                    // test images to score at the end; 0 = all
+  int64_t width = 64;  // the ViT's features D, or the RNN's hidden size
+  int64_t layers = 4;  // the ViT's transformer blocks
+  int64_t heads = 4;   // the ViT's attention heads
+  int64_t patch = 4;   // the ViT's patch side P
+  int64_t limit = 0;   // test images to score at the end; 0 = all
 };
 int classify(const ClassifyCommand& command);
 

@@ -7,12 +7,15 @@ namespace axiom::apps {
 Device device_of(const char* command, const std::string& flag) {
   const Device device = Device::parse(flag);
   if (device.type == DeviceType::meta) {
-    throw Error(command, "--device meta computes nothing (it is the shape-only device that measures what a model allocates); use cpu or cuda");
+    throw Error(command,
+                "--device meta computes nothing (it is the shape-only device that measures what a model allocates); "
+                "use cpu or cuda");
   }
   core::Backend& backend = core::backend(device);
   if (!backend.available()) {
     throw Error(command, "--device ", flag, " cannot run here: ",
-                backend.name() == "cuda" ? "no CUDA device was found" : "axiom was built without CUDA (configure with the CUDA toolkit installed)");
+                backend.name() == "cuda" ? "no CUDA device was found"
+                                         : "axiom was built without CUDA (configure with the CUDA toolkit installed)");
   }
   return device;
 }

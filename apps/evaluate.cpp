@@ -47,8 +47,8 @@ data::TensorDataset examples_of(const EvalCommand& c, const models::ModelConfig&
   return examples;
 }
 
-void print_result(const EvalCommand& c, const std::string& name, bool classifier, int64_t examples, const models::Score& score,
-                  double seconds) {
+void print_result(const EvalCommand& c, const std::string& name, bool classifier, int64_t examples,
+                  const models::Score& score, double seconds) {
   if (c.json) {
     nlohmann::ordered_json j = {{"checkpoint", c.checkpoint}, {"data", name}, {"split", c.split}, {"images", examples}};
     if (classifier) {
@@ -59,11 +59,13 @@ void print_result(const EvalCommand& c, const std::string& name, bool classifier
     j["seconds"] = seconds;
     std::printf("%s\n", j.dump().c_str());
   } else if (classifier) {
-    std::printf("%s %s: %.2f%% accuracy over %lld images (cross-entropy %.4f nats) in %s\n", name.c_str(), c.split.c_str(),
-                100 * score.accuracy(), static_cast<long long>(examples), score.mean_loss(), format_duration(seconds).c_str());
+    std::printf("%s %s: %.2f%% accuracy over %lld images (cross-entropy %.4f nats) in %s\n", name.c_str(),
+                c.split.c_str(), 100 * score.accuracy(), static_cast<long long>(examples), score.mean_loss(),
+                format_duration(seconds).c_str());
   } else {
-    std::printf("%s %s: %.4f bits/dim over %lld images (%lld values) in %s\n", name.c_str(), c.split.c_str(), score.mean_loss(),
-                static_cast<long long>(examples), static_cast<long long>(score.count), format_duration(seconds).c_str());
+    std::printf("%s %s: %.4f bits/dim over %lld images (%lld values) in %s\n", name.c_str(), c.split.c_str(),
+                score.mean_loss(), static_cast<long long>(examples), static_cast<long long>(score.count),
+                format_duration(seconds).c_str());
   }
 }
 
@@ -82,7 +84,8 @@ int evaluate(const EvalCommand& c) {
   const data::TensorDataset examples = examples_of(c, config, name);
   const int64_t n = examples.columns[0].size(0), batch = std::min(c.batch_size, n);
   models::check_fits(models::evaluation_memory(config, batch, {.device = device}), "eval",
-                     "evaluating " + std::to_string(batch) + " images at a time", "use a smaller --batch", world().local_size(), device);
+                     "evaluating " + std::to_string(batch) + " images at a time", "use a smaller --batch",
+                     world().local_size(), device);
 
   Communicator& comm = world();
   StatusLine line(comm.rank() == 0);
@@ -95,7 +98,8 @@ int evaluate(const EvalCommand& c) {
   };
   const models::Score score = models::evaluate(*model, examples, c.batch_size, show, comm);
   line.finish();
-  if (comm.rank() == 0) print_result(c, name, std::holds_alternative<models::ClassifierConfig>(config), n, score, clock.seconds());
+  if (comm.rank() == 0)
+    print_result(c, name, std::holds_alternative<models::ClassifierConfig>(config), n, score, clock.seconds());
   return 0;
 }
 

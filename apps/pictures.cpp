@@ -31,8 +31,8 @@ void write_png(const std::string& path, const Tensor& picture) {
   const core::Tensor& image = picture.data();
   const bool grey = image.dim() == 2, rgb = image.dim() == 3 && image.size(2) == 3;
   if (image.dtype() != Dtype::uint8 || !(grey || rgb)) {
-    throw Error("png", "cannot write '", path, "': the image must be uint8 [H, W] or [H, W, 3], got ",
-                image.dtype(), " ", image.shape());
+    throw Error("png", "cannot write '", path, "': the image must be uint8 [H, W] or [H, W, 3], got ", image.dtype(),
+                " ", image.shape());
   }
   const int64_t height = image.size(0), width = image.size(1), channels = grey ? 1 : 3;
   if (height < 1 || width < 1 || height > kMaxSide || width > kMaxSide) {
@@ -41,9 +41,9 @@ void write_png(const std::string& path, const Tensor& picture) {
   }
   const core::Tensor pixels = image.to(Device::cpu()).contiguous();  // rows one after another
   std::string bytes;
-  const int ok = stbi_write_png_to_func(append_bytes, &bytes, static_cast<int>(width), static_cast<int>(height),
-                                        static_cast<int>(channels), pixels.data<uint8_t>(),
-                                        static_cast<int>(width * channels));
+  const int ok =
+      stbi_write_png_to_func(append_bytes, &bytes, static_cast<int>(width), static_cast<int>(height),
+                             static_cast<int>(channels), pixels.data<uint8_t>(), static_cast<int>(width * channels));
   if (!ok) throw Error("png", "cannot write '", path, "': stb_image_write could not encode the image");
   core::write_file_atomically(path, bytes, "png");
 }

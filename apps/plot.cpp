@@ -74,12 +74,18 @@ std::string literal(const std::string& text) {
   std::string shown;
   for (const char c : text) {
     const auto byte = static_cast<unsigned char>(c);
-    if (c == '\\') shown += "\\\\";
-    else if (c == '{') shown += "\\(1225)";
-    else if (c == '}') shown += "\\(1226)";
-    else if (c == '_' || c == '^') shown += ' ';
-    else if (byte < 0x80) shown += c;
-    else if ((byte & 0xC0) != 0x80) shown += '?';  // the first byte of a UTF-8 letter; the others are dropped
+    if (c == '\\')
+      shown += "\\\\";
+    else if (c == '{')
+      shown += "\\(1225)";
+    else if (c == '}')
+      shown += "\\(1226)";
+    else if (c == '_' || c == '^')
+      shown += ' ';
+    else if (byte < 0x80)
+      shown += c;
+    else if ((byte & 0xC0) != 0x80)
+      shown += '?';  // the first byte of a UTF-8 letter; the others are dropped
   }
   return shown;
 }
@@ -89,9 +95,15 @@ constexpr double kTextHeight = 1.1, kTitleHeight = 1.3, kDotHeight = 2.2;
 
 // Colour indices: the line colours are matplotlib's "tab10" palette, easy to tell apart.
 constexpr int kBlack = 1, kGridGrey = 20, kFrameGrey = 21, kFirstLineColour = 22;
-constexpr std::array<std::array<int, 3>, 10> kLineColours = {{{31, 119, 180}, {255, 127, 14}, {44, 160, 44},
-                                                              {214, 39, 40}, {148, 103, 189}, {140, 86, 75},
-                                                              {227, 119, 194}, {127, 127, 127}, {188, 189, 34},
+constexpr std::array<std::array<int, 3>, 10> kLineColours = {{{31, 119, 180},
+                                                              {255, 127, 14},
+                                                              {44, 160, 44},
+                                                              {214, 39, 40},
+                                                              {148, 103, 189},
+                                                              {140, 86, 75},
+                                                              {227, 119, 194},
+                                                              {127, 127, 127},
+                                                              {188, 189, 34},
                                                               {23, 190, 207}}};
 
 int line_colour(size_t i) { return kFirstLineColour + static_cast<int>(i % kLineColours.size()); }
@@ -177,8 +189,12 @@ LegendLayout legend_layout(const std::vector<Series>& series) {
     name_width = std::max(name_width, xbox[2] - xbox[0]), text_height = std::max(text_height, ybox[1] - ybox[0]);
   }
   const double gap = 0.6 * text_height, stroke = 0.06, row_step = 1.6 * text_height;
-  return {gap + stroke + gap + name_width + gap, static_cast<double>(series.size()) * row_step + gap,
-          gap, stroke, row_step, text_height};
+  return {gap + stroke + gap + name_width + gap,
+          static_cast<double>(series.size()) * row_step + gap,
+          gap,
+          stroke,
+          row_step,
+          text_height};
 }
 
 // How much of the lines a box would hide: points sampled along every segment (16 per segment),
@@ -242,9 +258,7 @@ void draw_legend(const std::vector<Series>& series, Range x, Range y) {
 }
 
 // giza picks the file name from the prefix it is given, adding ".png" unless the name holds one.
-std::string temporary_png_name(const std::string& path) {
-  return path + ".tmp-" + std::to_string(::getpid()) + ".png";
-}
+std::string temporary_png_name(const std::string& path) { return path + ".tmp-" + std::to_string(::getpid()) + ".png"; }
 
 void open_png(const std::string& path, const std::string& temp, int width, int height) {
   namespace fs = std::filesystem;

@@ -25,8 +25,8 @@ namespace {
 constexpr const char* kLockName = "train.lock";
 
 bool is_run_file(const std::string& name) {
-  return name == "checkpoint.json" || name == "checkpoint.pending.json" || name == "metrics.jsonl" || name == "loss.png" ||
-         models::is_checkpoint_file_name(name);
+  return name == "checkpoint.json" || name == "checkpoint.pending.json" || name == "metrics.jsonl" ||
+         name == "loss.png" || models::is_checkpoint_file_name(name);
 }
 
 // NAME.tmp-PID-N or loss.png.tmp-PID.png, for NAME a run's file: `stem` receives NAME.
@@ -56,7 +56,9 @@ void remove_stale_temporaries(const std::string& dir) {
     if (!is_temporary(name)) continue;
     std::error_code ec;
     fs::remove(fs::path(dir) / name, ec);
-    if (ec) throw Error("train", "cannot remove the stale temporary file '", (fs::path(dir) / name).string(), "': ", ec.message());
+    if (ec)
+      throw Error("train", "cannot remove the stale temporary file '", (fs::path(dir) / name).string(),
+                  "': ", ec.message());
   }
 }
 
@@ -78,9 +80,7 @@ bool is_lock_we_wrote(int fd) {
 
 }  // namespace
 
-bool written_by_runs(const std::string& name) {
-  return name == kLockName || is_run_file(name) || is_temporary(name);
-}
+bool written_by_runs(const std::string& name) { return name == kLockName || is_run_file(name) || is_temporary(name); }
 
 // (Anything named checkpoint.json counts: a directory or a FIFO there is read_checkpoint's Error.)
 bool has_checkpoint(const std::string& dir) {
@@ -110,7 +110,8 @@ void check_new_run_directory(const std::string& dir, bool force) {
                 " entries there (none is deleted)");
   }
   if (!run_files.empty()) {
-    throw Error("train", "'", dir, "' holds '", run_files.front(), "', a name that a run writes, but no checkpoint.json: axiom will ",
+    throw Error("train", "'", dir, "' holds '", run_files.front(),
+                "', a name that a run writes, but no checkpoint.json: axiom will ",
                 "not overwrite it, even with --force; move it, or choose another --out");
   }
 }
@@ -124,7 +125,8 @@ RunLock::RunLock(const std::string& dir) {
   if (fd_ < 0) throw Error("train", "cannot open the lock file '", path, "': ", std::strerror(errno));
   if (!is_lock_we_wrote(fd_)) {
     ::close(fd_);
-    throw Error("train", "'", path, "' is not axiom's lock file (a lock file holds a process id and nothing else); axiom will ",
+    throw Error("train", "'", path,
+                "' is not axiom's lock file (a lock file holds a process id and nothing else); axiom will ",
                 "not overwrite it: move it, or choose another --out");
   }
   if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
@@ -132,8 +134,8 @@ RunLock::RunLock(const std::string& dir) {
     const std::string holder = holder_of(fd_);
     ::close(fd_);
     if (error == EWOULDBLOCK) {
-      throw Error("train", "another axiom train", holder.empty() ? "" : " (process " + holder + ")", " is training in '", dir,
-                  "'; wait for it to stop, or choose another --out");
+      throw Error("train", "another axiom train", holder.empty() ? "" : " (process " + holder + ")",
+                  " is training in '", dir, "'; wait for it to stop, or choose another --out");
     }
     throw Error("train", "cannot lock '", path, "': ", std::strerror(error));
   }

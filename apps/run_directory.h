@@ -20,8 +20,9 @@ bool written_by_runs(const std::string& name);
 bool has_checkpoint(const std::string& dir);
 
 // A new run goes into a new or empty directory (what an attempt that never committed a checkpoint
-// leaves does not count: the lock file, temporary files, an uncommitted checkpoint's files). `force` accepts a directory of other files, as long as none has
-// a name a run writes. An Error otherwise, naming the directory and what is in the way.
+// leaves does not count: the lock file, temporary files, an uncommitted checkpoint's files). `force` accepts a
+// directory of other files, as long as none has a name a run writes. An Error otherwise, naming the directory and what
+// is in the way.
 void check_new_run_directory(const std::string& dir, bool force);
 
 // The exclusive right to train in `dir`, held until destroyed (or the process ends, also by

@@ -20,7 +20,8 @@ namespace {
 bool usable(const nlohmann::json& j, int64_t last_step) {
   if (!j.is_object()) return false;
   const auto step = j.find("step");
-  if (step == j.end() || !step->is_number_integer() || step->get<int64_t>() < 0 || step->get<int64_t>() > last_step) return false;
+  if (step == j.end() || !step->is_number_integer() || step->get<int64_t>() < 0 || step->get<int64_t>() > last_step)
+    return false;
   return std::all_of(j.begin(), j.end(), [](const nlohmann::json& value) { return value.is_number(); });
 }
 

@@ -26,7 +26,8 @@ class RunLog {
   // axiom's), and appends from there. Each line is flushed as it is written; a write that fails
   // is an Error naming the file.
   // The loss is written as "train_<loss_key>" and "held_out_<loss_key>", and plotted in `unit`.
-  RunLog(const std::string& dir, int64_t step, const std::string& loss_key = "bits_per_dim", const std::string& unit = "bits/dim");
+  RunLog(const std::string& dir, int64_t step, const std::string& loss_key = "bits_per_dim",
+         const std::string& unit = "bits/dim");
 
   void train_step(int64_t step, double loss, double lr, double seconds, double wall_seconds);
   void held_out(int64_t step, double loss, std::optional<double> accuracy, double wall_seconds);

@@ -37,7 +37,8 @@ void check_output_file(const char* flag, const std::string& path, const char* ex
   std::error_code ec;
   if (std::filesystem::is_directory(file, ec)) throw Error("sample", "cannot write '", path, "': it is a directory");
   if (!file.parent_path().empty() && !std::filesystem::is_directory(file.parent_path())) {
-    throw Error("sample", "cannot write '", path, "': the directory '", file.parent_path().string(), "' does not exist");
+    throw Error("sample", "cannot write '", path, "': the directory '", file.parent_path().string(),
+                "' does not exist");
   }
 }
 
@@ -45,7 +46,8 @@ void check_output_file(const char* flag, const std::string& path, const char* ex
 
 int sample(const SampleCommand& c) {
   if (c.count <= 0) throw Error("sample", "--n must be positive, got ", c.count);
-  if (c.method != "fast" && c.method != "naive") throw Error("sample", "--method must be fast or naive, got \"", c.method, "\"");
+  if (c.method != "fast" && c.method != "naive")
+    throw Error("sample", "--method must be fast or naive, got \"", c.method, "\"");
   if (!(c.temperature > 0)) throw Error("sample", "--temperature must be > 0, got ", c.temperature);
   if (c.columns < 0) throw Error("sample", "--columns must be >= 0, got ", c.columns);
   check_output_file("--out", c.out, ".png");
@@ -55,22 +57,27 @@ int sample(const SampleCommand& c) {
   const Device device = device_of("sample", c.device);
   const std::unique_ptr<models::ImageModel> model = models::load_model(c.checkpoint);
   model->to(device);
-  models::check_fits(models::sampling_memory(model->config(), c.count, c.method == "fast" ? models::Sampler::fast : models::Sampler::naive,
-                                                {.device = device}), "sample", "drawing " + std::to_string(c.count) + " images",
-                     "draw fewer at a time (--n) and run sample again with another --seed", 1, device);
-  std::fprintf(stderr, "axiom: sampling %lld images (%s sampler, temperature %g, seed %llu)...\n", static_cast<long long>(c.count),
-               c.method.c_str(), c.temperature, static_cast<unsigned long long>(c.seed));
+  models::check_fits(
+      models::sampling_memory(model->config(), c.count,
+                              c.method == "fast" ? models::Sampler::fast : models::Sampler::naive, {.device = device}),
+      "sample", "drawing " + std::to_string(c.count) + " images",
+      "draw fewer at a time (--n) and run sample again with another --seed", 1, device);
+  std::fprintf(stderr, "axiom: sampling %lld images (%s sampler, temperature %g, seed %llu)...\n",
+               static_cast<long long>(c.count), c.method.c_str(), c.temperature,
+               static_cast<unsigned long long>(c.seed));
   Stopwatch clock;
   const models::SampleOptions options{.count = c.count, .temperature = c.temperature, .seed = c.seed};
-  const Tensor samples = c.method == "fast" ? models::sample_fast(*model, options) : models::sample_naive(*model, options);
+  const Tensor samples =
+      c.method == "fast" ? models::sample_fast(*model, options) : models::sample_naive(*model, options);
   const double seconds = clock.seconds();
 
-  const int64_t columns = c.columns > 0 ? c.columns : static_cast<int64_t>(std::ceil(std::sqrt(static_cast<double>(c.count))));
+  const int64_t columns =
+      c.columns > 0 ? c.columns : static_cast<int64_t>(std::ceil(std::sqrt(static_cast<double>(c.count))));
   write_png(c.out, zoomed(image_grid(samples, columns), c.zoom));
   if (!c.values.empty()) data::write_npy(c.values, samples);
   const std::string values = c.values.empty() ? "" : ", " + c.values + " (values)";
-  std::printf("%lld samples in %s: %s (grid)%s\n", static_cast<long long>(c.count), format_duration(seconds).c_str(), c.out.c_str(),
-              values.c_str());
+  std::printf("%lld samples in %s: %s (grid)%s\n", static_cast<long long>(c.count), format_duration(seconds).c_str(),
+              c.out.c_str(), values.c_str());
   return 0;
 }
 

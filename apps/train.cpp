@@ -59,7 +59,8 @@ extern "C" void on_interrupt(int signal) {
   interrupted = signal;
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
-  static const char message[] = "\naxiom: stopping after this step to write a checkpoint (a second signal quits at once)\n";
+  static const char message[] =
+      "\naxiom: stopping after this step to write a checkpoint (a second signal quits at once)\n";
   [[maybe_unused]] const ssize_t ignored = ::write(STDERR_FILENO, message, sizeof message - 1);
 }
 
@@ -106,8 +107,8 @@ void check_resume_flags(const TrainCommand& c, const RunRequest& request, const 
   check_same(c, op, "--warmup", c.warmup_steps, o.warmup_steps);
   check_same(c, op, "--schedule", c.schedule, std::string(models::name_of(o.schedule)));
   if (o.steps > 0 && c.was_given("--steps") && c.steps != o.steps) {  // a decaying run's length is part of the run
-    throw Error(op, "--steps ", c.steps, " differs from the run's ", o.steps, ", where its ", models::name_of(o.schedule),
-                " schedule ends; a resumed run keeps its settings (or use a new --out)");
+    throw Error(op, "--steps ", c.steps, " differs from the run's ", o.steps, ", where its ",
+                models::name_of(o.schedule), " schedule ends; a resumed run keeps its settings (or use a new --out)");
   }
   check_same(c, op, "--clip", c.clip, o.max_grad_norm);
   check_same(c, op, "--weight-decay", c.weight_decay, o.weight_decay);
@@ -116,7 +117,8 @@ void check_resume_flags(const TrainCommand& c, const RunRequest& request, const 
 
 models::TrainingOptions options_of(const TrainCommand& c, const char* op) {
   models::TrainingOptions o;
-  o.data = c.data, o.data_dir = c.data_dir, o.batch_size = c.batch_size, o.lr = c.lr, o.beta1 = c.beta1, o.beta2 = c.beta2;
+  o.data = c.data, o.data_dir = c.data_dir, o.batch_size = c.batch_size, o.lr = c.lr, o.beta1 = c.beta1,
+  o.beta2 = c.beta2;
   o.warmup_steps = c.warmup_steps, o.schedule = models::lr_schedule_named(c.schedule, op, "--schedule");
   o.steps = o.schedule == models::LrSchedule::constant ? 0 : c.steps;
   o.max_grad_norm = c.clip, o.weight_decay = c.weight_decay, o.seed = c.seed;
@@ -127,9 +129,11 @@ models::TrainingOptions options_of(const TrainCommand& c, const char* op) {
 int64_t target_step(const TrainCommand& c, const models::TrainingOptions& o) { return o.steps > 0 ? o.steps : c.steps; }
 
 // The examples a model trains and is scored on: an image model's images, or a classifier's images and labels.
-data::TensorDataset examples_of(const models::TrainingOptions& o, const models::ModelConfig& config, const std::string& split) {
+data::TensorDataset examples_of(const models::TrainingOptions& o, const models::ModelConfig& config,
+                                const std::string& split) {
   if (const auto* image = std::get_if<models::ImageModelConfig>(&config)) {
-    return {{data::load_images(o.data, split, {.root = o.data_dir, .frames = image->channels, .canvas = image->height})}};
+    return {
+        {data::load_images(o.data, split, {.root = o.data_dir, .frames = image->channels, .canvas = image->height})}};
   }
   const data::ImageDataset labelled = data::load_labelled(o.data, split, {.root = o.data_dir});
   return {{labelled.images, labelled.labels}};
@@ -138,7 +142,8 @@ data::TensorDataset examples_of(const models::TrainingOptions& o, const models::
 // The first `count` examples (or all, if fewer).
 data::TensorDataset first_examples(const data::TensorDataset& examples, int64_t count) {
   data::TensorDataset first;
-  for (const Tensor& column : examples.columns) first.columns.push_back(column.narrow(0, 0, std::min(count, column.size(0))));
+  for (const Tensor& column : examples.columns)
+    first.columns.push_back(column.narrow(0, 0, std::min(count, column.size(0))));
   return first;
 }
 
@@ -150,12 +155,13 @@ models::Placement placement_of(const TrainCommand& c, const char* op, Communicat
 // memory (models/training/memory_budget.h: the step measured on the shape-only device).
 void check_memory(const models::ModelConfig& model, const models::TrainingOptions& o, int64_t checkpoint_blocks,
                   Device device, Communicator& comm) {
-  const int64_t share = o.batch_size / comm.size();  // each process's images of every batch
+  const int64_t share = o.batch_size / comm.size();                            // each process's images of every batch
   const bool image = std::holds_alternative<models::ImageModelConfig>(model);  // (a classifier recomputes no blocks)
-  models::check_fits(models::training_memory(model, share, {.device = device, .checkpoint_blocks = checkpoint_blocks}), "train",
-                     "training with " + std::to_string(share) + " images a step" + (comm.size() > 1 ? " in each process" : ""),
-                     image ? "use a smaller --batch or config, or --checkpoint-blocks" : "use a smaller --batch, --width or --layers",
-                     comm.local_size(), device);
+  models::check_fits(
+      models::training_memory(model, share, {.device = device, .checkpoint_blocks = checkpoint_blocks}), "train",
+      "training with " + std::to_string(share) + " images a step" + (comm.size() > 1 ? " in each process" : ""),
+      image ? "use a smaller --batch or config, or --checkpoint-blocks" : "use a smaller --batch, --width or --layers",
+      comm.local_size(), device);
 }
 
 // A run that exists is only resumed; a new one goes into a directory that check_new_run_directory accepts.
@@ -210,18 +216,22 @@ std::unique_ptr<models::Trainer> start_or_resume(const TrainCommand& c, const Ru
   data::TensorDataset examples = examples_of(plan.options, plan.config, "train");
   const models::Placement placement = placement_of(c, request.command, comm);
   if (plan.resumed) {
-    if (comm.rank() == 0) std::fprintf(stderr, "axiom: resuming '%s' at step %lld\n", c.out.c_str(), static_cast<long long>(plan.resumed->step));
+    if (comm.rank() == 0)
+      std::fprintf(stderr, "axiom: resuming '%s' at step %lld\n", c.out.c_str(),
+                   static_cast<long long>(plan.resumed->step));
     return std::make_unique<models::Trainer>(*plan.resumed, std::move(examples), placement);
   }
-  if (c.resume && comm.rank() == 0) std::fprintf(stderr, "axiom: no run in '%s' yet: starting a new one\n", c.out.c_str());
+  if (c.resume && comm.rank() == 0)
+    std::fprintf(stderr, "axiom: no run in '%s' yet: starting a new one\n", c.out.c_str());
   return std::make_unique<models::Trainer>(plan.config, plan.options, std::move(examples), placement);
 }
 
 // Every rank must be at the same step of the same run (a config file or a checkpoint that differs
 // between machines would otherwise train N different models).
 void check_same_run(const models::Trainer& t, const char* op, Communicator& comm) {
-  core::check_same_on_every_rank(comm, models::to_json(t.config()) + t.options().to_json() + std::to_string(t.steps_done()), op,
-                                 "runs (the config, the training options or the checkpoint's step differ)");
+  core::check_same_on_every_rank(comm,
+                                 models::to_json(t.config()) + t.options().to_json() + std::to_string(t.steps_done()),
+                                 op, "runs (the config, the training options or the checkpoint's step differ)");
 }
 
 void check_command(const TrainCommand& c, const char* op) {
@@ -242,10 +252,12 @@ std::string percent(double share) {
 }
 
 // "step 120/500 [####....] 4.123 bits/dim  13.0 img/s  2m10s, ETA 15m42s" (a classifier's loss in nats)
-std::string status(const models::Trainer& t, int64_t target, double loss, double seconds_per_step, double elapsed, double eta) {
+std::string status(const models::Trainer& t, int64_t target, double loss, double seconds_per_step, double elapsed,
+                   double eta) {
   char text[200];
-  std::snprintf(text, sizeof text, "step %lld/%lld %s %.3f %s  %.1f img/s  %s, ETA %s", static_cast<long long>(t.steps_done()),
-                static_cast<long long>(target), progress_bar(t.steps_done(), target).c_str(), loss, models::loss_unit(t.config()),
+  std::snprintf(text, sizeof text, "step %lld/%lld %s %.3f %s  %.1f img/s  %s, ETA %s",
+                static_cast<long long>(t.steps_done()), static_cast<long long>(target),
+                progress_bar(t.steps_done(), target).c_str(), loss, models::loss_unit(t.config()),
                 static_cast<double>(t.options().batch_size) / seconds_per_step, format_duration(elapsed).c_str(),
                 format_duration(eta).c_str());
   return text;
@@ -254,12 +266,12 @@ std::string status(const models::Trainer& t, int64_t target, double loss, double
 struct Loop {
   models::Trainer& trainer;
   const TrainCommand& command;
-  const int64_t target;         // the step to train to (target_step)
+  const int64_t target;                // the step to train to (target_step)
   const data::TensorDataset held_out;  // the first --eval-images test examples
-  std::optional<RunLog> log;    // rank 0's
-  StatusLine line;              // visible on rank 0
-  Stopwatch clock;             // since this invocation began
-  double average_step = 0;     // seconds, a moving average for the ETA
+  std::optional<RunLog> log;           // rank 0's
+  StatusLine line;                     // visible on rank 0
+  Stopwatch clock;                     // since this invocation began
+  double average_step = 0;             // seconds, a moving average for the ETA
 
   Communicator& comm() const { return trainer.communicator(); }
   // Wall-clock seconds of the run so far: its earlier invocations (as the metrics recorded them) and this one.
@@ -275,8 +287,8 @@ struct Loop {
     log->held_out(trainer.steps_done(), score.mean_loss(), accuracy, run_seconds());
     log->plot(trainer.options().data + ", " + std::to_string(trainer.options().batch_size) + " images a batch");
     char text[160];
-    std::snprintf(text, sizeof text, "step %lld: held-out %.4f %s", static_cast<long long>(trainer.steps_done()), score.mean_loss(),
-                  models::loss_unit(trainer.config()));
+    std::snprintf(text, sizeof text, "step %lld: held-out %.4f %s", static_cast<long long>(trainer.steps_done()),
+                  score.mean_loss(), models::loss_unit(trainer.config()));
     line.show(text + (accuracy ? ", " + percent(*accuracy) + " accuracy" : std::string()), true);
   }
 
@@ -315,7 +327,9 @@ struct Loop {
       const int64_t reason = stop_reason();
       if (reason >= kSignalled) {
         interrupted = static_cast<int>(reason - kSignalled);  // on every rank, so that all exit alike
-        return interrupted == SIGTERM ? "terminated (SIGTERM)" : interrupted == SIGUSR1 ? "asked to stop (SIGUSR1)" : "interrupted";
+        return interrupted == SIGTERM   ? "terminated (SIGTERM)"
+               : interrupted == SIGUSR1 ? "asked to stop (SIGUSR1)"
+                                        : "interrupted";
       }
       if (reason == kOutOfTime) return "the time budget (--minutes) is spent";
       one_step();
@@ -338,7 +352,8 @@ const char* run_until_stopped(Loop& loop) {
 }
 
 // The last lines a finished (or stopped) run prints: where it is, and how to go on.
-void print_summary(const TrainCommand& command, const char* op, const Loop& loop, const models::Trainer& trainer, const char* why) {
+void print_summary(const TrainCommand& command, const char* op, const Loop& loop, const models::Trainer& trainer,
+                   const char* why) {
   std::fprintf(stderr, "axiom: stopped at step %lld after %s: %s\n  checkpoint: %s/checkpoint.json\n  loss curve: %s\n",
                static_cast<long long>(trainer.steps_done()), format_duration(loop.clock.seconds()).c_str(), why,
                command.out.c_str(), loop.log->curve_path().c_str());
@@ -364,7 +379,7 @@ int train_run(const TrainCommand& command, const RunRequest& request) {
   use_matmul_precision(op, command.matmul, command.device);
   Communicator& comm = world();
   const bool writer = comm.rank() == 0;  // prints, and writes the run's files
-  std::optional<RunLock> lock;  // one training at a time in a run's directory
+  std::optional<RunLock> lock;           // one training at a time in a run's directory
   RunPlan plan = plan_run(command, request, comm);
   if (writer) {
     lock.emplace(command.out);
@@ -374,21 +389,28 @@ int train_run(const TrainCommand& command, const RunRequest& request) {
   check_same_run(*trainer, op, comm);
   const int64_t target = target_step(command, trainer->options());
   if (trainer->steps_done() >= target) {
-    if (writer) std::fprintf(stderr, "axiom: '%s' is at step %lld already (--steps %lld): nothing to train\n", command.out.c_str(),
-                 static_cast<long long>(trainer->steps_done()), static_cast<long long>(target));
+    if (writer)
+      std::fprintf(stderr, "axiom: '%s' is at step %lld already (--steps %lld): nothing to train\n",
+                   command.out.c_str(), static_cast<long long>(trainer->steps_done()), static_cast<long long>(target));
     if (request.after) request.after(*trainer);
     return 0;
   }
   const data::TensorDataset test = examples_of(trainer->options(), trainer->config(), "test");
   if (trainer->steps_done() == 0) trainer->save(command.out);  // the run exists from the start (before its metrics)
-  Loop loop{*trainer, command, target, first_examples(test, command.eval_images),
-            writer ? std::optional<RunLog>(std::in_place, command.out, trainer->steps_done(), models::loss_key(trainer->config()),
-                                           models::loss_unit(trainer->config()))
+  Loop loop{*trainer,
+            command,
+            target,
+            first_examples(test, command.eval_images),
+            writer ? std::optional<RunLog>(std::in_place, command.out, trainer->steps_done(),
+                                           models::loss_key(trainer->config()), models::loss_unit(trainer->config()))
                    : std::nullopt,
-            StatusLine(writer), {}, 0};
+            StatusLine(writer),
+            {},
+            0};
   if (writer && comm.size() > 1) {
-    std::fprintf(stderr, "axiom: %d processes (%d on this machine, %d threads each) over %s, %lld images each per step\n", comm.size(),
-                 comm.local_size(), core::num_threads(), comm.name().c_str(),
+    std::fprintf(stderr,
+                 "axiom: %d processes (%d on this machine, %d threads each) over %s, %lld images each per step\n",
+                 comm.size(), comm.local_size(), core::num_threads(), comm.name().c_str(),
                  static_cast<long long>(trainer->options().batch_size / comm.size()));
   }
 

@@ -11,8 +11,8 @@ namespace axiom::apps {
 
 // What a command asks of a run.
 struct RunRequest {
-  const char* command;                          // "train" or "classify": errors and hints name it
-  bool classifier = false;                      // what it trains: a classifier, or an image model
+  const char* command;      // "train" or "classify": errors and hints name it
+  bool classifier = false;  // what it trains: a classifier, or an image model
   // The config of a new run: called when a run starts, and on --resume when config_given, to
   // compare with the run's own (a resumed run keeps its settings).
   std::function<models::ModelConfig()> config;

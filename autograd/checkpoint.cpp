@@ -63,7 +63,8 @@ struct SavedRun {
 // sent back through it. Returns dL/dx [x's shape] and one gradient per parameter.
 Grads run_again(const SavedRun& saved, const Tensor& g, const Needs& needs) {
   if (grad_enabled()) {  // the engine records the rules: a graph of the backward pass is wanted
-    throw Error("checkpoint", "its backward pass runs f again with a backward pass of its own, which cannot be "
+    throw Error("checkpoint",
+                "its backward pass runs f again with a backward pass of its own, which cannot be "
                 "differentiated again (create_graph); call f without checkpoint for higher derivatives");
   }
   const GeneratorRewound rewound(saved.gen, saved.start);
@@ -71,8 +72,8 @@ Grads run_again(const SavedRun& saved, const Tensor& g, const Needs& needs) {
   Grads grads(needs.size());
   {
     const GradientsSetAside set_aside(saved.parameters);
-    const EnableGrad recording;              // also inside a NoGrad of the caller's
-    const GradientReadyHooksPaused quiet;    // the outer pass reports the parameters once complete
+    const EnableGrad recording;            // also inside a NoGrad of the caller's
+    const GradientReadyHooksPaused quiet;  // the outer pass reports the parameters once complete
     const Tensor y = saved.f(x);
     if (y.requires_grad()) y.backward(g);
     for (size_t i = 0; i < saved.parameters.size(); ++i) grads[i + 1] = saved.parameters[i].grad();
@@ -89,13 +90,15 @@ Tensor checkpoint(std::function<Tensor(const Tensor&)> f, const Tensor& x, const
   if (!x.defined()) throw Error("checkpoint", "the input is undefined");
   for (size_t i = 0; i < parameters.size(); ++i) {
     const auto same = [&](const Tensor& p) { return p.impl() == parameters[i].impl(); };
-    if (!parameters[i].defined() || std::any_of(parameters.begin(), parameters.begin() + static_cast<std::ptrdiff_t>(i), same)) {
+    if (!parameters[i].defined() ||
+        std::any_of(parameters.begin(), parameters.begin() + static_cast<std::ptrdiff_t>(i), same)) {
       throw Error("checkpoint", "parameter ", i, " is undefined or listed twice");
     }
   }
   std::vector<Tensor> inputs{x};
   inputs.insert(inputs.end(), parameters.begin(), parameters.end());
-  const bool wanted = grad_enabled() && std::any_of(inputs.begin(), inputs.end(), [](const Tensor& t) { return t.requires_grad(); });
+  const bool wanted =
+      grad_enabled() && std::any_of(inputs.begin(), inputs.end(), [](const Tensor& t) { return t.requires_grad(); });
   if (!wanted) return f(x);
   SavedRun saved{std::move(f), x.data(), parameters, gen, gen ? *gen : Generator()};
   Tensor y;
@@ -104,9 +107,8 @@ Tensor checkpoint(std::function<Tensor(const Tensor&)> f, const Tensor& x, const
     y = saved.f(x);
   }
   if (!y.defined()) throw Error("checkpoint", "the function returned an undefined tensor");
-  return record("checkpoint", inputs, y.data(), [saved = std::move(saved)](const Tensor& g, const Needs& needs) {
-    return run_again(saved, g, needs);
-  });
+  return record("checkpoint", inputs, y.data(),
+                [saved = std::move(saved)](const Tensor& g, const Needs& needs) { return run_again(saved, g, needs); });
 }
 
 }  // namespace axiom

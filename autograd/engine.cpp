@@ -127,11 +127,14 @@ Tensor recorded(const char* name, const std::vector<Tensor>& inputs, core::Tenso
 Tensor record(const char* name, const std::vector<Tensor>& inputs, core::Tensor output, Rule rule) {
   if (!grad_mode || !any_requires_grad(inputs)) return Tensor(std::move(output));
   auto node = std::make_shared<Node>();
-  node->backward = [rule = std::move(rule)](const Tensor& g, const Tensor&, const Needs& needs) { return rule(g, needs); };
+  node->backward = [rule = std::move(rule)](const Tensor& g, const Tensor&, const Needs& needs) {
+    return rule(g, needs);
+  };
   return recorded(name, inputs, std::move(output), std::move(node));
 }
 
-Tensor record_keeping_output(const char* name, const std::vector<Tensor>& inputs, core::Tensor output, Node::Backward rule) {
+Tensor record_keeping_output(const char* name, const std::vector<Tensor>& inputs, core::Tensor output,
+                             Node::Backward rule) {
   if (!grad_mode || !any_requires_grad(inputs)) return Tensor(std::move(output));
   auto node = std::make_shared<Node>();
   node->backward = std::move(rule);
@@ -139,10 +142,13 @@ Tensor record_keeping_output(const char* name, const std::vector<Tensor>& inputs
   return recorded(name, inputs, std::move(output), std::move(node));
 }
 
-Tensor record_fused(const char* name, const std::vector<Tensor>& inputs, core::Tensor output, Rule rule, Node::Composite composite) {
+Tensor record_fused(const char* name, const std::vector<Tensor>& inputs, core::Tensor output, Rule rule,
+                    Node::Composite composite) {
   if (!grad_mode || !any_requires_grad(inputs)) return Tensor(std::move(output));
   auto node = std::make_shared<Node>();
-  node->backward = [rule = std::move(rule)](const Tensor& g, const Tensor&, const Needs& needs) { return rule(g, needs); };
+  node->backward = [rule = std::move(rule)](const Tensor& g, const Tensor&, const Needs& needs) {
+    return rule(g, needs);
+  };
   node->composite = std::move(composite);
   node->saved_inputs = inputs;
   return recorded(name, inputs, std::move(output), std::move(node));
@@ -161,7 +167,8 @@ Node::~Node() {
     node.saved_inputs.clear();
     for (Edge& input : node.inputs) {
       // Only this Node keeps the maker alive? (An input used twice, as in mul(y, y), is held twice.)
-      const auto uses = std::count_if(node.inputs.begin(), node.inputs.end(), [&](const Edge& e) { return e.node == input.node; });
+      const auto uses =
+          std::count_if(node.inputs.begin(), node.inputs.end(), [&](const Edge& e) { return e.node == input.node; });
       if (input.node && input.node.use_count() == uses) pending.push_back(std::move(input.node));
     }
     node.inputs.clear();
@@ -209,7 +216,8 @@ void accumulate_leaf(Tensor& slot, Tensor grad, bool create_graph) {
     if (slot.defined()) {
       slot = add(slot, grad);
     } else {
-      const bool exclusive = grad.impl().use_count() == 1 && grad.data().is_contiguous() && grad.data().storage().use_count() == 1;
+      const bool exclusive =
+          grad.impl().use_count() == 1 && grad.data().is_contiguous() && grad.data().storage().use_count() == 1;
       slot = exclusive ? std::move(grad) : mul(grad, 1.0);  // mul by 1: a copy that keeps the graph
     }
     return;
@@ -280,8 +288,8 @@ void check_versions(const Node& node) {
   for (const auto& [storage, version] : node.versions) {
     const auto alive = storage.lock();
     if (alive && alive->version() != version) {
-      throw Error("backward", "a tensor used by ", node.name, " was modified after the forward pass (version ",
-                  version, ", now ", alive->version(), "); its gradient would be wrong");
+      throw Error("backward", "a tensor used by ", node.name, " was modified after the forward pass (version ", version,
+                  ", now ", alive->version(), "); its gradient would be wrong");
     }
   }
 }
@@ -330,7 +338,8 @@ class Targets {
  public:
   explicit Targets(const std::vector<Tensor>& inputs) : found(inputs.size()) {
     for (size_t i = 0; i < inputs.size(); ++i) {
-      const void* key = inputs[i].is_leaf() ? static_cast<const void*>(inputs[i].impl().get()) : inputs[i].grad_fn().get();
+      const void* key =
+          inputs[i].is_leaf() ? static_cast<const void*>(inputs[i].impl().get()) : inputs[i].grad_fn().get();
       slots_[key].push_back(i);
     }
   }
@@ -347,7 +356,8 @@ class Targets {
 // Whether a gradient sent along `e` can reach a target: e is a target leaf, or ends at a Node that
 // is a target or leads to one (`leading`).
 bool reaches_target(const Edge& e, const Targets& targets, const std::unordered_set<Node*>& leading) {
-  return (e.leaf && targets.contains(e.leaf.get())) || (e.node && (targets.contains(e.node.get()) || leading.count(e.node.get()) > 0));
+  return (e.leaf && targets.contains(e.leaf.get())) ||
+         (e.node && (targets.contains(e.node.get()) || leading.count(e.node.get()) > 0));
 }
 
 // The Nodes whose rules must run to reach a target: those with an input edge that reaches one.
@@ -370,7 +380,8 @@ void send_to_inputs(const Node& node, Grads input_grads, const Needs& needs, std
     if (!needs[i] || i >= input_grads.size() || !input_grads[i].defined()) continue;
     Tensor grad = sum_to_shape(std::move(input_grads[i]), node.input_shapes[i]);
     if (grad.dtype() != node.input_dtypes[i]) {
-      throw Error("backward", node.name, " returned a ", grad.dtype(), " gradient for a ", node.input_dtypes[i], " input");
+      throw Error("backward", node.name, " returned a ", grad.dtype(), " gradient for a ", node.input_dtypes[i],
+                  " input");
     }
     const Edge& input = node.inputs[i];
     if (input.node) {
@@ -432,8 +443,8 @@ Tensor seed_for(const char* op, const Tensor& output, const Tensor& seed) {
     return Tensor(core::ones(output.shape(), output.dtype(), output.device()));
   }
   if (seed.shape() != output.shape() || seed.dtype() != output.dtype() || seed.device() != output.device()) {
-    throw Error(op, "the gradient is ", seed.dtype(), " ", seed.shape(), " on ", seed.device(), "; expected ", output.dtype(), " ",
-                output.shape(), " on ", output.device());
+    throw Error(op, "the gradient is ", seed.dtype(), " ", seed.shape(), " on ", seed.device(), "; expected ",
+                output.dtype(), " ", output.shape(), " on ", output.device());
   }
   return seed;
 }
@@ -454,11 +465,12 @@ void Tensor::backward(const Tensor& grad, const BackwardOptions& options) const 
   std::optional<LeafCountdown> countdown;
   if (innermost_hook) countdown.emplace(order);
   std::unordered_map<Node*, Tensor> grads{{impl_->grad_fn.get(), seed}};
-  walk(order, grads, nullptr, options.create_graph, options.retain_graph || options.create_graph, countdown ? &*countdown : nullptr);
+  walk(order, grads, nullptr, options.create_graph, options.retain_graph || options.create_graph,
+       countdown ? &*countdown : nullptr);
 }
 
-std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs, const std::vector<Tensor>& grad_outputs,
-                         const GradOptions& options) {
+std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                         const std::vector<Tensor>& grad_outputs, const GradOptions& options) {
   if (outputs.empty()) throw Error("grad", "no outputs given");
   if (!grad_outputs.empty() && grad_outputs.size() != outputs.size()) {
     throw Error("grad", "got ", grad_outputs.size(), " grad_outputs for ", outputs.size(), " outputs");
@@ -482,10 +494,12 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
     accumulate(grads[output.grad_fn().get()], seed);
     roots.push_back(output.grad_fn());
   }
-  walk(topological_order(roots), grads, &targets, options.create_graph, options.retain_graph || options.create_graph, nullptr);
+  walk(topological_order(roots), grads, &targets, options.create_graph, options.retain_graph || options.create_graph,
+       nullptr);
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!targets.found[i].defined() && !options.allow_unused) {
-      throw Error("grad", "input ", i, " is not used by the outputs (pass allow_unused = true to get an undefined gradient)");
+      throw Error("grad", "input ", i,
+                  " is not used by the outputs (pass allow_unused = true to get an undefined gradient)");
     }
   }
   return std::move(targets.found);

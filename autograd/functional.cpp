@@ -14,7 +14,8 @@ std::vector<Tensor> fresh_leaves(const char* op, const std::vector<Tensor>& inpu
   std::vector<Tensor> leaves;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].defined()) throw Error(op, "input ", i, " is undefined");
-    if (!is_floating(inputs[i].dtype())) throw Error(op, "input ", i, " is ", inputs[i].dtype(), "; derivatives need float32 or float64");
+    if (!is_floating(inputs[i].dtype()))
+      throw Error(op, "input ", i, " is ", inputs[i].dtype(), "; derivatives need float32 or float64");
     leaves.emplace_back(inputs[i].data(), /*requires_grad=*/true);
   }
   return leaves;
@@ -55,7 +56,8 @@ Tensor inner(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
 }
 
 void check_like(const char* op, const char* what, const std::vector<Tensor>& given, const std::vector<Tensor>& inputs) {
-  if (given.size() != inputs.size()) throw Error(op, "got ", given.size(), " ", what, " for ", inputs.size(), " inputs");
+  if (given.size() != inputs.size())
+    throw Error(op, "got ", given.size(), " ", what, " for ", inputs.size(), " inputs");
   for (size_t i = 0; i < given.size(); ++i) {
     if (!given[i].defined() || given[i].shape() != inputs[i].shape() || given[i].dtype() != inputs[i].dtype()) {
       throw Error(op, what, " ", i, " must be ", inputs[i].dtype(), " ", inputs[i].shape(), ", got ",
@@ -79,12 +81,14 @@ VjpResult vjp(const TensorFunction& f, const std::vector<Tensor>& inputs, const 
   return {detached_unless(y, create_graph), grads};
 }
 
-JvpResult jvp(const TensorFunction& f, const std::vector<Tensor>& inputs, const std::vector<Tensor>& tangents, bool create_graph) {
+JvpResult jvp(const TensorFunction& f, const std::vector<Tensor>& inputs, const std::vector<Tensor>& tangents,
+              bool create_graph) {
   const std::vector<Tensor> leaves = fresh_leaves("jvp", inputs);
   check_like("jvp", "tangent", tangents, inputs);
   const Tensor y = called("jvp", f, leaves);
   if (!y.requires_grad()) return {y, zeros_like(y)};  // f does not depend on its inputs
-  const Tensor w(core::zeros(y.shape(), y.dtype(), y.device()), /*requires_grad=*/true);  // any value: J^T w is linear in w
+  const Tensor w(core::zeros(y.shape(), y.dtype(), y.device()),
+                 /*requires_grad=*/true);  // any value: J^T w is linear in w
   const std::vector<Tensor> transposed = gradients(y, leaves, w, /*create_graph=*/true);  // J^T w
   const EnableGrad recording;
   const Tensor projected = inner(transposed, tangents);  // <J^T w, u> = <w, J u>
@@ -100,7 +104,7 @@ std::vector<Tensor> hvp(const TensorFunction& f, const std::vector<Tensor>& inpu
   const std::vector<Tensor> first = gradients(y, leaves, Tensor(), /*create_graph=*/true);
   const EnableGrad recording;
   const Tensor projected = inner(first, v);  // <grad f, v>
-  if (!projected.requires_grad()) {  // f is at most linear: H = 0
+  if (!projected.requires_grad()) {          // f is at most linear: H = 0
     std::vector<Tensor> zeros;
     for (const Tensor& leaf : leaves) zeros.push_back(zeros_like(leaf));
     return zeros;
@@ -112,7 +116,8 @@ std::vector<Tensor> hvp(const TensorFunction& f, const std::vector<Tensor>& inpu
 
 Tensor jacobian(const std::function<Tensor(const Tensor&)>& f, const Tensor& x) {
   const std::vector<Tensor> leaves = fresh_leaves("jacobian", {x});
-  const Tensor y = called("jacobian", [&](const std::vector<Tensor>& in) { return f(in[0]); }, leaves);
+  const Tensor y = called(
+      "jacobian", [&](const std::vector<Tensor>& in) { return f(in[0]); }, leaves);
   Shape shape = y.shape();
   shape.insert(shape.end(), x.shape().begin(), x.shape().end());
   std::vector<Tensor> rows;
@@ -129,7 +134,8 @@ Tensor hessian(const std::function<Tensor(const Tensor&)>& f, const Tensor& x) {
   return jacobian(
       [&](const Tensor& at) {
         const Tensor y = f(at);
-        if (y.numel() != 1) throw Error("hessian", "the function must return one element (a loss), got shape ", y.shape());
+        if (y.numel() != 1)
+          throw Error("hessian", "the function must return one element (a loss), got shape ", y.shape());
         return gradients(y, {at}, Tensor(), /*create_graph=*/true)[0];
       },
       x);

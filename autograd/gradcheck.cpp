@@ -71,7 +71,8 @@ void zero_grads(const std::vector<Tensor>& inputs) {
 
 // Options that could make a check pass without checking anything are an Error.
 void check_options(const char* op, const GradcheckOptions& options) {
-  if (!std::isfinite(options.eps) || options.eps <= 0) throw Error(op, "eps must be finite and positive, got ", options.eps);
+  if (!std::isfinite(options.eps) || options.eps <= 0)
+    throw Error(op, "eps must be finite and positive, got ", options.eps);
   if (!std::isfinite(options.atol) || options.atol < 0 || !std::isfinite(options.rtol) || options.rtol < 0) {
     throw Error(op, "atol and rtol must be finite and 0 or more, got ", options.atol, " and ", options.rtol);
   }
@@ -84,7 +85,8 @@ void check_options(const char* op, const GradcheckOptions& options) {
 // finite differences move them, and a caller's tensors must not stay moved.
 class RestoredOnExit {
  public:
-  RestoredOnExit(const std::vector<Tensor>& inputs, const std::vector<size_t>& checked) : inputs_(inputs), checked_(checked) {
+  RestoredOnExit(const std::vector<Tensor>& inputs, const std::vector<size_t>& checked)
+      : inputs_(inputs), checked_(checked) {
     for (size_t c : checked) originals_.push_back(inputs[c].data().clone());
   }
   ~RestoredOnExit() {
@@ -161,7 +163,8 @@ void check_projections(const std::function<Tensor(const std::vector<Tensor>&)>& 
   for (int r = 0; r < comparison.options.projections; ++r) {
     vs.push_back(core::randn(y.shape(), gen, Dtype::float64).to(y.device()));
     directions.emplace_back();
-    for (size_t i : checked) directions[r].push_back(core::randn(inputs[i].shape(), gen, Dtype::float64).to(y.device()));
+    for (size_t i : checked)
+      directions[r].push_back(core::randn(inputs[i].shape(), gen, Dtype::float64).to(y.device()));
     zero_grads(inputs);
     if (y.requires_grad()) y.backward(Tensor(vs[r]), {.retain_graph = true});
     analytical.push_back(0);
@@ -190,13 +193,14 @@ void check_projections(const std::function<Tensor(const std::vector<Tensor>&)>& 
 
 }  // namespace
 
-GradcheckResult gradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& fn, const std::vector<Tensor>& inputs,
-                          const GradcheckOptions& options) {
+GradcheckResult gradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& fn,
+                          const std::vector<Tensor>& inputs, const GradcheckOptions& options) {
   check_options("gradcheck", options);
   const std::vector<size_t> checked = checked_inputs(inputs);
   const RestoredOnExit restored(inputs, checked);
   const Tensor y = fn(inputs);
-  if (!y.defined() || y.dtype() != Dtype::float64) throw Error("gradcheck", "the function must return a float64 tensor");
+  if (!y.defined() || y.dtype() != Dtype::float64)
+    throw Error("gradcheck", "the function must return a float64 tensor");
   Comparison comparison{options, {}};
   if (options.full_jacobian) {
     check_full_jacobian(fn, inputs, checked, y, comparison);
@@ -206,12 +210,13 @@ GradcheckResult gradcheck(const std::function<Tensor(const std::vector<Tensor>&)
   return comparison.result;
 }
 
-GradcheckResult gradgradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& fn, const std::vector<Tensor>& inputs,
-                              const GradcheckOptions& options) {
+GradcheckResult gradgradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& fn,
+                              const std::vector<Tensor>& inputs, const GradcheckOptions& options) {
   check_options("gradgradcheck", options);
   const std::vector<size_t> checked = checked_inputs(inputs);
   const Tensor y = fn(inputs);
-  if (!y.defined() || y.dtype() != Dtype::float64) throw Error("gradgradcheck", "the function must return a float64 tensor");
+  if (!y.defined() || y.dtype() != Dtype::float64)
+    throw Error("gradgradcheck", "the function must return a float64 tensor");
   Generator gen(options.seed + 1);
   const Tensor v(core::randn(y.shape(), gen, Dtype::float64).to(y.device()));
   // d<fn(in), v>/d(in) for every checked input, flattened and joined: [total elements]
@@ -233,7 +238,9 @@ GradcheckResult gradgradcheck(const std::function<Tensor(const std::vector<Tenso
   const std::vector<double> composed = values(first_derivatives_with(inputs, true));
   Comparison agreement{options, {}};
   for (size_t i = 0; i < fused.size(); ++i) {
-    agreement.compare(fused[i], composed[i], "first derivative " + std::to_string(i) + " (flattened over the checked inputs) without a graph (numerical) and with one (analytical)");
+    agreement.compare(fused[i], composed[i],
+                      "first derivative " + std::to_string(i) +
+                          " (flattened over the checked inputs) without a graph (numerical) and with one (analytical)");
   }
   if (!agreement.result.ok) return agreement.result;
   return gradcheck([&](const std::vector<Tensor>& in) { return first_derivatives_with(in, true); }, inputs, options);

@@ -33,8 +33,8 @@ struct GradcheckResult {
 };
 
 // `inputs` must be float64; those with requires_grad() are checked. fn may return any shape.
-GradcheckResult gradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& fn, const std::vector<Tensor>& inputs,
-                          const GradcheckOptions& options = {});
+GradcheckResult gradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& fn,
+                          const std::vector<Tensor>& inputs, const GradcheckOptions& options = {});
 
 // gradgradcheck: are fn's second derivatives right? gradcheck of the function
 //   inputs -> d<fn(inputs), v>/d(inputs)   (v a fixed random direction, seeded by options.seed),
@@ -42,7 +42,7 @@ GradcheckResult gradcheck(const std::function<Tensor(const std::vector<Tensor>&)
 // finite differences of the first one. It also checks that the first derivatives with a graph
 // (where a fused op differentiates its composite definition instead of running its fused rule) are
 // the first derivatives without one. The same inputs and options as gradcheck.
-GradcheckResult gradgradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& fn, const std::vector<Tensor>& inputs,
-                              const GradcheckOptions& options = {});
+GradcheckResult gradgradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& fn,
+                              const std::vector<Tensor>& inputs, const GradcheckOptions& options = {});
 
 }  // namespace axiom

@@ -99,7 +99,8 @@ Tensor attention_queries(const Tensor& qkv, int64_t axis, int64_t heads);
 // softmax(scale * q K^T) V for q [..., 1, Dh], keys_t [..., Dh, S], values [..., S, Dh] -> [..., 1, Dh].
 // For inference (a sampler's step): with gradients recorded and an input that needs one, an Error.
 // `hidden` (empty, or S flags): keys no query sees (a local attention's step).
-Tensor attention_step(const Tensor& q, const Tensor& keys_t, const Tensor& values, double scale, const std::vector<uint8_t>& hidden = {});
+Tensor attention_step(const Tensor& q, const Tensor& keys_t, const Tensor& values, double scale,
+                      const std::vector<uint8_t>& hidden = {});
 
 // --- indexing (ops_index.cpp) ---------------------------------------------------------------------
 // out[i][j][k] = x[i][index[i][j][k]][k] for axis 1 (any rank); index: int64, x's shape but on `axis`.
@@ -124,8 +125,8 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
 // linear(layer_norm(x, norm_weight, norm_bias, eps), weight, bias) with the same numbers and
 // gradients, keeping x for the backward pass instead of the normalized x (recomputed there).
 // x [..., D], norm_weight and norm_bias [D] or undefined, weight [D, N], bias [N] or undefined -> [..., N].
-Tensor layer_norm_linear(const Tensor& x, const Tensor& norm_weight, const Tensor& norm_bias, double eps, const Tensor& weight,
-                         const Tensor& bias);
+Tensor layer_norm_linear(const Tensor& x, const Tensor& norm_weight, const Tensor& norm_bias, double eps,
+                         const Tensor& weight, const Tensor& bias);
 
 enum class Reduction { mean, sum, none };
 struct CrossEntropyOptions {

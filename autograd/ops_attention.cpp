@@ -53,7 +53,8 @@ Tensor joined_heads(const Tensor& mixed, int axis) {
 // backward pass goes through), every query against every key of its line. qkv [..., L (at axis), ..., 3D] -> [..., D]:
 //   Q, K, V = the thirds of qkv, each split into heads: [..., H, L, Dh]
 //   out = softmax(Q K^T / sqrt(Dh) + bias, hidden keys at -inf) V, heads joined again
-Tensor line_attention_composite(const Tensor& qkv, int axis, int64_t heads, const core::AttentionMask& mask, const Tensor& bias) {
+Tensor line_attention_composite(const Tensor& qkv, int axis, int64_t heads, const core::AttentionMask& mask,
+                                const Tensor& bias) {
   const int64_t dh = qkv.size(-1) / 3 / heads, length = qkv.size(axis);
   Tensor scores = mul(matmul(heads_of(qkv, axis, heads, 0), heads_of(qkv, axis, heads, 1).transpose(-1, -2)),
                       1 / std::sqrt(static_cast<double>(dh)));  // [..., H, L, L]
@@ -81,8 +82,11 @@ Tensor hidden_in_blocks(const core::BlockPattern& b, Device device) {
   std::vector<uint8_t> hidden(b.visible.size());
   for (size_t at = 0; at < hidden.size(); ++at) {
     const size_t row = at / static_cast<size_t>(b.block_keys), column = at % static_cast<size_t>(b.block_keys);
-    hidden[at] = b.queries[row] < 0 ? column != 0 : !b.visible[at] || b.keys[row / static_cast<size_t>(b.block_queries) *
-                                                                                static_cast<size_t>(b.block_keys) + column] < 0;
+    hidden[at] =
+        b.queries[row] < 0
+            ? column != 0
+            : !b.visible[at] ||
+                  b.keys[row / static_cast<size_t>(b.block_queries) * static_cast<size_t>(b.block_keys) + column] < 0;
   }
   return Tensor(core::from_vector(hidden, {b.blocks(), b.block_queries, b.block_keys}, device));
 }
@@ -108,8 +112,9 @@ Tensor block_attention_composite(const Tensor& qkv, int axis, int64_t heads, con
     shape.insert(shape.end(), {b.blocks(), per_block, dh});
     return picked.reshape(shape);
   };
-  Tensor scores = mul(matmul(blocks_of(0, b.queries, b.block_queries), blocks_of(1, b.keys, b.block_keys).transpose(-1, -2)),
-                      1 / std::sqrt(static_cast<double>(dh)));  // [..., H, blocks, P, M]
+  Tensor scores =
+      mul(matmul(blocks_of(0, b.queries, b.block_queries), blocks_of(1, b.keys, b.block_keys).transpose(-1, -2)),
+          1 / std::sqrt(static_cast<double>(dh)));  // [..., H, blocks, P, M]
   scores = masked_fill(scores, hidden_in_blocks(b, qkv.device()), -std::numeric_limits<double>::infinity());
   const Tensor mixed = matmul(softmax(scores, -1), blocks_of(2, b.keys, b.block_keys));  // [..., H, blocks, P, Dh]
   Shape flat(mixed.shape().begin(), mixed.shape().end() - 3);
@@ -118,9 +123,11 @@ Tensor block_attention_composite(const Tensor& qkv, int axis, int64_t heads, con
 }
 
 // The op from plain ops: block by block for a block pattern (without a bias), else line by line.
-Tensor attention_composite(const Tensor& qkv, int64_t axis, int64_t heads, const core::AttentionMask& mask, const Tensor& bias) {
+Tensor attention_composite(const Tensor& qkv, int64_t axis, int64_t heads, const core::AttentionMask& mask,
+                           const Tensor& bias) {
   const int a = core::normalize_axis("attention", axis, qkv.dim());
-  if (mask.kind() == core::AttentionMask::Kind::blocks && !bias.defined()) return block_attention_composite(qkv, a, heads, mask.pattern());
+  if (mask.kind() == core::AttentionMask::Kind::blocks && !bias.defined())
+    return block_attention_composite(qkv, a, heads, mask.pattern());
   return line_attention_composite(qkv, a, heads, mask, bias);
 }
 
@@ -146,10 +153,13 @@ Tensor attention(const Tensor& qkv, int64_t axis, int64_t heads, const core::Att
       [qkv = qkv.data(), probs = r.probs, axis, heads, mask](const Tensor& g, const Needs&) {
         return Grads{Tensor(core::attention_backward(qkv, probs, g.data(), axis, heads, mask))};
       },
-      [axis, heads, mask](const std::vector<Tensor>& in) { return attention_composite(in[0], axis, heads, mask, Tensor()); });
+      [axis, heads, mask](const std::vector<Tensor>& in) {
+        return attention_composite(in[0], axis, heads, mask, Tensor());
+      });
 }
 
-Tensor attention_step(const Tensor& q, const Tensor& keys_t, const Tensor& values, double scale, const std::vector<uint8_t>& hidden) {
+Tensor attention_step(const Tensor& q, const Tensor& keys_t, const Tensor& values, double scale,
+                      const std::vector<uint8_t>& hidden) {
   if (grad_enabled() && (q.requires_grad() || keys_t.requires_grad() || values.requires_grad())) {
     throw Error("attention_step", "has no backward rule: call it under NoGrad (for training, use attention)");
   }

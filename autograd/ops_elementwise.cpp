@@ -61,7 +61,9 @@ Tensor gelu_tanh_slope(const Tensor& x) {
 
 // dL/da = g, dL/db = g                                    : y's shape (summed back by the engine)
 Tensor add(const Tensor& a, const Tensor& b) {
-  return record("add", {a, b}, core::add(a.data(), b.data()), [](const Tensor& g, const Needs&) { return Grads{g, g}; });
+  return record("add", {a, b}, core::add(a.data(), b.data()), [](const Tensor& g, const Needs&) {
+    return Grads{g, g};
+  });
 }
 
 // dL/da = g, dL/db = -g
@@ -80,10 +82,11 @@ Tensor mul(const Tensor& a, const Tensor& b) {
 
 // dL/da = g / b, dL/db = -g * a / b^2 = -(g / b) * y
 Tensor div(const Tensor& a, const Tensor& b) {
-  return record_keeping_output("div", {a, b}, core::div(a.data(), b.data()), [b](const Tensor& g, const Tensor& y, const Needs& needs) {
-    const Tensor g_over_b = div(g, b);
-    return Grads{g_over_b, needs[1] ? neg(mul(g_over_b, y)) : Tensor()};
-  });
+  return record_keeping_output("div", {a, b}, core::div(a.data(), b.data()),
+                               [b](const Tensor& g, const Tensor& y, const Needs& needs) {
+                                 const Tensor g_over_b = div(g, b);
+                                 return Grads{g_over_b, needs[1] ? neg(mul(g_over_b, y)) : Tensor()};
+                               });
 }
 
 // dL/da = g * b * a^(b-1), dL/db = g * y * log(a)
@@ -111,8 +114,12 @@ Tensor pick(const char* name, const Tensor& a, const Tensor& b, core::Tensor y, 
 }
 }  // namespace
 
-Tensor maximum(const Tensor& a, const Tensor& b) { return pick("maximum", a, b, core::maximum(a.data(), b.data()), true); }
-Tensor minimum(const Tensor& a, const Tensor& b) { return pick("minimum", a, b, core::minimum(a.data(), b.data()), false); }
+Tensor maximum(const Tensor& a, const Tensor& b) {
+  return pick("maximum", a, b, core::maximum(a.data(), b.data()), true);
+}
+Tensor minimum(const Tensor& a, const Tensor& b) {
+  return pick("minimum", a, b, core::minimum(a.data(), b.data()), false);
+}
 
 Tensor add(const Tensor& a, double b) {
   return record("add", {a}, core::add(a.data(), b), [](const Tensor& g, const Needs&) { return Grads{g}; });
@@ -172,7 +179,8 @@ Tensor tanh(const Tensor& x) {
 
 // dL/dx = g * y * (1 - y)
 Tensor sigmoid(const Tensor& x) {
-  return unary_from_output("sigmoid", x, core::sigmoid(x.data()), [](const Tensor& y) { return mul(y, add(neg(y), 1.0)); });
+  return unary_from_output("sigmoid", x, core::sigmoid(x.data()),
+                           [](const Tensor& y) { return mul(y, add(neg(y), 1.0)); });
 }
 
 // dL/dx = g * [x > 0]
@@ -189,17 +197,17 @@ Tensor gelu_tanh(const Tensor& x) { return unary("gelu_tanh", x, core::gelu_tanh
 
 // dL/da = g where cond, else 0; dL/db = g where not cond, else 0
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
-  return record("where", {a, b}, core::where(cond.data(), a.data(), b.data()), [cond](const Tensor& g, const Needs& needs) {
-    const Tensor zero = zero_like(g);
-    return Grads{needs[0] ? where(cond, g, zero) : Tensor(), needs[1] ? where(cond, zero, g) : Tensor()};
-  });
+  return record("where", {a, b}, core::where(cond.data(), a.data(), b.data()),
+                [cond](const Tensor& g, const Needs& needs) {
+                  const Tensor zero = zero_like(g);
+                  return Grads{needs[0] ? where(cond, g, zero) : Tensor(), needs[1] ? where(cond, zero, g) : Tensor()};
+                });
 }
 
 // dL/dx = g where the mask is 0, else 0
 Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
-  return record("masked_fill", {x}, core::masked_fill(x.data(), mask.data(), value), [mask](const Tensor& g, const Needs&) {
-    return Grads{where(mask, zero_like(g), g)};
-  });
+  return record("masked_fill", {x}, core::masked_fill(x.data(), mask.data(), value),
+                [mask](const Tensor& g, const Needs&) { return Grads{where(mask, zero_like(g), g)}; });
 }
 
 Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
@@ -218,9 +226,8 @@ Tensor dropout(const Tensor& x, double p, bool training, Generator& gen) {
   if (!training || p == 0) return x;
   core::Tensor mask = core::bernoulli(x.shape(), 1 - p, gen, x.dtype()).to(x.device());
   if (p < 1) mask = core::mul(mask, 1 / (1 - p));
-  return record("dropout", {x}, core::mul(x.data(), mask), [mask = Tensor(mask)](const Tensor& g, const Needs&) {
-    return Grads{mul(g, mask)};
-  });
+  return record("dropout", {x}, core::mul(x.data(), mask),
+                [mask = Tensor(mask)](const Tensor& g, const Needs&) { return Grads{mul(g, mask)}; });
 }
 
 }  // namespace axiom

@@ -11,18 +11,18 @@ namespace {
 //   out[i][index[i][j][k]][k] += g[i][j][k] (axis 1). Its own rule: dL/dg = gather(G, axis, index).
 Tensor scattered(const Tensor& g, const Shape& shape, int64_t axis, const Tensor& index) {
   core::Tensor out = core::scatter_add(core::zeros(shape, g.dtype(), g.device()), axis, index.data(), g.data());
-  return record("scatter_add", {g}, std::move(out), [axis, index](const Tensor& gg, const Needs&) {
-    return Grads{gather(gg, axis, index)};
-  });
+  return record("scatter_add", {g}, std::move(out),
+                [axis, index](const Tensor& gg, const Needs&) { return Grads{gather(gg, axis, index)}; });
 }
 }  // namespace
 
 // out[i][j][k] = x[i][index[i][j][k]][k] (axis 1); index: int64, no gradient
 //   dL/dx = zeros in x's shape with g scattered back: dx[i][index[i][j][k]][k] += g[i][j][k]
 Tensor gather(const Tensor& x, int64_t axis, const Tensor& index) {
-  return record("gather", {x}, core::gather(x.data(), axis, index.data()), [shape = x.shape(), axis, index](const Tensor& g, const Needs&) {
-    return Grads{scattered(g, shape, axis, index)};
-  });
+  return record("gather", {x}, core::gather(x.data(), axis, index.data()),
+                [shape = x.shape(), axis, index](const Tensor& g, const Needs&) {
+                  return Grads{scattered(g, shape, axis, index)};
+                });
 }
 
 namespace {
@@ -30,14 +30,17 @@ namespace {
 // own rule picks those slices again: dL/dg = index_select(G, axis, index).
 Tensor slices_added(const Tensor& g, const Shape& shape, int64_t axis, const Tensor& index) {
   core::Tensor out = core::index_add(core::zeros(shape, g.dtype(), g.device()), axis, index.data(), g.data());
-  return record("index_add", {g}, std::move(out), [axis, index](const Tensor& gg, const Needs&) { return Grads{index_select(gg, axis, index)}; });
+  return record("index_add", {g}, std::move(out),
+                [axis, index](const Tensor& gg, const Needs&) { return Grads{index_select(gg, axis, index)}; });
 }
 }  // namespace
 
 // dL/dx = the slices of g added into the slices they came from    : out's shape -> x's shape
 Tensor index_select(const Tensor& x, int64_t axis, const Tensor& index) {
   return record("index_select", {x}, core::index_select(x.data(), axis, index.data()),
-                [shape = x.shape(), axis, index](const Tensor& g, const Needs&) { return Grads{slices_added(g, shape, axis, index)}; });
+                [shape = x.shape(), axis, index](const Tensor& g, const Needs&) {
+                  return Grads{slices_added(g, shape, axis, index)};
+                });
 }
 
 namespace {
@@ -46,14 +49,17 @@ namespace {
 Tensor rows_added(const Tensor& g, const Shape& shape, const Tensor& indices) {
   const core::Tensor zeros = core::zeros(shape, g.dtype(), g.device());
   core::Tensor out = core::index_add(zeros, 0, indices.data().reshape({-1}), g.data().reshape({-1, shape[1]}));
-  return record("index_add", {g}, std::move(out), [indices](const Tensor& gg, const Needs&) { return Grads{embedding(gg, indices)}; });
+  return record("index_add", {g}, std::move(out),
+                [indices](const Tensor& gg, const Needs&) { return Grads{embedding(gg, indices)}; });
 }
 }  // namespace
 
 // dL/dweight[v] = sum of g over the positions whose index is v    : [..., D] -> [V, D]
 Tensor embedding(const Tensor& weight, const Tensor& indices) {
   return record("embedding", {weight}, core::embedding(weight.data(), indices.data()),
-                [shape = weight.shape(), indices](const Tensor& g, const Needs&) { return Grads{rows_added(g, shape, indices)}; });
+                [shape = weight.shape(), indices](const Tensor& g, const Needs&) {
+                  return Grads{rows_added(g, shape, indices)};
+                });
 }
 
 }  // namespace axiom

@@ -103,23 +103,24 @@ Tensor activation_linear(Activation activation, const Tensor& h, const Tensor& w
     const Tensor a = activate(activation, in[0]);
     return in[2].defined() ? linear(a, in[1], in[2]) : matmul(a, in[1]);
   };
-  return record_fused("activation_linear", {h, weight, bias}, std::move(out),
-                      [activation, h, w = weight](const Tensor& g, const Needs& needs) {
-                        Grads grads(3);
-                        if (needs[0]) {
-                          // dh = (g @ w^T) * act'(h), multiplied in place; act(h), for dw = act(h)^T @ g,
-                          // comes out of the same pass over h (core::activation_backward)
-                          const core::Tensor dh = core::matmul(g.data(), w.data().transpose(0, 1));
-                          const core::Tensor a = core::activation_backward(unary_op_of(activation), h.data(), dh);
-                          grads[0] = Tensor(dh);
-                          if (needs[1]) grads[1] = rules::weight_grad(Tensor(a), g);
-                        } else if (needs[1]) {
-                          grads[1] = rules::weight_grad(Tensor(activated(activation, h.data())), g);
-                        }
-                        if (needs[2]) grads[2] = g;
-                        return grads;
-                      },
-                      composite);
+  return record_fused(
+      "activation_linear", {h, weight, bias}, std::move(out),
+      [activation, h, w = weight](const Tensor& g, const Needs& needs) {
+        Grads grads(3);
+        if (needs[0]) {
+          // dh = (g @ w^T) * act'(h), multiplied in place; act(h), for dw = act(h)^T @ g,
+          // comes out of the same pass over h (core::activation_backward)
+          const core::Tensor dh = core::matmul(g.data(), w.data().transpose(0, 1));
+          const core::Tensor a = core::activation_backward(unary_op_of(activation), h.data(), dh);
+          grads[0] = Tensor(dh);
+          if (needs[1]) grads[1] = rules::weight_grad(Tensor(a), g);
+        } else if (needs[1]) {
+          grads[1] = rules::weight_grad(Tensor(activated(activation, h.data())), g);
+        }
+        if (needs[2]) grads[2] = g;
+        return grads;
+      },
+      composite);
 }
 
 }  // namespace axiom

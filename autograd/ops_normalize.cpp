@@ -17,10 +17,11 @@ namespace axiom {
 
 // dL/dx = y * (g - sum(g * y))             (sum along the softmax axis, kept for broadcasting)
 Tensor softmax(const Tensor& x, int64_t axis) {
-  return record_keeping_output("softmax", {x}, core::softmax(x.data(), axis), [axis](const Tensor& g, const Tensor& y, const Needs&) {
-    const Tensor dot = sum(mul(g, y), {axis}, /*keepdim=*/true);
-    return Grads{mul(y, sub(g, dot))};
-  });
+  return record_keeping_output("softmax", {x}, core::softmax(x.data(), axis),
+                               [axis](const Tensor& g, const Tensor& y, const Needs&) {
+                                 const Tensor dot = sum(mul(g, y), {axis}, /*keepdim=*/true);
+                                 return Grads{mul(y, sub(g, dot))};
+                               });
 }
 
 // dL/dx = g - exp(y) * sum(g)              (y = log_softmax(x), so exp(y) = softmax(x))
@@ -36,8 +37,8 @@ Tensor log_softmax(const Tensor& x, int64_t axis) {
 //   dL/dx: one fused kernel from the saved mean and rstd (core::layer_norm_backward)
 //   dL/dw = sum over rows of g * xhat      : [..., D] -> [D]   (the engine sums the rows,
 //   dL/db = sum over rows of g             : [..., D] -> [D]    as for any broadcast input)
-Grads rules::layer_norm_grads(const core::Tensor& x, const core::Tensor& w, const core::Tensor& mean, const core::Tensor& rstd,
-                              const core::Tensor& g, const Needs& needs) {
+Grads rules::layer_norm_grads(const core::Tensor& x, const core::Tensor& w, const core::Tensor& mean,
+                              const core::Tensor& rstd, const core::Tensor& g, const Needs& needs) {
   Grads grads(3);
   if (needs[0]) grads[0] = Tensor(core::layer_norm_backward(x, w, mean, rstd, g));
   if (needs[1]) {
@@ -78,11 +79,12 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
 //   dweight = y^T @ g          : [D, ...] x [..., N] -> [D, N]
 //   dbias   = g                : summed over the rows by the engine
 //   dy      = g @ weight^T     : [..., N] x [N, D] -> [..., D], then layer_norm's own rule to x, norm_weight, norm_bias
-Tensor layer_norm_linear(const Tensor& x, const Tensor& norm_weight, const Tensor& norm_bias, double eps, const Tensor& weight,
-                         const Tensor& bias) {
+Tensor layer_norm_linear(const Tensor& x, const Tensor& norm_weight, const Tensor& norm_bias, double eps,
+                         const Tensor& weight, const Tensor& bias) {
   const core::Tensor nw = data_or_undefined(norm_weight), nb = data_or_undefined(norm_bias);
   core::LayerNormResult r = core::layer_norm(x.data(), nw, nb, eps);
-  core::Tensor out = bias.defined() ? core::linear(r.output, weight.data(), bias.data()) : core::matmul(r.output, weight.data());
+  core::Tensor out =
+      bias.defined() ? core::linear(r.output, weight.data(), bias.data()) : core::matmul(r.output, weight.data());
   r.output = core::Tensor();  // y is not kept
   auto composite = [eps](const std::vector<Tensor>& in) {
     const Tensor y = layer_norm_composite(in[0], in[1], in[2], eps);
@@ -90,7 +92,8 @@ Tensor layer_norm_linear(const Tensor& x, const Tensor& norm_weight, const Tenso
   };
   return record_fused(
       "layer_norm_linear", {x, norm_weight, norm_bias, weight, bias}, std::move(out),
-      [x = x.data(), nw, nb, eps, w = weight.data(), mean = r.mean, rstd = r.rstd](const Tensor& g, const Needs& needs) {
+      [x = x.data(), nw, nb, eps, w = weight.data(), mean = r.mean, rstd = r.rstd](const Tensor& g,
+                                                                                   const Needs& needs) {
         Grads grads(5);
         if (needs[3]) grads[3] = rules::weight_grad(Tensor(core::layer_norm(x, nw, nb, eps).output), g);
         if (needs[4]) grads[4] = g;

@@ -23,27 +23,30 @@ int64_t reduced_count(const core::Tensor& x, const std::vector<int64_t>& axes) {
 
 // dL/dx = g, copied along the reduced axes                : [kept] -> x's shape
 Tensor sum(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
-  return record("sum", {x}, core::sum(x.data(), axes, keepdim), [shape = x.shape(), kept = kept_shape(x.data(), axes)](const Tensor& g, const Needs&) {
-    return Grads{g.reshape(kept).expand(shape)};
-  });
+  return record("sum", {x}, core::sum(x.data(), axes, keepdim),
+                [shape = x.shape(), kept = kept_shape(x.data(), axes)](const Tensor& g, const Needs&) {
+                  return Grads{g.reshape(kept).expand(shape)};
+                });
 }
 
 // dL/dx = g / n, with n the number of elements averaged
 Tensor mean(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
   const double n = static_cast<double>(reduced_count(x.data(), axes));
-  return record("mean", {x}, core::mean(x.data(), axes, keepdim), [shape = x.shape(), kept = kept_shape(x.data(), axes), n](const Tensor& g, const Needs&) {
-    return Grads{div(g.reshape(kept), n).expand(shape)};
-  });
+  return record("mean", {x}, core::mean(x.data(), axes, keepdim),
+                [shape = x.shape(), kept = kept_shape(x.data(), axes), n](const Tensor& g, const Needs&) {
+                  return Grads{div(g.reshape(kept), n).expand(shape)};
+                });
 }
 
 // dL/dx = g * 2 (x - mean) / (n - correction)
 Tensor var(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim, int64_t correction) {
-  return record("var", {x}, core::var(x.data(), axes, keepdim, correction), [x, axes, correction](const Tensor& g, const Needs&) {
-    const double n = static_cast<double>(reduced_count(x.data(), axes));
-    const Tensor centered = sub(x, mean(x, axes, /*keepdim=*/true));
-    const Tensor scale = mul(g.reshape(kept_shape(x.data(), axes)), 2.0 / (n - correction));
-    return Grads{mul(centered, scale)};
-  });
+  return record("var", {x}, core::var(x.data(), axes, keepdim, correction),
+                [x, axes, correction](const Tensor& g, const Needs&) {
+                  const double n = static_cast<double>(reduced_count(x.data(), axes));
+                  const Tensor centered = sub(x, mean(x, axes, /*keepdim=*/true));
+                  const Tensor scale = mul(g.reshape(kept_shape(x.data(), axes)), 2.0 / (n - correction));
+                  return Grads{mul(centered, scale)};
+                });
 }
 
 namespace {

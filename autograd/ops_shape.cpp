@@ -12,7 +12,8 @@ namespace {
 
 // dL/dx = g reshaped to x's shape (reshape, squeeze, unsqueeze, flatten).
 Tensor reshaped(const char* name, const Tensor& x, core::Tensor y) {
-  return record(name, {x}, std::move(y), [shape = x.shape()](const Tensor& g, const Needs&) { return Grads{g.reshape(shape)}; });
+  return record(name, {x}, std::move(y),
+                [shape = x.shape()](const Tensor& g, const Needs&) { return Grads{g.reshape(shape)}; });
 }
 
 // Zeros of `shape` with g written into the positions `view` picks (`view` works on core::Tensor
@@ -27,9 +28,8 @@ Tensor placed(const Tensor& g, const Shape& shape, View view) {
 // dL/dx = zeros of x's shape with g written into the positions `view` picks.
 template <typename View>
 Tensor picked(const char* name, const Tensor& x, View view) {
-  return record(name, {x}, view(x.data()), [shape = x.shape(), view](const Tensor& g, const Needs&) {
-    return Grads{placed(g, shape, view)};
-  });
+  return record(name, {x}, view(x.data()),
+                [shape = x.shape(), view](const Tensor& g, const Needs&) { return Grads{placed(g, shape, view)}; });
 }
 }  // namespace
 
@@ -79,21 +79,20 @@ Tensor Tensor::contiguous() const {
 Tensor Tensor::to(Dtype dtype) const {
   if (dtype == this->dtype()) return *this;
   if (!is_floating(dtype)) return Tensor(data().to(dtype));
-  return record("to", {*this}, data().to(dtype), [from = this->dtype()](const Tensor& g, const Needs&) {
-    return Grads{g.to(from)};
-  });
+  return record("to", {*this}, data().to(dtype),
+                [from = this->dtype()](const Tensor& g, const Needs&) { return Grads{g.to(from)}; });
 }
 
 Tensor Tensor::to(Device device) const {
   if (device == this->device()) return *this;
-  return record("to", {*this}, data().to(device), [from = this->device()](const Tensor& g, const Needs&) {
-    return Grads{g.to(from)};
-  });
+  return record("to", {*this}, data().to(device),
+                [from = this->device()](const Tensor& g, const Needs&) { return Grads{g.to(from)}; });
 }
 
 void copy_into(const Tensor& src, const Tensor& dst) {
   if (dst.requires_grad()) {
-    throw Error("copy_into", "the destination requires a gradient, and a write into it cannot be differentiated; "
+    throw Error("copy_into",
+                "the destination requires a gradient, and a write into it cannot be differentiated; "
                 "write into a tensor that does not (or its detach())");
   }
   core::copy_into(src.data(), dst.data());
@@ -135,9 +134,8 @@ Tensor pad(const Tensor& x, int64_t axis, int64_t before, int64_t after, double 
 
 // dL/dx = g shifted back: what moved forward by `amount` sends its gradient back by `amount`
 Tensor shift(const Tensor& x, int64_t axis, int64_t amount) {
-  return record("shift", {x}, core::shift(x.data(), axis, amount), [axis, amount](const Tensor& g, const Needs&) {
-    return Grads{shift(g, axis, -amount)};
-  });
+  return record("shift", {x}, core::shift(x.data(), axis, amount),
+                [axis, amount](const Tensor& g, const Needs&) { return Grads{shift(g, axis, -amount)}; });
 }
 
 }  // namespace axiom

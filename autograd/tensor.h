@@ -49,7 +49,9 @@ class Tensor {
   double item() const { return data().item(); }
   double at(const std::vector<int64_t>& index) const { return data().at(index); }  // one element, as double
   template <typename T>
-  std::vector<T> to_vector() const { return data().to_vector<T>(); }  // all elements, row-major, converted to T
+  std::vector<T> to_vector() const {
+    return data().to_vector<T>();
+  }  // all elements, row-major, converted to T
   std::string to_string() const { return data().to_string(); }
 
   // --- gradients ------------------------------------------------------------------------------
@@ -60,9 +62,9 @@ class Tensor {
   // Its numbers are a buffer of its own: an optimizer may scale grad().data() in place. After a
   // backward() with create_graph it has a graph, and can be differentiated again.
   Tensor grad() const;
-  void zero_grad() const;                     // forgets the gradient (the next backward starts from 0)
+  void zero_grad() const;  // forgets the gradient (the next backward starts from 0)
   const std::shared_ptr<Node>& grad_fn() const;
-  Tensor detach() const;                      // same numbers, no history, no gradient
+  Tensor detach() const;  // same numbers, no history, no gradient
 
   // Computes the gradient of this tensor with respect to every leaf that requires one and adds it to
   // the leaf's grad(). With no argument the tensor must hold one element (a loss); otherwise `grad`
@@ -141,10 +143,10 @@ struct Node {
   std::vector<Edge> inputs;  // one per input
   std::vector<Shape> input_shapes;
   std::vector<Dtype> input_dtypes;
-  Backward backward;  // emptied when the graph is freed
-  core::Tensor output;  // kept only for rules that use the output (record_keeping_output)
-  Composite composite;                // fused ops only (record_fused)
-  std::vector<Tensor> saved_inputs;   // what the composite runs on (fused ops only)
+  Backward backward;                 // emptied when the graph is freed
+  core::Tensor output;               // kept only for rules that use the output (record_keeping_output)
+  Composite composite;               // fused ops only (record_fused)
+  std::vector<Tensor> saved_inputs;  // what the composite runs on (fused ops only)
   // Every input's and the output's storage with its write version when recorded: a backward
   // rule must see the values the forward pass saw.
   std::vector<std::pair<std::weak_ptr<core::Storage>, uint64_t>> versions;
@@ -225,8 +227,10 @@ class GradientReadyHooksPaused {
 //                          backward pass is wanted (as MLX's fast ops do)
 using Rule = std::function<Grads(const Tensor& grad_out, const Needs& needs)>;
 Tensor record(const char* name, const std::vector<Tensor>& inputs, core::Tensor output, Rule rule);
-Tensor record_keeping_output(const char* name, const std::vector<Tensor>& inputs, core::Tensor output, Node::Backward rule);
-Tensor record_fused(const char* name, const std::vector<Tensor>& inputs, core::Tensor output, Rule rule, Node::Composite composite);
+Tensor record_keeping_output(const char* name, const std::vector<Tensor>& inputs, core::Tensor output,
+                             Node::Backward rule);
+Tensor record_fused(const char* name, const std::vector<Tensor>& inputs, core::Tensor output, Rule rule,
+                    Node::Composite composite);
 
 // --- gradients as values ----------------------------------------------------------------------------
 struct GradOptions {

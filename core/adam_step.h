@@ -33,21 +33,26 @@ struct AdamUpdate {
 // The same, reduced to the constants of the per-element formula, in the parameter's dtype.
 template <typename T>
 struct AdamScalars {
-  T shrink;          // 1 - lr * lambda for AdamW, else 1
-  T l2;              // lambda for Adam, else 0
+  T shrink;  // 1 - lr * lambda for AdamW, else 1
+  T l2;      // lambda for Adam, else 0
   T beta1, one_minus_beta1, beta2, one_minus_beta2;
   T sqrt_correction2;  // sqrt(1 - beta2^t)
   T eps;
-  T step_size;         // lr / (1 - beta1^t)
+  T step_size;  // lr / (1 - beta1^t)
 };
 
 template <typename T>
 AdamScalars<T> adam_scalars(const AdamStep& s) {
   const double t = static_cast<double>(s.step);
   const bool decoupled = s.decoupled_weight_decay;
-  return {static_cast<T>(decoupled ? 1 - s.lr * s.weight_decay : 1), static_cast<T>(decoupled ? 0 : s.weight_decay),
-          static_cast<T>(s.beta1), static_cast<T>(1 - s.beta1), static_cast<T>(s.beta2), static_cast<T>(1 - s.beta2),
-          static_cast<T>(std::sqrt(1 - std::pow(s.beta2, t))), static_cast<T>(s.eps),
+  return {static_cast<T>(decoupled ? 1 - s.lr * s.weight_decay : 1),
+          static_cast<T>(decoupled ? 0 : s.weight_decay),
+          static_cast<T>(s.beta1),
+          static_cast<T>(1 - s.beta1),
+          static_cast<T>(s.beta2),
+          static_cast<T>(1 - s.beta2),
+          static_cast<T>(std::sqrt(1 - std::pow(s.beta2, t))),
+          static_cast<T>(s.eps),
           static_cast<T>(s.lr / (1 - std::pow(s.beta1, t)))};
 }
 

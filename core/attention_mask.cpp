@@ -9,7 +9,8 @@ namespace {
 // Every position in [-1, length): -1 is "none".
 void check_positions(const char* name, const char* what, const std::vector<int64_t>& positions, int64_t length) {
   for (int64_t p : positions) {
-    if (p < -1 || p >= length) throw Error(name, "a block's ", what, " position ", p, " is outside the line of ", length);
+    if (p < -1 || p >= length)
+      throw Error(name, "a block's ", what, " position ", p, " is outside the line of ", length);
   }
 }
 
@@ -39,12 +40,15 @@ void check_queries(const char* name, const BlockPattern& b) {
 AttentionMask AttentionMask::blocks(BlockPattern pattern, const char* name) {
   const BlockPattern& b = pattern;
   const int64_t blocks = b.blocks();
-  if (b.length < 1 || b.block_queries < 1 || b.block_keys < 1 || static_cast<int64_t>(b.queries.size()) != blocks * b.block_queries ||
+  if (b.length < 1 || b.block_queries < 1 || b.block_keys < 1 ||
+      static_cast<int64_t>(b.queries.size()) != blocks * b.block_queries ||
       static_cast<int64_t>(b.keys.size()) != blocks * b.block_keys ||
       static_cast<int64_t>(b.visible.size()) != blocks * b.block_queries * b.block_keys) {
-    throw Error(name, "a block pattern needs L, P, M >= 1, queries [blocks, P], keys [blocks, M] and visible [blocks, P, M]; got L ",
-                b.length, ", P ", b.block_queries, ", M ", b.block_keys, " and ", b.queries.size(), ", ", b.keys.size(), " and ",
-                b.visible.size(), " entries");
+    throw Error(
+        name,
+        "a block pattern needs L, P, M >= 1, queries [blocks, P], keys [blocks, M] and visible [blocks, P, M]; got L ",
+        b.length, ", P ", b.block_queries, ", M ", b.block_keys, " and ", b.queries.size(), ", ", b.keys.size(),
+        " and ", b.visible.size(), " entries");
   }
   check_positions(name, "query", b.queries, b.length);
   check_positions(name, "key", b.keys, b.length);
@@ -67,7 +71,8 @@ std::vector<uint8_t> AttentionMask::table(int64_t length) const {
   }
   if (kind_ != Kind::blocks) return sees;
   const BlockPattern& b = *pattern_;
-  if (b.length != length) throw Error("attention", "the mask's block pattern is for lines of ", b.length, ", not ", length);
+  if (b.length != length)
+    throw Error("attention", "the mask's block pattern is for lines of ", b.length, ", not ", length);
   for (int64_t block = 0; block < b.blocks(); ++block) {
     for (int64_t p = 0; p < b.block_queries; ++p) {
       const int64_t query = b.queries[static_cast<size_t>(block * b.block_queries + p)];

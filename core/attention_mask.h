@@ -25,9 +25,9 @@
 namespace axiom::core {
 
 struct BlockPattern {
-  int64_t length = 0;          // L: the line the pattern is for
-  int64_t block_queries = 0;   // P
-  int64_t block_keys = 0;      // M
+  int64_t length = 0;            // L: the line the pattern is for
+  int64_t block_queries = 0;     // P
+  int64_t block_keys = 0;        // M
   std::vector<int64_t> queries;  // [blocks, P]
   std::vector<int64_t> keys;     // [blocks, M]
   std::vector<uint8_t> visible;  // [blocks, P, M]

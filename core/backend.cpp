@@ -67,7 +67,9 @@ MachineMemory Backend::memory() { return machine_memory(); }
 
 std::string Backend::matmul_precision_unavailable(MatmulPrecision) const { return ""; }
 
-void Backend::check_indices(const IndexBounds& bounds, const Tensor& index) { bounds.check(index.to_vector<int64_t>(), index.shape()); }
+void Backend::check_indices(const IndexBounds& bounds, const Tensor& index) {
+  bounds.check(index.to_vector<int64_t>(), index.shape());
+}
 
 Backend& backend(Device device) {
   auto& slot = registry().at(static_cast<int>(device.type));
@@ -83,16 +85,16 @@ std::unique_ptr<Backend> register_backend(DeviceType type, std::unique_ptr<Backe
 }
 
 std::string_view op_name(UnaryOp op) {
-  constexpr std::string_view names[] = {"neg",  "abs",     "exp",  "log",  "sqrt",      "rsqrt",
-                                        "tanh", "sigmoid", "relu", "gelu", "gelu_tanh", "pow",
-                                        "gelu_derivative", "gelu_tanh_derivative"};
+  constexpr std::string_view names[] = {
+      "neg",     "abs",  "exp",  "log",       "sqrt", "rsqrt",           "tanh",
+      "sigmoid", "relu", "gelu", "gelu_tanh", "pow",  "gelu_derivative", "gelu_tanh_derivative"};
   static_assert(std::size(names) == kNumUnaryOps);
   return names[static_cast<int>(op)];
 }
 
 std::string_view op_name(BinaryOp op) {
-  constexpr std::string_view names[] = {"add",     "sub", "mul", "div", "pow", "maximum", "minimum",
-                                        "eq",      "ne",  "lt",  "le",  "gt",  "ge"};
+  constexpr std::string_view names[] = {"add", "sub", "mul", "div", "pow", "maximum", "minimum",
+                                        "eq",  "ne",  "lt",  "le",  "gt",  "ge"};
   static_assert(std::size(names) == kNumBinaryOps);
   return names[static_cast<int>(op)];
 }

@@ -27,8 +27,20 @@ enum class MatmulPrecision;  // core/matmul_precision.h
 class Tensor;
 
 enum class UnaryOp {
-  neg, abs, exp, log, sqrt, rsqrt, tanh, sigmoid, relu, gelu, gelu_tanh, pow_scalar,
-  gelu_derivative, gelu_tanh_derivative,  // d gelu / dx, for the backward pass
+  neg,
+  abs,
+  exp,
+  log,
+  sqrt,
+  rsqrt,
+  tanh,
+  sigmoid,
+  relu,
+  gelu,
+  gelu_tanh,
+  pow_scalar,
+  gelu_derivative,
+  gelu_tanh_derivative,  // d gelu / dx, for the backward pass
 };
 enum class BinaryOp { add, sub, mul, div, pow, maximum, minimum, eq, ne, lt, le, gt, ge };
 enum class ReduceOp { sum, mean, max, var, min };
@@ -104,8 +116,8 @@ class Backend {
   virtual void attention(const Tensor& qkv, int axis, int64_t heads, const AttentionMask& mask, const Tensor& out,
                          const Tensor& probs) = 0;
   // grad_qkv [..., 3D] (written whole) from grad_out [..., D] and the forward's qkv and probs; all contiguous.
-  virtual void attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int axis, int64_t heads,
-                                  const AttentionMask& mask, const Tensor& grad_qkv) = 0;
+  virtual void attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int axis,
+                                  int64_t heads, const AttentionMask& mask, const Tensor& grad_qkv) = 0;
   // Whether attention above takes this kind of mask; this default fuses all and causal only.
   virtual bool attention_fuses(const AttentionMask& mask) const { return mask.kind() != AttentionMask::Kind::blocks; }
   // out [..., 1, Dh] = softmax(scale * q keys_t) values per line (core/launch.h attention_step); the
@@ -149,8 +161,8 @@ class Backend {
   virtual void cross_entropy(const Tensor& logits, const Tensor& targets, double smoothing, const Tensor& losses,
                              const Tensor& lse) = 0;
   // grad_logits [R, C] = (exp(x[r, c] - lse_r) - q[r, c]) * grad_losses[r], q = (1 - s) onehot(t_r) + s / C.
-  virtual void cross_entropy_backward(const Tensor& logits, const Tensor& targets, const Tensor& lse, const Tensor& grad_losses,
-                                      double smoothing, const Tensor& grad_logits) = 0;
+  virtual void cross_entropy_backward(const Tensor& logits, const Tensor& targets, const Tensor& lse,
+                                      const Tensor& grad_losses, double smoothing, const Tensor& grad_logits) = 0;
   // One Adam step on every element (core/adam_step.h): param, exp_avg and exp_avg_sq are updated
   // in place from grad. All four contiguous, of one shape and floating dtype.
   virtual void adam_update(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,

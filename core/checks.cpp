@@ -6,7 +6,8 @@
 namespace axiom::core {
 
 Error IndexBounds::out_of_range(int64_t value, int64_t flat, const Shape& shape) const {
-  if (class_targets) return Error(op, "target ", value, " (element ", flat, " of the targets) is not a class in [0, ", limit, ")");
+  if (class_targets)
+    return Error(op, "target ", value, " (element ", flat, " of the targets) is not a class in [0, ", limit, ")");
   std::vector<int64_t> position(shape.size());
   for (size_t i = position.size(); i-- > 0;) position[i] = flat % shape[i], flat /= shape[i];
   return Error(op, "index ", value, " at ", position, " is out of range for axis ", axis, " of size ", limit);
@@ -46,6 +47,8 @@ void dtype_is(std::string_view op, const Tensor& x, Dtype expected, std::string_
   if (x.dtype() != expected) throw Error(op, what, " must be ", expected, ", got ", x.dtype());
 }
 
-void indices_in_range(const IndexBounds& bounds, const Tensor& index) { backend(index.device()).check_indices(bounds, index); }
+void indices_in_range(const IndexBounds& bounds, const Tensor& index) {
+  backend(index.device()).check_indices(bounds, index);
+}
 
 }  // namespace axiom::core::checks

@@ -42,10 +42,14 @@ constexpr bool is_floating(Dtype dtype) { return dtype == Dtype::float32 || dtyp
 inline std::ostream& operator<<(std::ostream& out, Dtype dtype) { return out << dtype_name(dtype); }
 
 // The Dtype of a C++ type: dtype_of<float> == Dtype::float32.
-template <typename T> inline constexpr Dtype dtype_of = Dtype::float32;
-template <> inline constexpr Dtype dtype_of<double> = Dtype::float64;
-template <> inline constexpr Dtype dtype_of<int64_t> = Dtype::int64;
-template <> inline constexpr Dtype dtype_of<uint8_t> = Dtype::uint8;
+template <typename T>
+inline constexpr Dtype dtype_of = Dtype::float32;
+template <>
+inline constexpr Dtype dtype_of<double> = Dtype::float64;
+template <>
+inline constexpr Dtype dtype_of<int64_t> = Dtype::int64;
+template <>
+inline constexpr Dtype dtype_of<uint8_t> = Dtype::uint8;
 
 // Calls fn.template operator()<T>() with the C++ type T of `dtype`:
 //   dispatch(x.dtype(), [&]<typename T>() { fill<T>(x); });

@@ -32,7 +32,8 @@ Tensor arange(double start, double stop, double step, Dtype dtype) {
     throw Error("arange", "start ", start, ", stop ", stop, " and step ", step, " must be finite, step nonzero");
   }
   const double count = std::ceil((stop - start) / step);
-  if (count > 1e12) throw Error("arange", "start ", start, ", stop ", stop, " and step ", step, " make too many elements");
+  if (count > 1e12)
+    throw Error("arange", "start ", start, ", stop ", stop, " and step ", step, " make too many elements");
   const int64_t n = count > 0 ? static_cast<int64_t>(count) : 0;
   std::vector<double> values(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) values[i] = start + static_cast<double>(i) * step;

@@ -17,7 +17,7 @@ constexpr int64_t kEdgeItems = 3;
 struct Printer {
   const std::vector<std::string>& cells;  // every element, formatted, row-major
   const Shape& shape;
-  const Strides strides;                   // contiguous strides of `shape`
+  const Strides strides;  // contiguous strides of `shape`
   bool summarize;
   size_t width;
   std::ostringstream out;

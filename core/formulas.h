@@ -42,7 +42,7 @@ struct Scalar {
   AXIOM_HOST_DEVICE static T div(T a, T b) { return a / b; }
   AXIOM_HOST_DEVICE static T mul_add(T a, T b, T c) { return a * b + c; }      // a b + c
   AXIOM_HOST_DEVICE static T neg_mul_add(T a, T b, T c) { return c - a * b; }  // c - a b
-  AXIOM_HOST_DEVICE static T negative_abs(T x) { return x < T(0) ? x : -x; }  // -|x|
+  AXIOM_HOST_DEVICE static T negative_abs(T x) { return x < T(0) ? x : -x; }   // -|x|
   AXIOM_HOST_DEVICE static T where_non_negative(T x, T a, T b) { return x >= T(0) ? a : b; }
   AXIOM_HOST_DEVICE static T exp_of(T x) { return Functions::exp_of(x); }
   AXIOM_HOST_DEVICE static T tanh_of(T x) { return Functions::tanh_of(x); }

@@ -15,16 +15,18 @@ namespace {
 
 // qkv [..., 3D] for attention along `axis` with `heads` heads and `mask`, checked; the shapes that follow.
 struct AttentionShapes {
-  int axis;         // normalised
-  Shape out;        // [..., D]
-  Shape probs;      // [lines, heads, L, L] or [lines, heads, blocks, P, M]
+  int axis;     // normalised
+  Shape out;    // [..., D]
+  Shape probs;  // [lines, heads, L, L] or [lines, heads, blocks, P, M]
 };
-AttentionShapes checked_attention(const char* name, const Tensor& qkv, int64_t axis, int64_t heads, const AttentionMask& mask) {
+AttentionShapes checked_attention(const char* name, const Tensor& qkv, int64_t axis, int64_t heads,
+                                  const AttentionMask& mask) {
   checks::defined(name, qkv, "qkv");
   checks::floating(name, qkv);
   if (qkv.dim() < 2) throw Error(name, "qkv must be [..., L, ..., 3D], got ", qkv.shape());
   const int a = normalize_axis(name, axis, qkv.dim());
-  if (a == qkv.dim() - 1) throw Error(name, "axis ", axis, " is the feature axis of qkv ", qkv.shape(), "; attend along another");
+  if (a == qkv.dim() - 1)
+    throw Error(name, "axis ", axis, " is the feature axis of qkv ", qkv.shape(), "; attend along another");
   if (heads <= 0 || qkv.size(-1) % (3 * heads) != 0) {
     throw Error(name, "qkv's last axis (", qkv.size(-1), ") must be 3 * heads * Dh for heads = ", heads);
   }
@@ -34,8 +36,8 @@ AttentionShapes checked_attention(const char* name, const Tensor& qkv, int64_t a
   if (mask.kind() != AttentionMask::Kind::blocks) return {a, out, {lines, heads, length, length}};
   const BlockPattern& pattern = mask.pattern();
   if (pattern.length != length) {
-    throw Error(name, "the mask's block pattern is for lines of ", pattern.length, ", but qkv ", qkv.shape(), " has lines of ", length,
-                " along axis ", axis);
+    throw Error(name, "the mask's block pattern is for lines of ", pattern.length, ", but qkv ", qkv.shape(),
+                " has lines of ", length, " along axis ", axis);
   }
   return {a, out, {lines, heads, pattern.blocks(), pattern.block_queries, pattern.block_keys}};
 }
@@ -51,10 +53,12 @@ void check_attention(const Tensor& qkv, int64_t axis, int64_t heads, const Atten
 AttentionResult attention(const Tensor& qkv, int64_t axis, int64_t heads, const AttentionMask& mask) {
   const AttentionShapes shapes = checked_attention("attention", qkv, axis, heads, mask);
   if (!attention_fused(qkv.device(), mask)) {
-    throw Error("attention", "the ", qkv.device(), " backend does not fuse attention with a block pattern (autograd's attention composes it)");
+    throw Error("attention", "the ", qkv.device(),
+                " backend does not fuse attention with a block pattern (autograd's attention composes it)");
   }
   AttentionResult result{empty(shapes.out, qkv.dtype(), qkv.device()), empty(shapes.probs, qkv.dtype(), qkv.device())};
-  if (qkv.numel() > 0) backend(qkv.device()).attention(qkv.contiguous(), shapes.axis, heads, mask, result.output, result.probs);
+  if (qkv.numel() > 0)
+    backend(qkv.device()).attention(qkv.contiguous(), shapes.axis, heads, mask, result.output, result.probs);
   return result;
 }
 
@@ -67,13 +71,14 @@ Tensor attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& 
     checks::same_dtype("attention_backward", qkv, *t);
   }
   if (grad_out.shape() != shapes.out || probs.shape() != shapes.probs) {
-    throw Error("attention_backward", "for qkv ", qkv.shape(), " expected grad_out ", shapes.out, " and probs ", shapes.probs,
-                "; got ", grad_out.shape(), " and ", probs.shape());
+    throw Error("attention_backward", "for qkv ", qkv.shape(), " expected grad_out ", shapes.out, " and probs ",
+                shapes.probs, "; got ", grad_out.shape(), " and ", probs.shape());
   }
   Tensor grad_qkv = empty(qkv.shape(), qkv.dtype(), qkv.device());
   if (qkv.numel() > 0) {
-    backend(qkv.device()).attention_backward(qkv.contiguous(), probs.contiguous(), grad_out.contiguous(), shapes.axis, heads, mask,
-                                             grad_qkv);
+    backend(qkv.device())
+        .attention_backward(qkv.contiguous(), probs.contiguous(), grad_out.contiguous(), shapes.axis, heads, mask,
+                            grad_qkv);
   }
   return grad_qkv;
 }
@@ -87,11 +92,13 @@ void check_hidden_keys(const std::vector<uint8_t>& hidden, int64_t seen) {
   if (static_cast<int64_t>(hidden.size()) != seen) {
     throw Error("attention_step", "hidden has ", hidden.size(), " flags for ", seen, " keys");
   }
-  if (std::find(hidden.begin(), hidden.end(), 0) == hidden.end()) throw Error("attention_step", "hidden hides every one of the ", seen, " keys");
+  if (std::find(hidden.begin(), hidden.end(), 0) == hidden.end())
+    throw Error("attention_step", "hidden hides every one of the ", seen, " keys");
 }
 }  // namespace
 
-Tensor attention_step(const Tensor& q, const Tensor& keys_t, const Tensor& values, double scale, const std::vector<uint8_t>& hidden) {
+Tensor attention_step(const Tensor& q, const Tensor& keys_t, const Tensor& values, double scale,
+                      const std::vector<uint8_t>& hidden) {
   constexpr const char* name = "attention_step";
   for (const Tensor* t : {&q, &keys_t, &values}) {
     checks::defined(name, *t);
@@ -100,17 +107,20 @@ Tensor attention_step(const Tensor& q, const Tensor& keys_t, const Tensor& value
     checks::same_dtype(name, q, *t);
   }
   const int64_t dh = q.dim() >= 2 ? q.size(-1) : 0, seen = keys_t.dim() >= 2 ? keys_t.size(-1) : 0;
-  Shape keys_shape = q.shape(), values_shape = q.shape();  // what q [..., 1, Dh] asks for: [..., Dh, S] and [..., S, Dh]
+  Shape keys_shape = q.shape(),
+        values_shape = q.shape();  // what q [..., 1, Dh] asks for: [..., Dh, S] and [..., S, Dh]
   if (q.dim() >= 2) keys_shape.end()[-2] = dh, keys_shape.back() = seen, values_shape.end()[-2] = seen;
   if (q.dim() < 2 || q.size(-2) != 1 || seen < 1 || keys_t.shape() != keys_shape || values.shape() != values_shape) {
-    throw Error(name, "needs q [..., 1, Dh], keys_t [..., Dh, S] and values [..., S, Dh] with the same batch axes and S >= 1; got ",
-                q.shape(), ", ", keys_t.shape(), " and ", values.shape());
+    throw Error(
+        name,
+        "needs q [..., 1, Dh], keys_t [..., Dh, S] and values [..., S, Dh] with the same batch axes and S >= 1; got ",
+        q.shape(), ", ", keys_t.shape(), " and ", values.shape());
   }
   if (!hidden.empty()) check_hidden_keys(hidden, seen);
   Tensor out = empty(q.shape(), q.dtype(), q.device());
   if (out.numel() > 0) {
-    backend(q.device()).attention_step(rows_contiguous(q), rows_contiguous(keys_t), rows_contiguous(values), scale,
-                                       hidden, out);
+    backend(q.device())
+        .attention_step(rows_contiguous(q), rows_contiguous(keys_t), rows_contiguous(values), scale, hidden, out);
   }
   return out;
 }

@@ -75,9 +75,11 @@ void mul_in_place(const Tensor& target, const Tensor& factor) {
   checks::defined("mul_in_place", factor, "factor");
   checks::same_device("mul_in_place", target, factor);
   checks::same_dtype("mul_in_place", target, factor);
-  if (!target.is_contiguous()) throw Error("mul_in_place", "the target must be contiguous, got strides ", target.strides());
+  if (!target.is_contiguous())
+    throw Error("mul_in_place", "the target must be contiguous, got strides ", target.strides());
   if (broadcast_shapes("mul_in_place", target.shape(), factor.shape()) != target.shape()) {
-    throw Error("mul_in_place", "the factor's shape ", factor.shape(), " does not broadcast to the target's shape ", target.shape());
+    throw Error("mul_in_place", "the factor's shape ", factor.shape(), " does not broadcast to the target's shape ",
+                target.shape());
   }
   // each element is read and then written by the same step of the map: out may be an input
   backend(target.device()).binary(BinaryOp::mul, target, factor.expand(target.shape()), target);
@@ -94,7 +96,8 @@ Tensor activation_backward(UnaryOp activation, const Tensor& h, const Tensor& gr
   checks::floating(name, h);
   checks::same_device(name, h, grad);
   checks::same_dtype(name, h, grad);
-  if (grad.shape() != h.shape()) throw Error(name, "grad's shape ", grad.shape(), " differs from h's shape ", h.shape());
+  if (grad.shape() != h.shape())
+    throw Error(name, "grad's shape ", grad.shape(), " differs from h's shape ", h.shape());
   if (!grad.is_contiguous()) throw Error(name, "grad must be contiguous, got strides ", grad.strides());
   Tensor activated = empty(h.shape(), h.dtype(), h.device());
   backend(h.device()).activation_backward(activation, h.contiguous(), grad, activated);

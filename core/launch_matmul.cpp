@@ -28,7 +28,8 @@ Product checked_product(const char* name, const Tensor& a, const Tensor& b) {
   checks::same_device(name, a, b);
   checks::same_dtype(name, a, b);
   checks::floating(name, a);
-  if (a.dtype() == Dtype::float32 && matmul_precision() == MatmulPrecision::bfloat16 && a.device().type != DeviceType::cpu) {
+  if (a.dtype() == Dtype::float32 && matmul_precision() == MatmulPrecision::bfloat16 &&
+      a.device().type != DeviceType::cpu) {
     throw Error(name, "bfloat16 products (set_matmul_precision) run on the CPU only; got ", a.device(), " tensors");
   }
   if (a.dim() == 0 || b.dim() == 0) {
@@ -46,7 +47,8 @@ Product checked_product(const char* name, const Tensor& a, const Tensor& b) {
   try {
     batch = broadcast_shapes(name, a_batch, b_batch);
   } catch (const Error&) {
-    throw Error(name, "batch shapes ", a_batch, " and ", b_batch, " of ", a.shape(), " and ", b.shape(), " cannot be broadcast");
+    throw Error(name, "batch shapes ", a_batch, " and ", b_batch, " of ", a.shape(), " and ", b.shape(),
+                " cannot be broadcast");
   }
   auto with_matrix = [&](int64_t rows, int64_t cols) {
     Shape shape = batch;

@@ -28,7 +28,8 @@ Tensor checked_affine(const Tensor& param, const Tensor& x, const char* what) {
   checks::same_device("layer_norm", x, param);
   checks::same_dtype("layer_norm", x, param);
   if (param.shape() != Shape{x.size(-1)}) {
-    throw Error("layer_norm", what, " has shape ", param.shape(), "; expected [", x.size(-1), "] for input ", x.shape());
+    throw Error("layer_norm", what, " has shape ", param.shape(), "; expected [", x.size(-1), "] for input ",
+                x.shape());
   }
   return param.contiguous();
 }
@@ -84,7 +85,8 @@ void check_cross_entropy(std::string_view op, const Tensor& logits, const Tensor
   checks::same_device(op, logits, targets);
   const Shape expected(logits.shape().begin(), logits.shape().end() - (logits.dim() > 0 ? 1 : 0));
   if (logits.dim() == 0 || targets.shape() != expected) {
-    throw Error(op, "logits ", logits.shape(), " need targets of shape ", expected, " (one class per row), got ", targets.shape());
+    throw Error(op, "logits ", logits.shape(), " need targets of shape ", expected, " (one class per row), got ",
+                targets.shape());
   }
   if (!(smoothing >= 0 && smoothing <= 1)) throw Error(op, "label_smoothing must be in [0, 1], got ", smoothing);
   checks::indices_in_range({std::string(op), logits.size(-1), 0, /*class_targets=*/true}, targets);
@@ -94,8 +96,10 @@ void check_cross_entropy(std::string_view op, const Tensor& logits, const Tensor
 
 CrossEntropyResult cross_entropy(const Tensor& logits, const Tensor& targets, double label_smoothing) {
   check_cross_entropy("cross_entropy", logits, targets, label_smoothing);
-  CrossEntropyResult result{empty(targets.shape(), logits.dtype(), logits.device()), empty(targets.shape(), logits.dtype(), logits.device())};
-  backend(logits.device()).cross_entropy(logits.contiguous(), targets.contiguous(), label_smoothing, result.losses, result.lse);
+  CrossEntropyResult result{empty(targets.shape(), logits.dtype(), logits.device()),
+                            empty(targets.shape(), logits.dtype(), logits.device())};
+  backend(logits.device())
+      .cross_entropy(logits.contiguous(), targets.contiguous(), label_smoothing, result.losses, result.lse);
   return result;
 }
 
@@ -111,8 +115,9 @@ Tensor cross_entropy_backward(const Tensor& logits, const Tensor& targets, const
     }
   }
   Tensor grad_logits = empty(logits.shape(), logits.dtype(), logits.device());
-  backend(logits.device()).cross_entropy_backward(logits.contiguous(), targets.contiguous(), lse.contiguous(), grad_losses.contiguous(),
-                                                  label_smoothing, grad_logits);
+  backend(logits.device())
+      .cross_entropy_backward(logits.contiguous(), targets.contiguous(), lse.contiguous(), grad_losses.contiguous(),
+                              label_smoothing, grad_logits);
   return grad_logits;
 }
 

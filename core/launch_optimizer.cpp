@@ -11,10 +11,10 @@ namespace axiom::core {
 
 namespace {
 
-void check_adam_update(const char* op, const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
-                       const AdamStep& step) {
-  const std::pair<const Tensor*, const char*> operands[] = {{&param, "param"}, {&grad, "grad"}, {&exp_avg, "exp_avg"},
-                                                            {&exp_avg_sq, "exp_avg_sq"}};
+void check_adam_update(const char* op, const Tensor& param, const Tensor& grad, const Tensor& exp_avg,
+                       const Tensor& exp_avg_sq, const AdamStep& step) {
+  const std::pair<const Tensor*, const char*> operands[] = {
+      {&param, "param"}, {&grad, "grad"}, {&exp_avg, "exp_avg"}, {&exp_avg_sq, "exp_avg_sq"}};
   for (const auto& [t, what] : operands) {
     checks::defined(op, *t, what);
     checks::same_device(op, param, *t);
@@ -45,7 +45,8 @@ void adam_update(const Tensor& param, const Tensor& grad, const Tensor& exp_avg,
 
 void adam_update_many(const std::vector<AdamUpdate>& updates) {
   if (updates.empty()) return;
-  for (const AdamUpdate& u : updates) check_adam_update("adam_update_many", u.param, u.grad, u.exp_avg, u.exp_avg_sq, u.step);
+  for (const AdamUpdate& u : updates)
+    check_adam_update("adam_update_many", u.param, u.grad, u.exp_avg, u.exp_avg_sq, u.step);
   // one call per device and dtype, in the order of `updates`
   std::vector<std::vector<AdamUpdate>> groups;
   for (const AdamUpdate& u : updates) {

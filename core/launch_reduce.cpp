@@ -16,8 +16,8 @@ struct Reduced {
   Tensor indices;  // max only, when asked for
 };
 
-Reduced reduce_op(ReduceOp op, const Tensor& x, const std::vector<int64_t>& axes, bool keepdim,
-                  int64_t correction = 0, bool want_indices = false) {
+Reduced reduce_op(ReduceOp op, const Tensor& x, const std::vector<int64_t>& axes, bool keepdim, int64_t correction = 0,
+                  bool want_indices = false) {
   const std::string_view name = op_name(op);
   checks::defined(name, x);
   if (op == ReduceOp::mean || op == ReduceOp::var) checks::floating(name, x);

@@ -35,8 +35,8 @@ Tensor concat(const std::vector<Tensor>& tensors, int64_t axis) {
     Shape expected = first.shape();
     expected[a] = t.dim() == first.dim() ? t.size(a) : 0;
     if (t.shape() != expected) {
-      throw Error("concat", "tensor ", i, " has shape ", t.shape(), ", which does not match tensor 0's ",
-                  first.shape(), " outside axis ", a);
+      throw Error("concat", "tensor ", i, " has shape ", t.shape(), ", which does not match tensor 0's ", first.shape(),
+                  " outside axis ", a);
     }
     shape[a] += t.size(a);
   }

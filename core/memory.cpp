@@ -9,7 +9,6 @@
 #include <limits>
 #include <string>
 
-
 namespace axiom::core {
 
 namespace {

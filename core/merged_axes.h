@@ -47,7 +47,8 @@ MergedAxes<N> merge_axes(const Shape& shape, const std::array<const Strides*, N>
   for (size_t i = shape.size(); i-- > 0;) {
     if (shape[i] == 1) continue;
     bool merges = !merged.shape.empty();
-    for (size_t k = 0; k < N && merges; ++k) merges = (*strides[k])[i] == merged.strides[k].back() * merged.shape.back();
+    for (size_t k = 0; k < N && merges; ++k)
+      merges = (*strides[k])[i] == merged.strides[k].back() * merged.shape.back();
     if (merges) {
       merged.shape.back() *= shape[i];  // the merged axis keeps the inner axis's stride
     } else {

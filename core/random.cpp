@@ -60,9 +60,7 @@ namespace axiom::core {
 namespace {
 
 // A uniform double in [0, 1) from 53 random bits.
-double unit(uint32_t high, uint32_t low) {
-  return static_cast<double>(((uint64_t{high} << 32) | low) >> 11) * 0x1p-53;
-}
+double unit(uint32_t high, uint32_t low) { return static_cast<double>(((uint64_t{high} << 32) | low) >> 11) * 0x1p-53; }
 
 // A new contiguous tensor of T, filled in chunks on any thread: fill(seed, counter, data, count)
 // writes the `count` elements at `data`, drawn from counters counter .. counter + count - 1.
@@ -83,7 +81,8 @@ Tensor generate(const Shape& shape, Generator& gen, Dtype dtype, ValueFn value) 
   Tensor out;
   dispatch(dtype, [&]<typename T>() {
     out = fill_from_counters<T>(shape, gen, dtype, [&](uint64_t seed, uint64_t counter, T* data, int64_t count) {
-      for (int64_t i = 0; i < count; ++i) data[i] = static_cast<T>(value(philox4x32(seed, counter + static_cast<uint64_t>(i))));
+      for (int64_t i = 0; i < count; ++i)
+        data[i] = static_cast<T>(value(philox4x32(seed, counter + static_cast<uint64_t>(i))));
     });
   });
   return out;
@@ -112,7 +111,8 @@ Tensor uniform(const Shape& shape, double low, double high, Generator& gen, Dtyp
     backend(Device::cpu()).uniform(out, seed, first, low, high);
     return out;
   }
-  return generate(shape, gen, dtype, [&](const std::array<uint32_t, 4>& r) { return low + (high - low) * unit(r[0], r[1]); });
+  return generate(shape, gen, dtype,
+                  [&](const std::array<uint32_t, 4>& r) { return low + (high - low) * unit(r[0], r[1]); });
 }
 
 Tensor normal(const Shape& shape, double mean, double std, Generator& gen, Dtype dtype) {

@@ -40,8 +40,8 @@ Strides contiguous_strides(const Shape& shape) {
 
 int normalize_axis(std::string_view op, int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= rank) {
-    throw Error(op, "axis ", axis, " is out of range for a tensor of rank ", rank, " (valid: ", -rank, " to ",
-                rank - 1, ")");
+    throw Error(op, "axis ", axis, " is out of range for a tensor of rank ", rank, " (valid: ", -rank, " to ", rank - 1,
+                ")");
   }
   return static_cast<int>(axis < 0 ? axis + rank : axis);
 }

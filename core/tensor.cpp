@@ -12,7 +12,10 @@
 namespace axiom::core {
 
 Tensor::Tensor(std::shared_ptr<Storage> storage, Shape shape, Strides strides, int64_t offset, Dtype dtype)
-    : storage_(std::move(storage)), shape_(std::move(shape)), strides_(std::move(strides)), offset_(offset),
+    : storage_(std::move(storage)),
+      shape_(std::move(shape)),
+      strides_(std::move(strides)),
+      offset_(offset),
       dtype_(dtype) {}
 
 int64_t Tensor::size(int64_t axis) const { return shape_[normalize_axis("size", axis, dim())]; }
@@ -215,8 +218,8 @@ Tensor Tensor::slice(int64_t axis, int64_t start, int64_t stop, int64_t step) co
 Tensor Tensor::narrow(int64_t axis, int64_t start, int64_t length) const {
   const int a = normalize_axis("narrow", axis, dim());
   if (start < 0 || length < 0 || start + length > shape_[a]) {
-    throw Error("narrow", "elements [", start, ", ", start + length, ") are out of range for axis ", a,
-                " of size ", shape_[a]);
+    throw Error("narrow", "elements [", start, ", ", start + length, ") are out of range for axis ", a, " of size ",
+                shape_[a]);
   }
   return slice(a, start, start + length);
 }

@@ -4,7 +4,8 @@
 // View methods (reshape when possible, permute, transpose, slice, narrow, expand, squeeze,
 // unsqueeze) return new tensors over the same storage; `clone()` always copies, and
 // `contiguous()` and `to()` copy unless the tensor already is what was asked for (then they
-// return it, sharing its storage, as PyTorch does). Element i of axis k lives at  offset + sum_k index[k] * strides[k]  (in elements).
+// return it, sharing its storage, as PyTorch does). Element i of axis k lives at  offset + sum_k index[k] * strides[k]
+// (in elements).
 #pragma once
 
 #include <memory>
@@ -46,12 +47,12 @@ class Tensor {
   }
 
   // --- elements (copied to the CPU when on another device) -----------------------------------------
-  double item() const;                                    // the one element of a 1-element tensor
-  double at(const std::vector<int64_t>& index) const;     // one element, as double
+  double item() const;                                              // the one element of a 1-element tensor
+  double at(const std::vector<int64_t>& index) const;               // one element, as double
   void set(const std::vector<int64_t>& index, double value) const;  // writes through every view
   template <typename T>
-  std::vector<T> to_vector() const;                       // all elements, row-major, converted to T
-  std::string to_string() const;                          // tensor([[1, 2], [3, 4]], dtype=...)
+  std::vector<T> to_vector() const;  // all elements, row-major, converted to T
+  std::string to_string() const;     // tensor([[1, 2], [3, 4]], dtype=...)
 
   // --- views: no copy ------------------------------------------------------------------------------
   Tensor reshape(Shape shape) const;  // a view when the strides allow it, else a copy; one size may be -1
@@ -62,7 +63,7 @@ class Tensor {
   // Elements start, start+step, ... before stop (Python rules: negatives count from the end, clamped).
   Tensor slice(int64_t axis, int64_t start, int64_t stop, int64_t step = 1) const;
   Tensor narrow(int64_t axis, int64_t start, int64_t length) const;  // out-of-range is an Error
-  Tensor select(int64_t axis, int64_t index) const;                   // drops the axis
+  Tensor select(int64_t axis, int64_t index) const;                  // drops the axis
   Tensor expand(const Shape& shape) const;  // broadcast: size-1 axes repeat with stride 0; -1 keeps a size
   Tensor squeeze() const;                   // drops every size-1 axis
   Tensor squeeze(int64_t axis) const;       // drops one size-1 axis

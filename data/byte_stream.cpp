@@ -52,7 +52,8 @@ class FileRangeStream final : public ByteStream {
   uint64_t read_some(void* dst, uint64_t n, std::string_view op) override {
     n = std::min(n, size_ - position_);
     const size_t got = std::fread(dst, 1, n, file_.get());
-    if (got < n && std::ferror(file_.get())) throw Error(op, origin_, ": read error at byte ", position_ + got, ": ", errno_text());
+    if (got < n && std::ferror(file_.get()))
+      throw Error(op, origin_, ": read error at byte ", position_ + got, ": ", errno_text());
     return got;
   }
 
@@ -81,11 +82,12 @@ class GzipStream final : public ByteStream {
       int code = Z_OK;
       const char* message = gzerror(file_, &code);
       if (code == Z_BUF_ERROR) {
-        throw Error(op, origin_, ": the gzip stream is cut short (truncated) after ", position_ + total + std::max(got, 0),
-                    " decompressed bytes");
+        throw Error(op, origin_, ": the gzip stream is cut short (truncated) after ",
+                    position_ + total + std::max(got, 0), " decompressed bytes");
       }
       if (got < 0 || (code != Z_OK && code != Z_STREAM_END)) {
-        throw Error(op, origin_, ": corrupt gzip data near decompressed byte ", position_ + total, " (zlib: ", message, ")");
+        throw Error(op, origin_, ": corrupt gzip data near decompressed byte ", position_ + total, " (zlib: ", message,
+                    ")");
       }
       total += static_cast<uint64_t>(got);
       if (static_cast<unsigned>(got) < want) break;  // the end of the data
@@ -112,7 +114,8 @@ class ZipMemberStream final : public ByteStream {
  protected:
   uint64_t read_some(void* dst, uint64_t n, std::string_view op) override {
     const zip_int64_t got = zip_fread(file_, dst, n);
-    if (got < 0) throw Error(op, origin_, ": corrupt data after byte ", position_, " (libzip: ", zip_file_strerror(file_), ")");
+    if (got < 0)
+      throw Error(op, origin_, ": corrupt data after byte ", position_, " (libzip: ", zip_file_strerror(file_), ")");
     return static_cast<uint64_t>(got);
   }
 
@@ -128,8 +131,8 @@ class ZipMemberStream final : public ByteStream {
 void ByteStream::read(void* dst, uint64_t n, std::string_view op, std::string_view field) {
   const uint64_t got = n == 0 ? 0 : read_some(dst, n, op);
   if (got < n) {
-    throw Error(op, origin_, ": truncated ", field, ": needs ", n, " bytes from byte ", position_, ", the data ends at byte ",
-                position_ + got);
+    throw Error(op, origin_, ": truncated ", field, ": needs ", n, " bytes from byte ", position_,
+                ", the data ends at byte ", position_ + got);
   }
   position_ += n;
 }

@@ -1,7 +1,8 @@
 // ByteStream: the bytes of a file (or of one member of a zip file) read front to back, for the
 // readers in this folder. It knows where it came from and where it is, so that every reading error
 // can say which file, which field and which byte:
-//   [idx] 'train-images-idx3-ubyte.gz': truncated pixel data: needs 47040000 bytes from byte 16, the data ends at byte 1000
+//   [idx] 'train-images-idx3-ubyte.gz': truncated pixel data: needs 47040000 bytes from byte 16, the data ends at byte
+//   1000
 //
 // Three kinds of source, one interface:
 //   open_file(path)          a plain file, or a gzip file (recognised by its first two bytes,
@@ -38,8 +39,8 @@ class ByteStream {
   void check_available(uint64_t needed, std::string_view op, std::string_view field) const;
 
   const std::string& origin() const { return origin_; }  // 'path', or 'path' member 'name'
-  uint64_t position() const { return position_; }       // bytes consumed so far
-  virtual uint64_t max_remaining() const = 0;           // upper bound on the bytes left
+  uint64_t position() const { return position_; }        // bytes consumed so far
+  virtual uint64_t max_remaining() const = 0;            // upper bound on the bytes left
 
  protected:
   explicit ByteStream(std::string origin) : origin_(std::move(origin)) {}

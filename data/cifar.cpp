@@ -12,7 +12,8 @@ namespace axiom::data {
 
 ImageDataset read_cifar(const std::vector<std::string>& files, int label_bytes) {
   constexpr int64_t kPixels = 3 * 32 * 32;
-  if (label_bytes != 1 && label_bytes != 2) throw Error("cifar", "label_bytes must be 1 (CIFAR-10) or 2 (CIFAR-100), got ", label_bytes);
+  if (label_bytes != 1 && label_bytes != 2)
+    throw Error("cifar", "label_bytes must be 1 (CIFAR-10) or 2 (CIFAR-100), got ", label_bytes);
   if (files.empty()) throw Error("cifar", "no files given");
   const int64_t record = label_bytes + kPixels;
   const int64_t classes = label_bytes == 1 ? 10 : 100;
@@ -41,13 +42,13 @@ ImageDataset read_cifar(const std::vector<std::string>& files, int label_bytes) 
     for (int64_t i = 0; i < count && n < total; ++i, ++n) {
       stream->read(buffer.data(), record, "cifar", "record " + std::to_string(i));
       if (label_bytes == 2 && buffer[0] >= 20) {
-        throw Error("cifar", stream->origin(), ": coarse label ", int{buffer[0]}, " of record ", i, " at byte ", i * record,
-                    " is not below 20");
+        throw Error("cifar", stream->origin(), ": coarse label ", int{buffer[0]}, " of record ", i, " at byte ",
+                    i * record, " is not below 20");
       }
       const int value = buffer[label_bytes - 1];  // CIFAR-100: the fine label, after the coarse one
       if (value >= classes) {
-        throw Error("cifar", stream->origin(), ": label ", value, " of record ", i, " at byte ", i * record + label_bytes - 1,
-                    " is not below ", classes);
+        throw Error("cifar", stream->origin(), ": label ", value, " of record ", i, " at byte ",
+                    i * record + label_bytes - 1, " is not below ", classes);
       }
       label[n] = value;
       std::memcpy(pixels + n * kPixels, buffer.data() + label_bytes, kPixels);

@@ -60,7 +60,8 @@ const char* labelled_dataset_names() { return "fashion-mnist and mnist"; }
 
 namespace {
 Tensor images_of(const std::string& name, const std::string& split, const DatasetOptions& options) {
-  if (name == "fashion-mnist") return fashion_mnist(split, options.root.empty() ? kFashionMnistRoot : options.root).images;
+  if (name == "fashion-mnist")
+    return fashion_mnist(split, options.root.empty() ? kFashionMnistRoot : options.root).images;
   if (name == "mnist") return mnist(split, required_root(name, options)).images;
   if (name == "cifar10") return cifar10(split, options);
   if (name == "moving-fashion-mnist") return moving_fashion_mnist(split, options);
@@ -70,16 +71,19 @@ Tensor images_of(const std::string& name, const std::string& split, const Datase
 }  // namespace
 
 Tensor load_images(const std::string& name, const std::string& split, const DatasetOptions& options) {
-  if (split != "train" && split != "test") throw Error("dataset", "split must be \"train\" or \"test\", got \"", split, "\"");
+  if (split != "train" && split != "test")
+    throw Error("dataset", "split must be \"train\" or \"test\", got \"", split, "\"");
   const Tensor images = images_of(name, split, options);
   if (images.size(0) == 0) {
-    throw Error("dataset", "the ", split, " split of ", name, options.root.empty() ? "" : " in '" + options.root + "'", " holds no images");
+    throw Error("dataset", "the ", split, " split of ", name, options.root.empty() ? "" : " in '" + options.root + "'",
+                " holds no images");
   }
   return images;
 }
 
 ImageDataset load_labelled(const std::string& name, const std::string& split, const DatasetOptions& options) {
-  if (split != "train" && split != "test") throw Error("dataset", "split must be \"train\" or \"test\", got \"", split, "\"");
+  if (split != "train" && split != "test")
+    throw Error("dataset", "split must be \"train\" or \"test\", got \"", split, "\"");
   ImageDataset labelled;
   if (name == "fashion-mnist") {
     labelled = fashion_mnist(split, options.root.empty() ? kFashionMnistRoot : options.root);
@@ -89,7 +93,8 @@ ImageDataset load_labelled(const std::string& name, const std::string& split, co
     throw Error("dataset", "\"", name, "\" has no labels to classify (", labelled_dataset_names(), " have)");
   }
   if (labelled.size() == 0) {
-    throw Error("dataset", "the ", split, " split of ", name, options.root.empty() ? "" : " in '" + options.root + "'", " holds no images");
+    throw Error("dataset", "the ", split, " split of ", name, options.root.empty() ? "" : " in '" + options.root + "'",
+                " holds no images");
   }
   return labelled;
 }

@@ -22,9 +22,9 @@
 namespace axiom::data {
 
 struct DatasetOptions {
-  std::string root;         // where the files are; "" = the dataset's default place (fashion-mnist only)
-  int64_t frames = 4;       // moving-fashion-mnist: T
-  int64_t canvas = 32;      // moving-fashion-mnist: S
+  std::string root;     // where the files are; "" = the dataset's default place (fashion-mnist only)
+  int64_t frames = 4;   // moving-fashion-mnist: T
+  int64_t canvas = 32;  // moving-fashion-mnist: S
 };
 
 // uint8 [N, H, W] or [N, C, H, W]; an Error names the dataset, the split and what is missing.

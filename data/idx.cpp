@@ -89,7 +89,8 @@ Tensor read_idx(const std::string& path) {
 ImageDataset read_idx_dataset(const std::string& images_path, const std::string& labels_path, int64_t classes) {
   core::Tensor images = read_idx(images_path).data();  // uint8 [N, H, W]
   core::Tensor labels = read_idx(labels_path).data();  // uint8 [N]
-  if (images.dim() != 3) throw Error("idx", quoted(images_path), ": images must have rank 3 [N, H, W], got ", images.shape());
+  if (images.dim() != 3)
+    throw Error("idx", quoted(images_path), ": images must have rank 3 [N, H, W], got ", images.shape());
   if (labels.dim() != 1) throw Error("idx", quoted(labels_path), ": labels must have rank 1 [N], got ", labels.shape());
   if (images.size(0) != labels.size(0)) {
     throw Error("idx", quoted(images_path), " holds ", images.size(0), " images but ", quoted(labels_path), " holds ",
@@ -106,7 +107,8 @@ ImageDataset read_idx_dataset(const std::string& images_path, const std::string&
 }
 
 // MNIST and Fashion-MNIST share their file names: {train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz].
-static ImageDataset mnist_format(const std::string& split, const std::string& root, const char* op, const char* package) {
+static ImageDataset mnist_format(const std::string& split, const std::string& root, const char* op,
+                                 const char* package) {
   if (split != "train" && split != "test") throw Error(op, "split must be \"train\" or \"test\", got \"", split, "\"");
   const std::string prefix = split == "train" ? "train" : "t10k";
   const std::string images = prefix + "-images-idx3-ubyte", labels = prefix + "-labels-idx1-ubyte";

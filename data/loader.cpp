@@ -13,14 +13,14 @@
 
 namespace axiom::data {
 
-DataLoader::DataLoader(TensorDataset dataset, LoaderOptions options)
-    : dataset_(std::move(dataset)), options_(options) {
+DataLoader::DataLoader(TensorDataset dataset, LoaderOptions options) : dataset_(std::move(dataset)), options_(options) {
   if (options_.batch_size <= 0) throw Error("DataLoader", "batch_size must be positive, got ", options_.batch_size);
   if (dataset_.columns.empty()) throw Error("DataLoader", "the dataset has no columns");
   for (size_t c = 0; c < dataset_.columns.size(); ++c) {
     if (!dataset_.columns[c].defined()) throw Error("DataLoader", "column ", c, " is undefined");
     const core::Tensor& column = dataset_.columns[c].data();
-    if (column.dim() == 0) throw Error("DataLoader", "column ", c, " is a scalar; columns need an example axis [N, ...]");
+    if (column.dim() == 0)
+      throw Error("DataLoader", "column ", c, " is a scalar; columns need an example axis [N, ...]");
     if (column.size(0) != dataset_.columns[0].size(0)) {
       throw Error("DataLoader", "columns have different numbers of examples: column 0 has shape ",
                   dataset_.columns[0].shape(), ", column ", c, " has shape ", column.shape());
@@ -30,7 +30,8 @@ DataLoader::DataLoader(TensorDataset dataset, LoaderOptions options)
 }
 
 int64_t DataLoader::size() const {
-  return options_.drop_last ? examples_ / options_.batch_size : (examples_ + options_.batch_size - 1) / options_.batch_size;
+  return options_.drop_last ? examples_ / options_.batch_size
+                            : (examples_ + options_.batch_size - 1) / options_.batch_size;
 }
 
 std::vector<int64_t> DataLoader::order(int64_t epoch) const {
@@ -50,7 +51,8 @@ std::vector<int64_t> DataLoader::order(int64_t epoch) const {
 
 Batch DataLoader::gather(const Tensor& order, int64_t index) const {
   const int64_t begin = index * options_.batch_size;
-  const core::Tensor rows = order.data().narrow(0, begin, std::min(options_.batch_size, examples_ - begin));  // int64 [B]
+  const core::Tensor rows =
+      order.data().narrow(0, begin, std::min(options_.batch_size, examples_ - begin));  // int64 [B]
   Batch batch;
   for (const Tensor& column : dataset_.columns) batch.columns.emplace_back(core::index_select(column.data(), 0, rows));
   return batch;
@@ -84,7 +86,8 @@ void DataLoader::Iterator::start_prefetch(int64_t index) {
   if (!loader_->options_.prefetch || index >= count_) return;
   // The task reads the dataset and the order, which nobody writes while it runs, and returns a
   // fresh Batch: no state is shared with the consumer except through the future.
-  next_ = std::async(std::launch::async, [loader = loader_, order = order_, index] { return loader->gather(*order, index); });
+  next_ = std::async(std::launch::async,
+                     [loader = loader_, order = order_, index] { return loader->gather(*order, index); });
 }
 
 Batch DataLoader::Iterator::take(int64_t index) {

@@ -55,8 +55,8 @@ class DataLoader {
   DataLoader(const ImageDataset& dataset, LoaderOptions options = {})  // columns: images, labels
       : DataLoader(TensorDataset{{dataset.images, dataset.labels}}, options) {}
 
-  int64_t size() const;                             // batches per epoch
-  int64_t examples() const { return examples_; }    // N
+  int64_t size() const;                           // batches per epoch
+  int64_t examples() const { return examples_; }  // N
   int64_t epochs_started() const { return epoch_; }
   const LoaderOptions& options() const { return options_; }
 

@@ -20,7 +20,7 @@ static_assert(std::endian::native == std::endian::little, "NPY data is copied as
 namespace {
 
 constexpr uint64_t kMaxHeaderBytes = 1 << 16;  // far above any header of a plain array
-constexpr uint64_t kMaxDeflateRatio = 1032;     // zlib's worst case: output bytes per input byte
+constexpr uint64_t kMaxDeflateRatio = 1032;    // zlib's worst case: output bytes per input byte
 
 // --- the header dict -------------------------------------------------------------------------------
 
@@ -33,7 +33,8 @@ struct NpyHeader {
 // text in the file, so that errors can say which byte is wrong.
 class DictParser {
  public:
-  DictParser(std::string_view text, uint64_t base, const std::string& origin) : text_(text), base_(base), origin_(origin) {}
+  DictParser(std::string_view text, uint64_t base, const std::string& origin)
+      : text_(text), base_(base), origin_(origin) {}
 
   NpyHeader parse() {
     bool seen_descr = false, seen_order = false, seen_shape = false;
@@ -66,14 +67,15 @@ class DictParser {
     }
     skip_space();
     if (pos_ != text_.size()) fail_at(pos_, "unexpected text after the dict");
-    if (!seen_descr || !seen_order || !seen_shape) fail_at(0, "the dict needs the keys 'descr', 'fortran_order' and 'shape'");
+    if (!seen_descr || !seen_order || !seen_shape)
+      fail_at(0, "the dict needs the keys 'descr', 'fortran_order' and 'shape'");
     return header;
   }
 
  private:
   [[noreturn]] void fail_at(size_t at, const std::string& what) const {
-    throw Error("npy", origin_, ": bad header at byte ", base_ + at, ": ", what, " (header: ",
-                std::string(text_.substr(0, 200)), ")");
+    throw Error("npy", origin_, ": bad header at byte ", base_ + at, ": ", what,
+                " (header: ", std::string(text_.substr(0, 200)), ")");
   }
   void skip_space() {
     while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\n' || text_[pos_] == '\t')) ++pos_;
@@ -145,15 +147,18 @@ core::Tensor read_npy_stream(ByteStream& stream) {
   const std::string& origin = stream.origin();
   unsigned char prefix[8];
   stream.read(prefix, 8, "npy", "magic and version (bytes 0-7)");
-  if (std::memcmp(prefix, "\x93NUMPY", 6) != 0) throw Error("npy", origin, ": bad magic at byte 0 (an NPY file starts with \\x93NUMPY)");
+  if (std::memcmp(prefix, "\x93NUMPY", 6) != 0)
+    throw Error("npy", origin, ": bad magic at byte 0 (an NPY file starts with \\x93NUMPY)");
   const int major = prefix[6];
-  if (major < 1 || major > 3) throw Error("npy", origin, ": format version ", major, ".", int{prefix[7]}, " at byte 6 is not 1, 2 or 3");
+  if (major < 1 || major > 3)
+    throw Error("npy", origin, ": format version ", major, ".", int{prefix[7]}, " at byte 6 is not 1, 2 or 3");
   const int length_bytes = major == 1 ? 2 : 4;
   unsigned char length[4];
   stream.read(length, length_bytes, "npy", "header length");
   const uint64_t header_length = little_endian(length, length_bytes);
   if (header_length > kMaxHeaderBytes) {
-    throw Error("npy", origin, ": the header length at byte 8 is ", header_length, " bytes, over the limit of ", kMaxHeaderBytes);
+    throw Error("npy", origin, ": the header length at byte 8 is ", header_length, " bytes, over the limit of ",
+                kMaxHeaderBytes);
   }
   stream.check_available(header_length, "npy", "header");
   const uint64_t header_at = stream.position();
@@ -214,10 +219,12 @@ ZipMember checked_member(zip_t* archive, uint64_t index, const std::string& orig
     throw Error("npz", where, ": stored, yet its sizes differ (", stat.comp_size, " compressed, ", stat.size, " not)");
   }
   if (stat.comp_method != ZIP_CM_STORE && stat.comp_method != ZIP_CM_DEFLATE) {
-    throw Error("npz", where, ": compression method ", stat.comp_method, " is not supported (only 0, stored, and 8, deflate)");
+    throw Error("npz", where, ": compression method ", stat.comp_method,
+                " is not supported (only 0, stored, and 8, deflate)");
   }
   if (stat.size > stat.comp_size * kMaxDeflateRatio + 1024) {
-    throw Error("npz", where, ": declares ", stat.size, " bytes from ", stat.comp_size, " deflated bytes, more than deflate can produce");
+    throw Error("npz", where, ": declares ", stat.size, " bytes from ", stat.comp_size,
+                " deflated bytes, more than deflate can produce");
   }
   return member;
 }
@@ -265,7 +272,8 @@ void write_npy(const std::string& path, const Tensor& tensor) {
   for (int64_t size : host.shape()) shape += std::to_string(size) + ", ";
   if (host.dim() > 1) shape.resize(shape.size() - 2);  // (2, 3); a 1-tuple keeps its comma: (5,)
   if (host.dim() == 1) shape.pop_back();
-  std::string header = "{'descr': '" + descr_of(host.dtype()) + "', 'fortran_order': False, 'shape': (" + shape + "), }";
+  std::string header =
+      "{'descr': '" + descr_of(host.dtype()) + "', 'fortran_order': False, 'shape': (" + shape + "), }";
   header.append(63 - (10 + header.size()) % 64, ' ');  // total length a multiple of 64, as NumPy pads it
   header += '\n';
   std::string prefix = std::string("\x93NUMPY\x01\x00", 8);
@@ -273,8 +281,8 @@ void write_npy(const std::string& path, const Tensor& tensor) {
   prefix += static_cast<char>(header.size() >> 8);
 
   const uint64_t nbytes = static_cast<uint64_t>(host.numel()) * dtype_size(host.dtype());
-  core::write_file_atomically(path, {{prefix.data(), prefix.size()}, {header.data(), header.size()}, {host.raw_data(), nbytes}},
-                              "write_npy");
+  core::write_file_atomically(
+      path, {{prefix.data(), prefix.size()}, {header.data(), header.size()}, {host.raw_data(), nbytes}}, "write_npy");
 }
 
 }  // namespace axiom::data

@@ -28,8 +28,8 @@ int64_t velocity(uint32_t bits, int64_t max_speed) {
 
 }  // namespace
 
-Tensor moving_objects(const Tensor& images, int64_t count, int64_t frames, int64_t canvas,
-                      int64_t objects_per_video, uint64_t seed, int64_t max_speed) {
+Tensor moving_objects(const Tensor& images, int64_t count, int64_t frames, int64_t canvas, int64_t objects_per_video,
+                      uint64_t seed, int64_t max_speed) {
   const char* op = "moving_objects";
   if (!images.defined()) throw Error(op, "images is undefined");
   if (images.dtype() != Dtype::uint8 || images.dim() != 3 || images.size(0) == 0) {
@@ -40,13 +40,14 @@ Tensor moving_objects(const Tensor& images, int64_t count, int64_t frames, int64
     throw Error(op, "need count >= 0, frames >= 1 and objects_per_video >= 1, got count ", count, ", frames ", frames,
                 ", objects_per_video ", objects_per_video);
   }
-  if (canvas < h || canvas < w) throw Error(op, "the canvas (", canvas, ") is smaller than the images (", h, " x ", w, ")");
+  if (canvas < h || canvas < w)
+    throw Error(op, "the canvas (", canvas, ") is smaller than the images (", h, " x ", w, ")");
   if (max_speed < 1 || max_speed > 1000) throw Error(op, "max_speed must be in 1..1000, got ", max_speed);
 
   const core::Tensor source = images.data().contiguous();
-  const uint8_t* pixels = source.data<uint8_t>();            // [N, h, w]
+  const uint8_t* pixels = source.data<uint8_t>();  // [N, h, w]
   core::Tensor out = core::zeros({count, frames, canvas, canvas}, Dtype::uint8);
-  uint8_t* video = out.data<uint8_t>();                       // [count, frames, canvas, canvas]
+  uint8_t* video = out.data<uint8_t>();  // [count, frames, canvas, canvas]
   const int64_t limit_x = canvas - w, limit_y = canvas - h;
 
   for (int64_t v = 0; v < count; ++v) {

@@ -21,7 +21,7 @@
 namespace axiom::data {
 
 // images: uint8 [N, h, w]  ->  videos: uint8 [count, frames, canvas, canvas]   (canvas >= h, w)
-Tensor moving_objects(const Tensor& images, int64_t count, int64_t frames, int64_t canvas,
-                      int64_t objects_per_video, uint64_t seed, int64_t max_speed = 3);
+Tensor moving_objects(const Tensor& images, int64_t count, int64_t frames, int64_t canvas, int64_t objects_per_video,
+                      uint64_t seed, int64_t max_speed = 3);
 
 }  // namespace axiom::data

@@ -19,15 +19,18 @@ AxialTransformer::AxialTransformer(const ImageModelConfig& config, Generator& ge
   outer_position_ = register_module("outer_position", make_positions(gen));
   outer_ = register_module("outer", std::make_shared<nn::ModuleList<nn::TransformerBlock>>());
   for (int64_t i = 0; i < c.upper_layers / 2; ++i) {
-    outer_->push_back(std::make_shared<nn::TransformerBlock>(d, kRowAxis, gen, block_options(false)));    // unmasked row
-    outer_->push_back(std::make_shared<nn::TransformerBlock>(d, kColumnAxis, gen, block_options(true)));  // masked column
+    outer_->push_back(std::make_shared<nn::TransformerBlock>(d, kRowAxis, gen, block_options(false)));  // unmasked row
+    outer_->push_back(
+        std::make_shared<nn::TransformerBlock>(d, kColumnAxis, gen, block_options(true)));  // masked column
   }
-  inner_position_ = c.positions == Positions::shared ? outer_position_ : register_module("inner_position", make_positions(gen));
+  inner_position_ =
+      c.positions == Positions::shared ? outer_position_ : register_module("inner_position", make_positions(gen));
   if (c.inner == Inner::lstm) {
     inner_lstm_ = register_module("inner_lstm", std::make_shared<nn::LSTM>(d, d, gen));
   } else {
     inner_ = register_module("inner", std::make_shared<nn::ModuleList<nn::TransformerBlock>>());
-    for (int64_t i = 0; i < c.row_layers; ++i) inner_->push_back(std::make_shared<nn::TransformerBlock>(d, kRowAxis, gen, block_options(true)));
+    for (int64_t i = 0; i < c.row_layers; ++i)
+      inner_->push_back(std::make_shared<nn::TransformerBlock>(d, kRowAxis, gen, block_options(true)));
   }
   add_encoder_and_logits(gen);
 }
@@ -87,7 +90,7 @@ Tensor AxialTransformer::outer_step(const Tensor& h_row, const Tensor& context_r
     const nn::TransformerBlock& block = (*outer_)[k];
     if (k % 2 == 0) {  // unmasked row block: the row alone, as a batch of one-row images [B, 1, W, D]
       u = block.forward(u.unsqueeze(1)).squeeze(1);
-    } else {           // masked column block: B * W columns, one step down each
+    } else {  // masked column block: B * W columns, one step down each
       u = block.forward_step(u.reshape({b * w, d}), state.caches[k / 2]).reshape({b, w, d});
     }
   }
@@ -133,7 +136,7 @@ class AxialPixelDecoder : public PixelDecoder {
   Tensor next() override {  // the logits [N, 256] of pixel (i_, j_)
     if (i_ >= config_.height) throw Error(model_.name(), "start_decoding: every pixel of the channel has been decoded");
     if (j_ == 0) start_row();
-    Tensor z = above_.select(1, j_);                                                  // [N, D]
+    Tensor z = above_.select(1, j_);  // [N, D]
     if (j_ > 0) z = add(model_.embed(values_.select(1, i_).select(1, j_ - 1).contiguous()), z);
     const Tensor logits = model_.inner_step(add(z, position_.select(0, j_)), row_);  // [N, 256]
     if (++j_ == config_.width) j_ = 0, ++i_;

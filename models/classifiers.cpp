@@ -44,7 +44,8 @@ void ClassifierConfig::validate() const {
   check_in_range("ff_multiple", ff_multiple, 1, 1024);
   check_in_range("patch", patch, 1, kMaxSide);
   if (classifier != ClassifierKind::vit) return;
-  if (features % heads != 0) throw Error("config", "features (", features, ") must be a multiple of heads (", heads, ")");
+  if (features % heads != 0)
+    throw Error("config", "features (", features, ") must be a multiple of heads (", heads, ")");
   if (height % patch != 0 || width % patch != 0) {
     throw Error("config", "patch (", patch, ") must divide the images' height and width (", height, " x ", width, ")");
   }
@@ -59,8 +60,12 @@ ClassifierConfig classifier_config_from_json(const std::string& text, const std:
 std::unique_ptr<Classifier> make_classifier(const ClassifierConfig& c, Generator& gen) {
   c.validate();
   if (c.classifier == ClassifierKind::vit) {
-    const VisionTransformerOptions options{
-        .patch = c.patch, .features = c.features, .heads = c.heads, .layers = c.layers, .ff_multiple = c.ff_multiple, .classes = c.classes};
+    const VisionTransformerOptions options{.patch = c.patch,
+                                           .features = c.features,
+                                           .heads = c.heads,
+                                           .layers = c.layers,
+                                           .ff_multiple = c.ff_multiple,
+                                           .classes = c.classes};
     return std::make_unique<VisionTransformer>(c.height, c.width, options, gen);
   }
   return std::make_unique<RowReader>(c.classifier, c.width, c.features, c.classes, gen);
@@ -75,7 +80,8 @@ Tensor Classifier::logits_of(const std::vector<Tensor>& columns, Tensor& labels)
   const Tensor& images = columns[0];
   labels = columns[1];
   if (labels.dtype() != Dtype::int64 || labels.dim() != 1 || labels.size(0) != images.size(0)) {
-    throw Error(name(), "labels must be int64 [", images.size(0), "], one per image, got ", labels.dtype(), " ", labels.shape());
+    throw Error(name(), "labels must be int64 [", images.size(0), "], one per image, got ", labels.dtype(), " ",
+                labels.shape());
   }
   labels = labels.to(device());
   return forward(pixels_to_unit(images.to(device())).to(parameters().at(0).dtype()));  // [B, classes]
@@ -127,8 +133,8 @@ VisionTransformer::VisionTransformer(int64_t height, int64_t width, const Vision
   positions_ = register_parameter("positions", nn::init::normal({tokens, o.features}, 0, 0.02, gen));
   blocks_ = register_module("blocks", std::make_shared<nn::ModuleList<nn::TransformerBlock>>());
   for (int64_t i = 0; i < o.layers; ++i) {
-    blocks_->push_back(std::make_shared<nn::TransformerBlock>(o.features, /*axis=*/1, gen,
-                                                              nn::BlockOptions{.heads = o.heads, .ff_multiple = o.ff_multiple}));
+    blocks_->push_back(std::make_shared<nn::TransformerBlock>(
+        o.features, /*axis=*/1, gen, nn::BlockOptions{.heads = o.heads, .ff_multiple = o.ff_multiple}));
   }
   norm_ = register_module("norm", std::make_shared<nn::LayerNorm>(o.features));
   head_ = register_module("head", std::make_shared<nn::Dense>(o.features, o.classes, gen));
@@ -137,18 +143,19 @@ VisionTransformer::VisionTransformer(int64_t height, int64_t width, const Vision
 Tensor VisionTransformer::patches(const Tensor& images) const {
   check_images("VisionTransformer", images, height_, width_);
   const int64_t batch = images.size(0), rows = height_ / patch_, columns = width_ / patch_;
-  return images.reshape({batch, rows, patch_, columns, patch_})  // [B, rows, P, columns, P]
-      .permute({0, 1, 3, 2, 4})                                   // [B, rows, columns, P, P]
-      .reshape({batch, rows * columns, patch_ * patch_});          // [B, N, P*P]
+  return images
+      .reshape({batch, rows, patch_, columns, patch_})     // [B, rows, P, columns, P]
+      .permute({0, 1, 3, 2, 4})                            // [B, rows, columns, P, P]
+      .reshape({batch, rows * columns, patch_ * patch_});  // [B, N, P*P]
 }
 
 Tensor VisionTransformer::forward(const Tensor& images) const {
   const int64_t batch = images.size(0), features = class_token_.size(2);
-  const Tensor tokens = embed_->forward(patches(images));                         // [B, N, D]
-  const Tensor cls = class_token_.expand({batch, 1, features});                   // [B, 1, D]
-  Tensor x = add(concat({cls, tokens}, 1), positions_);                            // [B, N + 1, D]
+  const Tensor tokens = embed_->forward(patches(images));        // [B, N, D]
+  const Tensor cls = class_token_.expand({batch, 1, features});  // [B, 1, D]
+  Tensor x = add(concat({cls, tokens}, 1), positions_);          // [B, N + 1, D]
   for (const auto& block : *blocks_) x = block->forward(x);
-  return head_->forward(norm_->forward(x.select(1, 0)));                          // [B, classes]
+  return head_->forward(norm_->forward(x.select(1, 0)));  // [B, classes]
 }
 
 // --- a recurrent network reading rows -------------------------------------------------------------
@@ -170,7 +177,7 @@ Tensor RowReader::forward(const Tensor& images) const {
     throw Error("RowReader", "expected images [B, H, ", width, "] (rows of ", width, " pixels), got ", images.shape());
   }
   const Tensor last = gru_ ? gru_->forward(images).second : lstm_->forward(images).second.h;  // [B, hidden]
-  return head_->forward(last);                                                              // [B, classes]
+  return head_->forward(last);                                                                // [B, classes]
 }
 
 }  // namespace axiom::models

@@ -42,11 +42,11 @@ struct ClassifierConfig {
   ClassifierKind classifier = ClassifierKind::vit;
   int64_t height = 28, width = 28;  // the images'
   int64_t classes = 10;
-  int64_t features = 64;            // the ViT's D, or the RNN's hidden size
-  int64_t heads = 4;                // the ViT's attention heads (they divide features)
-  int64_t layers = 4;               // the ViT's transformer blocks
-  int64_t ff_multiple = 2;          // the ViT's feed-forward width, ff_multiple * D
-  int64_t patch = 4;                // the ViT's patch side P (it divides height and width)
+  int64_t features = 64;    // the ViT's D, or the RNN's hidden size
+  int64_t heads = 4;        // the ViT's attention heads (they divide features)
+  int64_t layers = 4;       // the ViT's transformer blocks
+  int64_t ff_multiple = 2;  // the ViT's feed-forward width, ff_multiple * D
+  int64_t patch = 4;        // the ViT's patch side P (it divides height and width)
 
   void validate() const;  // throws axiom::Error("[config] ...") naming the bad key and value
   std::string to_json() const;
@@ -70,8 +70,8 @@ class Classifier : public Learner {
 std::unique_ptr<Classifier> make_classifier(const ClassifierConfig& config, Generator& gen);
 
 struct VisionTransformerOptions {
-  int64_t patch = 4;        // P: the image is cut into P x P squares
-  int64_t features = 64;    // D
+  int64_t patch = 4;      // P: the image is cut into P x P squares
+  int64_t features = 64;  // D
   int64_t heads = 4;
   int64_t layers = 4;       // transformer blocks
   int64_t ff_multiple = 2;  // feed-forward width ff_multiple * D
@@ -89,12 +89,12 @@ class VisionTransformer : public Classifier {
 
  private:
   int64_t height_, width_, patch_;
-  std::shared_ptr<nn::Dense> embed_;      // P*P -> D
-  Tensor class_token_;                    // [1, 1, D]
-  Tensor positions_;                      // [N + 1, D]
+  std::shared_ptr<nn::Dense> embed_;  // P*P -> D
+  Tensor class_token_;                // [1, 1, D]
+  Tensor positions_;                  // [N + 1, D]
   std::shared_ptr<nn::ModuleList<nn::TransformerBlock>> blocks_;
   std::shared_ptr<nn::LayerNorm> norm_;
-  std::shared_ptr<nn::Dense> head_;       // D -> classes
+  std::shared_ptr<nn::Dense> head_;  // D -> classes
 };
 
 class RowReader : public Classifier {
@@ -105,7 +105,7 @@ class RowReader : public Classifier {
   Tensor forward(const Tensor& images) const override;
 
  private:
-  std::shared_ptr<nn::GRU> gru_;    // one of the two
+  std::shared_ptr<nn::GRU> gru_;  // one of the two
   std::shared_ptr<nn::LSTM> lstm_;
   std::shared_ptr<nn::Dense> head_;  // hidden -> classes
 };

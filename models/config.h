@@ -30,29 +30,29 @@ namespace axiom::models {
 
 // The choices of a config, each written by its name in a config file and in messages (name_of):
 enum class Attention { axial, full, local1d, local2d };  // the decoder (above)
-enum class Inner { transformer, lstm };                  // the inner decoder: masked row blocks, or one LSTM layer along each row
-enum class Init { pytorch, authors };                    // how the weights start (below)
-enum class Positions { separate, shared };               // the decoders' position tables (below)
+enum class Inner { transformer, lstm };     // the inner decoder: masked row blocks, or one LSTM layer along each row
+enum class Init { pytorch, authors };       // how the weights start (below)
+enum class Positions { separate, shared };  // the decoders' position tables (below)
 const char* name_of(Attention value);
 const char* name_of(Inner value);
 const char* name_of(Init value);
 const char* name_of(Positions value);
 template <typename Choice>
-  requires std::is_same_v<Choice, Attention> || std::is_same_v<Choice, Inner> || std::is_same_v<Choice, Init> ||
-           std::is_same_v<Choice, Positions>
-std::ostream& operator<<(std::ostream& out, Choice value) {
+requires std::is_same_v<Choice, Attention> || std::is_same_v<Choice, Inner> || std::is_same_v<Choice, Init> ||
+    std::is_same_v<Choice, Positions>
+        std::ostream& operator<<(std::ostream& out, Choice value) {
   return out << name_of(value);
 }
 
 struct ImageModelConfig {
   int64_t height = 28, width = 28;
-  int64_t channels = 1;        // image channels, or channels x frames for video
-  int64_t features = 64;       // D
+  int64_t channels = 1;   // image channels, or channels x frames for video
+  int64_t features = 64;  // D
   int64_t heads = 4;
-  int64_t upper_layers = 2;    // L_upper: outer decoder blocks (pairs of unmasked row + masked column)
-  int64_t row_layers = 2;      // L_row: inner decoder blocks (masked row)
-  int64_t encoder_layers = 2;  // channel encoder blocks (unmasked row / unmasked column), when channels > 1
-  int64_t ff_multiple = 4;     // feed-forward width D' = ff_multiple * D
+  int64_t upper_layers = 2;          // L_upper: outer decoder blocks (pairs of unmasked row + masked column)
+  int64_t row_layers = 2;            // L_row: inner decoder blocks (masked row)
+  int64_t encoder_layers = 2;        // channel encoder blocks (unmasked row / unmasked column), when channels > 1
+  int64_t ff_multiple = 4;           // feed-forward width D' = ff_multiple * D
   Inner inner = Inner::transformer;  // or lstm: the paper's ablation, one LSTM layer along each row
   double dropout = 0;
   // How the weights start (the trained model is the same kind of function either way):
@@ -69,8 +69,8 @@ struct ImageModelConfig {
   // to the key along the line, clipped at this many positions (Shaw et al.; nn/relative.h), on top
   // of the position tables. 0: the position tables alone.
   int64_t relative = 0;
-  Attention attention = Attention::axial;  // or full, local1d, local2d (above)
-  int64_t local_length = 112;       // local1d: pixels in a block (112: four rows of 28)
+  Attention attention = Attention::axial;     // or full, local1d, local2d (above)
+  int64_t local_length = 112;                 // local1d: pixels in a block (112: four rows of 28)
   int64_t local_rows = 7, local_columns = 7;  // local2d: a block's rows and columns
 
   bool axial() const { return attention == Attention::axial; }
@@ -79,7 +79,7 @@ struct ImageModelConfig {
   // [1, local_length] or [local_rows, local_columns].
   std::array<int64_t, 2> raster_grid() const;
   std::array<int64_t, 2> local_block() const;
-  void validate() const;  // throws axiom::Error("[config] ...") naming the bad key and value
+  void validate() const;            // throws axiom::Error("[config] ...") naming the bad key and value
   void validate_attention() const;  // the keys of the decoder's attention, and what they rule out
   std::string to_json() const;
 };

@@ -30,7 +30,8 @@ std::unique_ptr<ImageModel> make_image_model(const ImageModelConfig& config, Gen
 
 ImageModel::ImageModel(const ImageModelConfig& config, Generator& gen) : config_(config) {
   config_.validate();
-  embedding_ = register_module("embedding", std::make_shared<nn::Embedding>(kValues, config_.features, gen, embedding_std()));
+  embedding_ =
+      register_module("embedding", std::make_shared<nn::Embedding>(kValues, config_.features, gen, embedding_std()));
 }
 
 // The initial values (config.h, "init"): the paper's released code, or PyTorch's defaults.
@@ -41,7 +42,10 @@ double ImageModel::embedding_std() const {
 double ImageModel::position_std() const { return config_.init == Init::authors ? embedding_std() : 0.02; }
 
 nn::BlockOptions ImageModel::block_options(bool masked) const {
-  return {.heads = config_.heads, .ff_multiple = config_.ff_multiple, .masked = masked, .output_init_scale = 0,
+  return {.heads = config_.heads,
+          .ff_multiple = config_.ff_multiple,
+          .masked = masked,
+          .output_init_scale = 0,
           .init = config_.init == Init::authors ? nn::DenseInit::normal : nn::DenseInit::uniform,
           .relative_distance = config_.relative};
 }
@@ -54,12 +58,15 @@ std::shared_ptr<nn::FactorizedPositionEmbedding> ImageModel::make_positions(Gene
 void ImageModel::add_encoder_and_logits(Generator& gen) {
   const int64_t d = config_.features;
   if (config_.channels > 1) {
-    channel_values_ = register_module("channel_values", std::make_shared<nn::Embedding>(config_.channels * kValues, d, gen, embedding_std()));
-    channel_marker_ = register_module("channel_marker", std::make_shared<nn::Embedding>(config_.channels, d, gen, embedding_std()));
+    channel_values_ = register_module(
+        "channel_values", std::make_shared<nn::Embedding>(config_.channels * kValues, d, gen, embedding_std()));
+    channel_marker_ =
+        register_module("channel_marker", std::make_shared<nn::Embedding>(config_.channels, d, gen, embedding_std()));
     encoder_position_ = register_module("encoder_position", make_positions(gen));
     encoder_ = register_module("encoder", std::make_shared<nn::ModuleList<nn::TransformerBlock>>());
     for (int64_t i = 0; i < config_.encoder_layers; ++i) {
-      encoder_->push_back(std::make_shared<nn::TransformerBlock>(d, i % 2 == 0 ? kRowAxis : kColumnAxis, gen, block_options(false)));
+      encoder_->push_back(
+          std::make_shared<nn::TransformerBlock>(d, i % 2 == 0 ? kRowAxis : kColumnAxis, gen, block_options(false)));
     }
   }
   final_norm_ = register_module("final_norm", std::make_shared<nn::LayerNorm>(d));
@@ -69,7 +76,8 @@ void ImageModel::add_encoder_and_logits(Generator& gen) {
 
 void ImageModel::check_pixel(const char* method, const char* name, const Tensor& z) const {
   if (z.dim() != 2 || z.size(1) != config_.features) {
-    throw Error(this->name(), method, " takes one pixel of each image, ", name, " [B, ", config_.features, "], got ", z.shape());
+    throw Error(this->name(), method, " takes one pixel of each image, ", name, " [B, ", config_.features, "], got ",
+                z.shape());
   }
 }
 
@@ -78,8 +86,8 @@ Tensor ImageModel::as_channels(const Tensor& images) const {
   const bool single = images.dim() == 3 && config_.channels == 1;
   const bool multi = images.dim() == 4 && s[1] == config_.channels;
   if (!(single || multi) || s[images.dim() - 2] != config_.height || s[images.dim() - 1] != config_.width) {
-    throw Error(name(), "images must be [B, ", config_.height, ", ", config_.width, "] or [B, ", config_.channels,
-                ", ", config_.height, ", ", config_.width, "], got ", s);
+    throw Error(name(), "images must be [B, ", config_.height, ", ", config_.width, "] or [B, ", config_.channels, ", ",
+                config_.height, ", ", config_.width, "], got ", s);
   }
   if (images.dtype() != Dtype::uint8 && images.dtype() != Dtype::int64) {
     throw Error(name(), "images must be uint8 or int64 values in [0, 255], got ", images.dtype());
@@ -103,11 +111,11 @@ Tensor ImageModel::dropout(const Tensor& x) const { return dropout_->forward(x);
 Tensor ImageModel::encode(const Tensor& images, const Tensor& channel) const {
   if (config_.channels == 1) return {};
   const int64_t b = images.size(0), c = config_.channels;
-  const Tensor which = axiom::arange(c, images.device()).reshape({1, c, 1, 1});           // [1, C, 1, 1]
-  const Tensor values = channel_values_->forward(add(images, mul(which, kValues)));     // [B, C, H, W, D]: value + 256 k
-  const Tensor earlier = lt(which.reshape({1, c}), channel.reshape({b, 1}));             // [B, C]: k < c_b
+  const Tensor which = axiom::arange(c, images.device()).reshape({1, c, 1, 1});      // [1, C, 1, 1]
+  const Tensor values = channel_values_->forward(add(images, mul(which, kValues)));  // [B, C, H, W, D]: value + 256 k
+  const Tensor earlier = lt(which.reshape({1, c}), channel.reshape({b, 1}));         // [B, C]: k < c_b
   const Tensor keep = earlier.to(values.dtype()).reshape({b, c, 1, 1, 1});
-  Tensor context = sum(mul(values, keep), {1});                                       // [B, H, W, D]
+  Tensor context = sum(mul(values, keep), {1});  // [B, H, W, D]
   context = add(context, channel_marker_->forward(channel).reshape({b, 1, 1, config_.features}));
   context = encoder_position_->forward(context);
   context = run_blocks(*encoder_, context, 0);
@@ -123,7 +131,9 @@ Tensor ImageModel::logits_of(const Tensor& z) const {
   return layer_norm_linear(z, final_norm_->weight, final_norm_->bias, final_norm_->eps, logits_->weight, logits_->bias);
 }
 
-Tensor ImageModel::logits(const Tensor& images, const Tensor& channel) const { return logits_of_values(as_channels(images), channel); }
+Tensor ImageModel::logits(const Tensor& images, const Tensor& channel) const {
+  return logits_of_values(as_channels(images), channel);
+}
 
 Tensor ImageModel::logits_of_values(const Tensor& all, const Tensor& channel) const {
   const int64_t b = all.size(0);
@@ -157,7 +167,9 @@ Likelihood ImageModel::evaluate(const Tensor& images) const {
   return total;
 }
 
-Tensor ImageModel::batch_loss(const std::vector<Tensor>& columns, Generator& gen) const { return loss(columns.at(0), gen); }
+Tensor ImageModel::batch_loss(const std::vector<Tensor>& columns, Generator& gen) const {
+  return loss(columns.at(0), gen);
+}
 
 Score ImageModel::batch_score(const std::vector<Tensor>& columns) const {
   const Likelihood likelihood = evaluate(columns.at(0));

@@ -69,7 +69,7 @@ class ImageModel : public Learner {
   Tensor as_channels(const Tensor& images) const;  // int64 [B, C, H, W] on device(), checked
   // logits() of images that as_channels has made (int64 [B, C, H, W] on device()): no check again.
   Tensor logits_of_values(const Tensor& values, const Tensor& channel) const;
-  Tensor embed(const Tensor& values) const;        // int64 [B, H, W] -> [B, H, W, D]
+  Tensor embed(const Tensor& values) const;                          // int64 [B, H, W] -> [B, H, W, D]
   Tensor encode(const Tensor& images, const Tensor& channel) const;  // [B, H, W, D], or undefined for C = 1
   // encode() with every image generating `channel`: a pixel decoder's context (images int64 [N, C, H, W]).
   Tensor encode_channel(const Tensor& images, int64_t channel) const;

@@ -21,7 +21,11 @@ std::unique_ptr<Learner> make_model(const ModelConfig& config, Generator& gen) {
   return make_translator(std::get<TranslatorConfig>(config), gen);
 }
 
-const char* loss_unit(const ModelConfig& config) { return std::holds_alternative<ImageModelConfig>(config) ? "bits/dim" : "nats"; }
-const char* loss_key(const ModelConfig& config) { return std::holds_alternative<ImageModelConfig>(config) ? "bits_per_dim" : "loss"; }
+const char* loss_unit(const ModelConfig& config) {
+  return std::holds_alternative<ImageModelConfig>(config) ? "bits/dim" : "nats";
+}
+const char* loss_key(const ModelConfig& config) {
+  return std::holds_alternative<ImageModelConfig>(config) ? "bits_per_dim" : "loss";
+}
 
 }  // namespace axiom::models

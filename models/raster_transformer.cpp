@@ -11,13 +11,17 @@ constexpr int64_t kValues = 256;
 
 RasterTransformer::RasterTransformer(const ImageModelConfig& config, Generator& gen) : ImageModel(config, gen) {
   const ImageModelConfig& c = this->config();
-  if (c.axial()) throw Error("RasterTransformer", "attention must be \"full\", \"local1d\" or \"local2d\", got \"axial\" (an AxialTransformer; make_image_model picks the class)");
+  if (c.axial())
+    throw Error("RasterTransformer",
+                "attention must be \"full\", \"local1d\" or \"local2d\", got \"axial\" (an AxialTransformer; "
+                "make_image_model picks the class)");
   nn::BlockOptions masked = block_options(true);
   if (c.attention != Attention::full) masked.local = {.rows = c.local_block()[0], .columns = c.local_block()[1]};
   position_ = register_module("position", make_positions(gen));
   blocks_ = register_module("blocks", std::make_shared<nn::ModuleList<nn::TransformerBlock>>());
   for (int64_t i = 0; i < c.upper_layers + c.row_layers; ++i) {
-    blocks_->push_back(std::make_shared<nn::TransformerBlock>(c.features, /*axis=*/-2, gen, masked));  // along the grid's last axis
+    blocks_->push_back(
+        std::make_shared<nn::TransformerBlock>(c.features, /*axis=*/-2, gen, masked));  // along the grid's last axis
   }
   add_encoder_and_logits(gen);
 }
@@ -72,7 +76,8 @@ class RasterPixelDecoder : public PixelDecoder {
     Tensor z = positions_.select(0, i).select(0, j);  // [D]
     if (t_ > 0) {
       const int64_t before = t_ - 1;
-      z = add(model_.embed(values_.select(1, before / config_.width).select(1, before % config_.width).contiguous()), z);
+      z = add(model_.embed(values_.select(1, before / config_.width).select(1, before % config_.width).contiguous()),
+              z);
     } else {
       z = z.unsqueeze(0).expand({values_.size(0), config_.features}).contiguous();  // [N, D]
     }

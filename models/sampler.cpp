@@ -17,8 +17,8 @@ constexpr int64_t kValues = 256;
 // of the seed's stream (core/random.h): the same for any batch size and in any order, so image n is
 // the same whether it is drawn alone or in a batch, by either sampler. The uniforms are drawn on the
 // CPU, one image at a time, and moved at once: the same seed gives the same noise on every device.
-Tensor gumbel_noise_row(const ImageModelConfig& c, const SampleOptions& options, int64_t channel, int64_t row, Dtype dtype,
-                        Device device) {
+Tensor gumbel_noise_row(const ImageModelConfig& c, const SampleOptions& options, int64_t channel, int64_t row,
+                        Dtype dtype, Device device) {
   const int64_t per_row = c.width * kValues;
   std::vector<Tensor> images;
   for (int64_t n = 0; n < options.count; ++n) {

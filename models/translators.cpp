@@ -15,7 +15,8 @@ namespace axiom::models {
 // --- the config ----------------------------------------------------------------------------------
 
 namespace {
-constexpr core::EnumNames<TranslatorKind, 2> kTranslatorNames{{{TranslatorKind::gru, "gru"}, {TranslatorKind::transformer, "transformer"}}};
+constexpr core::EnumNames<TranslatorKind, 2> kTranslatorNames{
+    {{TranslatorKind::gru, "gru"}, {TranslatorKind::transformer, "transformer"}}};
 
 using Config = TranslatorConfig;
 const std::array<core::JsonField<Config>, 9> kTranslatorFields{{
@@ -90,7 +91,8 @@ Tensor shifted_right(const Tensor& target, int64_t begin) {
 }  // namespace
 
 Translator::Tokens Translator::tokens_of(const std::vector<Tensor>& columns) const {
-  if (columns.size() != 2) throw Error(name(), "examples are two columns, source and target tokens; got ", columns.size());
+  if (columns.size() != 2)
+    throw Error(name(), "examples are two columns, source and target tokens; got ", columns.size());
   check_tokens("the source", columns[0], config_.source_length);
   check_tokens("the target", columns[1], config_.target_length);
   return {columns[0].to(device()), columns[1].to(device())};
@@ -99,8 +101,10 @@ Translator::Tokens Translator::tokens_of(const std::vector<Tensor>& columns) con
 Translator::ScoredLoss Translator::scored_loss(const Tokens& tokens) const {
   const Tensor& source = tokens.source;
   const Tensor& target = tokens.target;
-  const Tensor each = cross_entropy(logits(source, shifted_right(target, config_.begin)), target, {.reduction = Reduction::none});  // [B, T]
-  const Tensor scored = mul(sub(equals(target, config_.pad).to(each.dtype()), 1.0), -1.0);  // [B, T]: 1 where not padding
+  const Tensor each = cross_entropy(logits(source, shifted_right(target, config_.begin)), target,
+                                    {.reduction = Reduction::none});  // [B, T]
+  const Tensor scored =
+      mul(sub(equals(target, config_.pad).to(each.dtype()), 1.0), -1.0);  // [B, T]: 1 where not padding
   return {sum(mul(each, scored)), sum(scored)};
 }
 
@@ -121,8 +125,9 @@ Score Translator::batch_score(const std::vector<Tensor>& columns) const {
 
 // How many rows of `decoded` get every token right that their target scores (target, decoded: int64 [B, T]).
 int64_t Translator::decoded_exactly(const Tensor& decoded, const Tensor& target) const {
-  const Tensor fine = add(equals(target, config_.pad).to(Dtype::int64), eq(decoded, target).to(Dtype::int64));  // [B, T]: 0 where wrong
-  const Tensor wrong_tokens = sum(equals(fine, 0).to(Dtype::int64), {1});                                       // [B]
+  const Tensor fine =
+      add(equals(target, config_.pad).to(Dtype::int64), eq(decoded, target).to(Dtype::int64));  // [B, T]: 0 where wrong
+  const Tensor wrong_tokens = sum(equals(fine, 0).to(Dtype::int64), {1});                       // [B]
   return static_cast<int64_t>(sum(equals(wrong_tokens, 0).to(Dtype::int64)).item());
 }
 
@@ -137,12 +142,12 @@ GruTranslator::GruTranslator(const TranslatorConfig& c, Generator& gen) : Transl
   out_ = register_module("out", std::make_shared<nn::Dense>(2 * hidden, c.vocabulary, gen));
 }
 
-GruTranslator::Step GruTranslator::step(const Tensor& token, const Tensor& h, const Tensor& context, const Tensor& states,
-                                        const Tensor& pad) const {
-  const Tensor h_next = decoder_->step(concat({embed_->forward(token), context}, 1), h);  // [B, H]
+GruTranslator::Step GruTranslator::step(const Tensor& token, const Tensor& h, const Tensor& context,
+                                        const Tensor& states, const Tensor& pad) const {
+  const Tensor h_next = decoder_->step(concat({embed_->forward(token), context}, 1), h);    // [B, H]
   const Tensor scores = matmul(states, score_->forward(h_next).unsqueeze(-1)).squeeze(-1);  // [B, S]
   const Tensor weights = softmax(masked_fill(scores, pad, kMinusInfinity), 1);
-  const Tensor context_next = matmul(weights.unsqueeze(1), states).squeeze(1);             // [B, H]
+  const Tensor context_next = matmul(weights.unsqueeze(1), states).squeeze(1);  // [B, H]
   return {out_->forward(concat({h_next, context_next}, 1)), h_next, context_next, weights};
 }
 
@@ -179,17 +184,20 @@ Decoded GruTranslator::decode(const Tensor& source) const {
 TransformerTranslator::TransformerTranslator(const TranslatorConfig& c, Generator& gen) : Translator(c) {
   const int64_t d = c.features;
   embed_ = register_module("embed", std::make_shared<nn::Embedding>(c.vocabulary, d, gen));
-  positions_ = register_parameter("positions", nn::init::normal({std::max(c.source_length, c.target_length), d}, 0, 0.1, gen));
+  positions_ =
+      register_parameter("positions", nn::init::normal({std::max(c.source_length, c.target_length), d}, 0, 0.1, gen));
   for (int64_t i = 0; i < c.layers; ++i) {
     const std::string n = std::to_string(i);
-    encoder_.push_back({register_module("encoder_norm" + n, std::make_shared<nn::LayerNorm>(d)),
-                        register_module("encoder_attention" + n, std::make_shared<nn::MultiHeadAttention>(d, c.heads, gen)),
-                        register_module("encoder_ff" + n, std::make_shared<nn::FeedforwardBlock>(d, gen))});
-    decoder_.push_back({register_module("decoder_norm" + n, std::make_shared<nn::LayerNorm>(d)),
-                        register_module("decoder_attention" + n, std::make_shared<nn::MultiHeadAttention>(d, c.heads, gen)),
-                        register_module("decoder_ff" + n, std::make_shared<nn::FeedforwardBlock>(d, gen)),
-                        register_module("cross_norm" + n, std::make_shared<nn::LayerNorm>(d)),
-                        register_module("cross_attention" + n, std::make_shared<nn::MultiHeadAttention>(d, c.heads, gen))});
+    encoder_.push_back(
+        {register_module("encoder_norm" + n, std::make_shared<nn::LayerNorm>(d)),
+         register_module("encoder_attention" + n, std::make_shared<nn::MultiHeadAttention>(d, c.heads, gen)),
+         register_module("encoder_ff" + n, std::make_shared<nn::FeedforwardBlock>(d, gen))});
+    decoder_.push_back(
+        {register_module("decoder_norm" + n, std::make_shared<nn::LayerNorm>(d)),
+         register_module("decoder_attention" + n, std::make_shared<nn::MultiHeadAttention>(d, c.heads, gen)),
+         register_module("decoder_ff" + n, std::make_shared<nn::FeedforwardBlock>(d, gen)),
+         register_module("cross_norm" + n, std::make_shared<nn::LayerNorm>(d)),
+         register_module("cross_attention" + n, std::make_shared<nn::MultiHeadAttention>(d, c.heads, gen))});
   }
   final_norm_ = register_module("final_norm", std::make_shared<nn::LayerNorm>(d));
   out_ = register_module("out", std::make_shared<nn::Dense>(d, c.vocabulary, gen));
@@ -229,7 +237,7 @@ Decoded TransformerTranslator::decode(const Tensor& source) const {
   std::vector<Tensor> tokens;
   for (int64_t t = 0; t < length; ++t) {
     tokens.push_back(argmax(run(source, in, &weights).select(1, t), 1));  // [B]
-    if (t + 1 < length) copy_into(tokens.back(), in.select(1, t + 1));   // the next step's input
+    if (t + 1 < length) copy_into(tokens.back(), in.select(1, t + 1));    // the next step's input
   }
   return {stack(tokens, 1), weights};
 }

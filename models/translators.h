@@ -34,12 +34,12 @@ const char* name_of(TranslatorKind kind);
 //    "pad": 10, "begin": 11, "features": 64, "heads": 4, "layers": 2}
 struct TranslatorConfig {
   TranslatorKind translator = TranslatorKind::gru;
-  int64_t vocabulary = 13;                       // tokens 0 .. vocabulary-1, pad and begin among them
+  int64_t vocabulary = 13;                         // tokens 0 .. vocabulary-1, pad and begin among them
   int64_t source_length = 10, target_length = 11;  // S and T
-  int64_t pad = 10;                              // fills sequences after their end; never attended to, never scored
-  int64_t begin = 11;                            // the decoder's first input
-  int64_t features = 64;                         // the GRU's hidden size, or the Transformer's D
-  int64_t heads = 4, layers = 2;                 // the Transformer's heads, and its encoder and decoder layers
+  int64_t pad = 10;                                // fills sequences after their end; never attended to, never scored
+  int64_t begin = 11;                              // the decoder's first input
+  int64_t features = 64;                           // the GRU's hidden size, or the Transformer's D
+  int64_t heads = 4, layers = 2;                   // the Transformer's heads, and its encoder and decoder layers
 
   void validate() const;  // throws axiom::Error("[config] ...") naming the bad key and value
   std::string to_json() const;
@@ -122,7 +122,9 @@ class TransformerTranslator : public Translator {
  public:
   TransformerTranslator(const TranslatorConfig& config, Generator& gen);
   const char* name() const override { return "TransformerTranslator"; }
-  Tensor logits(const Tensor& source, const Tensor& decoder_in) const override { return run(source, decoder_in, nullptr); }
+  Tensor logits(const Tensor& source, const Tensor& decoder_in) const override {
+    return run(source, decoder_in, nullptr);
+  }
   // Greedy: run the decoder on the tokens so far, take the last position's most likely token.
   // (The encoder runs again at every step too: plain, and cheap at a few steps.)
   Decoded decode(const Tensor& source) const override;

@@ -12,27 +12,33 @@
 
 namespace axiom::nn {
 
-AxialAttention::AxialAttention(int64_t features, int64_t heads, int64_t axis, Generator& gen,
-                               AttentionOptions options)
+AxialAttention::AxialAttention(int64_t features, int64_t heads, int64_t axis, Generator& gen, AttentionOptions options)
     : features(features), heads(heads), axis(axis), masked(options.masked), local(options.local) {
   if (heads <= 0 || features <= 0 || features % heads != 0) {
     throw Error("AxialAttention", "features (", features, ") must be a positive multiple of heads (", heads, ")");
   }
-  if (axis == 0) throw Error("AxialAttention", "axis 0 is the batch axis; attend along a spatial axis (1, 2, ... or -2)");
+  if (axis == 0)
+    throw Error("AxialAttention", "axis 0 is the batch axis; attend along a spatial axis (1, 2, ... or -2)");
   if (options.relative_distance < 0 || options.relative_distance > kMaxRelativeDistance) {
-    throw Error("AxialAttention", "relative_distance must be in [0, ", kMaxRelativeDistance, "] (0: no relative positions), got ",
-                options.relative_distance);
+    throw Error("AxialAttention", "relative_distance must be in [0, ", kMaxRelativeDistance,
+                "] (0: no relative positions), got ", options.relative_distance);
   }
   if (local.active() && (!masked || local.columns < 1 || options.relative_distance > 0)) {
-    throw Error("AxialAttention", "local attention is masked, with blocks of at least 1 x 1 and no relative positions; got masked ",
-                masked, ", blocks ", local.rows, " x ", local.columns, ", relative_distance ", options.relative_distance);
+    throw Error("AxialAttention",
+                "local attention is masked, with blocks of at least 1 x 1 and no relative positions; got masked ",
+                masked, ", blocks ", local.rows, " x ", local.columns, ", relative_distance ",
+                options.relative_distance);
   }
-  if (local.active() && axis != -2) throw Error("AxialAttention", "local attention runs over the last two spatial axes: axis must be -2, got ", axis);
-  qkv = register_module("qkv", std::make_shared<Dense>(features, 3 * features, gen, DenseOptions{.init = options.init}));
-  out = register_module("out", std::make_shared<Dense>(features, features, gen,
-                                                       DenseOptions{.init_scale = options.output_init_scale, .init = options.init}));
+  if (local.active() && axis != -2)
+    throw Error("AxialAttention", "local attention runs over the last two spatial axes: axis must be -2, got ", axis);
+  qkv =
+      register_module("qkv", std::make_shared<Dense>(features, 3 * features, gen, DenseOptions{.init = options.init}));
+  out = register_module(
+      "out", std::make_shared<Dense>(features, features, gen,
+                                     DenseOptions{.init_scale = options.output_init_scale, .init = options.init}));
   if (options.relative_distance > 0) {  // N(0, 1): q . E starts at the scale of q . k
-    relative = register_parameter("relative", init::normal({2 * options.relative_distance + 1, features / heads}, 0, 1, gen));
+    relative =
+        register_parameter("relative", init::normal({2 * options.relative_distance + 1, features / heads}, 0, 1, gen));
   }
 }
 
@@ -40,7 +46,8 @@ int64_t AxialAttention::checked_axis(const Tensor& x) const {
   const int64_t rank = x.dim();
   const int64_t a = axis < 0 ? axis + rank : axis;  // -2 -> rank - 2, the last spatial axis
   if (local.active() && rank < 4) {
-    throw Error("AxialAttention", "local attention takes a grid [B, ..., R, C, ", features, "] (one row [B, 1, L, D] for 1-D), got ", x.shape());
+    throw Error("AxialAttention", "local attention takes a grid [B, ..., R, C, ", features,
+                "] (one row [B, 1, L, D] for 1-D), got ", x.shape());
   }
   if (rank < 3 || a < 1 || a > rank - 2 || x.size(-1) != features) {
     throw Error("AxialAttention", "input ", x.shape(), " must be [B, d1, ..., dn, ", features, "] with axis ", axis,
@@ -56,7 +63,8 @@ int64_t AxialAttention::checked_axis(const Tensor& x) const {
 // relative positions); the op fuses what its device can fuse.
 Tensor AxialAttention::mix(const Tensor& qkv_x, int64_t line_axis) const {
   if (local.active()) return out->forward(attend_grid(qkv_x));
-  const Tensor bias = relative.defined() ? relative_bias(attention_queries(qkv_x, line_axis, heads), relative) : Tensor();
+  const Tensor bias =
+      relative.defined() ? relative_bias(attention_queries(qkv_x, line_axis, heads), relative) : Tensor();
   return out->forward(attention(qkv_x, line_axis, heads, AttentionMask::causal_if(masked), bias));
 }
 
@@ -85,7 +93,8 @@ namespace {
 // Everything forward_step needs before it may write into the cache.
 void check_step(const AxialAttention& a, const Tensor& x_t, const AttentionCache& cache) {
   if (grad_enabled()) throw Error("AxialAttention", "forward_step is for inference: call it under NoGrad");
-  if (!a.masked) throw Error("AxialAttention", "forward_step needs masked attention (unmasked attention sees the whole line)");
+  if (!a.masked)
+    throw Error("AxialAttention", "forward_step needs masked attention (unmasked attention sees the whole line)");
   if (x_t.dim() != 2 || x_t.size(1) != a.features) {
     throw Error("AxialAttention", "a step takes x_t [B, ", a.features, "], got ", x_t.shape());
   }
@@ -93,7 +102,8 @@ void check_step(const AxialAttention& a, const Tensor& x_t, const AttentionCache
     throw Error("AxialAttention", "the cache is full: it holds ", cache.capacity, " positions");
   }
   if (a.local.active() && (cache.grid_columns < 1 || cache.capacity % cache.grid_columns != 0)) {
-    throw Error("AxialAttention", "local attention steps through a grid: make the cache with its width, a divisor of its capacity ",
+    throw Error("AxialAttention",
+                "local attention steps through a grid: make the cache with its width, a divisor of its capacity ",
                 cache.capacity, ", got ", cache.grid_columns);
   }
   if (cache.length > 0 && (cache.keys.size(0) != x_t.size(0) || cache.keys.dtype() != x_t.dtype())) {
@@ -118,22 +128,25 @@ Tensor AxialAttention::forward_step(const Tensor& x_t, AttentionCache& cache) co
 
   // q, k, v of position t alone: [B, 3D] -> three [B, H, Dh]   (views)
   const Tensor qkv_t = qkv->forward(x_t);
-  auto part = [&](int64_t i) { return qkv_t.narrow(-1, i * features, features).reshape({batch, heads, head_features}); };
+  auto part = [&](int64_t i) {
+    return qkv_t.narrow(-1, i * features, features).reshape({batch, heads, head_features});
+  };
   // append its key and value: cache[:, :, t, :] = k, v
   copy_into(part(1), cache.keys.select(3, t));
   copy_into(part(2), cache.values.select(2, t));
   cache.length = t + 1;
   // the positions t may see lie in first..t: all of 0..t, or local attention's neighbourhood
   const int64_t first = local.active() ? local_first_visible(local, cache.grid_columns, t) : 0, seen = t + 1 - first;
-  const Tensor keys_t = cache.keys.narrow(3, first, seen);     // [B, H, Dh, seen]
-  const Tensor values = cache.values.narrow(2, first, seen);   // [B, H, seen, Dh]
-  const Tensor q = part(0).unsqueeze(2);  // [B, H, 1, Dh]
+  const Tensor keys_t = cache.keys.narrow(3, first, seen);    // [B, H, Dh, seen]
+  const Tensor values = cache.values.narrow(2, first, seen);  // [B, H, seen, Dh]
+  const Tensor q = part(0).unsqueeze(2);                      // [B, H, 1, Dh]
   const double scale = 1.0 / std::sqrt(static_cast<double>(head_features));
   // mixed = softmax(scores) v : [B, H, 1, seen] x [B, H, seen, Dh] -> [B, H, 1, Dh]; one fused op
   // but with relative logits, which add a term to the scores
-  const Tensor mixed = relative.defined()
-                           ? matmul(softmax(mul(add(matmul(q, keys_t), relative_logits_step(q, relative, t, t + 1)), scale), -1), values)
-                           : attention_step(q, keys_t, values, scale, hidden_in_window(t, first, cache));
+  const Tensor mixed =
+      relative.defined()
+          ? matmul(softmax(mul(add(matmul(q, keys_t), relative_logits_step(q, relative, t, t + 1)), scale), -1), values)
+          : attention_step(q, keys_t, values, scale, hidden_in_window(t, first, cache));
   return out->forward(mixed.reshape({batch, features}));  // heads back together: [B, D]
 }
 
@@ -143,7 +156,8 @@ std::vector<uint8_t> AxialAttention::hidden_in_window(int64_t t, int64_t first, 
   if (!local.active()) return {};
   const int64_t width = cache.grid_columns;
   std::vector<uint8_t> hidden;  // [t + 1 - first]
-  for (int64_t s = first; s <= t; ++s) hidden.push_back(local_sees(local, t / width, t % width, s / width, s % width) ? 0 : 1);
+  for (int64_t s = first; s <= t; ++s)
+    hidden.push_back(local_sees(local, t / width, t % width, s / width, s % width) ? 0 : 1);
   return hidden;
 }
 

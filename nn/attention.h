@@ -35,20 +35,21 @@ namespace axiom::nn {
 // Storage for `capacity` positions is allocated at the first step (when the batch size and dtype
 // are known) and filled one position per step; it is plain data, outside autograd.
 struct AttentionCache {
-  explicit AttentionCache(int64_t capacity = 0, int64_t grid_columns = 0) : capacity(capacity), grid_columns(grid_columns) {}
-  Tensor keys;    // [B, heads, Dh, capacity] (transposed); positions 0..length-1 are filled
-  Tensor values;  // [B, heads, capacity, Dh]
-  int64_t capacity;     // the line's length L
+  explicit AttentionCache(int64_t capacity = 0, int64_t grid_columns = 0)
+      : capacity(capacity), grid_columns(grid_columns) {}
+  Tensor keys;           // [B, heads, Dh, capacity] (transposed); positions 0..length-1 are filled
+  Tensor values;         // [B, heads, capacity, Dh]
+  int64_t capacity;      // the line's length L
   int64_t grid_columns;  // local attention: the positions are a grid this wide, in raster order
-  int64_t length = 0;   // how many positions have been stepped
+  int64_t length = 0;    // how many positions have been stepped
 };
 
 struct AttentionOptions {
-  bool masked = false;             // causal along the axis
-  double output_init_scale = 1.0;  // 0 starts the output projection at zero
+  bool masked = false;                  // causal along the axis
+  double output_init_scale = 1.0;       // 0 starts the output projection at zero
   DenseInit init = DenseInit::uniform;  // of both projections
-  int64_t relative_distance = 0;   // > 0: relative position logits, distances clipped at this
-  LocalBlocks local = {};          // active: local attention over the last two spatial axes (needs masked)
+  int64_t relative_distance = 0;        // > 0: relative position logits, distances clipped at this
+  LocalBlocks local = {};               // active: local attention over the last two spatial axes (needs masked)
 };
 inline constexpr int64_t kMaxRelativeDistance = int64_t{1} << 20;
 
@@ -76,9 +77,9 @@ class AxialAttention : public Module {
   LocalBlocks local;
 
  private:
-  int64_t checked_axis(const Tensor& x) const;             // the axis along which x's lines run, or an Error
+  int64_t checked_axis(const Tensor& x) const;               // the axis along which x's lines run, or an Error
   Tensor mix(const Tensor& qkv_x, int64_t line_axis) const;  // attention on the projections [..., 3D], then `out`
-  Tensor attend_grid(const Tensor& qkv_x) const;  // local attention on [..., R, C, 3D] -> [..., R, C, D]
+  Tensor attend_grid(const Tensor& qkv_x) const;             // local attention on [..., R, C, 3D] -> [..., R, C, D]
   std::vector<uint8_t> hidden_in_window(int64_t t, int64_t first, const AttentionCache& cache) const;
 };
 

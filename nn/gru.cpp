@@ -52,8 +52,8 @@ std::pair<Tensor, Tensor> GRU::forward(const Tensor& x, Tensor h) const {
     h = cell(projected.select(1, t), h);
     outputs.push_back(h);
   }
-  const Tensor all = outputs.empty() ? axiom::zeros({x.size(0), 0, hidden_features}, x.dtype(), x.device())
-                                     : stack(outputs, 1);
+  const Tensor all =
+      outputs.empty() ? axiom::zeros({x.size(0), 0, hidden_features}, x.dtype(), x.device()) : stack(outputs, 1);
   return {all, h};
 }
 

@@ -19,7 +19,8 @@ class GRU : public Module {
  public:
   GRU(int64_t input_features, int64_t hidden_features, Generator& gen);
 
-  Tensor initial_state(int64_t batch, Dtype dtype = Dtype::float32, Device device = Device::cpu()) const;  // zeros [B, H]
+  Tensor initial_state(int64_t batch, Dtype dtype = Dtype::float32,
+                       Device device = Device::cpu()) const;  // zeros [B, H]
   // One time step: x_t [B, input], h [B, hidden] (undefined: zeros) -> the next h [B, hidden].
   // Sampling and decoding run the model this way, one step at a time.
   Tensor step(const Tensor& x_t, const Tensor& h) const;

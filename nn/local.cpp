@@ -22,8 +22,10 @@ struct Offset {
 struct BlockGrid {
   BlockGrid(const LocalBlocks& wanted, int64_t grid_rows, int64_t grid_columns)
       : blocks{.rows = std::min(wanted.rows, grid_rows), .columns = std::min(wanted.columns, grid_columns)},
-        rows(grid_rows), columns(grid_columns),
-        block_rows((grid_rows + blocks.rows - 1) / blocks.rows), block_columns((grid_columns + blocks.columns - 1) / blocks.columns) {}
+        rows(grid_rows),
+        columns(grid_columns),
+        block_rows((grid_rows + blocks.rows - 1) / blocks.rows),
+        block_columns((grid_columns + blocks.columns - 1) / blocks.columns) {}
   int64_t block_size() const { return blocks.rows * blocks.columns; }
 
   // The memory blocks that can hold a visible key: the block above exists only below the first
@@ -44,7 +46,8 @@ struct BlockGrid {
   // The raster position of the n-th position (in raster order within the block) of block
   // (block_row, block_column), or -1 where that is padding outside the grid.
   int64_t position(int64_t block_row, int64_t block_column, int64_t n) const {
-    const int64_t r = block_row * blocks.rows + n / blocks.columns, c = block_column * blocks.columns + n % blocks.columns;
+    const int64_t r = block_row * blocks.rows + n / blocks.columns,
+                  c = block_column * blocks.columns + n % blocks.columns;
     return r >= 0 && r < rows && c >= 0 && c < columns ? r * columns + c : -1;
   }
 
@@ -53,7 +56,8 @@ struct BlockGrid {
   core::BlockPattern pattern() const {
     const std::vector<Offset> offsets = memory();
     const int64_t p = block_size(), m = static_cast<int64_t>(offsets.size()) * p;
-    core::BlockPattern b{.length = rows * columns, .block_queries = p, .block_keys = m, .queries = {}, .keys = {}, .visible = {}};
+    core::BlockPattern b{
+        .length = rows * columns, .block_queries = p, .block_keys = m, .queries = {}, .keys = {}, .visible = {}};
     for (int64_t bi = 0; bi < block_rows; ++bi) {
       for (int64_t bj = 0; bj < block_columns; ++bj) {
         const size_t first_key = b.keys.size();
@@ -65,7 +69,8 @@ struct BlockGrid {
           const int64_t query = b.queries.end()[-p + n];
           for (int64_t k = 0; k < m; ++k) {
             const int64_t key = b.keys[first_key + static_cast<size_t>(k)];
-            b.visible.push_back(query >= 0 && key >= 0 && local_sees(blocks, query / columns, query % columns, key / columns, key % columns));
+            b.visible.push_back(query >= 0 && key >= 0 &&
+                                local_sees(blocks, query / columns, query % columns, key / columns, key % columns));
           }
         }
       }
@@ -94,15 +99,16 @@ int64_t local_first_visible(const LocalBlocks& blocks, int64_t columns_of_grid, 
 
 core::AttentionMask local_mask(const LocalBlocks& blocks, int64_t grid_rows, int64_t grid_columns) {
   if (blocks.rows < 1 || blocks.columns < 1 || grid_rows < 1 || grid_columns < 1) {
-    throw Error("local_mask", "blocks and the grid must be at least 1 x 1, got blocks ", blocks.rows, " x ", blocks.columns,
-                " on a grid ", grid_rows, " x ", grid_columns);
+    throw Error("local_mask", "blocks and the grid must be at least 1 x 1, got blocks ", blocks.rows, " x ",
+                blocks.columns, " on a grid ", grid_rows, " x ", grid_columns);
   }
   const BlockGrid grid(blocks, grid_rows, grid_columns);  // its table: [blocks, P, K P] flags
   const double entries = static_cast<double>(grid.block_rows) * static_cast<double>(grid.block_columns) *
-                         static_cast<double>(grid.block_size()) * static_cast<double>(grid.block_size() * grid.memory().size());
+                         static_cast<double>(grid.block_size()) *
+                         static_cast<double>(grid.block_size() * grid.memory().size());
   if (entries > kMaxMaskEntries) {
-    throw Error("local_mask", "blocks of ", blocks.rows, " x ", blocks.columns, " on a grid ", grid_rows, " x ", grid_columns,
-                " make a mask of ", entries, " entries, over the ", kMaxMaskEntries, " it may have");
+    throw Error("local_mask", "blocks of ", blocks.rows, " x ", blocks.columns, " on a grid ", grid_rows, " x ",
+                grid_columns, " make a mask of ", entries, " entries, over the ", kMaxMaskEntries, " it may have");
   }
   // Made once per shape (every layer of a model and every step share it).
   static std::mutex guard;

@@ -45,8 +45,8 @@ std::pair<Tensor, LSTMState> LSTM::forward(const Tensor& x, LSTMState state) con
     state = cell(projected.select(1, t), state);
     outputs.push_back(state.h);
   }
-  const Tensor h = outputs.empty() ? axiom::zeros({x.size(0), 0, hidden_features}, x.dtype(), x.device())
-                                   : stack(outputs, 1);
+  const Tensor h =
+      outputs.empty() ? axiom::zeros({x.size(0), 0, hidden_features}, x.dtype(), x.device()) : stack(outputs, 1);
   return {h, state};
 }
 

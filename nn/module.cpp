@@ -14,8 +14,9 @@ void Module::check_name(const std::string& name) const {
   if (name.empty() || name.find('.') != std::string::npos) {
     throw Error("Module", "a parameter or submodule name must be non-empty and without dots, got '", name, "'");
   }
-  const bool taken = std::any_of(parameters_.begin(), parameters_.end(), [&](const auto& p) { return p.first == name; }) ||
-                     std::any_of(children_.begin(), children_.end(), [&](const auto& c) { return c.first == name; });
+  const bool taken =
+      std::any_of(parameters_.begin(), parameters_.end(), [&](const auto& p) { return p.first == name; }) ||
+      std::any_of(children_.begin(), children_.end(), [&](const auto& c) { return c.first == name; });
   if (taken) throw Error("Module", "the name '", name, "' is registered twice");
 }
 
@@ -25,7 +26,8 @@ Tensor Module::register_parameter(const std::string& name, const Tensor& value) 
   if (value.requires_grad()) {
     // another parameter, say: sharing its numbers would tie the two silently, each with its own
     // gradient and its own update
-    throw Error("Module", "parameter '", name, "' is given a tensor that requires a gradient; register fresh values "
+    throw Error("Module", "parameter '", name,
+                "' is given a tensor that requires a gradient; register fresh values "
                 "(axiom::normal, zeros, ...) or value.detach() to share its numbers on purpose");
   }
   Tensor parameter(value.data(), /*requires_grad=*/true);  // a leaf of its own, holding value's numbers
@@ -107,7 +109,8 @@ void Module::load_state(const StateDict& state) {
     for (const std::string& p : problems) joined += (joined.empty() ? "" : "; ") + p;
     throw Error("load_state", joined);
   }
-  for (const auto& [name, parameter] : own) core::copy_into(given.at(name).data().to(parameter.device()), parameter.data());
+  for (const auto& [name, parameter] : own)
+    core::copy_into(given.at(name).data().to(parameter.device()), parameter.data());
 }
 
 void Module::save(const std::string& path, const Metadata& metadata) const {

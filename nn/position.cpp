@@ -18,7 +18,8 @@ FactorizedPositionEmbedding::FactorizedPositionEmbedding(const Shape& sizes, int
   }
   for (size_t k = 0; k < sizes.size(); ++k) {
     if (sizes[k] <= 0) throw Error("FactorizedPositionEmbedding", "axis sizes must be positive, got ", sizes);
-    tables.push_back(register_parameter("axis_" + std::to_string(k + 1), init::normal({sizes[k], features}, 0, init_std, gen)));
+    tables.push_back(
+        register_parameter("axis_" + std::to_string(k + 1), init::normal({sizes[k], features}, 0, init_std, gen)));
   }
 }
 
@@ -40,19 +41,22 @@ Tensor FactorizedPositionEmbedding::forward(const Tensor& x) const {
   expected.push_back(tables.front().size(1));
   const Shape got(x.shape().begin() + (x.dim() > 0 ? 1 : 0), x.shape().end());
   if (got != expected) {
-    throw Error("FactorizedPositionEmbedding", "input ", x.shape(), " must be [B, ", core::shape_str(expected).substr(1));
+    throw Error("FactorizedPositionEmbedding", "input ", x.shape(), " must be [B, ",
+                core::shape_str(expected).substr(1));
   }
   return add(x, embeddings());
 }
 
 Tensor sinusoidal_encoding(int64_t length, int64_t features, Dtype dtype) {
   if (length < 0 || features <= 0 || features % 2 != 0) {
-    throw Error("sinusoidal_encoding", "needs length >= 0 and an even, positive features, got ", length, " and ", features);
+    throw Error("sinusoidal_encoding", "needs length >= 0 and an even, positive features, got ", length, " and ",
+                features);
   }
   std::vector<double> values(static_cast<size_t>(length * features));
   for (int64_t t = 0; t < length; ++t) {
     for (int64_t i = 0; i < features / 2; ++i) {
-      const double angle = static_cast<double>(t) / std::pow(10000.0, 2.0 * static_cast<double>(i) / static_cast<double>(features));
+      const double angle =
+          static_cast<double>(t) / std::pow(10000.0, 2.0 * static_cast<double>(i) / static_cast<double>(features));
       values[t * features + 2 * i] = std::sin(angle);
       values[t * features + 2 * i + 1] = std::cos(angle);
     }

@@ -11,8 +11,8 @@ namespace axiom::nn {
 class FactorizedPositionEmbedding : public Module {
  public:
   FactorizedPositionEmbedding(const Shape& sizes, int64_t features, Generator& gen, double init_std = 0.02);
-  Tensor embeddings() const;                     // [d1, ..., dn, D]
-  Tensor forward(const Tensor& x) const;         // x [B, d1, ..., dn, D] + embeddings (broadcast over B)
+  Tensor embeddings() const;              // [d1, ..., dn, D]
+  Tensor forward(const Tensor& x) const;  // x [B, d1, ..., dn, D] + embeddings (broadcast over B)
   Tensor operator()(const Tensor& x) const { return forward(x); }
 
   std::vector<Tensor> tables;  // "axis_1", "axis_2", ...: [d_k, D]

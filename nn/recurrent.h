@@ -15,7 +15,8 @@ namespace axiom::nn {
 inline std::shared_ptr<Dense> gate_projection(const char* op, int64_t in, int64_t hidden, int64_t gates, bool bias,
                                               Generator& gen) {
   if (in <= 0 || hidden <= 0) throw Error(op, "feature sizes must be positive, got ", in, " and ", hidden);
-  const double scale = std::sqrt(static_cast<double>(in) / static_cast<double>(hidden));  // Dense draws +-scale/sqrt(in)
+  const double scale =
+      std::sqrt(static_cast<double>(in) / static_cast<double>(hidden));  // Dense draws +-scale/sqrt(in)
   return std::make_shared<Dense>(in, gates * hidden, gen, DenseOptions{.bias = bias, .init_scale = scale});
 }
 

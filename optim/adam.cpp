@@ -66,9 +66,17 @@ void Adam::update_all(const std::vector<PendingUpdate>& updates) {
     // strided view is updated in a copy, then written back through the view
     const core::Tensor& param = u.param.data();
     const core::Tensor p = param.is_contiguous() ? param : param.contiguous();
-    fused.push_back({p, u.grad.data(), m.data(), v.data(),
-                     {.lr = lr(), .beta1 = o.betas.first, .beta2 = o.betas.second, .eps = o.eps, .weight_decay = o.weight_decay,
-                      .decoupled_weight_decay = o.decoupled_weight_decay, .step = u.state->step + 1}});
+    fused.push_back({p,
+                     u.grad.data(),
+                     m.data(),
+                     v.data(),
+                     {.lr = lr(),
+                      .beta1 = o.betas.first,
+                      .beta2 = o.betas.second,
+                      .eps = o.eps,
+                      .weight_decay = o.weight_decay,
+                      .decoupled_weight_decay = o.decoupled_weight_decay,
+                      .step = u.state->step + 1}});
   }
   core::adam_update_many(fused);  // checks every update before it changes any
   for (size_t i = 0; i < updates.size(); ++i) {

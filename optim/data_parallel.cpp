@@ -30,18 +30,19 @@ std::string describe(const NamedParameters& parameters) {
 }  // namespace
 
 struct GradientAverager::Bucket {
-  std::vector<size_t> members;  // indices into parameters_, in the order they sit in `flat`
+  std::vector<size_t> members;   // indices into parameters_, in the order they sit in `flat`
   std::vector<int64_t> offsets;  // where each member starts in `flat`
   core::Tensor flat;             // [elements] on the CPU, the members' dtype (none in a process alone: nothing to send)
   size_t ready = 0;              // members whose gradient is complete in this pass
   std::unique_ptr<core::PendingCollective> pending;  // the allreduce under way, if started
-  bool finished = false;         // allreduce done in this pass
+  bool finished = false;                             // allreduce done in this pass
 };
 
 GradientAverager::GradientAverager(NamedParameters parameters, Communicator& comm, int64_t bucket_bytes)
     : parameters_(std::move(parameters)), comm_(comm) {
   if (bucket_bytes <= 0) throw Error("GradientAverager", "bucket_bytes must be positive, got ", bucket_bytes);
-  core::check_same_on_every_rank(comm_, describe(parameters_), "GradientAverager", "models (parameter names, shapes or dtypes)");
+  core::check_same_on_every_rank(comm_, describe(parameters_), "GradientAverager",
+                                 "models (parameter names, shapes or dtypes)");
   // Buckets from the last parameter to the first, each of one dtype and about bucket_bytes.
   std::unique_ptr<Bucket> bucket;
   int64_t elements = 0;
@@ -59,7 +60,8 @@ GradientAverager::GradientAverager(NamedParameters parameters, Communicator& com
     bucket->members.push_back(i);
     bucket->offsets.push_back(elements);
     if (!bucket_of_.emplace(p.impl().get(), buckets_.size()).second) {  // its gradient would be averaged twice
-      throw Error("GradientAverager", "the parameter '", parameters_[i].first, "' is listed twice (under another name too)");
+      throw Error("GradientAverager", "the parameter '", parameters_[i].first,
+                  "' is listed twice (under another name too)");
     }
     elements += p.numel();
   }
@@ -97,7 +99,8 @@ void GradientAverager::on_gradient_ready(const Tensor& leaf) {
 
 // Starts, in bucket order, every bucket whose gradients are all complete.
 void GradientAverager::start_ready_buckets() {
-  while (next_to_start_ < buckets_.size() && buckets_[next_to_start_]->ready == buckets_[next_to_start_]->members.size()) {
+  while (next_to_start_ < buckets_.size() &&
+         buckets_[next_to_start_]->ready == buckets_[next_to_start_]->members.size()) {
     start(*buckets_[next_to_start_++]);
   }
 }

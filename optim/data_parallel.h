@@ -74,10 +74,10 @@ class GradientAverager {
 
   NamedParameters parameters_;
   Communicator& comm_;
-  std::vector<std::unique_ptr<Bucket>> buckets_;         // in starting order
+  std::vector<std::unique_ptr<Bucket>> buckets_;             // in starting order
   std::unordered_map<const TensorImpl*, size_t> bucket_of_;  // parameter -> its bucket
   size_t next_to_start_ = 0;
-  bool started_any_ = false;                             // in this pass
+  bool started_any_ = false;                           // in this pass
   std::chrono::steady_clock::time_point first_start_;  // of this pass's first bucket
   CommunicationStats stats_;
 };

@@ -51,7 +51,8 @@ struct StateReader {
       const std::string saved_type = doc.at("type").get<std::string>();
       if (saved_type != type) throw Error(type, origin, " holds ", saved_type, " state, not ", type, " state");
       SavedState saved;
-      for (const auto& [key, value] : doc.at("hyperparameters").items()) saved.hyperparameters[key] = value.get<double>();
+      for (const auto& [key, value] : doc.at("hyperparameters").items())
+        saved.hyperparameters[key] = value.get<double>();
       for (const json& p : doc.at("parameters")) read_parameter(p, saved);
       return saved;
     } catch (const json::exception& e) {
@@ -66,9 +67,12 @@ struct StateReader {
     const json& step = p.at("step");
     const json& shape = p.at("shape");
     const auto integer = [](const json& value) { return value.is_number_integer(); };
-    if (!integer(step)) throw Error(type, origin, ": malformed optimizer state (the step of '", key, "' is ", step.dump(), ", not an integer)");
+    if (!integer(step))
+      throw Error(type, origin, ": malformed optimizer state (the step of '", key, "' is ", step.dump(),
+                  ", not an integer)");
     if (!shape.is_array() || !std::all_of(shape.begin(), shape.end(), integer)) {
-      throw Error(type, origin, ": malformed optimizer state (the shape of '", key, "' is ", shape.dump(), ", not an array of integers)");
+      throw Error(type, origin, ": malformed optimizer state (the shape of '", key, "' is ", shape.dump(),
+                  ", not an array of integers)");
     }
     saved.steps.emplace_back(key, step.get<int64_t>());
     saved.shapes[key] = shape.get<core::Shape>();
@@ -140,7 +144,8 @@ struct StateReader {
       throw Error(type, origin, ": tensor '", name, "' is ", tensor.dtype(), " (float32 or float64 only)");
     }
     const std::string key = name.substr(buffer.size() + 1);
-    if (state.step == 0) throw Error(type, origin, ": unexpected tensor '", name, "' (parameter '", key, "' has step 0)");
+    if (state.step == 0)
+      throw Error(type, origin, ": unexpected tensor '", name, "' (parameter '", key, "' has step 0)");
     if (!state.buffers.emplace(buffer, Tensor(tensor.to(p.device()).to(p.dtype()).contiguous())).second) {
       throw Error(type, origin, ": tensor '", name, "' appears twice");
     }
@@ -169,7 +174,8 @@ Optimizer::Optimizer(std::string name, NamedParameters parameters, double lr)
     if (!is_floating(p.dtype())) {
       throw Error(name_, "parameter '", key, "' is ", p.dtype(), " (float32 or float64 only)");
     }
-    if (!p.is_leaf()) throw Error(name_, "parameter '", key, "' is not a leaf (it was computed by ", p.grad_fn()->name, ")");
+    if (!p.is_leaf())
+      throw Error(name_, "parameter '", key, "' is not a leaf (it was computed by ", p.grad_fn()->name, ")");
     if (!p.requires_grad()) throw Error(name_, "parameter '", key, "' does not require a gradient");
     const auto [seen, fresh] = tensors.emplace(p.impl().get(), key);
     if (!fresh) throw Error(name_, "parameters '", seen->second, "' and '", key, "' are the same tensor");
@@ -242,14 +248,16 @@ OptimizerState Optimizer::state() const {
                       {"dtype", std::string(dtype_name(p.dtype()))},
                       {"step", states_[i].step}});
     // copies: the update changes the buffers in place (core::adam_update), and a snapshot must not move
-    for (const auto& [buffer, tensor] : states_[i].buffers) out.tensors.emplace_back(buffer + "." + key, tensor.data().clone());
+    for (const auto& [buffer, tensor] : states_[i].buffers)
+      out.tensors.emplace_back(buffer + "." + key, tensor.data().clone());
   }
-  out.json = json{{"format", "axiom optimizer state"},
-                  {"version", 1},
-                  {"type", name_},
-                  {"hyperparameters", hyper},
-                  {"parameters", params}}
-                 .dump();
+  out.json = json{
+      {"format", "axiom optimizer state"},
+      {"version", 1},
+      {"type", name_},
+      {"hyperparameters", hyper},
+      {"parameters",
+       params}}.dump();
   return out;
 }
 
@@ -260,7 +268,8 @@ void Optimizer::load_state(const OptimizerState& state, const std::string& origi
   expected["lr"] = lr_;
   reader.check_same_hyperparameters(expected, saved.hyperparameters);
   reader.check_same_parameters(parameters_, saved);
-  std::vector<ParamState> states = reader.read_buffers(state.tensors, parameters_, saved, buffer_names(saved.hyperparameters));
+  std::vector<ParamState> states =
+      reader.read_buffers(state.tensors, parameters_, saved, buffer_names(saved.hyperparameters));
 
   // Nothing has changed so far. The hyperparameters check themselves before they change anything;
   // after them nothing can fail.

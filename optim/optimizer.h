@@ -32,7 +32,7 @@ using NamedParameters = std::vector<std::pair<std::string, Tensor>>;
 
 // What an update rule remembers about one parameter between steps.
 struct ParamState {
-  int64_t step = 0;                             // updates this parameter has received
+  int64_t step = 0;                       // updates this parameter has received
   std::map<std::string, Tensor> buffers;  // "momentum_buffer", "exp_avg", ...: the parameter's shape and dtype
 };
 

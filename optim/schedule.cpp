@@ -8,7 +8,8 @@
 namespace axiom::optim {
 
 Schedule::Schedule(Kind kind, double base_lr, Warmup warmup) : kind_(kind), base_lr_(base_lr), warmup_(warmup) {
-  if (!(base_lr >= 0) || !std::isfinite(base_lr)) throw Error("Schedule", "base_lr must be finite and >= 0, got ", base_lr);
+  if (!(base_lr >= 0) || !std::isfinite(base_lr))
+    throw Error("Schedule", "base_lr must be finite and >= 0, got ", base_lr);
   if (warmup.steps < 0) throw Error("Schedule", "warmup steps must be >= 0, got ", warmup.steps);
   if (!(warmup.start_factor >= 0 && warmup.start_factor <= 1)) {
     throw Error("Schedule", "warmup start_factor must be in [0, 1], got ", warmup.start_factor);
@@ -18,7 +19,8 @@ Schedule::Schedule(Kind kind, double base_lr, Warmup warmup) : kind_(kind), base
 Schedule Schedule::constant(double base_lr, Warmup warmup) { return Schedule(Kind::constant, base_lr, warmup); }
 
 // A decay from base_lr to min_lr over decay_steps steps (cosine or linear), its arguments checked.
-Schedule Schedule::decay(Kind kind, const char* name, double base_lr, Warmup warmup, int64_t decay_steps, double min_lr) {
+Schedule Schedule::decay(Kind kind, const char* name, double base_lr, Warmup warmup, int64_t decay_steps,
+                         double min_lr) {
   Schedule s(kind, base_lr, warmup);
   if (decay_steps < 1) throw Error("Schedule", name, " decay_steps must be >= 1, got ", decay_steps);
   if (!(min_lr >= 0 && min_lr <= base_lr)) {
@@ -71,7 +73,7 @@ double Schedule::lr(int64_t step) const {
       const auto T = static_cast<double>(decay_steps_);
       return base_lr_ - (base_lr_ - min_lr_) * std::min(t, T) / T;
     }
-    case Kind::exponential: return base_lr_ * std::pow(gamma_, t);  // base_lr * gamma^t
+    case Kind::exponential: return base_lr_ * std::pow(gamma_, t);           // base_lr * gamma^t
     case Kind::inverse_sqrt: return base_lr_ * std::sqrt(W) / std::sqrt(s);  // base_lr * sqrt(W) / sqrt(s)
   }
   return base_lr_;

@@ -81,12 +81,13 @@ void bench_allreduce(const Reporter& reporter, Communicator& comm);
 
 // `axiom bench train --config NAME [--batch N] [--steps N] [--device cpu|cuda]`
 struct TrainBenchOptions {
-  std::string config = "small";  // a preset or a JSON file
-  int64_t batch = 0;             // 0: the preset's (tiny 16, small 32, medium 16)
-  int steps = 5;                 // timed steps (the median is reported)
-  std::string device = "cpu";    // where the model trains; the clock is read after the device has finished
-  int64_t checkpoint_blocks = 0; // blocks recomputed in backward (ImageModel::set_checkpoint_blocks)
-  std::string matmul = "float32";  // how float32 products multiply: float32 or bfloat16 (MatmulPrecision, core/launch.h)
+  std::string config = "small";   // a preset or a JSON file
+  int64_t batch = 0;              // 0: the preset's (tiny 16, small 32, medium 16)
+  int steps = 5;                  // timed steps (the median is reported)
+  std::string device = "cpu";     // where the model trains; the clock is read after the device has finished
+  int64_t checkpoint_blocks = 0;  // blocks recomputed in backward (ImageModel::set_checkpoint_blocks)
+  std::string matmul =
+      "float32";  // how float32 products multiply: float32 or bfloat16 (MatmulPrecision, core/launch.h)
 };
 // Under mpirun, `batch` is the global batch, split over the ranks; the step's communication is reported too.
 void bench_train(const Reporter& reporter, const TrainBenchOptions& options, Communicator& comm);

@@ -18,22 +18,38 @@ namespace axiom::bench {
 void bench_allreduce(const Reporter& reporter, Communicator& comm) {
   const int n = comm.size();
   reporter.note("axiom bench allreduce: " + std::to_string(n) + " processes (" + std::to_string(comm.local_size()) +
-                " on this machine), " + comm.name() + (n == 1 ? "; one process has nothing to exchange: launch with mpirun -np N" : ""));
+                " on this machine), " + comm.name() +
+                (n == 1 ? "; one process has nothing to exchange: launch with mpirun -np N" : ""));
   for (int64_t mib = 1; mib <= 64; mib *= 2) {
     const int64_t elements = mib * (1 << 20) / 4;
     const core::Tensor buffer = core::ones({elements});
-    const double seconds = seconds_per_call([&] {
-      comm.barrier();
-      comm.allreduce(buffer);
-      comm.barrier();
-    }, 10, 0);
+    const double seconds = seconds_per_call(
+        [&] {
+          comm.barrier();
+          comm.allreduce(buffer);
+          comm.barrier();
+        },
+        10, 0);
     const double bytes = static_cast<double>(elements) * 4;
     const std::string name = std::to_string(mib) + "MiB";
-    reporter.report({.bench = "allreduce", .name = name + "_time", .unit = "ms", .value = seconds * 1e3, .baseline = {}, .baseline_name = {}});
-    reporter.report({.bench = "allreduce", .name = name + "_algorithm_bandwidth", .unit = "GB/s", .value = bytes / seconds / 1e9,
-                     .baseline = {}, .baseline_name = {}});
-    reporter.report({.bench = "allreduce", .name = name + "_bus_bandwidth", .unit = "GB/s",
-                     .value = 2.0 * (n - 1) / n * bytes / seconds / 1e9, .baseline = {}, .baseline_name = {}});
+    reporter.report({.bench = "allreduce",
+                     .name = name + "_time",
+                     .unit = "ms",
+                     .value = seconds * 1e3,
+                     .baseline = {},
+                     .baseline_name = {}});
+    reporter.report({.bench = "allreduce",
+                     .name = name + "_algorithm_bandwidth",
+                     .unit = "GB/s",
+                     .value = bytes / seconds / 1e9,
+                     .baseline = {},
+                     .baseline_name = {}});
+    reporter.report({.bench = "allreduce",
+                     .name = name + "_bus_bandwidth",
+                     .unit = "GB/s",
+                     .value = 2.0 * (n - 1) / n * bytes / seconds / 1e9,
+                     .baseline = {},
+                     .baseline_name = {}});
   }
 }
 

@@ -31,7 +31,8 @@ void bench_chain(const Reporter& reporter) {
   const double with_backward = seconds_per_call([&] { sum(chain()).backward(); });
   const double us = 1e6 / ops;
   auto figure = [&](const std::string& name, double value) {
-    reporter.report({.bench = "autograd", .name = name, .unit = "us/op", .value = value, .baseline = {}, .baseline_name = {}});
+    reporter.report(
+        {.bench = "autograd", .name = name, .unit = "us/op", .value = value, .baseline = {}, .baseline_name = {}});
   };
   figure("chain_forward_no_grad", unrecorded * us);
   figure("chain_forward_recorded", recorded * us);
@@ -45,15 +46,25 @@ void bench_matmul_backward(const Reporter& reporter) {
   const Tensor a(core::randn({n, n}, gen), true), b(core::randn({n, n}, gen), true);
   const Tensor seed = ones({n, n});
   const double forward = seconds_per_call([&] { matmul(a, b); }, 9, 0.1);
-  const double both = seconds_per_call([&] {
-    a.zero_grad(), b.zero_grad();  // as in training: each step's gradient starts from nothing
-    matmul(a, b).backward(seed);
-  }, 9, 0.1);
+  const double both = seconds_per_call(
+      [&] {
+        a.zero_grad(), b.zero_grad();  // as in training: each step's gradient starts from nothing
+        matmul(a, b).backward(seed);
+      },
+      9, 0.1);
   const double backward = both - forward;
-  reporter.report({.bench = "autograd", .name = "matmul_512_forward", .unit = "ms", .value = forward * 1e3,
-                   .baseline = {}, .baseline_name = {}});
-  reporter.report({.bench = "autograd", .name = "matmul_512_backward", .unit = "ms", .value = backward * 1e3,
-                   .baseline = forward * 1e3, .baseline_name = "forward"});
+  reporter.report({.bench = "autograd",
+                   .name = "matmul_512_forward",
+                   .unit = "ms",
+                   .value = forward * 1e3,
+                   .baseline = {},
+                   .baseline_name = {}});
+  reporter.report({.bench = "autograd",
+                   .name = "matmul_512_backward",
+                   .unit = "ms",
+                   .value = backward * 1e3,
+                   .baseline = forward * 1e3,
+                   .baseline_name = "forward"});
 }
 
 }  // namespace

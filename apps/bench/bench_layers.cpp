@@ -27,10 +27,18 @@ namespace {
 constexpr int64_t kBatch = 16, kSide = 28, kFeatures = 128, kHeads = 4;
 
 void report(const Reporter& reporter, const std::string& name, double seconds, double flops, double sgemm_gflops) {
-  reporter.report({.bench = "layers", .name = name + "_ms", .unit = "ms", .value = seconds * 1e3, .baseline = {},
+  reporter.report({.bench = "layers",
+                   .name = name + "_ms",
+                   .unit = "ms",
+                   .value = seconds * 1e3,
+                   .baseline = {},
                    .baseline_name = {}});
-  reporter.report({.bench = "layers", .name = name + "_gflops", .unit = "GFLOP/s", .value = flops / seconds / 1e9,
-                   .baseline = sgemm_gflops, .baseline_name = "sgemm"});
+  reporter.report({.bench = "layers",
+                   .name = name + "_gflops",
+                   .unit = "GFLOP/s",
+                   .value = flops / seconds / 1e9,
+                   .baseline = sgemm_gflops,
+                   .baseline_name = "sgemm"});
 }
 // Relative logits of q [4 lines, 4 heads, L, 32] against a table clipped at distance 64, forward and
 // backward, for both ways of computing them: time, and the peak bytes allocated above what lived before.
@@ -53,9 +61,17 @@ void bench_relative(const Reporter& reporter, Generator& gen) {
       forward_backward();
       const double peak_mib = static_cast<double>(core::allocation_stats().peak_bytes - before) / (1 << 20);
       const std::string name = std::string("relative_") + way + "_L" + std::to_string(length);
-      reporter.report({.bench = "layers", .name = name + "_ms", .unit = "ms", .value = seconds * 1e3, .baseline = {},
+      reporter.report({.bench = "layers",
+                       .name = name + "_ms",
+                       .unit = "ms",
+                       .value = seconds * 1e3,
+                       .baseline = {},
                        .baseline_name = {}});
-      reporter.report({.bench = "layers", .name = name + "_peak", .unit = "MiB", .value = peak_mib, .baseline = {},
+      reporter.report({.bench = "layers",
+                       .name = name + "_peak",
+                       .unit = "MiB",
+                       .value = peak_mib,
+                       .baseline = {},
                        .baseline_name = {}});
     }
   }
@@ -63,45 +79,57 @@ void bench_relative(const Reporter& reporter, Generator& gen) {
 }  // namespace
 
 void bench_layers(const Reporter& reporter) {
-  reporter.note("axiom bench layers: " + std::to_string(core::num_threads()) + " threads; AxialAttention on [16, 28, 28, 128], 4 heads");
+  reporter.note("axiom bench layers: " + std::to_string(core::num_threads()) +
+                " threads; AxialAttention on [16, 28, 28, 128], 4 heads");
   Generator gen(8);
   const double n = kBatch * kSide * kSide;
   const double projection_flops = 2 * n * kFeatures * 4 * kFeatures;
   const double attention_flops = projection_flops + 4 * n * kSide * kFeatures;
 
   // raw sgemm on the q/k/v projection's shape: [N, D] @ [D, 3D]
-  const core::Tensor a = core::randn({static_cast<int64_t>(n), kFeatures}, gen), w = core::randn({kFeatures, 3 * kFeatures}, gen);
+  const core::Tensor a = core::randn({static_cast<int64_t>(n), kFeatures}, gen),
+                     w = core::randn({kFeatures, 3 * kFeatures}, gen);
   core::Tensor c = core::empty({static_cast<int64_t>(n), 3 * kFeatures});
   const double sgemm_s = seconds_per_call([&] {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n), 3 * kFeatures, kFeatures, 1.0f,
                 a.data<float>(), kFeatures, w.data<float>(), 3 * kFeatures, 0.0f, c.data<float>(), 3 * kFeatures);
   });
   const double sgemm_gflops = 2 * n * kFeatures * 3 * kFeatures / sgemm_s / 1e9;
-  reporter.report({.bench = "layers", .name = "sgemm_12544x128x384", .unit = "GFLOP/s", .value = sgemm_gflops,
-                   .baseline = {}, .baseline_name = {}});
+  reporter.report({.bench = "layers",
+                   .name = "sgemm_12544x128x384",
+                   .unit = "GFLOP/s",
+                   .value = sgemm_gflops,
+                   .baseline = {},
+                   .baseline_name = {}});
 
   const Tensor x(core::randn({kBatch, kSide, kSide, kFeatures}, gen), true);
   const Tensor seed = ones(x.shape());
   for (int64_t axis : {1, 2}) {
     nn::AxialAttention attention(kFeatures, kHeads, axis, gen);
     const std::string name = "attention_axis" + std::to_string(axis);
-    const double forward = seconds_per_call([&] {
-      NoGrad no_grad;
-      attention(x);
-    }, 5, 0.2);
-    const double both = seconds_per_call([&] {
-      attention.zero_grad();
-      x.zero_grad();
-      attention(x).backward(seed);
-    }, 5, 0.2);
+    const double forward = seconds_per_call(
+        [&] {
+          NoGrad no_grad;
+          attention(x);
+        },
+        5, 0.2);
+    const double both = seconds_per_call(
+        [&] {
+          attention.zero_grad();
+          x.zero_grad();
+          attention(x).backward(seed);
+        },
+        5, 0.2);
     report(reporter, name + "_forward", forward, attention_flops, sgemm_gflops);
     report(reporter, name + "_forward_backward", both, 3 * attention_flops, sgemm_gflops);
   }
   nn::AxialAttention attention(kFeatures, kHeads, 1, gen);
-  const double dense = seconds_per_call([&] {
-    NoGrad no_grad;
-    attention.out->forward(attention.qkv->forward(x).narrow(-1, 0, kFeatures));
-  }, 5, 0.2);
+  const double dense = seconds_per_call(
+      [&] {
+        NoGrad no_grad;
+        attention.out->forward(attention.qkv->forward(x).narrow(-1, 0, kFeatures));
+      },
+      5, 0.2);
   report(reporter, "dense_qkv_and_out_forward", dense, projection_flops, sgemm_gflops);
   bench_relative(reporter, gen);
 }

@@ -32,8 +32,8 @@ std::string join(const std::vector<std::string>& names) {
 }
 
 void raw_sgemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
-              static_cast<int>(k), 1.0f, a, static_cast<int>(k), b, static_cast<int>(n), 0.0f, c, static_cast<int>(n));
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k),
+              1.0f, a, static_cast<int>(k), b, static_cast<int>(n), 0.0f, c, static_cast<int>(n));
 }
 
 void bench_square_matmul(const Reporter& reporter, int64_t n) {
@@ -43,8 +43,12 @@ void bench_square_matmul(const Reporter& reporter, int64_t n) {
   const double flops = 2.0 * n * n * n;
   const double raw = seconds_per_call([&] { raw_sgemm(n, n, n, a.data<float>(), b.data<float>(), c.data<float>()); });
   const double api = seconds_per_call([&] { c = matmul(a, b); });
-  reporter.report({.bench = "ops", .name = "matmul_" + std::to_string(n), .unit = "GFLOP/s", .value = gflops(flops, api),
-                   .baseline = gflops(flops, raw), .baseline_name = "cblas_sgemm"});
+  reporter.report({.bench = "ops",
+                   .name = "matmul_" + std::to_string(n),
+                   .unit = "GFLOP/s",
+                   .value = gflops(flops, api),
+                   .baseline = gflops(flops, raw),
+                   .baseline_name = "cblas_sgemm"});
 }
 
 // [batch, 32, 32] @ [32, 32] (one weight for every matrix) and [batch, 32, 32] @ [batch, 32, 32],
@@ -62,13 +66,21 @@ void bench_batched_matmul(const Reporter& reporter) {
   };
   const double raw_shared = seconds_per_call([&] { loop_of_sgemm(shared, 0); });
   const double api_shared = seconds_per_call([&] { c = matmul(a, shared); });
-  reporter.report({.bench = "ops", .name = "matmul_64x32x32_by_32x32", .unit = "GFLOP/s",
-                   .value = gflops(flops, api_shared), .baseline = gflops(flops, raw_shared), .baseline_name = "sgemm loop"});
+  reporter.report({.bench = "ops",
+                   .name = "matmul_64x32x32_by_32x32",
+                   .unit = "GFLOP/s",
+                   .value = gflops(flops, api_shared),
+                   .baseline = gflops(flops, raw_shared),
+                   .baseline_name = "sgemm loop"});
   c = empty({batch, n, n});
   const double raw_own = seconds_per_call([&] { loop_of_sgemm(own, n * n); });
   const double api_own = seconds_per_call([&] { c = matmul(a, own); });
-  reporter.report({.bench = "ops", .name = "matmul_64x32x32_by_64x32x32", .unit = "GFLOP/s",
-                   .value = gflops(flops, api_own), .baseline = gflops(flops, raw_own), .baseline_name = "sgemm loop"});
+  reporter.report({.bench = "ops",
+                   .name = "matmul_64x32x32_by_64x32x32",
+                   .unit = "GFLOP/s",
+                   .value = gflops(flops, api_own),
+                   .baseline = gflops(flops, raw_own),
+                   .baseline_name = "sgemm loop"});
 }
 
 // The memory-bound passes over 16M floats, each next to memcpy of the same run: bytes read and
@@ -85,8 +97,12 @@ void bench_memory_bound(const Reporter& reporter) {
   const double memcpy_bw = gbytes(2 * floats, memcpy_s);
   auto report = [&](const std::string& name, double arrays_moved, const std::function<void()>& pass) {
     const double s = seconds_per_call(pass, 5, 0.2);
-    reporter.report({.bench = "ops", .name = name, .unit = "GB/s", .value = gbytes(arrays_moved * floats, s),
-                     .baseline = memcpy_bw, .baseline_name = "memcpy"});
+    reporter.report({.bench = "ops",
+                     .name = name,
+                     .unit = "GB/s",
+                     .value = gbytes(arrays_moved * floats, s),
+                     .baseline = memcpy_bw,
+                     .baseline_name = "memcpy"});
   };
   Tensor out;
   report("add_16M", 3, [&] { out = add(x, y); });
@@ -103,16 +119,14 @@ void bench_memory_bound(const Reporter& reporter) {
   const Tensor weight = randn({256}, gen), bias = randn({256}, gen);
   LayerNormResult normed = layer_norm(rows_of_256, weight, bias);
   report("layer_norm_rows_of_256", 2, [&] { normed = layer_norm(rows_of_256, weight, bias); });
-  report("layer_norm_backward_rows_of_256", 3, [&] {
-    out = layer_norm_backward(rows_of_256, weight, normed.mean, normed.rstd, grad_rows);
-  });
+  report("layer_norm_backward_rows_of_256", 3,
+         [&] { out = layer_norm_backward(rows_of_256, weight, normed.mean, normed.rstd, grad_rows); });
   const Tensor targets = zeros({n / 256}, Dtype::int64);
   CrossEntropyResult losses = cross_entropy(rows_of_256, targets);
   const Tensor grad_losses = full({n / 256}, 1.0);
   report("cross_entropy_rows_of_256", 1, [&] { losses = cross_entropy(rows_of_256, targets); });
-  report("cross_entropy_backward_rows_of_256", 2, [&] {
-    out = cross_entropy_backward(rows_of_256, targets, losses.lse, grad_losses);
-  });
+  report("cross_entropy_backward_rows_of_256", 2,
+         [&] { out = cross_entropy_backward(rows_of_256, targets, losses.lse, grad_losses); });
   // a bias gradient: sums down the columns of [131072, 128] (reads one array)
   report("column_sums_of_128", 1, [&] { out = sum(x.reshape({n / 128, 128}), {0}); });
   // activation_linear's backward: GELU and the gradient times its slope in one pass
@@ -120,10 +134,16 @@ void bench_memory_bound(const Reporter& reporter) {
   // of the gradient, and both count the fused pass's 6 arrays (the copy's 2, h and g read, a and g
   // written), so that the two figures compare as speeds.
   Tensor g = empty({n});
-  const double fused_s = seconds_per_call([&] { copy_into(y, g), out = activation_backward(UnaryOp::gelu, x, g); }, 5, 0.2);
-  const double three_ops_s = seconds_per_call([&] { copy_into(y, g), out = gelu(x), mul_in_place(g, gelu_derivative(x)); }, 5, 0.2);
-  reporter.report({.bench = "ops", .name = "gelu_backward_16M", .unit = "GB/s", .value = gbytes(6 * floats, fused_s),
-                   .baseline = gbytes(6 * floats, three_ops_s), .baseline_name = "gelu, gelu_derivative, mul_in_place"});
+  const double fused_s =
+      seconds_per_call([&] { copy_into(y, g), out = activation_backward(UnaryOp::gelu, x, g); }, 5, 0.2);
+  const double three_ops_s =
+      seconds_per_call([&] { copy_into(y, g), out = gelu(x), mul_in_place(g, gelu_derivative(x)); }, 5, 0.2);
+  reporter.report({.bench = "ops",
+                   .name = "gelu_backward_16M",
+                   .unit = "GB/s",
+                   .value = gbytes(6 * floats, fused_s),
+                   .baseline = gbytes(6 * floats, three_ops_s),
+                   .baseline_name = "gelu, gelu_derivative, mul_in_place"});
   const Tensor param = x.clone(), exp_avg = zeros({n}), exp_avg_sq = zeros({n});
   report("adam_16M", 7, [&] { adam_update(param, y, exp_avg, exp_avg_sq, AdamStep{}); });
   // random draws (core/random.h): bound by the generator's arithmetic, not by memory
@@ -133,13 +153,14 @@ void bench_memory_bound(const Reporter& reporter) {
 }  // namespace
 
 void bench_ops(const Reporter& reporter) {
-  reporter.note("axiom bench ops: " + std::to_string(num_threads()) + " threads; OpenBLAS kernels: " +
-                core::cpu::blas_kernels_report());
+  reporter.note("axiom bench ops: " + std::to_string(num_threads()) +
+                " threads; OpenBLAS kernels: " + core::cpu::blas_kernels_report());
   reporter.note("matrix products (float32)");
   for (int64_t n : {64, 256, 512, 1024}) bench_square_matmul(reporter, n);
   bench_batched_matmul(reporter);
   reporter.note("memory-bound passes over 16M floats (bytes read + written per second), SIMD target " +
-                core::cpu::vec::target() + " (AXIOM_SIMD_TARGET picks another of: " + join(core::cpu::vec::targets()) + ")");
+                core::cpu::vec::target() + " (AXIOM_SIMD_TARGET picks another of: " + join(core::cpu::vec::targets()) +
+                ")");
   bench_memory_bound(reporter);
 }
 

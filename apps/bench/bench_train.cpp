@@ -52,10 +52,13 @@ int64_t preset_batch(const std::string& config) {
 double sgemm_gflops(int64_t m, int64_t k, int64_t n, Generator& gen) {
   const core::Tensor a = core::randn({m, k}, gen), b = core::randn({k, n}, gen);
   core::Tensor c = core::empty({m, n});
-  const double seconds = seconds_per_call([&] {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f,
-                a.data<float>(), static_cast<int>(k), b.data<float>(), static_cast<int>(n), 0.0f, c.data<float>(), static_cast<int>(n));
-  }, 5, 0.2);
+  const double seconds = seconds_per_call(
+      [&] {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
+                    static_cast<int>(k), 1.0f, a.data<float>(), static_cast<int>(k), b.data<float>(),
+                    static_cast<int>(n), 0.0f, c.data<float>(), static_cast<int>(n));
+      },
+      5, 0.2);
   return 2.0 * static_cast<double>(m * n * k) / seconds / 1e9;
 }
 
@@ -65,7 +68,8 @@ double sgemm_gflops(int64_t m, int64_t k, int64_t n, Generator& gen) {
 std::optional<double> sgemm_baseline(Device device, const models::ImageModelConfig& config, int64_t positions,
                                      Generator& gen, Communicator& comm) {
   if (device != Device::cpu()) return std::nullopt;
-  const core::Tensor total = core::from_vector<double>({sgemm_gflops(positions, config.features, config.ff_multiple * config.features, gen)});
+  const core::Tensor total =
+      core::from_vector<double>({sgemm_gflops(positions, config.features, config.ff_multiple * config.features, gen)});
   comm.allreduce(total);
   return total.item();
 }
@@ -73,12 +77,13 @@ std::optional<double> sgemm_baseline(Device device, const models::ImageModelConf
 // A data-parallel job's communication per step, between two readings of the trainer's counters
 // (averaged over the timed steps and the one warm-up of seconds_per_call).
 template <typename Figure>
-void report_communication(const Figure& figure, const optim::CommunicationStats& before, const optim::CommunicationStats& after,
-                          double step_seconds) {
+void report_communication(const Figure& figure, const optim::CommunicationStats& before,
+                          const optim::CommunicationStats& after, double step_seconds) {
   const double steps = static_cast<double>(after.steps - before.steps);
   figure("communication_per_step", "s", (after.communication_seconds - before.communication_seconds) / steps);
   figure("exposed_communication_per_step", "s", (after.exposed_seconds - before.exposed_seconds) / steps);
-  figure("exposed_communication_share", "%", 100 * (after.exposed_seconds - before.exposed_seconds) / steps / step_seconds);
+  figure("exposed_communication_share", "%",
+         100 * (after.exposed_seconds - before.exposed_seconds) / steps / step_seconds);
   figure("gradient_mib_per_step", "MiB", (after.bytes - before.bytes) / steps / (1 << 20));
 }
 
@@ -90,7 +95,9 @@ struct MemoryBreakdown {
 
 MemoryBreakdown memory_breakdown(const models::Trainer& trainer) {
   MemoryBreakdown m;
-  auto bytes = [](const Tensor& t) { return t.defined() ? static_cast<double>(t.numel() * dtype_size(t.dtype())) : 0.0; };
+  auto bytes = [](const Tensor& t) {
+    return t.defined() ? static_cast<double>(t.numel() * dtype_size(t.dtype())) : 0.0;
+  };
   for (const auto& [name, p] : trainer.optimizer().parameters()) {
     m.parameters += bytes(p);
     m.gradients += bytes(p.grad());
@@ -109,15 +116,17 @@ void bench_train(const Reporter& reporter, const TrainBenchOptions& options, Com
   const models::ImageModelConfig config = models::load_config(options.config);
   const int64_t batch = options.batch > 0 ? options.batch : preset_batch(options.config);
   const std::string ranks = comm.size() > 1 ? std::to_string(comm.size()) + " processes x " : "";
-  reporter.note("axiom bench train --config " + options.config + " on " + device.str() + ": " + ranks + std::to_string(core::num_threads()) +
-                " threads, batch " + std::to_string(batch) + ", " + options.matmul + " products, " + std::to_string(options.steps) + " timed steps after 2 warm-up steps");
+  reporter.note("axiom bench train --config " + options.config + " on " + device.str() + ": " + ranks +
+                std::to_string(core::num_threads()) + " threads, batch " + std::to_string(batch) + ", " +
+                options.matmul + " products, " + std::to_string(options.steps) + " timed steps after 2 warm-up steps");
   const models::Measuring measuring{.device = device, .checkpoint_blocks = options.checkpoint_blocks};
   const models::MemoryEstimate estimate = models::training_memory(config, batch / comm.size(), measuring);
   models::check_fits(estimate, "bench", "a training step of " + std::to_string(batch / comm.size()) + " images",
                      "use a smaller --batch or config", comm.local_size(), device);
   Generator gen(11);
-  const core::Shape image_shape = config.channels == 1 ? core::Shape{4 * batch, config.height, config.width}
-                                                       : core::Shape{4 * batch, config.channels, config.height, config.width};
+  const core::Shape image_shape = config.channels == 1
+                                      ? core::Shape{4 * batch, config.height, config.width}
+                                      : core::Shape{4 * batch, config.channels, config.height, config.width};
   const Tensor images(core::randint(image_shape, 0, 256, gen, Dtype::uint8));
   models::TrainingOptions training;
   training.data = "random images", training.batch_size = batch, training.warmup_steps = 0;
@@ -131,23 +140,30 @@ void bench_train(const Reporter& reporter, const TrainBenchOptions& options, Com
   core::reset_allocation_peak();
   const optim::CommunicationStats before = trainer.communication();
   core::Backend& backend = core::backend(device);
-  const double step_seconds = seconds_per_call([&] {
-    trainer.step();
-    backend.synchronize();  // a device may still be running the step's last kernels
-  }, options.steps, 0);
+  const double step_seconds = seconds_per_call(
+      [&] {
+        trainer.step();
+        backend.synchronize();  // a device may still be running the step's last kernels
+      },
+      options.steps, 0);
   const double peak = peak_memory_bytes();
   const double peak_tensors = static_cast<double>(core::allocation_stats().peak_bytes);
   const double flops = models::measured_training_cost(config, batch, measuring).flops;  // the whole job's batch
 
   auto figure = [&](const std::string& name, const std::string& unit, double value) {
-    reporter.report({.bench = "train", .name = options.config + "_" + name, .unit = unit, .value = value, .baseline = {},
+    reporter.report({.bench = "train",
+                     .name = options.config + "_" + name,
+                     .unit = unit,
+                     .value = value,
+                     .baseline = {},
                      .baseline_name = {}});
   };
   figure("step", "s", step_seconds);
   figure("images_per_second", "img/s", static_cast<double>(batch) / step_seconds);
   figure("peak_memory", "MiB", peak / (1 << 20));
   figure("peak_tensor_memory", "MiB", peak_tensors / (1 << 20));
-  figure("estimated_tensor_memory", "MiB", estimate.total() / (1 << 20));  // models/training/memory_budget.h: measured on meta, before the step
+  figure("estimated_tensor_memory", "MiB",
+         estimate.total() / (1 << 20));  // models/training/memory_budget.h: measured on meta, before the step
   const MemoryBreakdown split = memory_breakdown(trainer);
   figure("parameter_memory", "MiB", split.parameters / (1 << 20));
   figure("optimizer_state_memory", "MiB", split.optimizer_state / (1 << 20));
@@ -155,8 +171,12 @@ void bench_train(const Reporter& reporter, const TrainBenchOptions& options, Com
   figure("saved_activation_memory", "MiB", split.saved_activations / (1 << 20));
   figure("gflop_per_step", "GFLOP", flops / 1e9);
   if (comm.size() > 1) report_communication(figure, before, trainer.communication(), step_seconds);
-  reporter.report({.bench = "train", .name = options.config + "_gflops", .unit = "GFLOP/s", .value = flops / step_seconds / 1e9,
-                   .baseline = gemm, .baseline_name = gemm ? "sgemm" : ""});
+  reporter.report({.bench = "train",
+                   .name = options.config + "_gflops",
+                   .unit = "GFLOP/s",
+                   .value = flops / step_seconds / 1e9,
+                   .baseline = gemm,
+                   .baseline_name = gemm ? "sgemm" : ""});
 }
 
 }  // namespace axiom::bench

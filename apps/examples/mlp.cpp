@@ -13,16 +13,16 @@
 
 #include "axiom.h"  // a program outside this tree: #include <axiom/axiom.h>
 
-using axiom::Tensor;
 using axiom::Dtype;
+using axiom::Tensor;
 
 int main() {
   axiom::Generator gen(7);
 
   // 1. data: 512 points, uniform in the square; label 1 when inside the circle of radius 0.6.
   const int64_t n = 512;
-  const Tensor x = axiom::uniform({n, 2}, -1, 1, gen);                         // [N, 2]
-  const Tensor radius2 = sum(mul(x, x), {1});                                  // x^2 + y^2   [N]
+  const Tensor x = axiom::uniform({n, 2}, -1, 1, gen);                        // [N, 2]
+  const Tensor radius2 = sum(mul(x, x), {1});                                 // x^2 + y^2   [N]
   const Tensor labels = lt(radius2, axiom::full({}, 0.36)).to(Dtype::int64);  // [N], no gradient
 
   // 2. model: two layers, weights small and random, biases zero. requires_grad marks what we learn.

@@ -30,8 +30,8 @@ struct Problem {
 
   // loss(w) for w [3]: a one-element tensor, recorded when w requires a gradient
   Tensor loss(const Tensor& w) const {
-    const Tensor margins = mul(y, matmul(x, w));                     // y (x . w)   [N]
-    const Tensor logistic = neg(mean(log(sigmoid(margins))));        // mean log(1 + exp(-margin))
+    const Tensor margins = mul(y, matmul(x, w));               // y (x . w)   [N]
+    const Tensor logistic = neg(mean(log(sigmoid(margins))));  // mean log(1 + exp(-margin))
     return add(logistic, mul(sum(mul(w, w)), 1e-3));
   }
 };
@@ -39,9 +39,11 @@ struct Problem {
 Problem make_problem(axiom::Generator& gen) {
   const int64_t n = 400;
   // features: the second 30 times as large as the first; labels from a noisy linear rule
-  const Tensor a = axiom::normal({n, 1}, 0, 1, gen, Dtype::float64), b = axiom::normal({n, 1}, 0, 30, gen, Dtype::float64);
+  const Tensor a = axiom::normal({n, 1}, 0, 1, gen, Dtype::float64),
+               b = axiom::normal({n, 1}, 0, 30, gen, Dtype::float64);
   const Tensor x = axiom::concat({a, b, axiom::full({n, 1}, 1.0, Dtype::float64)}, 1);  // [N, 3]
-  const Tensor score = add(add(mul(a.reshape({n}), 2.0), mul(b.reshape({n}), -0.05)), axiom::normal({n}, 0, 0.5, gen, Dtype::float64));
+  const Tensor score =
+      add(add(mul(a.reshape({n}), 2.0), mul(b.reshape({n}), -0.05)), axiom::normal({n}, 0, 0.5, gen, Dtype::float64));
   const Tensor y = sub(mul(gt(score, axiom::full({}, 0.0, Dtype::float64)).to(Dtype::float64), 2.0), 1.0);
   return {x, y};
 }
@@ -49,7 +51,8 @@ Problem make_problem(axiom::Generator& gen) {
 Tensor leaf_copy(const Tensor& w) { return Tensor(w.data().clone(), /*requires_grad=*/true); }
 
 // Conjugate gradients for H p = rhs, with H given only through products H v: at most `iterations`.
-Tensor conjugate_gradients(const std::function<Tensor(const Tensor&)>& hessian_times, const Tensor& rhs, int iterations) {
+Tensor conjugate_gradients(const std::function<Tensor(const Tensor&)>& hessian_times, const Tensor& rhs,
+                           int iterations) {
   Tensor p = mul(rhs, 0.0), r = rhs, d = rhs;  // p = 0, residual r = rhs - H p, direction d
   double rr = dot(r, r);
   for (int i = 0; i < iterations && rr > 1e-30; ++i) {
@@ -80,7 +83,8 @@ int main() {
     const Tensor at = leaf_copy(w);
     const Tensor loss = problem.loss(at);
     const Tensor g = axiom::grad({loss}, {at})[0];
-    if (step == 0 || step == 10 || step == 100 || step == 1000) std::printf("  step %4d   loss %.10f\n", step, loss.item());
+    if (step == 0 || step == 10 || step == 100 || step == 1000)
+      std::printf("  step %4d   loss %.10f\n", step, loss.item());
     w = sub(w, mul(g, 0.02));
   }
 

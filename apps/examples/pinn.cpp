@@ -72,16 +72,16 @@ int main(int argc, char** argv) {
     // 64 random collocation points in [0, 1]; x requires a gradient because the loss holds d/dx
     const Tensor x = axiom::uniform({64, 1}, 0, 1, gen, Dtype::float64).set_requires_grad(true);
     const Tensor u = network(layers, x);
-    const Tensor u_xx = derivative(derivative(u, x), x);       // 2. [N, 1]
-    const Tensor residual = add(u_xx, mul(u, pi * pi));        //    u'' + pi^2 u: 0 for the solution
-    const Tensor u0 = network(layers, start);                  //    u(0), to be 0
-    const Tensor slope0 = sub(derivative(u0, start), pi);      //    u'(0) - pi, to be 0
+    const Tensor u_xx = derivative(derivative(u, x), x);   // 2. [N, 1]
+    const Tensor residual = add(u_xx, mul(u, pi * pi));    //    u'' + pi^2 u: 0 for the solution
+    const Tensor u0 = network(layers, start);              //    u(0), to be 0
+    const Tensor slope0 = sub(derivative(u0, start), pi);  //    u'(0) - pi, to be 0
     const Tensor loss = add(mean(mul(residual, residual)), add(sum(mul(u0, u0)), sum(mul(slope0, slope0))));  // 3.
 
     optimizer.zero_grad();
-    loss.backward();                                          // 4.
+    loss.backward();                                       // 4.
     optimizer.set_lr(0.005 * (1 - step / (steps + 1.0)));  // 5. (the step shrinking to 0: the noise of
-    optimizer.step();                                         //     random points dies down)
+    optimizer.step();                                      //     random points dies down)
     if (step % 500 == 0) std::printf("step %5d   loss %.3e\n", step, loss.item());
   }
 
@@ -92,6 +92,7 @@ int main(int argc, char** argv) {
   const Tensor x = axiom::from_vector(points, {101, 1});
   const Tensor exact = axiom::from_vector(solution, {101, 1});
   const Tensor error = abs(sub(network(layers, x), exact));
-  std::printf("largest |u(x) - sin(pi x)| on 101 points of [0, 1]: %.2e (the solution's largest value is 1)\n", max(error).item());
+  std::printf("largest |u(x) - sin(pi x)| on 101 points of [0, 1]: %.2e (the solution's largest value is 1)\n",
+              max(error).item());
   return 0;
 }

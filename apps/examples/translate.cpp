@@ -94,7 +94,8 @@ models::TrainingOptions options_of(const std::string& which, int64_t steps) {
 void draw_attention(const models::Translator& model, const Strings& strings, const std::string& path) {
   const models::Decoded d = model.decode(strings.source.narrow(0, 0, 1));
   const int64_t n = static_cast<int64_t>(strings.digits[0].size()), zoom = 24;
-  const core::Tensor weights = d.weights.data().select(0, 0).narrow(0, 0, n + 1).narrow(1, 0, n).contiguous();  // [n + 1, n]
+  const core::Tensor weights =
+      d.weights.data().select(0, 0).narrow(0, 0, n + 1).narrow(1, 0, n).contiguous();  // [n + 1, n]
   core::Tensor picture = core::empty({(n + 1) * zoom, n * zoom}, Dtype::uint8);
   for (int64_t r = 0; r < picture.size(0); ++r) {
     for (int64_t c = 0; c < picture.size(1); ++c) {
@@ -112,7 +113,8 @@ void draw_attention(const models::Translator& model, const Strings& strings, con
 int main(int argc, char** argv) {
   const std::string which = argc > 1 ? argv[1] : "gru", picture = argc > 2 ? argv[2] : "attention.png";
   int64_t steps = which == "gru" ? 3000 : 2000;
-  const bool steps_ok = argc <= 3 || std::from_chars(argv[3], argv[3] + std::strlen(argv[3]), steps).ptr == argv[3] + std::strlen(argv[3]);
+  const bool steps_ok = argc <= 3 || std::from_chars(argv[3], argv[3] + std::strlen(argv[3]), steps).ptr ==
+                                         argv[3] + std::strlen(argv[3]);
   if ((which != "gru" && which != "transformer") || !steps_ok || steps <= 100 || steps > 1000000 || argc > 4) {
     std::fprintf(stderr, "usage: translate_example [gru|transformer] [attention.png] [steps: 101 .. 1000000]\n");
     return 2;

@@ -16,7 +16,7 @@ namespace axiom::core::cpu {
 
 namespace {
 constexpr size_t kAlignment = 64;
-constexpr size_t kHugePage = size_t{2} << 20;         // 2 MiB
+constexpr size_t kHugePage = size_t{2} << 20;  // 2 MiB
 #if defined(AXIOM_ADDRESS_SANITIZER)
 constexpr bool kCaching = false;
 #else

@@ -114,8 +114,10 @@ struct HeadRows {
 template <typename T>
 void gather_rows(HeadRows<const T> from, const int64_t* positions, int64_t count, int64_t dh, T* to) {
   for (int64_t n = 0; n < count; ++n, to += dh) {
-    if (positions[n] < 0) std::fill(to, to + dh, T(0));
-    else std::copy_n(from.row(positions[n]), dh, to);
+    if (positions[n] < 0)
+      std::fill(to, to + dh, T(0));
+    else
+      std::copy_n(from.row(positions[n]), dh, to);
   }
 }
 
@@ -135,7 +137,8 @@ int64_t rows_per_chunk(int64_t keys, int64_t dh) { return std::max<int64_t>(1, 6
 // Rows of softmax over the keys each query sees (the others -inf before, 0 after); a padding
 // query's row (-1) is all 0. s [rows, M], visible [rows, M], queries [rows], keys [M].
 template <typename T>
-void masked_softmax_rows(T* s, const uint8_t* visible, const int64_t* queries, const int64_t* keys, int64_t rows, int64_t m) {
+void masked_softmax_rows(T* s, const uint8_t* visible, const int64_t* queries, const int64_t* keys, int64_t rows,
+                         int64_t m) {
   for (int64_t r = 0; r < rows; ++r, s += m, visible += m) {
     if (queries[r] < 0) {
       std::fill(s, s + m, T(0));
@@ -179,17 +182,19 @@ HeadRows<T> head_rows(const AttentionLines& lines, int64_t t, int64_t heads, int
 // Forward, one task, block by block: probs [blocks, P, M] of the task and out's rows of its queries.
 //   S = scale Q K^T [P, M],  P = softmax over the visible keys,  O = P V [P, Dh]
 template <typename T>
-void block_attention_task(const BlockPattern& b, const QkvRows<const T>& x, HeadRows<T> out, T* probs, int64_t dh, T scale,
-                          BlockScratch<T>& s) {
+void block_attention_task(const BlockPattern& b, const QkvRows<const T>& x, HeadRows<T> out, T* probs, int64_t dh,
+                          T scale, BlockScratch<T>& s) {
   const int64_t np = b.block_queries, m = b.block_keys, chunk = rows_per_chunk(m, dh);
   for (int64_t block = 0; block < b.blocks(); ++block) {
     const int64_t *queries = b.queries.data() + block * np, *keys = b.keys.data() + block * m;
     const uint8_t* visible = b.visible.data() + block * np * m;
     T* p = probs + block * np * m;
-    gather_rows(x.q, queries, np, dh, s.q.data()), gather_rows(x.k, keys, m, dh, s.k.data()), gather_rows(x.v, keys, m, dh, s.v.data());
+    gather_rows(x.q, queries, np, dh, s.q.data()), gather_rows(x.k, keys, m, dh, s.k.data()),
+        gather_rows(x.v, keys, m, dh, s.v.data());
     for (int64_t i = 0; i < np; i += chunk) {
       const int64_t rows = std::min(chunk, np - i);
-      gemm<T>(false, true, rows, m, dh, scale, s.q.data() + i * dh, dh, s.k.data(), dh, T(0), p + i * m, m);  // S = scale Q K^T
+      gemm<T>(false, true, rows, m, dh, scale, s.q.data() + i * dh, dh, s.k.data(), dh, T(0), p + i * m,
+              m);  // S = scale Q K^T
       masked_softmax_rows(p + i * m, visible + i * m, queries + i, keys, rows, m);
       gemm<T>(false, false, rows, dh, m, T(1), p + i * m, m, s.v.data(), dh, T(0), s.o.data() + i * dh, dh);  // O = P V
     }
@@ -203,22 +208,23 @@ void block_attention_task(const BlockPattern& b, const QkvRows<const T>& x, Head
 //   dV += P^T dO,  dP = dO V^T,  dS = P * (dP - rowsum(dP * P)) * scale,  dQ = dS K,  dK += dS^T Q
 // added into grad's rows, which the caller zeroed.
 template <typename T>
-void block_attention_backward_task(const BlockPattern& b, const QkvRows<const T>& x, HeadRows<const T> dout, const T* probs,
-                                   int64_t dh, T scale, const QkvRows<T>& grad, BlockScratch<T>& s) {
+void block_attention_backward_task(const BlockPattern& b, const QkvRows<const T>& x, HeadRows<const T> dout,
+                                   const T* probs, int64_t dh, T scale, const QkvRows<T>& grad, BlockScratch<T>& s) {
   const int64_t np = b.block_queries, m = b.block_keys, chunk = rows_per_chunk(m, dh);
   for (int64_t block = 0; block < b.blocks(); ++block) {
     const int64_t *queries = b.queries.data() + block * np, *keys = b.keys.data() + block * m;
     const T* p = probs + block * np * m;
-    gather_rows(x.q, queries, np, dh, s.q.data()), gather_rows(x.k, keys, m, dh, s.k.data()), gather_rows(x.v, keys, m, dh, s.v.data());
+    gather_rows(x.q, queries, np, dh, s.q.data()), gather_rows(x.k, keys, m, dh, s.k.data()),
+        gather_rows(x.v, keys, m, dh, s.v.data());
     gather_rows(dout, queries, np, dh, s.o.data());
     for (int64_t i = 0; i < np; i += chunk) {
       const int64_t rows = std::min(chunk, np - i);
       const T* p_rows = p + i * m;
       T *ds = s.ds.data() + i * m, *o = s.o.data() + i * dh;
       const T beta = i == 0 ? T(0) : T(1);
-      gemm<T>(true, false, m, dh, rows, T(1), p_rows, m, o, dh, beta, s.dv.data(), dh);                   // dV += P^T dO
-      gemm<T>(false, true, rows, m, dh, T(1), o, dh, s.v.data(), dh, T(0), ds, m);                         // dP = dO V^T
-      softmax_backward_rows(p_rows, ds, rows, m, scale);                                                  // dS
+      gemm<T>(true, false, m, dh, rows, T(1), p_rows, m, o, dh, beta, s.dv.data(), dh);                 // dV += P^T dO
+      gemm<T>(false, true, rows, m, dh, T(1), o, dh, s.v.data(), dh, T(0), ds, m);                      // dP = dO V^T
+      softmax_backward_rows(p_rows, ds, rows, m, scale);                                                // dS
       gemm<T>(false, false, rows, dh, m, T(1), ds, m, s.k.data(), dh, T(0), s.dq.data() + i * dh, dh);  // dQ = dS K
       gemm<T>(true, false, m, dh, rows, T(1), ds, m, s.q.data() + i * dh, dh, beta, s.dk.data(), dh);   // dK += dS^T Q
     }
@@ -236,22 +242,24 @@ void zero_rows(const QkvRows<T>& grad, int64_t length, int64_t dh) {
 }
 
 template <typename T>
-void block_attention(const Tensor& qkv, const AttentionLines& lines, int64_t heads, const BlockPattern& b, const Tensor& out,
-                     const Tensor& probs) {
+void block_attention(const Tensor& qkv, const AttentionLines& lines, int64_t heads, const BlockPattern& b,
+                     const Tensor& out, const Tensor& probs) {
   const int64_t dh = out.size(-1) / heads, per_task = b.blocks() * b.block_queries * b.block_keys;
   const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(dh)));
   parallel_for(lines.count() * heads, 1, [&](int64_t begin, int64_t end) {
     BlockScratch<T> scratch(b.block_queries, b.block_keys, dh);
     for (int64_t t = begin; t < end; ++t) {
-      block_attention_task(b, qkv_rows<const T>(lines, t, heads, dh, qkv.data<T>()), head_rows(lines, t, heads, dh, out.data<T>()),
-                           probs.data<T>() + t * per_task, dh, scale, scratch);
+      block_attention_task(b, qkv_rows<const T>(lines, t, heads, dh, qkv.data<T>()),
+                           head_rows(lines, t, heads, dh, out.data<T>()), probs.data<T>() + t * per_task, dh, scale,
+                           scratch);
     }
   });
 }
 
 template <typename T>
-void block_attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, const AttentionLines& lines,
-                              int64_t heads, const BlockPattern& b, const Tensor& grad_qkv) {
+void block_attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out,
+                              const AttentionLines& lines, int64_t heads, const BlockPattern& b,
+                              const Tensor& grad_qkv) {
   const int64_t dh = grad_out.size(-1) / heads, per_task = b.blocks() * b.block_queries * b.block_keys;
   const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(dh)));
   parallel_for(lines.count() * heads, 1, [&](int64_t begin, int64_t end) {
@@ -272,7 +280,8 @@ void CpuBackend::attention(const Tensor& qkv, int axis, int64_t heads, const Att
                            const Tensor& probs) {
   dispatch_floating("attention", qkv.dtype(), [&]<typename T>() {
     const AttentionLines lines(qkv.shape(), axis);
-    if (mask.kind() == AttentionMask::Kind::blocks) return block_attention<T>(qkv, lines, heads, mask.pattern(), out, probs);
+    if (mask.kind() == AttentionMask::Kind::blocks)
+      return block_attention<T>(qkv, lines, heads, mask.pattern(), out, probs);
     const bool causal = mask.kind() == AttentionMask::Kind::causal;
     const int64_t d = out.size(-1), dh = d / heads, l = lines.length;
     const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(dh)));
@@ -284,7 +293,7 @@ void CpuBackend::attention(const Tensor& qkv, int axis, int64_t heads, const Att
       const T* q = qkv_base + lines.start(line, 3 * d) + head * dh;  // [L, Dh], rows 3D * inner apart
       const T *k = q + d, *v = q + 2 * d;
       const int64_t ld = lines.step(3 * d);
-      T* p = probs_base + t * l * l;                                   // [L, L]
+      T* p = probs_base + t * l * l;                                    // [L, L]
       gemm<T>(false, true, l, l, dh, scale, q, ld, k, ld, T(0), p, l);  // S = scale * Q K^T
       softmax_rows(p, l, causal);
       T* o = out_base + lines.start(line, d) + head * dh;
@@ -313,8 +322,9 @@ void CpuBackend::attention_step(const Tensor& q, const Tensor& keys_t, const Ten
         const T* q_line = q.data<T>() + q_at[line];
         const T* k_line = keys_t.data<T>() + k_at[line];
         if constexpr (std::is_same_v<T, float>) {  // SIMD (vector_math.h), the same steps
-          vec::attention_step_line(q_line, k_line, k_row, values.data<T>() + v_at[line], v_row, dh, seen, static_cast<float>(scale),
-                                   hidden.empty() ? nullptr : hidden.data(), p.data(), out.data<T>() + line * dh);
+          vec::attention_step_line(q_line, k_line, k_row, values.data<T>() + v_at[line], v_row, dh, seen,
+                                   static_cast<float>(scale), hidden.empty() ? nullptr : hidden.data(), p.data(),
+                                   out.data<T>() + line * dh);
           continue;
         }
         std::fill(p.begin(), p.end(), T(0));
@@ -322,7 +332,8 @@ void CpuBackend::attention_step(const Tensor& q, const Tensor& keys_t, const Ten
           const T* k = k_line + d * k_row;
           for (int64_t s = 0; s < seen; ++s) p[s] += q_line[d] * k[s];
         }
-        for (int64_t s = 0; s < seen; ++s) p[s] = hidden.empty() || !hidden[s] ? p[s] * static_cast<T>(scale) : -std::numeric_limits<T>::infinity();
+        for (int64_t s = 0; s < seen; ++s)
+          p[s] = hidden.empty() || !hidden[s] ? p[s] * static_cast<T>(scale) : -std::numeric_limits<T>::infinity();
         softmax_row(p.data(), seen);
         T* o = out.data<T>() + line * dh;
         std::fill(o, o + dh, T(0));
@@ -335,8 +346,8 @@ void CpuBackend::attention_step(const Tensor& q, const Tensor& keys_t, const Ten
   });
 }
 
-void CpuBackend::attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int axis, int64_t heads,
-                                    const AttentionMask& mask, const Tensor& grad_qkv) {
+void CpuBackend::attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int axis,
+                                    int64_t heads, const AttentionMask& mask, const Tensor& grad_qkv) {
   dispatch_floating("attention_backward", qkv.dtype(), [&]<typename T>() {
     const AttentionLines lines(qkv.shape(), axis);
     if (mask.kind() == AttentionMask::Kind::blocks) {
@@ -354,11 +365,11 @@ void CpuBackend::attention_backward(const Tensor& qkv, const Tensor& probs, cons
       T *dk = dq + d, *dv = dq + 2 * d;
       const T* p = probs_base + t * l * l;
       const T* dout = grad_out_base + lines.start(line, d) + head * dh;
-      gemm<T>(true, false, l, dh, l, T(1), p, l, dout, ld_out, T(0), dv, ld);     // dV = P^T dO
-      gemm<T>(false, true, l, l, dh, T(1), dout, ld_out, v, ld, T(0), ds, l);     // dP = dO V^T
-      softmax_backward_rows(p, ds, l, l, scale);                                    // dS
-      gemm<T>(false, false, l, dh, l, T(1), ds, l, k, ld, T(0), dq, ld);          // dQ = dS K
-      gemm<T>(true, false, l, dh, l, T(1), ds, l, q, ld, T(0), dk, ld);           // dK = dS^T Q
+      gemm<T>(true, false, l, dh, l, T(1), p, l, dout, ld_out, T(0), dv, ld);  // dV = P^T dO
+      gemm<T>(false, true, l, l, dh, T(1), dout, ld_out, v, ld, T(0), ds, l);  // dP = dO V^T
+      softmax_backward_rows(p, ds, l, l, scale);                               // dS
+      gemm<T>(false, false, l, dh, l, T(1), ds, l, k, ld, T(0), dq, ld);       // dQ = dS K
+      gemm<T>(true, false, l, dh, l, T(1), ds, l, q, ld, T(0), dk, ld);        // dK = dS^T Q
     };
     for_each_chunk_of_tasks(lines.count() * heads, l, dh, [&](int64_t begin, int64_t end) {
       std::vector<T> ds(static_cast<size_t>(l * l));  // one dS block per chunk, reused by its tasks

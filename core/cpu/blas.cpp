@@ -10,10 +10,9 @@
 // So axiom asks the CPU itself what it supports, and if the table in use is weaker — whether
 // OpenBLAS picked it or an OPENBLAS_CORETYPE set for some other program did — it re-runs OpenBLAS's
 // own selection (gotoblas_dynamic_quit / gotoblas_dynamic_init, the code that reads
-// OPENBLAS_CORETYPE at load) with the better name. This happens once, when the CPU backend is created, before the first BLAS call.
-// To force a table (to compare, or to avoid one), set AXIOM_BLAS_CORETYPE=NAME (an OpenBLAS core
-// name such as Haswell or SkylakeX). blas_kernels_report() says what happened; `axiom bench ops`
-// prints it.
+// OPENBLAS_CORETYPE at load) with the better name. This happens once, when the CPU backend is created, before the first
+// BLAS call. To force a table (to compare, or to avoid one), set AXIOM_BLAS_CORETYPE=NAME (an OpenBLAS core name such
+// as Haswell or SkylakeX). blas_kernels_report() says what happened; `axiom bench ops` prints it.
 #include "core/cpu/blas.h"
 
 #include <cblas.h>
@@ -39,8 +38,8 @@ std::string lowercase(std::string text) {
 // The best kernel table for this CPU, by the instructions it supports.
 std::string_view best_core_for_this_cpu() {
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl")) {
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+      __builtin_cpu_supports("avx512vl")) {
     return "SkylakeX";
   }
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
@@ -76,8 +75,8 @@ void switch_kernels(const std::string& name) {
 std::string choose_kernels() {
   const std::string loaded = openblas_get_corename();
   const char* env = std::getenv("OPENBLAS_CORETYPE");
-  const std::string origin = env ? std::string("OPENBLAS_CORETYPE=") + env + " chose " + loaded
-                                 : "OpenBLAS chose " + loaded + " for this CPU";
+  const std::string origin =
+      env ? std::string("OPENBLAS_CORETYPE=") + env + " chose " + loaded : "OpenBLAS chose " + loaded + " for this CPU";
   const bool can_switch = gotoblas_dynamic_init && gotoblas_dynamic_quit;
   if (const char* wanted = std::getenv("AXIOM_BLAS_CORETYPE"); wanted && *wanted) {
     if (!can_switch) return loaded + " (" + origin + "; this OpenBLAS cannot switch to AXIOM_BLAS_CORETYPE)";

@@ -34,10 +34,11 @@ class CpuBackend : public Backend {
               int64_t correction) override;
   void softmax(const Tensor& x, int axis, bool log, const Tensor& out) override;
   void matmul(const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate) override;
-  void attention(const Tensor& qkv, int axis, int64_t heads, const AttentionMask& mask, const Tensor& out, const Tensor& probs) override;
+  void attention(const Tensor& qkv, int axis, int64_t heads, const AttentionMask& mask, const Tensor& out,
+                 const Tensor& probs) override;
   bool attention_fuses(const AttentionMask&) const override { return true; }  // block patterns too
-  void attention_step(const Tensor& q, const Tensor& keys_t, const Tensor& values, double scale, const std::vector<uint8_t>& hidden,
-                      const Tensor& out) override;
+  void attention_step(const Tensor& q, const Tensor& keys_t, const Tensor& values, double scale,
+                      const std::vector<uint8_t>& hidden, const Tensor& out) override;
   void attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int axis, int64_t heads,
                           const AttentionMask& mask, const Tensor& grad_qkv) override;
   void layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps, const Tensor& out,

@@ -26,11 +26,17 @@ bool is_nan(T value) {
 // The transcendental functions of core/formulas.h's Scalar, on the host.
 struct HostFunctions {
   template <typename T>
-  static T exp_of(T x) { return cpu::exp_of(x); }
+  static T exp_of(T x) {
+    return cpu::exp_of(x);
+  }
   template <typename T>
-  static T erf_of(T x) { return cpu::erf_of(x); }
+  static T erf_of(T x) {
+    return cpu::erf_of(x);
+  }
   template <typename T>
-  static T tanh_of(T x) { return std::tanh(x); }
+  static T tanh_of(T x) {
+    return std::tanh(x);
+  }
 };
 template <typename T>
 using HostMath = formulas::Scalar<T, HostFunctions>;
@@ -64,9 +70,11 @@ void unary_typed(UnaryOp op, const Tensor& x, const Tensor& out, double scalar) 
       // (the formulas of these five: core/activations.inc, one value at a time in HostMath<T>)
       case UnaryOp::sigmoid:
         return map_with_vector<T>(UnaryOp::sigmoid, x, out, [](T v) { return formulas::sigmoid(HostMath<T>{}, v); });
-      case UnaryOp::gelu: return map_with_vector<T>(UnaryOp::gelu, x, out, [](T v) { return formulas::gelu(HostMath<T>{}, v); });
+      case UnaryOp::gelu:
+        return map_with_vector<T>(UnaryOp::gelu, x, out, [](T v) { return formulas::gelu(HostMath<T>{}, v); });
       case UnaryOp::gelu_tanh:
-        return map_with_vector<T>(UnaryOp::gelu_tanh, x, out, [](T v) { return formulas::gelu_tanh(HostMath<T>{}, v); });
+        return map_with_vector<T>(UnaryOp::gelu_tanh, x, out,
+                                  [](T v) { return formulas::gelu_tanh(HostMath<T>{}, v); });
       case UnaryOp::gelu_derivative:
         return map_with_vector<T>(UnaryOp::gelu_derivative, x, out,
                                   [](T v) { return formulas::gelu_derivative(HostMath<T>{}, v); });
@@ -103,10 +111,10 @@ T minimum_of(T x, T y) {
 template <typename T, typename F>
 void arithmetic_with_vector(vec::Arithmetic vector_op, const Tensor& a, const Tensor& b, const Tensor& out, F f) {
   if constexpr (std::is_same_v<T, float>) {
-    return map_binary<T, T>(a, b, out, f, [vector_op](const float* x, int64_t x_step, const float* y, int64_t y_step,
-                                                      float* o, int64_t n) {
-      vec::arithmetic(vector_op, x, x_step, y, y_step, o, n);
-    });
+    return map_binary<T, T>(
+        a, b, out, f, [vector_op](const float* x, int64_t x_step, const float* y, int64_t y_step, float* o, int64_t n) {
+          vec::arithmetic(vector_op, x, x_step, y, y_step, o, n);
+        });
   } else {
     return map_binary<T, T>(a, b, out, f);
   }
@@ -116,9 +124,12 @@ template <typename T>
 void binary_typed(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
   using Mask = uint8_t;
   switch (op) {
-    case BinaryOp::add: return arithmetic_with_vector<T>(vec::Arithmetic::add, a, b, out, [](T x, T y) -> T { return x + y; });
-    case BinaryOp::sub: return arithmetic_with_vector<T>(vec::Arithmetic::sub, a, b, out, [](T x, T y) -> T { return x - y; });
-    case BinaryOp::mul: return arithmetic_with_vector<T>(vec::Arithmetic::mul, a, b, out, [](T x, T y) -> T { return x * y; });
+    case BinaryOp::add:
+      return arithmetic_with_vector<T>(vec::Arithmetic::add, a, b, out, [](T x, T y) -> T { return x + y; });
+    case BinaryOp::sub:
+      return arithmetic_with_vector<T>(vec::Arithmetic::sub, a, b, out, [](T x, T y) -> T { return x - y; });
+    case BinaryOp::mul:
+      return arithmetic_with_vector<T>(vec::Arithmetic::mul, a, b, out, [](T x, T y) -> T { return x * y; });
     case BinaryOp::maximum: return map_binary<T, T>(a, b, out, maximum_of<T>);
     case BinaryOp::minimum: return map_binary<T, T>(a, b, out, minimum_of<T>);
     case BinaryOp::eq: return map_binary<Mask, T>(a, b, out, [](T x, T y) -> Mask { return x == y; });
@@ -130,7 +141,8 @@ void binary_typed(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& o
     default: break;
   }
   if constexpr (std::is_floating_point_v<T>) {
-    if (op == BinaryOp::div) return arithmetic_with_vector<T>(vec::Arithmetic::div, a, b, out, [](T x, T y) { return x / y; });
+    if (op == BinaryOp::div)
+      return arithmetic_with_vector<T>(vec::Arithmetic::div, a, b, out, [](T x, T y) { return x / y; });
     if (op == BinaryOp::pow) return map_binary<T, T>(a, b, out, [](T x, T y) { return std::pow(x, y); });
   }
   throw Error(op_name(op), "no CPU kernel for dtype ", dtype_of<T>);
@@ -200,7 +212,9 @@ void CpuBackend::uniform(const Tensor& out, uint64_t seed, uint64_t first, doubl
 void CpuBackend::copy(const Tensor& src, const Tensor& dst) {
   dispatch(dst.dtype(), [&]<typename To>() {
     // a lambda, not the function's address: the compiler inlines it and vectorises the loop
-    dispatch(src.dtype(), [&]<typename From>() { map_unary<To, From>(src, dst, [](From v) { return formulas::convert<To, From>(v); }); });
+    dispatch(src.dtype(), [&]<typename From>() {
+      map_unary<To, From>(src, dst, [](From v) { return formulas::convert<To, From>(v); });
+    });
   });
 }
 

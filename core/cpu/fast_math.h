@@ -26,7 +26,7 @@ namespace axiom::core::cpu {
 inline float exp_float(float x) {
   constexpr float kLog2e = 1.44269504088896341f;
   constexpr float kLn2High = 0.693359375f, kLn2Low = -2.12194440e-4f;  // ln 2 in two parts: r stays exact
-  constexpr float kRound = 12582912.0f;                                 // 1.5 * 2^23: x + kRound - kRound rounds x
+  constexpr float kRound = 12582912.0f;                                // 1.5 * 2^23: x + kRound - kRound rounds x
   constexpr float kLowest = -87.0f, kHighest = 88.0f;
   const float clamped = x < kLowest ? kLowest : (x > kHighest ? kHighest : x);  // NaN passes through
   const float n = (clamped * kLog2e + kRound) - kRound;

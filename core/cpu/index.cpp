@@ -18,12 +18,14 @@ void CpuBackend::index_select(const Tensor& x, int axis, const Tensor& index, co
     const int64_t* idx = index.data<int64_t>();
     const T* src = x.data<T>();
     T* dst = out.data<T>();
-    parallel_for(from.outer * count, std::max<int64_t>(1, kGrain / std::max<int64_t>(inner, 1)), [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) {
-        const int64_t o = r / count, i = r % count;
-        std::memcpy(dst + r * inner, src + (o * from.size + idx[i]) * inner, static_cast<size_t>(inner) * sizeof(T));
-      }
-    });
+    parallel_for(from.outer * count, std::max<int64_t>(1, kGrain / std::max<int64_t>(inner, 1)),
+                 [&](int64_t begin, int64_t end) {
+                   for (int64_t r = begin; r < end; ++r) {
+                     const int64_t o = r / count, i = r % count;
+                     std::memcpy(dst + r * inner, src + (o * from.size + idx[i]) * inner,
+                                 static_cast<size_t>(inner) * sizeof(T));
+                   }
+                 });
   });
 }
 
@@ -35,15 +37,16 @@ void CpuBackend::index_add(const Tensor& out, int axis, const Tensor& index, con
     const int64_t* idx = index.data<int64_t>();
     const T* from = src.data<T>();
     T* dst = out.data<T>();
-    parallel_for(to.outer, std::max<int64_t>(1, kGrain / std::max<int64_t>(count * inner, 1)), [&](int64_t begin, int64_t end) {
-      for (int64_t o = begin; o < end; ++o) {
-        for (int64_t i = 0; i < count; ++i) {
-          T* row = dst + (o * to.size + idx[i]) * inner;
-          const T* add = from + (o * count + i) * inner;
-          for (int64_t j = 0; j < inner; ++j) row[j] += add[j];
-        }
-      }
-    });
+    parallel_for(to.outer, std::max<int64_t>(1, kGrain / std::max<int64_t>(count * inner, 1)),
+                 [&](int64_t begin, int64_t end) {
+                   for (int64_t o = begin; o < end; ++o) {
+                     for (int64_t i = 0; i < count; ++i) {
+                       T* row = dst + (o * to.size + idx[i]) * inner;
+                       const T* add = from + (o * count + i) * inner;
+                       for (int64_t j = 0; j < inner; ++j) row[j] += add[j];
+                     }
+                   }
+                 });
   });
 }
 
@@ -56,12 +59,14 @@ void CpuBackend::gather(const Tensor& x, int axis, const Tensor& index, const Te
     const T* src = x.data<T>();
     T* dst = out.data<T>();
     const int64_t inner = shape.inner;
-    parallel_for(shape.outer * shape.size, std::max<int64_t>(1, kGrain / std::max<int64_t>(inner, 1)), [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) {
-        const int64_t o = r / shape.size;
-        for (int64_t k = 0; k < inner; ++k) dst[r * inner + k] = src[(o * from.size + idx[r * inner + k]) * inner + k];
-      }
-    });
+    parallel_for(shape.outer * shape.size, std::max<int64_t>(1, kGrain / std::max<int64_t>(inner, 1)),
+                 [&](int64_t begin, int64_t end) {
+                   for (int64_t r = begin; r < end; ++r) {
+                     const int64_t o = r / shape.size;
+                     for (int64_t k = 0; k < inner; ++k)
+                       dst[r * inner + k] = src[(o * from.size + idx[r * inner + k]) * inner + k];
+                   }
+                 });
   });
 }
 
@@ -74,16 +79,17 @@ void CpuBackend::scatter_add(const Tensor& out, int axis, const Tensor& index, c
     const T* from = src.data<T>();
     T* dst = out.data<T>();
     const int64_t inner = shape.inner, per_outer = shape.size * inner;
-    parallel_for(shape.outer, std::max<int64_t>(1, kGrain / std::max<int64_t>(per_outer, 1)), [&](int64_t begin, int64_t end) {
-      for (int64_t o = begin; o < end; ++o) {
-        for (int64_t j = 0; j < shape.size; ++j) {
-          for (int64_t k = 0; k < inner; ++k) {
-            const int64_t r = (o * shape.size + j) * inner + k;
-            dst[(o * to.size + idx[r]) * inner + k] += from[r];
-          }
-        }
-      }
-    });
+    parallel_for(shape.outer, std::max<int64_t>(1, kGrain / std::max<int64_t>(per_outer, 1)),
+                 [&](int64_t begin, int64_t end) {
+                   for (int64_t o = begin; o < end; ++o) {
+                     for (int64_t j = 0; j < shape.size; ++j) {
+                       for (int64_t k = 0; k < inner; ++k) {
+                         const int64_t r = (o * shape.size + j) * inner + k;
+                         dst[(o * to.size + idx[r]) * inner + k] += from[r];
+                       }
+                     }
+                   }
+                 });
   });
 }
 

@@ -9,7 +9,6 @@
 //   large matrices becomes one GEMM of [B*T, D] @ [D, E] when x's rows are evenly spaced.
 #include <cblas.h>
 
-
 #include "core/cpu/onednn_gemm.h"
 #include "core/cpu/blas.h"
 #include "core/cpu/cpu_backend.h"
@@ -28,7 +27,8 @@ constexpr int64_t kSmallGemm = 64 * 64 * 64;  // m*n*k at or below which OpenBLA
 // product goes to oneDNN when this build has it, in the process's precision (core/launch.h:
 // MatmulPrecision); everything else to OpenBLAS.
 template <typename T>
-void gemm(const MatrixLayout& a, const MatrixLayout& b, int64_t m, int64_t n, int64_t k, const T* pa, const T* pb, T* pc, T beta) {
+void gemm(const MatrixLayout& a, const MatrixLayout& b, int64_t m, int64_t n, int64_t k, const T* pa, const T* pb,
+          T* pc, T beta) {
   if constexpr (std::is_same_v<T, float>) {
     if (m * n * k > kSmallGemm && onednn_built()) {
       const bool bfloat16 = matmul_precision() == MatmulPrecision::bfloat16;

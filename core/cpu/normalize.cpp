@@ -182,24 +182,27 @@ void CpuBackend::cross_entropy(const Tensor& logits, const Tensor& targets, doub
     const T* x = logits.data<T>();
     const int64_t* t = targets.data<int64_t>();
     T *loss = losses.data<T>(), *lse_out = lse.data<T>();
-    parallel_for(rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(classes, 1) / 4), [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) loss[r] = cross_entropy_row(x + r * classes, classes, t[r], smoothing, lse_out + r);
-    });
+    parallel_for(rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(classes, 1) / 4),
+                 [&](int64_t begin, int64_t end) {
+                   for (int64_t r = begin; r < end; ++r)
+                     loss[r] = cross_entropy_row(x + r * classes, classes, t[r], smoothing, lse_out + r);
+                 });
   });
 }
 
-void CpuBackend::cross_entropy_backward(const Tensor& logits, const Tensor& targets, const Tensor& lse, const Tensor& grad_losses,
-                                        double smoothing, const Tensor& grad_logits) {
+void CpuBackend::cross_entropy_backward(const Tensor& logits, const Tensor& targets, const Tensor& lse,
+                                        const Tensor& grad_losses, double smoothing, const Tensor& grad_logits) {
   dispatch_floating("cross_entropy_backward", logits.dtype(), [&]<typename T>() {
     const int64_t rows = lse.numel(), classes = logits.size(-1);
     const T *x = logits.data<T>(), *lse_in = lse.data<T>(), *g = grad_losses.data<T>();
     const int64_t* t = targets.data<int64_t>();
     T* dx = grad_logits.data<T>();
-    parallel_for(rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(classes, 1) / 4), [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) {
-        cross_entropy_backward_row(x + r * classes, classes, t[r], lse_in[r], g[r], smoothing, dx + r * classes);
-      }
-    });
+    parallel_for(
+        rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(classes, 1) / 4), [&](int64_t begin, int64_t end) {
+          for (int64_t r = begin; r < end; ++r) {
+            cross_entropy_backward_row(x + r * classes, classes, t[r], lse_in[r], g[r], smoothing, dx + r * classes);
+          }
+        });
   });
 }
 
@@ -262,8 +265,8 @@ void CpuBackend::layer_norm(const Tensor& x, const Tensor& weight, const Tensor&
       int64_t row = begin;  // out, mean and rstd are contiguous: row r starts at r * length
       rows.for_each_run(begin, end, [&](const auto& offset, int64_t n, const auto& step) {
         for (int64_t i = 0; i < n; ++i, ++row) {
-          layer_norm_row(x_base + offset[0] + i * step[0], x_step, length, w, b, eps, y + row * length,
-                         mean_base + row, rstd_base + row);
+          layer_norm_row(x_base + offset[0] + i * step[0], x_step, length, w, b, eps, y + row * length, mean_base + row,
+                         rstd_base + row);
         }
       });
     });

@@ -54,7 +54,9 @@ struct Operand {
   void* data;
   int64_t row_stride, col_stride;
 
-  memory::desc desc(int64_t rows, int64_t cols) const { return memory::desc({rows, cols}, type, memory::dims{row_stride, col_stride}); }
+  memory::desc desc(int64_t rows, int64_t cols) const {
+    return memory::desc({rows, cols}, type, memory::dims{row_stride, col_stride});
+  }
   void* at(int64_t row, int64_t col) const {
     const size_t element = type == memory::data_type::bf16 ? sizeof(uint16_t) : sizeof(float);
     return static_cast<char*>(data) + (row * row_stride + col * col_stride) * static_cast<int64_t>(element);
@@ -63,7 +65,8 @@ struct Operand {
 
 // A float32 matrix as BLAS reads it (core/matrix_layout.h), read in place.
 Operand float32_operand(const MatrixLayout& layout, const float* x) {
-  return {memory::data_type::f32, const_cast<float*>(x), layout.transposed ? 1 : layout.ld, layout.transposed ? layout.ld : 1};
+  return {memory::data_type::f32, const_cast<float*>(x), layout.transposed ? 1 : layout.ld,
+          layout.transposed ? layout.ld : 1};
 }
 
 // A matrix's bfloat16 copy, in memory from the host allocator.
@@ -71,8 +74,10 @@ class Bfloat16Copy {
  public:
   // x [rows, cols] as BLAS reads it; the copy keeps its orientation, with no gaps between lines.
   Bfloat16Copy(const MatrixLayout& layout, int64_t rows, int64_t cols, const float* x)
-      : lines_(layout.transposed ? cols : rows), line_length_(layout.transposed ? rows : cols),
-        row_stride_(layout.transposed ? 1 : line_length_), col_stride_(layout.transposed ? line_length_ : 1),
+      : lines_(layout.transposed ? cols : rows),
+        line_length_(layout.transposed ? rows : cols),
+        row_stride_(layout.transposed ? 1 : line_length_),
+        col_stride_(layout.transposed ? line_length_ : 1),
         buffer_(static_cast<size_t>(lines_ * line_length_) * sizeof(uint16_t)),
         bits_(static_cast<uint16_t*>(buffer_.data())) {
     parallel_for(lines_, std::max<int64_t>(1, 16384 / line_length_), [&](int64_t begin, int64_t end) {
@@ -190,7 +195,8 @@ class SignalsHeldBack {
 };
 
 // One band of c = a @ b, on this thread alone.
-void multiply_part(const Part& part, const Operand& a, const Operand& b, int64_t k, float* pc, int64_t ldc, bool accumulate) {
+void multiply_part(const Part& part, const Operand& a, const Operand& b, int64_t k, float* pc, int64_t ldc,
+                   bool accumulate) {
   // oneDNN's own threads (OpenMP) stay unused: the bands are the parallelism. Told before the
   // product is compiled: oneDNN sizes some of its parallel loops (adding onto c) by the OpenMP
   // thread count of the thread compiling it, at that moment (else the core count).
@@ -198,8 +204,8 @@ void multiply_part(const Part& part, const Operand& a, const Operand& b, int64_t
   CompiledProducts& products = compiled_products();
   const memory::desc a_part = a.desc(part.rows, k), b_part = b.desc(k, part.columns);
   const memory::desc c_part({part.rows, part.columns}, memory::data_type::f32, memory::dims{ldc, 1});
-  const ProductKey key{part.rows, part.columns, k,    a.row_stride, a.col_stride, b.row_stride, b.col_stride,
-                       ldc,       accumulate,   a.type == memory::data_type::bf16};
+  const ProductKey key{part.rows,    part.columns, k,   a.row_stride, a.col_stride,
+                       b.row_stride, b.col_stride, ldc, accumulate,   a.type == memory::data_type::bf16};
   const CompiledProduct compiled = products.get(key, a_part, b_part, c_part);
   const HostBuffer scratch(compiled.scratchpad.get_size());
   const dnnl::engine& engine = products.engine();
@@ -213,7 +219,8 @@ void multiply_part(const Part& part, const Operand& a, const Operand& b, int64_t
 }
 
 // c [m, n] = a @ b (+ c), split into one band per thread.
-void multiply(const Operand& a, const Operand& b, int64_t m, int64_t n, int64_t k, float* pc, int64_t ldc, bool accumulate) {
+void multiply(const Operand& a, const Operand& b, int64_t m, int64_t n, int64_t k, float* pc, int64_t ldc,
+              bool accumulate) {
   const std::vector<Part> parts = parts_of(m, n, num_threads());
   try {
     parallel_for(static_cast<int64_t>(parts.size()), 1, [&](int64_t begin, int64_t end) {
@@ -255,8 +262,8 @@ std::string bfloat16_gemm_unavailable_reason() {
   return "this build of axiom has no oneDNN (install libdnnl-dev and build again)";
 }
 
-void onednn_gemm(const MatrixLayout&, const MatrixLayout&, int64_t, int64_t, int64_t, const float*, const float*, float*,
-                 int64_t, bool, bool) {
+void onednn_gemm(const MatrixLayout&, const MatrixLayout&, int64_t, int64_t, int64_t, const float*, const float*,
+                 float*, int64_t, bool, bool) {
   throw Error("matmul", "this build of axiom has no oneDNN");
 }
 

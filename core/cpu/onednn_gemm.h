@@ -2,8 +2,8 @@
 // (MatmulPrecision, core/launch.h). On this project's 2-core machine a training step with oneDNN's
 // float32 kernels runs at 0.8-0.9 of OpenBLAS's best sgemm rate where OpenBLAS itself reached
 // 0.5-0.7 (its threads wait between products), and bfloat16 operands make the products about twice
-// as fast again on a CPU with AVX-512 BF16: each instruction multiplies twice as many pairs, at the cost of all but 8 bits of
-// each operand's mantissa (about 3 significant digits). The sums stay float32 either way.
+// as fast again on a CPU with AVX-512 BF16: each instruction multiplies twice as many pairs, at the cost of all but 8
+// bits of each operand's mantissa (about 3 significant digits). The sums stay float32 either way.
 #pragma once
 
 #include <bit>

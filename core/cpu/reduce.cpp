@@ -98,7 +98,8 @@ void reduce_leading_rows(ReduceOp op, const T* x, int64_t rows, int64_t cols, T*
   const int64_t column_blocks = (cols + kColumnsPerTask - 1) / kColumnsPerTask;
   const int64_t row_blocks = std::max<int64_t>(1, (rows + kRowsPerTask - 1) / kRowsPerTask);
   std::vector<Accumulator<T>> partial(static_cast<size_t>(row_blocks * cols), Accumulator<T>(0));  // [row_blocks, cols]
-  const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(std::min(rows, kRowsPerTask) * kColumnsPerTask, 1));
+  const int64_t grain =
+      std::max<int64_t>(1, kGrain / std::max<int64_t>(std::min(rows, kRowsPerTask) * kColumnsPerTask, 1));
   parallel_for(row_blocks * column_blocks, grain, [&](int64_t first, int64_t last) {
     for (int64_t task = first; task < last; ++task) {
       const int64_t row_block = task / column_blocks, begin = (task % column_blocks) * kColumnsPerTask;
@@ -129,8 +130,8 @@ bool reduces_leading_axes(const Tensor& x, const std::vector<int>& axes) {
 }
 
 template <typename T>
-void reduce_typed(ReduceOp op, const Tensor& x, const std::vector<int>& axes, const Tensor& out,
-                  const Tensor& argmax, int64_t correction) {
+void reduce_typed(ReduceOp op, const Tensor& x, const std::vector<int>& axes, const Tensor& out, const Tensor& argmax,
+                  int64_t correction) {
   if ((op == ReduceOp::sum || op == ReduceOp::mean) && reduces_leading_axes(x, axes)) {
     int64_t rows = 1;
     for (int axis : axes) rows *= x.size(axis);

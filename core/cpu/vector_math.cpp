@@ -359,20 +359,25 @@ void Softmax_(const float* x, float* y, int64_t n, bool log) {
     });
   } else {
     const float factor = static_cast<float>(1.0 / double(ExpShifted_(x, max, y, n)));
-    for_each_vector(n, [&](auto d, int64_t i) { hn::StoreU(hn::Mul(hn::LoadU(d, y + i), hn::Set(d, factor)), d, y + i); });
+    for_each_vector(n,
+                    [&](auto d, int64_t i) { hn::StoreU(hn::Mul(hn::LoadU(d, y + i), hn::Set(d, factor)), d, y + i); });
   }
 }
 
 // y[0..n) += s x[0..n)
 HWY_INLINE void add_scaled(float s, const float* x, float* y, int64_t n) {
-  for_each_vector(n, [&](auto d, int64_t i) { hn::StoreU(hn::MulAdd(hn::Set(d, s), hn::LoadU(d, x + i), hn::LoadU(d, y + i)), d, y + i); });
+  for_each_vector(n, [&](auto d, int64_t i) {
+    hn::StoreU(hn::MulAdd(hn::Set(d, s), hn::LoadU(d, x + i), hn::LoadU(d, y + i)), d, y + i);
+  });
 }
 
-void AttentionStepLine_(const float* q, const float* keys_t, int64_t key_stride, const float* values, int64_t value_stride,
-                        int64_t dh, int64_t seen, float scale, const uint8_t* hidden, float* p, float* out) {
+void AttentionStepLine_(const float* q, const float* keys_t, int64_t key_stride, const float* values,
+                        int64_t value_stride, int64_t dh, int64_t seen, float scale, const uint8_t* hidden, float* p,
+                        float* out) {
   std::fill(p, p + seen, 0.0f);
   for (int64_t d = 0; d < dh; ++d) add_scaled(q[d], keys_t + d * key_stride, p, seen);  // p = q keys_t
-  for_each_vector(seen, [&](auto dv, int64_t i) { hn::StoreU(hn::Mul(hn::LoadU(dv, p + i), hn::Set(dv, scale)), dv, p + i); });
+  for_each_vector(
+      seen, [&](auto dv, int64_t i) { hn::StoreU(hn::Mul(hn::LoadU(dv, p + i), hn::Set(dv, scale)), dv, p + i); });
   for (int64_t s = 0; hidden && s < seen; ++s) {
     if (hidden[s]) p[s] = -std::numeric_limits<float>::infinity();
   }
@@ -439,9 +444,10 @@ void SoftmaxMinus_(const float* x, float lse, float spread, float g, float* dx, 
 
 void Adam_(float* p, const float* g, float* m, float* v, const AdamScalars<float>& k, int64_t n) {
   for_each_vector(n, [&](auto d, int64_t i) {
-    const auto param = hn::Mul(hn::LoadU(d, p + i), hn::Set(d, k.shrink));           // AdamW's decay
-    const auto grad = hn::MulAdd(param, hn::Set(d, k.l2), hn::LoadU(d, g + i));      // Adam's L2 term
-    const auto mean = hn::MulAdd(hn::LoadU(d, m + i), hn::Set(d, k.beta1), hn::Mul(grad, hn::Set(d, k.one_minus_beta1)));
+    const auto param = hn::Mul(hn::LoadU(d, p + i), hn::Set(d, k.shrink));       // AdamW's decay
+    const auto grad = hn::MulAdd(param, hn::Set(d, k.l2), hn::LoadU(d, g + i));  // Adam's L2 term
+    const auto mean =
+        hn::MulAdd(hn::LoadU(d, m + i), hn::Set(d, k.beta1), hn::Mul(grad, hn::Set(d, k.one_minus_beta1)));
     const auto square = hn::Mul(hn::Mul(grad, grad), hn::Set(d, k.one_minus_beta2));
     const auto second = hn::MulAdd(hn::LoadU(d, v + i), hn::Set(d, k.beta2), square);
     const auto denominator = hn::Add(hn::Div(hn::Sqrt(second), hn::Set(d, k.sqrt_correction2)), hn::Set(d, k.eps));
@@ -461,7 +467,10 @@ struct PhiloxLanes {
   V c0, c1, c2, c3;
 
   PhiloxLanes(D64 d64, V counter)
-      : c0(hn::And(counter, hn::Set(d64, 0xFFFFFFFFull))), c1(hn::ShiftRight<32>(counter)), c2(hn::Zero(d64)), c3(hn::Zero(d64)) {}
+      : c0(hn::And(counter, hn::Set(d64, 0xFFFFFFFFull))),
+        c1(hn::ShiftRight<32>(counter)),
+        c2(hn::Zero(d64)),
+        c3(hn::Zero(d64)) {}
 
   // One round with the key (k0, k1).
   void round(D64 d64, uint32_t k0, uint32_t k1) {
@@ -495,14 +504,16 @@ void Uniform_(uint64_t seed, uint64_t first, double low, double high, float* out
   const hn::Rebind<double, decltype(d64)> df64;
   const hn::Rebind<int64_t, decltype(d64)> di64;
   const hn::Rebind<float, decltype(d64)> df32;
-  const float high32 = static_cast<float>(high), below_high32 = std::nextafter(high32, -std::numeric_limits<float>::infinity());
+  const float high32 = static_cast<float>(high),
+              below_high32 = std::nextafter(high32, -std::numeric_limits<float>::infinity());
   auto store = [&](hn::Vec<decltype(d64)> words, int64_t at) {
     const auto bits = hn::ShiftRight<11>(words);  // 53 random bits
     const auto unit = hn::Mul(hn::ConvertTo(df64, hn::BitCast(di64, bits)), hn::Set(df64, 0x1p-53));
     // low + (high - low) * unit, rounded twice as the scalar code rounds it (no fused multiply-add)
     const auto value = hn::DemoteTo(df32, hn::Add(hn::Set(df64, low), hn::Mul(hn::Set(df64, high - low), unit)));
     // rounding to float32 could land on `high` itself, which the half-open interval excludes
-    hn::StoreU(hn::IfThenElse(hn::Ge(value, hn::Set(df32, high32)), hn::Set(df32, below_high32), value), df32, out + at);
+    hn::StoreU(hn::IfThenElse(hn::Ge(value, hn::Set(df32, high32)), hn::Set(df32, below_high32), value), df32,
+               out + at);
   };
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d64));
   using State = PhiloxLanes<decltype(d64)>;
@@ -554,8 +565,14 @@ HWY_EXPORT(Target_);
 
 bool has_map(UnaryOp f) {
   switch (f) {
-    case UnaryOp::exp: case UnaryOp::log: case UnaryOp::tanh: case UnaryOp::sigmoid: case UnaryOp::gelu:
-    case UnaryOp::gelu_tanh: case UnaryOp::gelu_derivative: case UnaryOp::gelu_tanh_derivative: return true;
+    case UnaryOp::exp:
+    case UnaryOp::log:
+    case UnaryOp::tanh:
+    case UnaryOp::sigmoid:
+    case UnaryOp::gelu:
+    case UnaryOp::gelu_tanh:
+    case UnaryOp::gelu_derivative:
+    case UnaryOp::gelu_tanh_derivative: return true;
     default: return false;
   }
 }
@@ -564,7 +581,8 @@ void map(UnaryOp f, const float* x, float* y, int64_t n) {
   HWY_DYNAMIC_DISPATCH(Map_)(f, x, y, n);
 }
 void activation_and_slope(UnaryOp f, const float* h, float* a, float* g, int64_t n) {
-  if (f != UnaryOp::gelu && f != UnaryOp::gelu_tanh) throw Error("activation_and_slope", "f must be gelu or gelu_tanh, got ", op_name(f));
+  if (f != UnaryOp::gelu && f != UnaryOp::gelu_tanh)
+    throw Error("activation_and_slope", "f must be gelu or gelu_tanh, got ", op_name(f));
   HWY_DYNAMIC_DISPATCH(ActivationAndSlope_)(f, h, a, g, n);
 }
 void arithmetic(Arithmetic op, const float* a, int64_t a_step, const float* b, int64_t b_step, float* out, int64_t n) {
@@ -575,9 +593,11 @@ void add_row_to_totals(const float* row, double* totals, int64_t n) {
 }
 float max(const float* x, int64_t n) { return HWY_DYNAMIC_DISPATCH(Max_)(x, n); }
 float sum(const float* x, int64_t n) { return HWY_DYNAMIC_DISPATCH(Sum_)(x, n); }
-void attention_step_line(const float* q, const float* keys_t, int64_t key_stride, const float* values, int64_t value_stride,
-                         int64_t dh, int64_t seen, float scale, const uint8_t* hidden, float* p, float* out) {
-  HWY_DYNAMIC_DISPATCH(AttentionStepLine_)(q, keys_t, key_stride, values, value_stride, dh, seen, scale, hidden, p, out);
+void attention_step_line(const float* q, const float* keys_t, int64_t key_stride, const float* values,
+                         int64_t value_stride, int64_t dh, int64_t seen, float scale, const uint8_t* hidden, float* p,
+                         float* out) {
+  HWY_DYNAMIC_DISPATCH(AttentionStepLine_)
+  (q, keys_t, key_stride, values, value_stride, dh, seen, scale, hidden, p, out);
 }
 void uniform(uint64_t seed, uint64_t first, double low, double high, float* out, int64_t n) {
   HWY_DYNAMIC_DISPATCH(Uniform_)(seed, first, low, high, out, n);
@@ -610,7 +630,6 @@ void adam(float* p, const float* g, float* m, float* v, const AdamScalars<float>
   HWY_DYNAMIC_DISPATCH(Adam_)(p, g, m, v, k, n);
 }
 
-
 std::string target() { return hwy::TargetName(HWY_DYNAMIC_DISPATCH(Target_)()); }
 
 std::vector<std::string> targets() {
@@ -638,7 +657,8 @@ void use_target_or_throw(std::string_view op, const std::string& name) {
   const int64_t bit = find_target(name);
   if (bit == 0) {
     std::string known;
-    for (int64_t b : hwy::SupportedAndGeneratedTargets()) known += std::string(known.empty() ? "" : ", ") + hwy::TargetName(b);
+    for (int64_t b : hwy::SupportedAndGeneratedTargets())
+      known += std::string(known.empty() ? "" : ", ") + hwy::TargetName(b);
     throw Error(op, "this CPU and build have no SIMD target '", name, "'; they have: ", known);
   }
   hwy::SetSupportedTargetsForTest(bit);

@@ -49,8 +49,9 @@ float sum(const float* x, int64_t n);
 // q [dh], keys_t [dh, seen] (rows key_stride apart), values [seen, dh] (rows value_stride apart),
 // p: room for `seen` floats (left holding the softmax weights), out [dh]. hidden: null, or `seen`
 // flags, 1 for a key the query does not see (its weight is 0; at least one key must be seen).
-void attention_step_line(const float* q, const float* keys_t, int64_t key_stride, const float* values, int64_t value_stride,
-                         int64_t dh, int64_t seen, float scale, const uint8_t* hidden, float* p, float* out);
+void attention_step_line(const float* q, const float* keys_t, int64_t key_stride, const float* values,
+                         int64_t value_stride, int64_t dh, int64_t seen, float scale, const uint8_t* hidden, float* p,
+                         float* out);
 
 // out[i] for i < n: what core::uniform draws in float32 from counter first + i of the seed's
 // stream (core/random.h), bit for bit: Philox-4x32-10 on several counters at once.

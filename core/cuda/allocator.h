@@ -19,7 +19,7 @@ class DeviceAllocator {
  public:
   void* allocate(size_t nbytes);
   void deallocate(void* data, size_t nbytes) noexcept;  // keeps the block, or cudaFree when it cannot
-  void release_cached();  // cudaFree every cached block
+  void release_cached();                                // cudaFree every cached block
   size_t cached_bytes();
 
  private:

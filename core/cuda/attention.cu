@@ -78,7 +78,8 @@ struct Tasks {
   int64_t count, length, inner_count, heads, head_width;
   __device__ int64_t start(int64_t t, int64_t width) const {
     const int64_t line = t / heads;
-    return (line / inner_count) * length * inner_count * width + (line % inner_count) * width + (t % heads) * head_width;
+    return (line / inner_count) * length * inner_count * width + (line % inner_count) * width +
+           (t % heads) * head_width;
   }
   __device__ int64_t step(int64_t width) const { return inner_count * width; }
 };
@@ -103,11 +104,12 @@ bool fits_in_shared(int64_t length, int64_t head_width) {
 // Rows first .. first + count of task t's [L, Dh] in a tensor `width` wide, starting `column` into
 // each row, into `to` (rows shared_row_step apart); by every thread of the block.
 template <typename T>
-__device__ void load_rows(const Tasks& tasks, int64_t t, const T* from, int64_t width, int64_t column, int64_t first, int64_t count,
-                          T* to) {
+__device__ void load_rows(const Tasks& tasks, int64_t t, const T* from, int64_t width, int64_t column, int64_t first,
+                          int64_t count, T* to) {
   const int64_t dh = tasks.head_width, ld = shared_row_step(dh), step = tasks.step(width);
   const T* rows = from + tasks.start(t, width) + column + first * step;
-  for (int64_t e = threadIdx.x; e < count * dh; e += blockDim.x) to[(e / dh) * ld + e % dh] = rows[(e / dh) * step + e % dh];
+  for (int64_t e = threadIdx.x; e < count * dh; e += blockDim.x)
+    to[(e / dh) * ld + e % dh] = rows[(e / dh) * step + e % dh];
 }
 
 // All L rows of task t (as above).
@@ -134,7 +136,8 @@ __global__ void attention_shared_kernel(Tasks tasks, const T* qkv, int64_t d, bo
   T *q = memory, *k = q + l * ld, *v = k + l * ld, *row = v + l * ld + (threadIdx.x / 32) * l;  // row: this warp's p
   const unsigned lane = threadIdx.x % 32;
   for (int64_t t = blockIdx.x; t < tasks.count; t += gridDim.x) {
-    load_rows(tasks, t, qkv, 3 * d, 0, q), load_rows(tasks, t, qkv, 3 * d, d, k), load_rows(tasks, t, qkv, 3 * d, 2 * d, v);
+    load_rows(tasks, t, qkv, 3 * d, 0, q), load_rows(tasks, t, qkv, 3 * d, d, k),
+        load_rows(tasks, t, qkv, 3 * d, 2 * d, v);
     __syncthreads();
     for (int64_t i = threadIdx.x / 32; i < l; i += kWarps) {
       const int64_t seen = causal ? i + 1 : l;
@@ -164,20 +167,22 @@ __global__ void attention_shared_kernel(Tasks tasks, const T* qkv, int64_t d, bo
 //   dQ_i = sum_j dS_ij K_j,  dK_i = sum_r dS_ri Q_r,  dV_i = sum_r P_ri dO_r   (a warp per row i)
 // (A causal row's P, and so its dS, is 0 past the row's end.)
 template <typename T>
-__global__ void attention_shared_backward_kernel(Tasks tasks, const T* qkv, const T* probs, const T* grad_out, int64_t d, T scale,
-                                                 T* grad_qkv) {
+__global__ void attention_shared_backward_kernel(Tasks tasks, const T* qkv, const T* probs, const T* grad_out,
+                                                 int64_t d, T scale, T* grad_qkv) {
   __shared__ T memory[kSharedBytes / sizeof(T)];
   const int64_t l = tasks.length, dh = tasks.head_width, ld = shared_row_step(dh);
   T *q = memory, *k = q + l * ld, *v = k + l * ld, *dout = v + l * ld, *p = dout + l * ld, *ds = p + l * l;
   const unsigned lane = threadIdx.x % 32;
   for (int64_t t = blockIdx.x; t < tasks.count; t += gridDim.x) {
-    load_rows(tasks, t, qkv, 3 * d, 0, q), load_rows(tasks, t, qkv, 3 * d, d, k), load_rows(tasks, t, qkv, 3 * d, 2 * d, v);
+    load_rows(tasks, t, qkv, 3 * d, 0, q), load_rows(tasks, t, qkv, 3 * d, d, k),
+        load_rows(tasks, t, qkv, 3 * d, 2 * d, v);
     load_rows(tasks, t, grad_out, d, 0, dout);
     for (int64_t e = threadIdx.x; e < l * l; e += blockDim.x) p[e] = probs[t * l * l + e];
     __syncthreads();
     for (int64_t i = threadIdx.x / 32; i < l; i += kWarps) {
       double dot = 0;
-      for (int64_t j = lane; j < l; j += 32) dot += double(ds[i * l + j] = row_dot(dout, i, v, j, dh, ld)) * p[i * l + j];
+      for (int64_t j = lane; j < l; j += 32)
+        dot += double(ds[i * l + j] = row_dot(dout, i, v, j, dh, ld)) * p[i * l + j];
       const T row_total = static_cast<T>(warp_reduce(dot, Sum{}));
       for (int64_t j = lane; j < l; j += 32) ds[i * l + j] = p[i * l + j] * (ds[i * l + j] - row_total) * scale;
     }
@@ -234,16 +239,20 @@ __device__ inline int64_t visible_in(int64_t first, int64_t count, int64_t seen)
 //               m' = max(m, s_j),  c = e^(m - m'),  l = c l + sum_j e^(s_j - m'),  o = c o + sum_j e^(s_j - m') v_j
 //   at the end  out_i = o / l,  probs' row p_j = e^(s_j - m) / l (zeros past a causal row's end)
 template <typename T>
-__global__ void attention_tiled_kernel(RowGroups groups, const T* qkv, int64_t d, bool causal, T scale, T* out, T* probs) {
+__global__ void attention_tiled_kernel(RowGroups groups, const T* qkv, int64_t d, bool causal, T scale, T* out,
+                                       T* probs) {
   __shared__ T memory[kSharedBytes / sizeof(T)];
   const Tasks& tasks = groups.tasks;
-  const int64_t l = tasks.length, dh = tasks.head_width, ld = shared_row_step(dh), tile = groups.tile, warp = threadIdx.x / 32;
-  T *q_rows = memory, *k = q_rows + kWarps * ld, *v = k + tile * ld, *e_rows = v + tile * ld, *o_rows = e_rows + kWarps * tile;
+  const int64_t l = tasks.length, dh = tasks.head_width, ld = shared_row_step(dh), tile = groups.tile,
+                warp = threadIdx.x / 32;
+  T *q_rows = memory, *k = q_rows + kWarps * ld, *v = k + tile * ld, *e_rows = v + tile * ld,
+    *o_rows = e_rows + kWarps * tile;
   T *q = q_rows + warp * ld, *e = e_rows + warp * tile, *o = o_rows + warp * dh;  // this warp's row, e^(s - m') and o
   const unsigned lane = threadIdx.x % 32;
   for (int64_t g = blockIdx.x; g < groups.count(); g += gridDim.x) {
     const int64_t t = g / groups.per_task(), first = (g % groups.per_task()) * kWarps, i = first + warp;
-    const int64_t rows = std::min<int64_t>(kWarps, l - first), keys = causal ? first + rows : l, seen = causal ? i + 1 : l;
+    const int64_t rows = std::min<int64_t>(kWarps, l - first), keys = causal ? first + rows : l,
+                  seen = causal ? i + 1 : l;
     T* s_row = probs + (t * l + i) * l;
     __syncthreads();  // every warp done with the last group's rows
     load_rows(tasks, t, qkv, 3 * d, 0, first, rows, q_rows);
@@ -258,7 +267,8 @@ __global__ void attention_tiled_kernel(RowGroups groups, const T* qkv, int64_t d
       const int64_t visible = i < l ? visible_in(k0, count, seen) : 0;
       if (visible == 0) continue;  // the same for the whole warp
       T tile_max = -std::numeric_limits<T>::infinity();
-      for (int64_t j = lane; j < visible; j += 32) tile_max = Max{}(tile_max, s_row[k0 + j] = e[j] = scale * row_dot(q, 0, k, j, dh, ld));
+      for (int64_t j = lane; j < visible; j += 32)
+        tile_max = Max{}(tile_max, s_row[k0 + j] = e[j] = scale * row_dot(q, 0, k, j, dh, ld));
       const T new_max = Max{}(max, warp_reduce(tile_max, Max{}));
       // while every score so far is -inf, shift by 0: e^(-inf) = 0, where e^(-inf - -inf) would be NaN
       const T shift = new_max == -std::numeric_limits<T>::infinity() ? T(0) : new_max, correction = exp(max - shift);
@@ -287,17 +297,20 @@ __global__ void attention_tiled_kernel(RowGroups groups, const T* qkv, int64_t d
 //   pass 2  dS_ij = P_ij (dP_ij - D_i) scale over it,  dQ_i = sum_j dS_ij K_j
 // (ds is written only where the row sees a key: P, and so dS, is 0 elsewhere.)
 template <typename T>
-__global__ void attention_tiled_dq_kernel(RowGroups groups, const T* qkv, const T* probs, const T* grad_out, int64_t d, bool causal,
-                                          T scale, T* ds, T* grad_qkv) {
+__global__ void attention_tiled_dq_kernel(RowGroups groups, const T* qkv, const T* probs, const T* grad_out, int64_t d,
+                                          bool causal, T scale, T* ds, T* grad_qkv) {
   __shared__ T memory[kSharedBytes / sizeof(T)];
   const Tasks& tasks = groups.tasks;
-  const int64_t l = tasks.length, dh = tasks.head_width, ld = shared_row_step(dh), tile = groups.tile, warp = threadIdx.x / 32;
+  const int64_t l = tasks.length, dh = tasks.head_width, ld = shared_row_step(dh), tile = groups.tile,
+                warp = threadIdx.x / 32;
   T *dout_rows = memory, *kv = dout_rows + kWarps * ld, *e_rows = kv + tile * ld, *dq_rows = e_rows + kWarps * tile;
-  T *dout = dout_rows + warp * ld, *e = e_rows + warp * tile, *dq = dq_rows + warp * dh;  // this warp's dO_i, dS_ij and dQ_i
+  T *dout = dout_rows + warp * ld, *e = e_rows + warp * tile,
+    *dq = dq_rows + warp * dh;  // this warp's dO_i, dS_ij and dQ_i
   const unsigned lane = threadIdx.x % 32;
   for (int64_t g = blockIdx.x; g < groups.count(); g += gridDim.x) {
     const int64_t t = g / groups.per_task(), first = (g % groups.per_task()) * kWarps, i = first + warp;
-    const int64_t rows = std::min<int64_t>(kWarps, l - first), keys = causal ? first + rows : l, seen = causal ? i + 1 : l;
+    const int64_t rows = std::min<int64_t>(kWarps, l - first), keys = causal ? first + rows : l,
+                  seen = causal ? i + 1 : l;
     const T* p_row = probs + (t * l + i) * l;
     T* ds_row = ds + (t * l + i) * l;
     __syncthreads();  // every warp done with the last group's rows
@@ -310,7 +323,8 @@ __global__ void attention_tiled_dq_kernel(RowGroups groups, const T* qkv, const 
       load_rows(tasks, t, qkv, 3 * d, 2 * d, k0, count, kv);
       __syncthreads();
       const int64_t visible = i < l ? visible_in(k0, count, seen) : 0;
-      for (int64_t j = lane; j < visible; j += 32) dot += double(ds_row[k0 + j] = row_dot(dout, 0, kv, j, dh, ld)) * p_row[k0 + j];
+      for (int64_t j = lane; j < visible; j += 32)
+        dot += double(ds_row[k0 + j] = row_dot(dout, 0, kv, j, dh, ld)) * p_row[k0 + j];
     }
     const T row_total = static_cast<T>(warp_reduce(dot, Sum{}));
     for (int64_t k0 = 0; k0 < keys; k0 += tile) {  // pass 2, K
@@ -320,7 +334,8 @@ __global__ void attention_tiled_dq_kernel(RowGroups groups, const T* qkv, const 
       __syncthreads();
       const int64_t visible = i < l ? visible_in(k0, count, seen) : 0;
       if (visible == 0) continue;  // the same for the whole warp
-      for (int64_t j = lane; j < visible; j += 32) ds_row[k0 + j] = e[j] = p_row[k0 + j] * (ds_row[k0 + j] - row_total) * scale;
+      for (int64_t j = lane; j < visible; j += 32)
+        ds_row[k0 + j] = e[j] = p_row[k0 + j] * (ds_row[k0 + j] - row_total) * scale;
       __syncwarp();  // every lane's dS_ij written before any lane reads them all
       for (int64_t c = lane; c < dh; c += 32) {
         T value = dq[c];
@@ -339,14 +354,16 @@ __global__ void attention_tiled_dq_kernel(RowGroups groups, const T* qkv, const 
 // queries i >= j, the only ones that see key j), reading the columns j of dS and P:
 //   dK_j = sum_i dS_ij Q_i,  dV_j = sum_i P_ij dO_i
 template <typename T>
-__global__ void attention_tiled_dkv_kernel(RowGroups groups, const T* qkv, const T* probs, const T* ds, const T* grad_out, int64_t d,
-                                           bool causal, T* grad_qkv) {
+__global__ void attention_tiled_dkv_kernel(RowGroups groups, const T* qkv, const T* probs, const T* ds,
+                                           const T* grad_out, int64_t d, bool causal, T* grad_qkv) {
   __shared__ T memory[kSharedBytes / sizeof(T)];
   const Tasks& tasks = groups.tasks;
-  const int64_t l = tasks.length, dh = tasks.head_width, ld = shared_row_step(dh), tile = groups.tile, warp = threadIdx.x / 32;
+  const int64_t l = tasks.length, dh = tasks.head_width, ld = shared_row_step(dh), tile = groups.tile,
+                warp = threadIdx.x / 32;
   T *q = memory, *dout = q + tile * ld, *ds_columns = dout + tile * ld, *p_columns = ds_columns + kWarps * tile;
   T *dk_rows = p_columns + kWarps * tile, *dv_rows = dk_rows + kWarps * dh;
-  T *ds_j = ds_columns + warp * tile, *p_j = p_columns + warp * tile, *dk = dk_rows + warp * dh, *dv = dv_rows + warp * dh;
+  T *ds_j = ds_columns + warp * tile, *p_j = p_columns + warp * tile, *dk = dk_rows + warp * dh,
+    *dv = dv_rows + warp * dh;
   const unsigned lane = threadIdx.x % 32;
   for (int64_t g = blockIdx.x; g < groups.count(); g += gridDim.x) {
     const int64_t t = g / groups.per_task(), first = (g % groups.per_task()) * kWarps, j = first + warp;
@@ -421,45 +438,52 @@ void CudaBackend::attention(const Tensor& qkv, int axis, int64_t heads, const At
   require_device("attention");
   dispatch_floating("attention", qkv.dtype(), [&]<typename T>() {
     const AttentionLines lines(qkv.shape(), axis);
-    const int64_t d = out.size(-1), dh = d / heads, l = lines.length, ld = lines.step(3 * d), rows = lines.count() * heads * l;
+    const int64_t d = out.size(-1), dh = d / heads, l = lines.length, ld = lines.step(3 * d),
+                  rows = lines.count() * heads * l;
     const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(dh)));
     const Tasks tasks = tasks_of(lines, heads, d);
     if (tasks.count == 0) return;
     if (fits_in_shared<T>(l, dh)) {
-      return launch("attention", attention_shared_kernel<T>, row_blocks(tasks.count), kThreads, tasks, device_data<T>(qkv), d, causal,
-                    scale, device_data<T>(out), device_data<T>(probs));
+      return launch("attention", attention_shared_kernel<T>, row_blocks(tasks.count), kThreads, tasks,
+                    device_data<T>(qkv), d, causal, scale, device_data<T>(out), device_data<T>(probs));
     }
     if (const RowGroups groups{tasks, tile_rows<T>(dh)}; groups.tile > 0) {
-      return launch("attention", attention_tiled_kernel<T>, row_blocks(groups.count()), kThreads, groups, device_data<T>(qkv), d, causal,
-                    scale, device_data<T>(out), device_data<T>(probs));
+      return launch("attention", attention_tiled_kernel<T>, row_blocks(groups.count()), kThreads, groups,
+                    device_data<T>(qkv), d, causal, scale, device_data<T>(out), device_data<T>(probs));
     }
-    const TaskMatrices<T> m = task_matrices<T>(lines, heads, d, device_data<T>(qkv), device_data<T>(out), device_data<T>(probs));
+    const TaskMatrices<T> m =
+        task_matrices<T>(lines, heads, d, device_data<T>(qkv), device_data<T>(out), device_data<T>(probs));
     gemm_batched<T>(false, true, l, l, dh, scale, m.q, ld, m.k, ld, T(0), m.square, l);  // S = scale * Q K^T
-    launch_rows("attention", rows, l, [&]<typename Team>() { return attention_softmax_kernel<T, Team>; }, device_data<T>(probs), rows,
-                l, causal);
-    gemm_batched<T>(false, false, l, dh, l, T(1), read_only(m.square), l, m.v, ld, T(0), m.out, lines.step(d));  // O = P V
+    launch_rows(
+        "attention", rows, l, [&]<typename Team>() { return attention_softmax_kernel<T, Team>; }, device_data<T>(probs),
+        rows, l, causal);
+    gemm_batched<T>(false, false, l, dh, l, T(1), read_only(m.square), l, m.v, ld, T(0), m.out,
+                    lines.step(d));  // O = P V
   });
 }
 
-void CudaBackend::attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int axis, int64_t heads,
-                                     const AttentionMask& mask, const Tensor& grad_qkv) {
+void CudaBackend::attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int axis,
+                                     int64_t heads, const AttentionMask& mask, const Tensor& grad_qkv) {
   const bool causal = mask.kind() == AttentionMask::Kind::causal;
   require_device("attention_backward");
   dispatch_floating("attention_backward", qkv.dtype(), [&]<typename T>() {
     const AttentionLines lines(qkv.shape(), axis);
-    const int64_t d = grad_out.size(-1), dh = d / heads, l = lines.length, ld = lines.step(3 * d), ld_out = lines.step(d);
+    const int64_t d = grad_out.size(-1), dh = d / heads, l = lines.length, ld = lines.step(3 * d),
+                  ld_out = lines.step(d);
     const int64_t rows = lines.count() * heads * l;
     const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(dh)));
     const Tasks tasks = tasks_of(lines, heads, d);
     if (tasks.count == 0) return;
     if (fits_in_shared<T>(l, dh)) {
       return launch("attention_backward", attention_shared_backward_kernel<T>, row_blocks(tasks.count), kThreads, tasks,
-                    device_data<T>(qkv), device_data<T>(probs), device_data<T>(grad_out), d, scale, device_data<T>(grad_qkv));
+                    device_data<T>(qkv), device_data<T>(probs), device_data<T>(grad_out), d, scale,
+                    device_data<T>(grad_qkv));
     }
     const Tensor ds = empty(probs.shape(), probs.dtype(), probs.device());  // dP, then dS
     if (const RowGroups groups{tasks, tile_rows<T>(dh)}; groups.tile > 0) {
-      launch("attention_backward", attention_tiled_dq_kernel<T>, row_blocks(groups.count()), kThreads, groups, device_data<T>(qkv),
-             device_data<T>(probs), device_data<T>(grad_out), d, causal, scale, device_data<T>(ds), device_data<T>(grad_qkv));
+      launch("attention_backward", attention_tiled_dq_kernel<T>, row_blocks(groups.count()), kThreads, groups,
+             device_data<T>(qkv), device_data<T>(probs), device_data<T>(grad_out), d, causal, scale, device_data<T>(ds),
+             device_data<T>(grad_qkv));
       return launch("attention_backward", attention_tiled_dkv_kernel<T>, row_blocks(groups.count()), kThreads, groups,
                     device_data<T>(qkv), device_data<T>(probs), device_data<T>(ds), device_data<T>(grad_out), d, causal,
                     device_data<T>(grad_qkv));
@@ -467,14 +491,16 @@ void CudaBackend::attention_backward(const Tensor& qkv, const Tensor& probs, con
     const T* q_base = device_data<T>(qkv);
     const TaskMatrices<T> m = task_matrices<T>(lines, heads, d, q_base, device_data<T>(grad_out), device_data<T>(ds));
     const std::vector<const T*> dout = read_only(m.out), ds_read = read_only(m.square);
-    const std::vector<const T*> p = read_only(shifted(ds_read, device_data<T>(ds), device_data<T>(probs)));  // P: ds's places in probs
+    const std::vector<const T*> p =
+        read_only(shifted(ds_read, device_data<T>(ds), device_data<T>(probs)));  // P: ds's places in probs
     T* grad_base = device_data<T>(grad_qkv);
     const std::vector<T*> dq = shifted(m.q, q_base, grad_base), dk = shifted(m.k, q_base, grad_base),
                           dv = shifted(m.v, q_base, grad_base);
-    gemm_batched<T>(true, false, l, dh, l, T(1), p, l, dout, ld_out, T(0), dv, ld);         // dV = P^T dO
+    gemm_batched<T>(true, false, l, dh, l, T(1), p, l, dout, ld_out, T(0), dv, ld);          // dV = P^T dO
     gemm_batched<T>(false, true, l, l, dh, T(1), dout, ld_out, m.v, ld, T(0), m.square, l);  // dP = dO V^T
-    launch_rows("attention_backward", rows, l, [&]<typename Team>() { return attention_softmax_backward_kernel<T, Team>; },
-                device_data<T>(probs), device_data<T>(ds), rows, l, scale);  // dS
+    launch_rows(
+        "attention_backward", rows, l, [&]<typename Team>() { return attention_softmax_backward_kernel<T, Team>; },
+        device_data<T>(probs), device_data<T>(ds), rows, l, scale);                    // dS
     gemm_batched<T>(false, false, l, dh, l, T(1), ds_read, l, m.k, ld, T(0), dq, ld);  // dQ = dS K
     gemm_batched<T>(true, false, l, dh, l, T(1), ds_read, l, m.q, ld, T(0), dk, ld);   // dK = dS^T Q
   });

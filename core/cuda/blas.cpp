@@ -61,24 +61,25 @@ cublasOperation_t operation(bool transposed) { return transposed ? CUBLAS_OP_T :
 
 // column-major C^T [n, m] = op(B)^T [n, k] op(A)^T [k, m]  (see blas.h): b goes first
 template <typename T>
-void gemm(int64_t m, int64_t n, int64_t k, T alpha, GemmOperand<const T> a, GemmOperand<const T> b, T beta, GemmOperand<T> c) {
+void gemm(int64_t m, int64_t n, int64_t k, T alpha, GemmOperand<const T> a, GemmOperand<const T> b, T beta,
+          GemmOperand<T> c) {
   const int M = as_int(m, "m"), N = as_int(n, "n"), K = as_int(k, "k");
   const int LDA = as_int(a.ld, "lda"), LDB = as_int(b.ld, "ldb"), LDC = as_int(c.ld, "ldc");
   if constexpr (std::is_same_v<T, float>) {
     use_math_mode_of_precision();
-    check(cublasSgemm(cublas(), operation(b.transposed), operation(a.transposed), N, M, K, &alpha, b.data, LDB, a.data, LDA, &beta,
-                      c.data, LDC),
+    check(cublasSgemm(cublas(), operation(b.transposed), operation(a.transposed), N, M, K, &alpha, b.data, LDB, a.data,
+                      LDA, &beta, c.data, LDC),
           "matmul");
   } else {
-    check(cublasDgemm(cublas(), operation(b.transposed), operation(a.transposed), N, M, K, &alpha, b.data, LDB, a.data, LDA, &beta,
-                      c.data, LDC),
+    check(cublasDgemm(cublas(), operation(b.transposed), operation(a.transposed), N, M, K, &alpha, b.data, LDB, a.data,
+                      LDA, &beta, c.data, LDC),
           "matmul");
   }
 }
 
 template <typename T>
-void gemm_strided_batched(int64_t m, int64_t n, int64_t k, T alpha, GemmOperand<const T> a, GemmOperand<const T> b, T beta,
-                          GemmOperand<T> c, int64_t count) {
+void gemm_strided_batched(int64_t m, int64_t n, int64_t k, T alpha, GemmOperand<const T> a, GemmOperand<const T> b,
+                          T beta, GemmOperand<T> c, int64_t count) {
   const int M = as_int(m, "m"), N = as_int(n, "n"), K = as_int(k, "k");
   const int LDA = as_int(a.ld, "lda"), LDB = as_int(b.ld, "ldb"), LDC = as_int(c.ld, "ldc");
   for (int64_t first = 0; first < count; first += kMostPerCall) {
@@ -88,12 +89,14 @@ void gemm_strided_batched(int64_t m, int64_t n, int64_t k, T alpha, GemmOperand<
     T* c_first = c.data + first * c.stride;
     if constexpr (std::is_same_v<T, float>) {
       use_math_mode_of_precision();
-      check(cublasSgemmStridedBatched(cublas(), operation(b.transposed), operation(a.transposed), N, M, K, &alpha, b_first, LDB,
-                                      b.stride, a_first, LDA, a.stride, &beta, c_first, LDC, c.stride, batch),
+      check(cublasSgemmStridedBatched(cublas(), operation(b.transposed), operation(a.transposed), N, M, K, &alpha,
+                                      b_first, LDB, b.stride, a_first, LDA, a.stride, &beta, c_first, LDC, c.stride,
+                                      batch),
             "matmul");
     } else {
-      check(cublasDgemmStridedBatched(cublas(), operation(b.transposed), operation(a.transposed), N, M, K, &alpha, b_first, LDB,
-                                      b.stride, a_first, LDA, a.stride, &beta, c_first, LDC, c.stride, batch),
+      check(cublasDgemmStridedBatched(cublas(), operation(b.transposed), operation(a.transposed), N, M, K, &alpha,
+                                      b_first, LDB, b.stride, a_first, LDA, a.stride, &beta, c_first, LDC, c.stride,
+                                      batch),
             "matmul");
     }
   }
@@ -101,11 +104,13 @@ void gemm_strided_batched(int64_t m, int64_t n, int64_t k, T alpha, GemmOperand<
 
 template <typename T>
 void gemm_batched(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const std::vector<const T*>& a,
-                  int64_t lda, const std::vector<const T*>& b, int64_t ldb, T beta, const std::vector<T*>& c, int64_t ldc) {
+                  int64_t lda, const std::vector<const T*>& b, int64_t ldb, T beta, const std::vector<T*>& c,
+                  int64_t ldc) {
   const cublasOperation_t op_a = operation(trans_a), op_b = operation(trans_b);
   const int M = as_int(m, "m"), N = as_int(n, "n"), K = as_int(k, "k");
   const int LDA = as_int(lda, "lda"), LDB = as_int(ldb, "ldb"), LDC = as_int(ldc, "ldc");
-  if (a.size() != c.size() || b.size() != c.size()) throw Error("matmul", "gemm_batched: ", a.size(), ", ", b.size(), " and ", c.size(), " matrices");
+  if (a.size() != c.size() || b.size() != c.size())
+    throw Error("matmul", "gemm_batched: ", a.size(), ", ", b.size(), " and ", c.size(), " matrices");
   for (size_t first = 0; first < c.size(); first += kMostPerCall) {
     const size_t count = std::min(kMostPerCall, c.size() - first);
     std::vector<const void*> host(a.begin() + first, a.begin() + first + count);  // a, then b, then c
@@ -117,12 +122,12 @@ void gemm_batched(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T
     // column-major C^T [n, m] = op(B)^T [n, k] op(A)^T [k, m]  (see blas.h)
     if constexpr (std::is_same_v<T, float>) {
       use_math_mode_of_precision();
-      check(cublasSgemmBatched(cublas(), op_b, op_a, N, M, K, &alpha, pointers.at<CP>(count), LDB, pointers.at<CP>(0), LDA, &beta,
-                               pointers.at<P>(2 * count), LDC, static_cast<int>(count)),
+      check(cublasSgemmBatched(cublas(), op_b, op_a, N, M, K, &alpha, pointers.at<CP>(count), LDB, pointers.at<CP>(0),
+                               LDA, &beta, pointers.at<P>(2 * count), LDC, static_cast<int>(count)),
             "matmul");
     } else {
-      check(cublasDgemmBatched(cublas(), op_b, op_a, N, M, K, &alpha, pointers.at<CP>(count), LDB, pointers.at<CP>(0), LDA, &beta,
-                               pointers.at<P>(2 * count), LDC, static_cast<int>(count)),
+      check(cublasDgemmBatched(cublas(), op_b, op_a, N, M, K, &alpha, pointers.at<CP>(count), LDB, pointers.at<CP>(0),
+                               LDA, &beta, pointers.at<P>(2 * count), LDC, static_cast<int>(count)),
             "matmul");
     }
   }
@@ -130,15 +135,17 @@ void gemm_batched(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T
 
 template void gemm<float>(int64_t, int64_t, int64_t, float, GemmOperand<const float>, GemmOperand<const float>, float,
                           GemmOperand<float>);
-template void gemm<double>(int64_t, int64_t, int64_t, double, GemmOperand<const double>, GemmOperand<const double>, double,
-                           GemmOperand<double>);
-template void gemm_strided_batched<float>(int64_t, int64_t, int64_t, float, GemmOperand<const float>, GemmOperand<const float>, float,
-                                          GemmOperand<float>, int64_t);
-template void gemm_strided_batched<double>(int64_t, int64_t, int64_t, double, GemmOperand<const double>, GemmOperand<const double>,
-                                           double, GemmOperand<double>, int64_t);
-template void gemm_batched<float>(bool, bool, int64_t, int64_t, int64_t, float, const std::vector<const float*>&, int64_t,
-                                  const std::vector<const float*>&, int64_t, float, const std::vector<float*>&, int64_t);
-template void gemm_batched<double>(bool, bool, int64_t, int64_t, int64_t, double, const std::vector<const double*>&, int64_t,
-                                   const std::vector<const double*>&, int64_t, double, const std::vector<double*>&, int64_t);
+template void gemm<double>(int64_t, int64_t, int64_t, double, GemmOperand<const double>, GemmOperand<const double>,
+                           double, GemmOperand<double>);
+template void gemm_strided_batched<float>(int64_t, int64_t, int64_t, float, GemmOperand<const float>,
+                                          GemmOperand<const float>, float, GemmOperand<float>, int64_t);
+template void gemm_strided_batched<double>(int64_t, int64_t, int64_t, double, GemmOperand<const double>,
+                                           GemmOperand<const double>, double, GemmOperand<double>, int64_t);
+template void gemm_batched<float>(bool, bool, int64_t, int64_t, int64_t, float, const std::vector<const float*>&,
+                                  int64_t, const std::vector<const float*>&, int64_t, float, const std::vector<float*>&,
+                                  int64_t);
+template void gemm_batched<double>(bool, bool, int64_t, int64_t, int64_t, double, const std::vector<const double*>&,
+                                   int64_t, const std::vector<const double*>&, int64_t, double,
+                                   const std::vector<double*>&, int64_t);
 
 }  // namespace AXIOM_CUDA_NAMESPACE

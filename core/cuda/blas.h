@@ -27,14 +27,15 @@ struct GemmOperand {
 // c [m, n] = alpha * op(a) op(b) + beta * c: one cuBLAS gemm (cublasSgemm, cublasDgemm), which
 // picks its own kernel for the shape, split-K for a long k among them.
 template <typename T>
-void gemm(int64_t m, int64_t n, int64_t k, T alpha, GemmOperand<const T> a, GemmOperand<const T> b, T beta, GemmOperand<T> c);
+void gemm(int64_t m, int64_t n, int64_t k, T alpha, GemmOperand<const T> a, GemmOperand<const T> b, T beta,
+          GemmOperand<T> c);
 
 // For every i < count: matrix i of c = alpha * op(matrix i of a) op(matrix i of b) + beta * c,
 // each operand's matrices `stride` elements apart: cublas[SD]gemmStridedBatched, which uploads
 // nothing, one call per 65,535 products.
 template <typename T>
-void gemm_strided_batched(int64_t m, int64_t n, int64_t k, T alpha, GemmOperand<const T> a, GemmOperand<const T> b, T beta,
-                          GemmOperand<T> c, int64_t count);
+void gemm_strided_batched(int64_t m, int64_t n, int64_t k, T alpha, GemmOperand<const T> a, GemmOperand<const T> b,
+                          T beta, GemmOperand<T> c, int64_t count);
 
 // For every i: c[i] [m, n] = alpha * op(a[i]) op(b[i]) + beta * c[i], where op transposes when
 // asked (a[i] is then stored [k, m], b[i] [n, k]). All pointers are device memory; the pointer
@@ -42,6 +43,7 @@ void gemm_strided_batched(int64_t m, int64_t n, int64_t k, T alpha, GemmOperand<
 // cublasSgemmBatched, double cublasDgemmBatched. For batches that are not evenly spaced.
 template <typename T>
 void gemm_batched(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const std::vector<const T*>& a,
-                  int64_t lda, const std::vector<const T*>& b, int64_t ldb, T beta, const std::vector<T*>& c, int64_t ldc);
+                  int64_t lda, const std::vector<const T*>& b, int64_t ldb, T beta, const std::vector<T*>& c,
+                  int64_t ldc);
 
 }  // namespace AXIOM_CUDA_NAMESPACE

@@ -45,10 +45,11 @@ void check_major_version(void* library, const std::string& file) {
   using GetProperty = decltype(&cublasGetProperty);
   const auto get_property = reinterpret_cast<GetProperty>(dlsym(library, "cublasGetProperty"));
   int major = -1;
-  if (get_property == nullptr || get_property(MAJOR_VERSION, &major) != CUBLAS_STATUS_SUCCESS || major != CUBLAS_VER_MAJOR) {
+  if (get_property == nullptr || get_property(MAJOR_VERSION, &major) != CUBLAS_STATUS_SUCCESS ||
+      major != CUBLAS_VER_MAJOR) {
     dlclose(library);
-    throw Error("cublas", file, " is not cuBLAS ", CUBLAS_VER_MAJOR, " (its major version: ",
-                major < 0 ? std::string("unknown") : std::to_string(major), ")");
+    throw Error("cublas", file, " is not cuBLAS ", CUBLAS_VER_MAJOR,
+                " (its major version: ", major < 0 ? std::string("unknown") : std::to_string(major), ")");
   }
 }
 
@@ -103,50 +104,54 @@ extern "C" __attribute__((visibility("hidden"))) const char* CUBLASWINAPI cublas
 }
 
 // C = alpha op(A) op(B) + beta C, column-major: one product
-AXIOM_CUBLAS_FORWARDER cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n,
-                                      int k, const float* alpha, const float* A, int lda, const float* B, int ldb,
-                                      const float* beta, float* C, int ldc) {
+AXIOM_CUBLAS_FORWARDER cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
+                                      int n, int k, const float* alpha, const float* A, int lda, const float* B,
+                                      int ldb, const float* beta, float* C, int ldc) {
   static const auto call = AXIOM_REAL(cublasSgemm_v2);
   return call(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-AXIOM_CUBLAS_FORWARDER cublasDgemm_v2(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n,
-                                      int k, const double* alpha, const double* A, int lda, const double* B, int ldb,
-                                      const double* beta, double* C, int ldc) {
+AXIOM_CUBLAS_FORWARDER cublasDgemm_v2(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
+                                      int n, int k, const double* alpha, const double* A, int lda, const double* B,
+                                      int ldb, const double* beta, double* C, int ldc) {
   static const auto call = AXIOM_REAL(cublasDgemm_v2);
   return call(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 // batch products whose operands are evenly spaced (strides in elements)
-AXIOM_CUBLAS_FORWARDER cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
-                                                 int n, int k, const float* alpha, const float* A, int lda,
-                                                 long long int strideA, const float* B, int ldb, long long int strideB,
-                                                 const float* beta, float* C, int ldc, long long int strideC, int batchCount) {
+AXIOM_CUBLAS_FORWARDER cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa,
+                                                 cublasOperation_t transb, int m, int n, int k, const float* alpha,
+                                                 const float* A, int lda, long long int strideA, const float* B,
+                                                 int ldb, long long int strideB, const float* beta, float* C, int ldc,
+                                                 long long int strideC, int batchCount) {
   static const auto call = AXIOM_REAL(cublasSgemmStridedBatched);
-  return call(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
+  return call(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC,
+              batchCount);
 }
 
-AXIOM_CUBLAS_FORWARDER cublasDgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
-                                                 int n, int k, const double* alpha, const double* A, int lda,
-                                                 long long int strideA, const double* B, int ldb, long long int strideB,
-                                                 const double* beta, double* C, int ldc, long long int strideC, int batchCount) {
+AXIOM_CUBLAS_FORWARDER cublasDgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa,
+                                                 cublasOperation_t transb, int m, int n, int k, const double* alpha,
+                                                 const double* A, int lda, long long int strideA, const double* B,
+                                                 int ldb, long long int strideB, const double* beta, double* C, int ldc,
+                                                 long long int strideC, int batchCount) {
   static const auto call = AXIOM_REAL(cublasDgemmStridedBatched);
-  return call(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
+  return call(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC,
+              batchCount);
 }
 
 // batch products at any addresses (arrays of device pointers)
-AXIOM_CUBLAS_FORWARDER cublasSgemmBatched(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n,
-                                          int k, const float* alpha, const float* const Aarray[], int lda,
-                                          const float* const Barray[], int ldb, const float* beta, float* const Carray[],
-                                          int ldc, int batchCount) {
+AXIOM_CUBLAS_FORWARDER cublasSgemmBatched(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+                                          int m, int n, int k, const float* alpha, const float* const Aarray[], int lda,
+                                          const float* const Barray[], int ldb, const float* beta,
+                                          float* const Carray[], int ldc, int batchCount) {
   static const auto call = AXIOM_REAL(cublasSgemmBatched);
   return call(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
 }
 
-AXIOM_CUBLAS_FORWARDER cublasDgemmBatched(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n,
-                                          int k, const double* alpha, const double* const Aarray[], int lda,
-                                          const double* const Barray[], int ldb, const double* beta, double* const Carray[],
-                                          int ldc, int batchCount) {
+AXIOM_CUBLAS_FORWARDER cublasDgemmBatched(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+                                          int m, int n, int k, const double* alpha, const double* const Aarray[],
+                                          int lda, const double* const Barray[], int ldb, const double* beta,
+                                          double* const Carray[], int ldc, int batchCount) {
   static const auto call = AXIOM_REAL(cublasDgemmBatched);
   return call(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
 }

@@ -38,7 +38,8 @@ class CudaBackend : public Backend {
   void softmax(const Tensor& x, int axis, bool log, const Tensor& out) override;
   void matmul(const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate) override;
   // (all and causal masks only: block patterns take autograd's composite path, Backend::attention_fuses)
-  void attention(const Tensor& qkv, int axis, int64_t heads, const AttentionMask& mask, const Tensor& out, const Tensor& probs) override;
+  void attention(const Tensor& qkv, int axis, int64_t heads, const AttentionMask& mask, const Tensor& out,
+                 const Tensor& probs) override;
   void attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int axis, int64_t heads,
                           const AttentionMask& mask, const Tensor& grad_qkv) override;
   void layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps, const Tensor& out,

@@ -49,11 +49,17 @@ __device__ bool is_negative(T v) {
 // The transcendental functions of core/formulas.h's Scalar, CUDA's own.
 struct DeviceFunctions {
   template <typename T>
-  __host__ __device__ static T exp_of(T x) { return exp(x); }
+  __host__ __device__ static T exp_of(T x) {
+    return exp(x);
+  }
   template <typename T>
-  __host__ __device__ static T erf_of(T x) { return erf(x); }
+  __host__ __device__ static T erf_of(T x) {
+    return erf(x);
+  }
   template <typename T>
-  __host__ __device__ static T tanh_of(T x) { return tanh(x); }
+  __host__ __device__ static T tanh_of(T x) {
+    return tanh(x);
+  }
 };
 template <typename T>
 using DeviceMath = formulas::Scalar<T, DeviceFunctions>;
@@ -96,8 +102,8 @@ struct UnaryBody {
   __device__ void operator()(const Offsets<2>& at) const { out[at.of[0]] = unary_value(op, x[at.of[1]], scalar); }
   __device__ void four(int64_t i) const {  // (written out: constant indices keep the four in registers)
     const Four<T> v = load_four(x + i);
-    store_four(out + i, Four<T>{{unary_value(op, v.v[0], scalar), unary_value(op, v.v[1], scalar), unary_value(op, v.v[2], scalar),
-                                 unary_value(op, v.v[3], scalar)}});
+    store_four(out + i, Four<T>{{unary_value(op, v.v[0], scalar), unary_value(op, v.v[1], scalar),
+                                 unary_value(op, v.v[2], scalar), unary_value(op, v.v[3], scalar)}});
   }
 };
 
@@ -136,7 +142,9 @@ struct ArithmeticBody {
   BinaryOp op;
   const T *a, *b;
   T* out;
-  __device__ void operator()(const Offsets<3>& at) const { out[at.of[0]] = arithmetic_value(op, a[at.of[1]], b[at.of[2]]); }
+  __device__ void operator()(const Offsets<3>& at) const {
+    out[at.of[0]] = arithmetic_value(op, a[at.of[1]], b[at.of[2]]);
+  }
   __device__ void four(int64_t i) const {
     const Four<T> x = load_four(a + i), y = load_four(b + i);
     store_four(out + i, Four<T>{{arithmetic_value(op, x.v[0], y.v[0]), arithmetic_value(op, x.v[1], y.v[1]),
@@ -149,7 +157,9 @@ struct ComparisonBody {
   BinaryOp op;
   const T *a, *b;
   uint8_t* out;
-  __device__ void operator()(const Offsets<3>& at) const { out[at.of[0]] = comparison_value(op, a[at.of[1]], b[at.of[2]]); }
+  __device__ void operator()(const Offsets<3>& at) const {
+    out[at.of[0]] = comparison_value(op, a[at.of[1]], b[at.of[2]]);
+  }
   __device__ void four(int64_t i) const {
     const Four<T> x = load_four(a + i), y = load_four(b + i);
     store_four(out + i, Four<uint8_t>{{comparison_value(op, x.v[0], y.v[0]), comparison_value(op, x.v[1], y.v[1]),
@@ -166,7 +176,8 @@ struct WhereBody {
   __device__ void four(int64_t i) const {
     const Four<uint8_t> c = load_four(cond + i);
     const Four<T> x = load_four(a + i), y = load_four(b + i);
-    store_four(out + i, Four<T>{{c.v[0] ? x.v[0] : y.v[0], c.v[1] ? x.v[1] : y.v[1], c.v[2] ? x.v[2] : y.v[2], c.v[3] ? x.v[3] : y.v[3]}});
+    store_four(out + i, Four<T>{{c.v[0] ? x.v[0] : y.v[0], c.v[1] ? x.v[1] : y.v[1], c.v[2] ? x.v[2] : y.v[2],
+                                 c.v[3] ? x.v[3] : y.v[3]}});
   }
 };
 
@@ -191,7 +202,8 @@ void CudaBackend::copy(const Tensor& src, const Tensor& dst) {
   const bool in_fours = aligned_in_fours(dst, src);
   dispatch(dst.dtype(), [&]<typename To>() {
     dispatch(src.dtype(), [&]<typename From>() {
-      launch_elementwise("copy", dst.numel(), operands, CopyBody<To, From>{device_data<From>(src), device_data<To>(dst)}, in_fours);
+      launch_elementwise("copy", dst.numel(), operands,
+                         CopyBody<To, From>{device_data<From>(src), device_data<To>(dst)}, in_fours);
     });
   });
 }
@@ -199,7 +211,8 @@ void CudaBackend::copy(const Tensor& src, const Tensor& dst) {
 void CudaBackend::unary(UnaryOp op, const Tensor& x, const Tensor& out, double scalar) {
   const auto operands = strided_operands<2>(op_name(op), out.shape(), {&out.strides(), &x.strides()});
   dispatch(x.dtype(), [&]<typename T>() {
-    if (!std::is_floating_point_v<T> && !integer_unary(op)) throw Error(op_name(op), "no CUDA kernel for dtype ", x.dtype());
+    if (!std::is_floating_point_v<T> && !integer_unary(op))
+      throw Error(op_name(op), "no CUDA kernel for dtype ", x.dtype());
     const UnaryBody<T> body{op, device_data<T>(x), device_data<T>(out), static_cast<T>(scalar)};
     launch_elementwise(op_name(op), out.numel(), operands, body, aligned_in_fours(out, x));
   });
@@ -211,10 +224,13 @@ void CudaBackend::binary(BinaryOp op, const Tensor& a, const Tensor& b, const Te
   dispatch(a.dtype(), [&]<typename T>() {
     const T *pa = device_data<T>(a), *pb = device_data<T>(b);
     if (is_comparison(op)) {
-      return launch_elementwise(op_name(op), out.numel(), operands, ComparisonBody<T>{op, pa, pb, device_data<uint8_t>(out)}, in_fours);
+      return launch_elementwise(op_name(op), out.numel(), operands,
+                                ComparisonBody<T>{op, pa, pb, device_data<uint8_t>(out)}, in_fours);
     }
-    if (!std::is_floating_point_v<T> && !integer_binary(op)) throw Error(op_name(op), "no CUDA kernel for dtype ", a.dtype());
-    launch_elementwise(op_name(op), out.numel(), operands, ArithmeticBody<T>{op, pa, pb, device_data<T>(out)}, in_fours);
+    if (!std::is_floating_point_v<T> && !integer_binary(op))
+      throw Error(op_name(op), "no CUDA kernel for dtype ", a.dtype());
+    launch_elementwise(op_name(op), out.numel(), operands, ArithmeticBody<T>{op, pa, pb, device_data<T>(out)},
+                       in_fours);
   });
 }
 

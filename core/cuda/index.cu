@@ -14,7 +14,6 @@ namespace AXIOM_CUDA_NAMESPACE {
 
 namespace {
 
-
 // *address += value, atomically. CUDA has no 64-bit signed atomicAdd: two's complement addition
 // is the same on the unsigned bits.
 template <typename T>
@@ -96,8 +95,8 @@ void CudaBackend::index_select(const Tensor& x, int axis, const Tensor& index, c
   if (out.numel() == 0) return;
   require_device("index_select");
   dispatch(x.dtype(), [&]<typename T>() {
-    launch("index_select", index_select_kernel<T>, grid_size(out.numel()), kThreads, device_data<T>(x), split_at(x.shape(), axis), device_data<int64_t>(index),
-                                                                index.numel(), device_data<T>(out));
+    launch("index_select", index_select_kernel<T>, grid_size(out.numel()), kThreads, device_data<T>(x),
+           split_at(x.shape(), axis), device_data<int64_t>(index), index.numel(), device_data<T>(out));
   });
 }
 
@@ -105,8 +104,8 @@ void CudaBackend::index_add(const Tensor& out, int axis, const Tensor& index, co
   if (src.numel() == 0) return;
   require_device("index_add");
   dispatch_addable("index_add", out.dtype(), [&]<typename T>() {
-    launch("index_add", index_add_kernel<T>, grid_size(src.numel()), kThreads, device_data<T>(out), split_at(out.shape(), axis), device_data<int64_t>(index),
-                                                             index.numel(), device_data<T>(src));
+    launch("index_add", index_add_kernel<T>, grid_size(src.numel()), kThreads, device_data<T>(out),
+           split_at(out.shape(), axis), device_data<int64_t>(index), index.numel(), device_data<T>(src));
   });
 }
 
@@ -114,8 +113,8 @@ void CudaBackend::gather(const Tensor& x, int axis, const Tensor& index, const T
   if (out.numel() == 0) return;
   require_device("gather");
   dispatch(x.dtype(), [&]<typename T>() {
-    launch("gather", gather_kernel<T>, grid_size(out.numel()), kThreads, device_data<T>(x), split_at(x.shape(), axis), device_data<int64_t>(index), index.size(axis),
-                                                          device_data<T>(out));
+    launch("gather", gather_kernel<T>, grid_size(out.numel()), kThreads, device_data<T>(x), split_at(x.shape(), axis),
+           device_data<int64_t>(index), index.size(axis), device_data<T>(out));
   });
 }
 
@@ -123,8 +122,8 @@ void CudaBackend::scatter_add(const Tensor& out, int axis, const Tensor& index, 
   if (src.numel() == 0) return;
   require_device("scatter_add");
   dispatch_addable("scatter_add", out.dtype(), [&]<typename T>() {
-    launch("scatter_add", scatter_add_kernel<T>, grid_size(src.numel()), kThreads, device_data<T>(out), split_at(out.shape(), axis), device_data<int64_t>(index),
-                                                               index.size(axis), device_data<T>(src));
+    launch("scatter_add", scatter_add_kernel<T>, grid_size(src.numel()), kThreads, device_data<T>(out),
+           split_at(out.shape(), axis), device_data<int64_t>(index), index.size(axis), device_data<T>(src));
   });
 }
 

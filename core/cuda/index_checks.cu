@@ -68,8 +68,8 @@ class PendingChecks {
     pending_.push_back({issued_++, bounds, index});
     // launched under the lock: a check counted in issued() is queued before any later wait
     const int64_t n = index.numel();
-    launch(LaunchSite(bounds.op), index_check_kernel, grid_size(n), kThreads, n, index_at, device_data<int64_t>(index), bounds.limit,
-           slot);
+    launch(LaunchSite(bounds.op), index_check_kernel, grid_size(n), kThreads, n, index_at, device_data<int64_t>(index),
+           bounds.limit, slot);
   }
 
   // Called once the GPU has finished everything queued before the host read issued() =

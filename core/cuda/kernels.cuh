@@ -31,7 +31,7 @@
 
 namespace AXIOM_CUDA_NAMESPACE {
 
-constexpr int kMaxAxes = 8;     // after merge_axes; more is an Error
+constexpr int kMaxAxes = 8;  // after merge_axes; more is an Error
 
 // The most bytes of arguments a kernel may take: 32,764 from CUDA 12.1 on (for Volta and later
 // GPUs, all that this build targets), 4,096 before. The emulator holds kernels to the former.
@@ -43,7 +43,7 @@ constexpr size_t kMostKernelArgumentBytes = 4096;
 // Tensors one launch takes by value in its arguments (Adam's update, the count of non-finite
 // values): every parameter of `small` in one launch, where the arguments may be that large.
 constexpr int kTensorsPerLaunch = kMostKernelArgumentBytes > 4096 ? 128 : 16;
-constexpr int kThreads = 256;   // per block; a power of two (block_reduce relies on it)
+constexpr int kThreads = 256;  // per block; a power of two (block_reduce relies on it)
 
 // The most blocks a launch asks for: grid-stride loops cover larger sizes. The emulator lets its
 // tests lower the cap, so that a tensor of a few hundred elements makes every loop wrap around.
@@ -59,7 +59,8 @@ inline int64_t most_blocks() {
 struct LaunchSite {
   std::string_view op;
   std::source_location where;
-  LaunchSite(std::string_view op, std::source_location where = std::source_location::current()) : op(op), where(where) {}
+  LaunchSite(std::string_view op, std::source_location where = std::source_location::current())
+      : op(op), where(where) {}
   LaunchSite(const char* op, std::source_location where = std::source_location::current()) : op(op), where(where) {}
 };
 
@@ -123,7 +124,8 @@ struct StridedOperands {
 
 // The operands' shape and strides with axes merged (core::merge_axes), ready for a kernel.
 template <int N>
-StridedOperands<N> strided_operands(std::string_view op, const Shape& shape, const std::array<const Strides*, N>& strides) {
+StridedOperands<N> strided_operands(std::string_view op, const Shape& shape,
+                                    const std::array<const Strides*, N>& strides) {
   const MergedAxes<N> merged = merge_axes(shape, strides);
   const int rank = static_cast<int>(merged.shape.size());
   if (rank > kMaxAxes) {
@@ -200,7 +202,8 @@ __device__ inline bool in_range(int64_t k, int64_t size) { return k >= 0 && k < 
 // for i in [0, n): body(offsets(i)), on the GPU; through for_each_four when `in_fours`
 // (aligned_in_fours of the operands).
 template <int N, typename Body>
-void launch_elementwise(const LaunchSite& site, int64_t n, const StridedOperands<N>& operands, const Body& body, bool in_fours) {
+void launch_elementwise(const LaunchSite& site, int64_t n, const StridedOperands<N>& operands, const Body& body,
+                        bool in_fours) {
   if (n == 0) return;
   require_device(site.op);
   if (in_fours) {
@@ -214,7 +217,9 @@ void launch_elementwise(const LaunchSite& site, int64_t n, const StridedOperands
 
 struct Sum {
   template <typename T>
-  __device__ T operator()(T a, T b) const { return a + b; }
+  __device__ T operator()(T a, T b) const {
+    return a + b;
+  }
 };
 
 // The larger of two, NaN winning (as the CPU's max and softmax do).
@@ -290,7 +295,9 @@ struct WarpTeam {
   __device__ int64_t first_row() const { return blockIdx.x * int64_t(blockDim.x / 32) + threadIdx.x / 32; }
   __device__ int64_t row_step() const { return int64_t(gridDim.x) * (blockDim.x / 32); }
   template <typename T, typename Combine>
-  __device__ T reduce(T value, Combine combine) const { return warp_reduce(value, combine); }
+  __device__ T reduce(T value, Combine combine) const {
+    return warp_reduce(value, combine);
+  }
 };
 
 struct BlockTeam {
@@ -299,7 +306,9 @@ struct BlockTeam {
   __device__ int64_t first_row() const { return blockIdx.x; }
   __device__ int64_t row_step() const { return gridDim.x; }
   template <typename T, typename Combine>
-  __device__ T reduce(T value, Combine combine) const { return block_reduce(value, combine); }
+  __device__ T reduce(T value, Combine combine) const {
+    return block_reduce(value, combine);
+  }
 };
 
 // Blocks for a row kernel (one block per row), capped: each block loops over rows.
@@ -312,7 +321,8 @@ void launch_rows(const LaunchSite& site, int64_t rows, int64_t length, PickKerne
   if (length <= longest_warp_row()) {
     const int64_t warps_per_block = kThreads / 32;
     const int64_t blocks = std::clamp<int64_t>((rows + warps_per_block - 1) / warps_per_block, 1, most_blocks());
-    launch(site, pick.template operator()<WarpTeam>(), static_cast<unsigned>(blocks), kThreads, std::forward<Args>(args)...);
+    launch(site, pick.template operator()<WarpTeam>(), static_cast<unsigned>(blocks), kThreads,
+           std::forward<Args>(args)...);
   } else {
     launch(site, pick.template operator()<BlockTeam>(), row_blocks(rows), kThreads, std::forward<Args>(args)...);
   }

@@ -53,7 +53,8 @@ __global__ void softmax_kernel(Rows rows, T* out, const T* x, bool log) {
     // each thread rewrites the elements it wrote above: no other thread's writes are read
     if (log) {
       const T log_total = static_cast<T>(::log(total));
-      for (int64_t j = team.rank(); j < rows.length; j += team.size()) y[j * rows.step0] = (xr[j * rows.step1] - max) - log_total;
+      for (int64_t j = team.rank(); j < rows.length; j += team.size())
+        y[j * rows.step0] = (xr[j * rows.step1] - max) - log_total;
     } else {
       const T scale = static_cast<T>(1.0 / total);
       for (int64_t j = team.rank(); j < rows.length; j += team.size()) y[j * rows.step0] *= scale;
@@ -124,8 +125,10 @@ struct RunningLogSumExp {
   static constexpr double kInfinity = std::numeric_limits<double>::infinity();
   double max = -kInfinity, sum = 0;
   __device__ void add(double x) {
-    if (x > max) sum = sum * exp(max - x) + 1, max = x;
-    else if (x != -kInfinity) sum += exp(x - max);  // -inf adds e^(-inf) = 0
+    if (x > max)
+      sum = sum * exp(max - x) + 1, max = x;
+    else if (x != -kInfinity)
+      sum += exp(x - max);  // -inf adds e^(-inf) = 0
   }
   // sum e^(x - row_max) over this thread's logits
   __device__ double sum_below(double row_max) const {
@@ -138,8 +141,8 @@ struct RunningLogSumExp {
 // reading each logit once:
 //   loss_r = lse_r - (1 - smoothing) x[r, target_r] - smoothing mean_c x[r, c]
 template <typename T, typename Team>
-__global__ void cross_entropy_kernel(const T* logits, const int64_t* targets, int64_t rows, int64_t classes, double smoothing,
-                                     T* losses, T* lse) {
+__global__ void cross_entropy_kernel(const T* logits, const int64_t* targets, int64_t rows, int64_t classes,
+                                     double smoothing, T* losses, T* lse) {
   const Team team;
   for (int64_t r = team.first_row(); r < rows; r += team.row_step()) {
     const T* x = logits + r * classes;
@@ -163,15 +166,16 @@ __global__ void cross_entropy_kernel(const T* logits, const int64_t* targets, in
 // reads its lse, g and target once. Each element is read and written by the same thread, so dx may
 // be the logits' own memory.
 template <typename T, typename Team>
-__global__ void cross_entropy_backward_kernel(const T* logits, const int64_t* targets, const T* lse, const T* grad, int64_t rows,
-                                              int64_t classes, double smoothing, T* dx) {
+__global__ void cross_entropy_backward_kernel(const T* logits, const int64_t* targets, const T* lse, const T* grad,
+                                              int64_t rows, int64_t classes, double smoothing, T* dx) {
   const Team team;
   const T spread = static_cast<T>(smoothing / double(classes)), hit = static_cast<T>(1 - smoothing);
   for (int64_t r = team.first_row(); r < rows; r += team.row_step()) {
     const T *x = logits + r * classes, row_lse = lse[r], g = grad[r];
     const int64_t target = targets[r];
     T* d = dx + r * classes;
-    for (int64_t c = team.rank(); c < classes; c += team.size()) d[c] = (exp(x[c] - row_lse) - (c == target ? spread + hit : spread)) * g;
+    for (int64_t c = team.rank(); c < classes; c += team.size())
+      d[c] = (exp(x[c] - row_lse) - (c == target ? spread + hit : spread)) * g;
   }
 }
 
@@ -187,8 +191,9 @@ void CudaBackend::softmax(const Tensor& x, int axis, bool log, const Tensor& out
   if (rows.count == 0 || rows.length == 0) return;
   require_device("softmax");
   dispatch_floating("softmax", x.dtype(), [&]<typename T>() {
-    launch_rows("softmax", rows.count, rows.length, [&]<typename Team>() { return softmax_kernel<T, Team>; }, rows,
-                device_data<T>(out), device_data<T>(x), log);
+    launch_rows(
+        "softmax", rows.count, rows.length, [&]<typename Team>() { return softmax_kernel<T, Team>; }, rows,
+        device_data<T>(out), device_data<T>(x), log);
   });
 }
 
@@ -199,9 +204,10 @@ void CudaBackend::layer_norm(const Tensor& x, const Tensor& weight, const Tensor
   if (rows.count == 0) return;
   require_device("layer_norm");
   dispatch_floating("layer_norm", x.dtype(), [&]<typename T>() {
-    launch_rows("layer_norm", rows.count, rows.length, [&]<typename Team>() { return layer_norm_kernel<T, Team>; }, rows,
-                device_data<T>(x), optional_data<T>(weight), optional_data<T>(bias), eps, device_data<T>(out), device_data<T>(mean),
-                device_data<T>(rstd));
+    launch_rows(
+        "layer_norm", rows.count, rows.length, [&]<typename Team>() { return layer_norm_kernel<T, Team>; }, rows,
+        device_data<T>(x), optional_data<T>(weight), optional_data<T>(bias), eps, device_data<T>(out),
+        device_data<T>(mean), device_data<T>(rstd));
   });
 }
 
@@ -212,9 +218,11 @@ void CudaBackend::layer_norm_backward(const Tensor& x, const Tensor& weight, con
   if (rows.count == 0) return;
   require_device("layer_norm_backward");
   dispatch_floating("layer_norm_backward", x.dtype(), [&]<typename T>() {
-    launch_rows("layer_norm_backward", rows.count, rows.length, [&]<typename Team>() { return layer_norm_backward_kernel<T, Team>; },
-                rows, device_data<T>(x), device_data<T>(grad_out), optional_data<T>(weight), device_data<T>(mean), device_data<T>(rstd),
-                device_data<T>(grad_x));
+    launch_rows(
+        "layer_norm_backward", rows.count, rows.length,
+        [&]<typename Team>() { return layer_norm_backward_kernel<T, Team>; }, rows, device_data<T>(x),
+        device_data<T>(grad_out), optional_data<T>(weight), device_data<T>(mean), device_data<T>(rstd),
+        device_data<T>(grad_x));
   });
 }
 
@@ -224,20 +232,24 @@ void CudaBackend::cross_entropy(const Tensor& logits, const Tensor& targets, dou
   if (rows == 0) return;
   require_device("cross_entropy");
   dispatch_floating("cross_entropy", logits.dtype(), [&]<typename T>() {
-    launch_rows("cross_entropy", rows, classes, [&]<typename Team>() { return cross_entropy_kernel<T, Team>; }, device_data<T>(logits),
-                device_data<int64_t>(targets), rows, classes, smoothing, device_data<T>(losses), device_data<T>(lse));
+    launch_rows(
+        "cross_entropy", rows, classes, [&]<typename Team>() { return cross_entropy_kernel<T, Team>; },
+        device_data<T>(logits), device_data<int64_t>(targets), rows, classes, smoothing, device_data<T>(losses),
+        device_data<T>(lse));
   });
 }
 
-void CudaBackend::cross_entropy_backward(const Tensor& logits, const Tensor& targets, const Tensor& lse, const Tensor& grad_losses,
-                                         double smoothing, const Tensor& grad_logits) {
+void CudaBackend::cross_entropy_backward(const Tensor& logits, const Tensor& targets, const Tensor& lse,
+                                         const Tensor& grad_losses, double smoothing, const Tensor& grad_logits) {
   const int64_t rows = lse.numel(), classes = logits.size(-1);
   if (rows * classes == 0) return;
   require_device("cross_entropy_backward");
   dispatch_floating("cross_entropy_backward", logits.dtype(), [&]<typename T>() {
-    launch_rows("cross_entropy_backward", rows, classes, [&]<typename Team>() { return cross_entropy_backward_kernel<T, Team>; },
-                device_data<T>(logits), device_data<int64_t>(targets), device_data<T>(lse), device_data<T>(grad_losses), rows, classes,
-                smoothing, device_data<T>(grad_logits));
+    launch_rows(
+        "cross_entropy_backward", rows, classes,
+        [&]<typename Team>() { return cross_entropy_backward_kernel<T, Team>; }, device_data<T>(logits),
+        device_data<int64_t>(targets), device_data<T>(lse), device_data<T>(grad_losses), rows, classes, smoothing,
+        device_data<T>(grad_logits));
   });
 }
 

@@ -61,9 +61,11 @@ struct FirstExtreme {
 
 // One block's first extreme of its elements into out[o] (and its position into argmax[o]).
 template <typename T, typename Pick>
-__device__ void write_extreme(const T* base, const ReduceLayout& layout, Pick pick, int64_t o, T* out, int64_t* argmax) {
+__device__ void write_extreme(const T* base, const ReduceLayout& layout, Pick pick, int64_t o, T* out,
+                              int64_t* argmax) {
   ValueAt<T> best{T(0), -1};
-  for (int64_t j = threadIdx.x; j < layout.count; j += blockDim.x) best = pick(best, ValueAt<T>{base[layout.block.offsets(j).of[0]], j});
+  for (int64_t j = threadIdx.x; j < layout.count; j += blockDim.x)
+    best = pick(best, ValueAt<T>{base[layout.block.offsets(j).of[0]], j});
   best = block_reduce(best, pick);
   if (threadIdx.x == 0) {
     out[o] = best.value;
@@ -79,12 +81,15 @@ __device__ Accumulator<T> partial_sum(const T* x, const ReduceLayout& layout) {
 }
 
 template <typename T>
-__global__ void reduce_kernel(ReduceOp op, const T* x, ReduceLayout layout, int64_t correction, T* out, int64_t* argmax) {
+__global__ void reduce_kernel(ReduceOp op, const T* x, ReduceLayout layout, int64_t correction, T* out,
+                              int64_t* argmax) {
   for (int64_t o = blockIdx.x; o < layout.outputs; o += gridDim.x) {
     const T* base = x + layout.kept.offsets(o).of[0];
     if (op == ReduceOp::max || op == ReduceOp::min) {
-      if (op == ReduceOp::max) write_extreme(base, layout, FirstExtreme<true>{}, o, out, argmax);
-      else write_extreme(base, layout, FirstExtreme<false>{}, o, out, argmax);
+      if (op == ReduceOp::max)
+        write_extreme(base, layout, FirstExtreme<true>{}, o, out, argmax);
+      else
+        write_extreme(base, layout, FirstExtreme<false>{}, o, out, argmax);
       continue;
     }
     const Accumulator<T> total = block_reduce(partial_sum(base, layout), Sum{});
@@ -111,14 +116,16 @@ __global__ void reduce_kernel(ReduceOp op, const T* x, ReduceLayout layout, int6
 
 // --- column sums -----------------------------------------------------------------------------
 
-constexpr int kTileColumns = 32;  // a warp: 32 adjacent columns
-constexpr int kRowLanes = 8;      // rows read at once per tile (blocks of 32 x 8 threads)
+constexpr int kTileColumns = 32;        // a warp: 32 adjacent columns
+constexpr int kRowLanes = 8;            // rows read at once per tile (blocks of 32 x 8 threads)
 constexpr int64_t kColumnBlocks = 512;  // blocks to aim for: a few per multiprocessor
 constexpr int64_t kLeastRowsPerChunk = 64;
 
 // Whether output o reduces the elements at o + block.offsets(j): the kept axes merged into one,
 // of stride 1.
-bool is_column_sum(const ReduceLayout& layout) { return layout.kept.rank == 1 && layout.kept.strides[0][0] == 1 && layout.outputs > 1; }
+bool is_column_sum(const ReduceLayout& layout) {
+  return layout.kept.rank == 1 && layout.kept.strides[0][0] == 1 && layout.outputs > 1;
+}
 
 // How many of a tile's (or an output's) chunks are summed, one counter each: the block that sums
 // the last chunk adds up the partials. The counters live as long as the process, on the device,
@@ -158,8 +165,9 @@ __device__ T read_fresh(const T* address) {
 //   x: the layout's elements, [count rows, outputs columns];  partials: [chunks, outputs];
 //   out: [outputs], contiguous;  tiles first_tile, first_tile + 1, ... of this launch
 template <typename T>
-__global__ void column_sums_kernel(const T* x, ReduceLayout layout, int64_t first_tile, int64_t tiles, int64_t rows_per_chunk,
-                                   int64_t chunks, Accumulator<T>* partials, unsigned long long* counters, bool mean, T* out) {
+__global__ void column_sums_kernel(const T* x, ReduceLayout layout, int64_t first_tile, int64_t tiles,
+                                   int64_t rows_per_chunk, int64_t chunks, Accumulator<T>* partials,
+                                   unsigned long long* counters, bool mean, T* out) {
   __shared__ Accumulator<T> lanes[kRowLanes][kTileColumns];
   __shared__ bool last_chunk_of_tile;
   for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
@@ -169,7 +177,8 @@ __global__ void column_sums_kernel(const T* x, ReduceLayout layout, int64_t firs
       const int64_t last = first + rows_per_chunk < layout.count ? first + rows_per_chunk : layout.count;
       Accumulator<T> total = 0;
       if (column < layout.outputs) {
-        for (int64_t j = first + threadIdx.y; j < last; j += kRowLanes) total += x[column + layout.block.offsets(j).of[0]];
+        for (int64_t j = first + threadIdx.y; j < last; j += kRowLanes)
+          total += x[column + layout.block.offsets(j).of[0]];
       }
       lanes[threadIdx.y][threadIdx.x] = total;
       __syncthreads();
@@ -206,8 +215,9 @@ void column_sum(std::string_view op, const Tensor& x, const ReduceLayout& layout
     const int64_t launch_tiles = std::min(kTileCounters, tiles - first_tile);
     const dim3 grid(static_cast<unsigned>(std::min(launch_tiles, most_blocks())),
                     static_cast<unsigned>(std::min({chunks, most_blocks(), int64_t(65535)})));
-    launch(op, column_sums_kernel<T>, grid, dim3(kTileColumns, kRowLanes), device_data<T>(x), layout, first_tile, launch_tiles,
-           rows_per_chunk, chunks, device_data<Accumulator<T>>(partials), chunk_counters(), mean, device_data<T>(out));
+    launch(op, column_sums_kernel<T>, grid, dim3(kTileColumns, kRowLanes), device_data<T>(x), layout, first_tile,
+           launch_tiles, rows_per_chunk, chunks, device_data<Accumulator<T>>(partials), chunk_counters(), mean,
+           device_data<T>(out));
   }
 }
 
@@ -224,13 +234,14 @@ constexpr int64_t kSplitChunk = 4096, kSplitLeast = 4 * kSplitChunk, kMostSplitO
 // back to zero. One launch, two passes, the same order of additions every run.
 //   partials: [outputs, chunks];  out: [outputs], contiguous
 template <typename T>
-__global__ void split_sum_kernel(const T* x, ReduceLayout layout, int64_t chunks, int64_t per_chunk, Accumulator<T>* partials,
-                                 unsigned long long* counters, bool mean, T* out) {
+__global__ void split_sum_kernel(const T* x, ReduceLayout layout, int64_t chunks, int64_t per_chunk,
+                                 Accumulator<T>* partials, unsigned long long* counters, bool mean, T* out) {
   __shared__ bool last_chunk_of_output;
   for (int64_t o = blockIdx.y; o < layout.outputs; o += gridDim.y) {
     const T* base = x + layout.kept.offsets(o).of[0];
     for (int64_t chunk = blockIdx.x; chunk < chunks; chunk += gridDim.x) {
-      const int64_t first = chunk * per_chunk, last = first + per_chunk < layout.count ? first + per_chunk : layout.count;
+      const int64_t first = chunk * per_chunk,
+                    last = first + per_chunk < layout.count ? first + per_chunk : layout.count;
       Accumulator<T> total = 0;
       for (int64_t j = first + threadIdx.x; j < last; j += blockDim.x) total += base[layout.block.offsets(j).of[0]];
       total = block_reduce(total, Sum{});
@@ -250,7 +261,9 @@ __global__ void split_sum_kernel(const T* x, ReduceLayout layout, int64_t chunks
   }
 }
 
-bool is_split_sum(const ReduceLayout& layout) { return layout.outputs <= kMostSplitOutputs && layout.count >= kSplitLeast; }
+bool is_split_sum(const ReduceLayout& layout) {
+  return layout.outputs <= kMostSplitOutputs && layout.count >= kSplitLeast;
+}
 
 // The sum (or mean) of each output, its elements split over many blocks: out [outputs], contiguous.
 template <typename T>
@@ -259,13 +272,13 @@ void split_sum(std::string_view op, const Tensor& x, const ReduceLayout& layout,
   const int64_t per_chunk = (layout.count + chunks - 1) / chunks;  // every element in some chunk
   const Dtype partial_dtype = std::is_floating_point_v<T> ? Dtype::float64 : Dtype::int64;
   const Tensor partials = empty({layout.outputs, chunks}, partial_dtype, out.device());
-  const dim3 grid(static_cast<unsigned>(std::min(chunks, most_blocks())), static_cast<unsigned>(std::min(layout.outputs, most_blocks())));
-  launch(op, split_sum_kernel<T>, grid, kThreads, device_data<T>(x), layout, chunks, per_chunk, device_data<Accumulator<T>>(partials),
-         chunk_counters(), mean, device_data<T>(out));
+  const dim3 grid(static_cast<unsigned>(std::min(chunks, most_blocks())),
+                  static_cast<unsigned>(std::min(layout.outputs, most_blocks())));
+  launch(op, split_sum_kernel<T>, grid, kThreads, device_data<T>(x), layout, chunks, per_chunk,
+         device_data<Accumulator<T>>(partials), chunk_counters(), mean, device_data<T>(out));
 }
 
 // --- counting the values that are not finite, in many tensors a launch ---------------------------
-
 
 // The tensors of one launch, by value in its arguments (no upload): tensor t has n[t] elements
 // at data[t], float64 or float32.
@@ -283,8 +296,10 @@ __device__ inline bool is_not_finite(double v) { return !(v - v == 0); }
 __global__ void count_non_finite_kernel(CountBatch batch, double* out) {
   double mine = 0;
   for (int t = blockIdx.y; t < batch.count; t += gridDim.y) {
-    for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < batch.n[t]; i += int64_t(gridDim.x) * blockDim.x) {
-      const double v = batch.is_double[t] ? static_cast<const double*>(batch.data[t])[i] : static_cast<const float*>(batch.data[t])[i];
+    for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < batch.n[t];
+         i += int64_t(gridDim.x) * blockDim.x) {
+      const double v = batch.is_double[t] ? static_cast<const double*>(batch.data[t])[i]
+                                          : static_cast<const float*>(batch.data[t])[i];
       if (is_not_finite(v)) mine += 1;
     }
   }
@@ -329,7 +344,8 @@ void CudaBackend::reduce(ReduceOp op, const Tensor& x, const std::vector<int>& a
   if (layout.outputs == 0) return;
   require_device(op_name(op));
   // Enough threads for the block, from one warp up to kThreads (a power of two, for block_reduce).
-  const int threads = static_cast<int>(std::clamp<int64_t>(std::bit_ceil(static_cast<uint64_t>(std::max<int64_t>(layout.count, 1))), 32, kThreads));
+  const int threads = static_cast<int>(
+      std::clamp<int64_t>(std::bit_ceil(static_cast<uint64_t>(std::max<int64_t>(layout.count, 1))), 32, kThreads));
   const bool sum_or_mean = op == ReduceOp::sum || op == ReduceOp::mean;
   const bool column_sum_applies = sum_or_mean && is_column_sum(layout) && out.is_contiguous();
   const bool split_sum_applies = sum_or_mean && !column_sum_applies && is_split_sum(layout) && out.is_contiguous();
@@ -337,7 +353,8 @@ void CudaBackend::reduce(ReduceOp op, const Tensor& x, const std::vector<int>& a
     if (column_sum_applies) return column_sum<T>(op_name(op), x, layout, op == ReduceOp::mean, out);
     if (split_sum_applies) return split_sum<T>(op_name(op), x, layout, op == ReduceOp::mean, out);
     int64_t* argmax_data = argmax.defined() ? device_data<int64_t>(argmax) : nullptr;
-    launch(op_name(op), reduce_kernel<T>, row_blocks(layout.outputs), threads, op, device_data<T>(x), layout, correction, device_data<T>(out), argmax_data);
+    launch(op_name(op), reduce_kernel<T>, row_blocks(layout.outputs), threads, op, device_data<T>(x), layout,
+           correction, device_data<T>(out), argmax_data);
   });
 }
 

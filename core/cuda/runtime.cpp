@@ -26,8 +26,8 @@ void check_launch(std::string_view op) { check(cudaGetLastError(), op); }
 void finish_launch(std::string_view op, std::string_view where) {
   const cudaError_t status = cudaDeviceSynchronize();
   if (status != cudaSuccess) {
-    throw Error(op, "CUDA error ", cudaGetErrorName(status), " in the kernel launched at ", where, " (AXIOM_CUDA_SYNC=1): ",
-                cudaGetErrorString(status));
+    throw Error(op, "CUDA error ", cudaGetErrorName(status), " in the kernel launched at ", where,
+                " (AXIOM_CUDA_SYNC=1): ", cudaGetErrorString(status));
   }
 }
 

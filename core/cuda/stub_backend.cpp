@@ -33,8 +33,11 @@ class CudaStub : public Backend {
   }
   void softmax(const Tensor&, int, bool, const Tensor&) override { unavailable("softmax"); }
   void matmul(const Tensor&, const Tensor&, const Tensor&, bool) override { unavailable("matmul"); }
-  void attention(const Tensor&, int, int64_t, const AttentionMask&, const Tensor&, const Tensor&) override { unavailable("attention"); }
-  void attention_backward(const Tensor&, const Tensor&, const Tensor&, int, int64_t, const AttentionMask&, const Tensor&) override {
+  void attention(const Tensor&, int, int64_t, const AttentionMask&, const Tensor&, const Tensor&) override {
+    unavailable("attention");
+  }
+  void attention_backward(const Tensor&, const Tensor&, const Tensor&, int, int64_t, const AttentionMask&,
+                          const Tensor&) override {
     unavailable("attention_backward");
   }
   void layer_norm(const Tensor&, const Tensor&, const Tensor&, double, const Tensor&, const Tensor&,
@@ -49,8 +52,11 @@ class CudaStub : public Backend {
   void index_add(const Tensor&, int, const Tensor&, const Tensor&) override { unavailable("index_add"); }
   void gather(const Tensor&, int, const Tensor&, const Tensor&) override { unavailable("gather"); }
   void scatter_add(const Tensor&, int, const Tensor&, const Tensor&) override { unavailable("scatter_add"); }
-  void cross_entropy(const Tensor&, const Tensor&, double, const Tensor&, const Tensor&) override { unavailable("cross_entropy"); }
-  void cross_entropy_backward(const Tensor&, const Tensor&, const Tensor&, const Tensor&, double, const Tensor&) override {
+  void cross_entropy(const Tensor&, const Tensor&, double, const Tensor&, const Tensor&) override {
+    unavailable("cross_entropy");
+  }
+  void cross_entropy_backward(const Tensor&, const Tensor&, const Tensor&, const Tensor&, double,
+                              const Tensor&) override {
     unavailable("cross_entropy_backward");
   }
   void adam_update(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const AdamStep&) override {

@@ -17,7 +17,8 @@ constexpr double kDefaultTimeoutSeconds = 600;
 constexpr auto kCheckEvery = std::chrono::milliseconds(200);
 
 int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 }  // namespace
@@ -66,10 +67,11 @@ void CollectiveWatchdog::run() {
 }
 
 void CollectiveWatchdog::give_up(const char* call, double waited) const {
-  std::fprintf(stderr,
-               "axiom: rank %d: %s has waited %.0f s for the other ranks (AXIOM_COLLECTIVE_TIMEOUT=%g): a host or its link may "
-               "be lost; ending this rank (--resume goes on from the last checkpoint)\n",
-               rank_, call, waited, timeout_);
+  std::fprintf(
+      stderr,
+      "axiom: rank %d: %s has waited %.0f s for the other ranks (AXIOM_COLLECTIVE_TIMEOUT=%g): a host or its link may "
+      "be lost; ending this rank (--resume goes on from the last checkpoint)\n",
+      rank_, call, waited, timeout_);
   std::fflush(stderr);
   std::_Exit(1);
 }

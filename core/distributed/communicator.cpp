@@ -124,7 +124,8 @@ std::unique_ptr<PendingCollective> Communicator::start_allreduce(const Tensor& c
 
 void Communicator::broadcast(const Tensor& tensor, int root) {
   if (!tensor.defined()) throw Error("broadcast", "the tensor is undefined");
-  if (root < 0 || root >= size()) throw Error("broadcast", "root ", root, " is not a rank of this job (0 to ", size() - 1, ")");
+  if (root < 0 || root >= size())
+    throw Error("broadcast", "root ", root, " is not a rank of this job (0 to ", size() - 1, ")");
   if (size() == 1 || tensor.numel() == 0) return;
   const Tensor host = host_contiguous(tensor);
   broadcast_buffer(host.raw_data(), host.numel() * static_cast<int64_t>(dtype_size(host.dtype())), root);
@@ -177,8 +178,9 @@ void check_same_on_every_rank(Communicator& comm, const std::string& text, const
     if (flags[r] != 0) ranks << (count++ ? ", " : "") << r;
   }
   if (count > 0) {
-    throw Error(op, "the ", comm.size(), " processes were started with different ", what, ": rank", count > 1 ? "s " : " ",
-                ranks.str(), " differ", count > 1 ? "" : "s", " from rank 0. Every rank must run the same command");
+    throw Error(op, "the ", comm.size(), " processes were started with different ", what, ": rank",
+                count > 1 ? "s " : " ", ranks.str(), " differ", count > 1 ? "" : "s",
+                " from rank 0. Every rank must run the same command");
   }
 }
 

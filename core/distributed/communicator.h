@@ -39,9 +39,9 @@ class PendingCollective {
 class Communicator {
  public:
   virtual ~Communicator() = default;
-  virtual int rank() const = 0;        // 0 .. size() - 1
-  virtual int size() const = 0;        // processes in the job
-  virtual int local_size() const = 0;  // processes of the job on this machine
+  virtual int rank() const = 0;          // 0 .. size() - 1
+  virtual int size() const = 0;          // processes in the job
+  virtual int local_size() const = 0;    // processes of the job on this machine
   virtual std::string name() const = 0;  // "single process", "MPI (Open MPI v4.1.4)"
 
   // In place, on every rank: the element-wise sum (min, max) of `tensor` over all ranks.
@@ -74,7 +74,7 @@ Communicator& single_process();
 // started by a launcher, it is single_process(). Started by a launcher with more than one process
 // in a build without MPI, it is an Error that says so, rather than N copies training alone.
 Communicator& world();
-bool world_started();   // whether world() has been called (and MPI initialised, if it was used)
+bool world_started();  // whether world() has been called (and MPI initialised, if it was used)
 bool built_with_mpi();
 // How many processes the launcher says the job has (1 when no launcher started this process).
 int launched_processes();

@@ -61,7 +61,8 @@ using Watch = CollectiveWatchdog::Watch;
 
 class MpiAllreduce final : public PendingCollective {
  public:
-  MpiAllreduce(std::vector<MPI_Request> requests, CollectiveWatchdog& watchdog) : requests_(std::move(requests)), watchdog_(watchdog) {}
+  MpiAllreduce(std::vector<MPI_Request> requests, CollectiveWatchdog& watchdog)
+      : requests_(std::move(requests)), watchdog_(watchdog) {}
   ~MpiAllreduce() override {
     if (requests_.empty()) return;
     const Watch watch(watchdog_, "MPI_Waitall");
@@ -69,7 +70,9 @@ class MpiAllreduce final : public PendingCollective {
   }
   bool test() override {
     int done = 1;
-    if (!requests_.empty()) check(MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &done, MPI_STATUSES_IGNORE), "MPI_Testall");
+    if (!requests_.empty())
+      check(MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &done, MPI_STATUSES_IGNORE),
+            "MPI_Testall");
     if (done) requests_.clear();
     return done != 0;
   }
@@ -103,7 +106,8 @@ class MpiCommunicator final : public Communicator {
     check(MPI_Comm_rank(MPI_COMM_WORLD, &rank_), "MPI_Comm_rank");
     check(MPI_Comm_size(MPI_COMM_WORLD, &size_), "MPI_Comm_size");
     MPI_Comm node;  // the processes that share this machine's memory
-    check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
+    check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node),
+          "MPI_Comm_split_type");
     check(MPI_Comm_size(node, &local_size_), "MPI_Comm_size");
     MPI_Comm_free(&node);
     char version[MPI_MAX_LIBRARY_VERSION_STRING];
@@ -134,7 +138,8 @@ class MpiCommunicator final : public Communicator {
       check(MPI_Allreduce(MPI_IN_PLACE, piece, n, mpi_type(dtype), mpi_op(op), MPI_COMM_WORLD), "MPI_Allreduce");
     });
   }
-  std::unique_ptr<PendingCollective> start_allreduce_buffer(void* data, int64_t count, Dtype dtype, AllreduceOp op) override {
+  std::unique_ptr<PendingCollective> start_allreduce_buffer(void* data, int64_t count, Dtype dtype,
+                                                            AllreduceOp op) override {
     std::vector<MPI_Request> requests;
     in_pieces(static_cast<char*>(data), count, dtype_size(dtype), [&](char* piece, int n) {
       requests.emplace_back();
@@ -145,9 +150,8 @@ class MpiCommunicator final : public Communicator {
   }
   void broadcast_buffer(void* data, int64_t bytes, int root) override {
     const Watch watch(*watchdog_, "MPI_Bcast");
-    in_pieces(static_cast<char*>(data), bytes, 1, [&](char* piece, int n) {
-      check(MPI_Bcast(piece, n, MPI_BYTE, root, MPI_COMM_WORLD), "MPI_Bcast");
-    });
+    in_pieces(static_cast<char*>(data), bytes, 1,
+              [&](char* piece, int n) { check(MPI_Bcast(piece, n, MPI_BYTE, root, MPI_COMM_WORLD), "MPI_Bcast"); });
   }
 
  private:

@@ -49,7 +49,8 @@ void write_file_atomically(const std::string& path, const std::vector<ByteRange>
     write_and_sync(file, pieces, temp, op);
     std::FILE* closing = file;
     file = nullptr;
-    if (std::fclose(closing) != 0) throw Error(op, "closing the temporary file '", temp, "' failed: ", errno_text(errno));
+    if (std::fclose(closing) != 0)
+      throw Error(op, "closing the temporary file '", temp, "' failed: ", errno_text(errno));
     fs::rename(temp, path, ec);
     if (ec) throw Error(op, "cannot write '", path, "': renaming '", temp, "' over it failed: ", ec.message());
   } catch (...) {

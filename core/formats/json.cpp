@@ -24,7 +24,8 @@ StrictJson read_json(std::string_view text) {
     return result;
   }
   std::vector<std::set<std::string>> open_objects;  // the keys seen so far in each enclosing object
-  const nlohmann::json::parser_callback_t watch = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+  const nlohmann::json::parser_callback_t watch = [&](int depth, nlohmann::json::parse_event_t event,
+                                                      nlohmann::json& parsed) {
     using Event = nlohmann::json::parse_event_t;
     if (event == Event::object_start || event == Event::array_start) {
       if (depth >= StrictJson::kMaxJsonDepth) result.too_deep = true;

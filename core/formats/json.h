@@ -25,11 +25,11 @@
 namespace axiom::core {
 
 struct StrictJson {
-  nlohmann::json value;      // the parsed value, when every check passed
-  std::string syntax_error;  // nlohmann's message (at most 300 characters), or ""
+  nlohmann::json value;       // the parsed value, when every check passed
+  std::string syntax_error;   // nlohmann's message (at most 300 characters), or ""
   std::string duplicate_key;  // the first key seen twice in one object, or ""
-  bool too_deep = false;     // nested deeper than kMaxJsonDepth
-  int64_t nul_at = -1;       // the byte offset of a NUL byte, or -1
+  bool too_deep = false;      // nested deeper than kMaxJsonDepth
+  int64_t nul_at = -1;        // the byte offset of a NUL byte, or -1
 
   static constexpr int kMaxJsonDepth = 128;  // serde_json's default limit (and so the safetensors reference's)
   bool ok() const { return syntax_error.empty() && duplicate_key.empty() && !too_deep && nul_at < 0; }
@@ -112,7 +112,8 @@ JsonEnumField<typename MemberOf<decltype(member)>::Owner> enum_field() {
 template <typename Struct>
 struct JsonField {
   const char* key;
-  std::variant<int64_t Struct::*, uint64_t Struct::*, double Struct::*, std::string Struct::*, JsonEnumField<Struct>> member;
+  std::variant<int64_t Struct::*, uint64_t Struct::*, double Struct::*, std::string Struct::*, JsonEnumField<Struct>>
+      member;
 };
 
 // One value of a JSON object, checked to be of the member's kind, or Error(op, origin, ": ", key,
@@ -136,13 +137,15 @@ void read_fields(const nlohmann::json& j, const std::array<JsonField<Struct>, N>
   for (auto item = j.begin(); item != j.end(); ++item) {
     const std::string& key = item.key();  // (named, not structured bindings: clang 14's lambdas cannot capture those)
     const nlohmann::json& value = item.value();
-    const auto field = std::find_if(fields.begin(), fields.end(), [&](const JsonField<Struct>& f) { return key == f.key; });
+    const auto field =
+        std::find_if(fields.begin(), fields.end(), [&](const JsonField<Struct>& f) { return key == f.key; });
     if (field == fields.end()) throw Error(op, origin, ": unknown ", what, " \"", key, "\"");
     std::visit(
         [&](auto member) {
           if constexpr (std::is_same_v<decltype(member), JsonEnumField<Struct>>) {
             const std::string name = read.string(value, key);
-            if (!member.read(out, name)) throw Error(op, origin, ": ", key, " must be ", member.names(), ", got \"", name, "\"");
+            if (!member.read(out, name))
+              throw Error(op, origin, ": ", key, " must be ", member.names(), ", got \"", name, "\"");
           } else {
             auto& target = out.*member;
             using Member = std::remove_reference_t<decltype(target)>;

@@ -8,7 +8,6 @@
 // size is bounded by the bytes that are really there.
 #include "core/formats/safetensors.h"
 
-
 #include <algorithm>
 #include <bit>
 #include <cerrno>
@@ -32,7 +31,8 @@
 namespace axiom::core {
 
 // Tensor bytes are copied to and from the file as they lie in memory.
-static_assert(std::endian::native == std::endian::little, "safetensors data is little-endian; this code copies raw bytes");
+static_assert(std::endian::native == std::endian::little,
+              "safetensors data is little-endian; this code copies raw bytes");
 
 namespace {
 
@@ -41,7 +41,6 @@ namespace {
 // object whenever it grows, which a deeply nested hostile header would turn into a stack overflow.
 using WriteJson = nlohmann::ordered_json;
 using Json = nlohmann::json;
-
 
 constexpr uint64_t kMaxHeaderBytes = 100'000'000;  // the reference (Rust) library's limit
 
@@ -105,15 +104,13 @@ std::string u64_le(uint64_t value) {
   return bytes;
 }
 
-uint64_t nbytes_of(const Tensor& tensor) {
-  return static_cast<uint64_t>(tensor.numel()) * dtype_size(tensor.dtype());
-}
+uint64_t nbytes_of(const Tensor& tensor) { return static_cast<uint64_t>(tensor.numel()) * dtype_size(tensor.dtype()); }
 
 // --- writing ------------------------------------------------------------------------------------------
 
 struct Encoded {
-  std::string head;           // the 8-byte length N and the N-byte JSON header, padded with spaces
-  std::vector<Tensor> data;   // contiguous CPU tensors, in the header's order, to follow `head`
+  std::string head;          // the 8-byte length N and the N-byte JSON header, padded with spaces
+  std::vector<Tensor> data;  // contiguous CPU tensors, in the header's order, to follow `head`
 };
 
 // The header and the tensors to write after it. `context` starts every error message ("" for
@@ -135,9 +132,11 @@ Encoded encode(const NamedTensors& tensors, const Metadata& metadata, const std:
   uint64_t offset = 0;
   for (const auto& [name, tensor] : tensors) {
     if (name == "__metadata__") {
-      throw Error("safetensors", context, "the name '__metadata__' is reserved for the metadata and cannot name a tensor");
+      throw Error("safetensors", context,
+                  "the name '__metadata__' is reserved for the metadata and cannot name a tensor");
     }
-    if (!names.insert(name).second) throw Error("safetensors", context, "the tensor name ", in_quotes(name), " appears twice");
+    if (!names.insert(name).second)
+      throw Error("safetensors", context, "the tensor name ", in_quotes(name), " appears twice");
     if (!tensor.defined()) throw Error("safetensors", context, "tensor ", in_quotes(name), " is undefined");
     Tensor host = tensor.to(Device::cpu()).contiguous();
     const uint64_t nbytes = nbytes_of(host);
@@ -199,7 +198,8 @@ uint64_t checked_header_length(const char* prefix, uint64_t file_size, const std
 
 void check_file_size(uint64_t file_size, const std::string& origin) {
   if (file_size < 8) {
-    fail(origin, "the file has ", file_size, " bytes, too few for the 8-byte header length that starts a safetensors file");
+    fail(origin, "the file has ", file_size,
+         " bytes, too few for the 8-byte header length that starts a safetensors file");
   }
 }
 
@@ -208,23 +208,27 @@ void check_file_size(uint64_t file_size, const std::string& origin) {
 Json parse_json(std::string_view text, const std::string& origin) {
   core::StrictJson json = core::read_json(text);
   if (json.nul_at >= 0) {
-    fail(origin, "header is not valid JSON: it has a NUL byte at header byte ", json.nul_at, " (file byte ", 8 + json.nul_at, ")");
+    fail(origin, "header is not valid JSON: it has a NUL byte at header byte ", json.nul_at, " (file byte ",
+         8 + json.nul_at, ")");
   }
   if (!json.syntax_error.empty()) fail(origin, "header is not valid JSON: ", json.syntax_error);
-  if (json.too_deep) fail(origin, "the header nests arrays or objects more than ", core::StrictJson::kMaxJsonDepth, " deep");
-  if (!json.duplicate_key.empty()) fail(origin, "the header has the key ", in_quotes(json.duplicate_key), " twice in one object");
+  if (json.too_deep)
+    fail(origin, "the header nests arrays or objects more than ", core::StrictJson::kMaxJsonDepth, " deep");
+  if (!json.duplicate_key.empty())
+    fail(origin, "the header has the key ", in_quotes(json.duplicate_key), " twice in one object");
   return std::move(json.value);
 }
 
 Metadata parse_metadata(const Json& value, const std::string& origin) {
   if (!value.is_object()) {
-    fail(origin, "\"__metadata__\" must be an object of strings, got a JSON ", value.type_name(), ": ", describe(value));
+    fail(origin, "\"__metadata__\" must be an object of strings, got a JSON ", value.type_name(), ": ",
+         describe(value));
   }
   Metadata metadata;
   for (auto it = value.begin(); it != value.end(); ++it) {
     if (!it.value().is_string()) {
-      fail(origin, "\"__metadata__\" value of ", in_quotes(it.key()), " must be a string, got a JSON ", it.value().type_name(),
-           ": ", describe(it.value()));
+      fail(origin, "\"__metadata__\" value of ", in_quotes(it.key()), " must be a string, got a JSON ",
+           it.value().type_name(), ": ", describe(it.value()));
     }
     metadata[it.key()] = it.value().get<std::string>();
   }
@@ -253,7 +257,9 @@ Dtype parse_dtype(const Json& info, const std::string& tensor, const std::string
 // of the non-zero sizes is bounded, so no partial product overflows, even with a zero size.
 Shape parse_shape(const Json& info, const std::string& tensor, const std::string& origin) {
   const Json& shape = field(info, "shape", tensor, origin);
-  const auto bad_shape = [&] { fail(origin, tensor, ": \"shape\" must be a list of non-negative integers, got ", describe(shape)); };
+  const auto bad_shape = [&] {
+    fail(origin, tensor, ": \"shape\" must be a list of non-negative integers, got ", describe(shape));
+  };
   if (!shape.is_array()) bad_shape();
   Shape sizes;
   uint64_t nonzero_product = 1;
@@ -286,7 +292,8 @@ uint64_t byte_count(Dtype dtype, const Shape& shape, const std::string& tensor, 
 void parse_offsets(const Json& info, uint64_t nbytes, uint64_t data_size, Entry& entry, const std::string& tensor,
                    const std::string& origin) {
   const Json& offsets = field(info, "data_offsets", tensor, origin);
-  if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() || !offsets[1].is_number_unsigned()) {
+  if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
+      !offsets[1].is_number_unsigned()) {
     fail(origin, tensor, ": \"data_offsets\" must be [begin, end], two non-negative integers, got ", describe(offsets));
   }
   entry.begin = offsets[0].get<uint64_t>();
@@ -295,8 +302,8 @@ void parse_offsets(const Json& info, uint64_t nbytes, uint64_t data_size, Entry&
     fail(origin, tensor, ": data_offsets [", entry.begin, ", ", entry.end, "] end before they begin");
   }
   if (entry.end - entry.begin != nbytes) {
-    fail(origin, tensor, ": shape ", entry.shape, " of ", dtype_code(entry.dtype), " needs ", nbytes, " bytes, but data_offsets [",
-         entry.begin, ", ", entry.end, "] hold ", entry.end - entry.begin);
+    fail(origin, tensor, ": shape ", entry.shape, " of ", dtype_code(entry.dtype), " needs ", nbytes,
+         " bytes, but data_offsets [", entry.begin, ", ", entry.end, "] hold ", entry.end - entry.begin);
   }
   if (entry.end > data_size) {
     fail(origin, tensor, " ends at byte ", entry.end, " of the data, but the data section has ", data_size, " bytes");
@@ -328,22 +335,23 @@ void check_coverage(const std::vector<Entry>& entries, uint64_t data_size, const
   for (const Entry& entry : entries) {
     if (entry.begin > covered) {
       if (previous == nullptr) {
-        fail(origin, "bytes 0 to ", entry.begin, " of the data belong to no tensor: the first tensor, ", in_quotes(entry.name),
-             ", starts at byte ", entry.begin);
+        fail(origin, "bytes 0 to ", entry.begin, " of the data belong to no tensor: the first tensor, ",
+             in_quotes(entry.name), ", starts at byte ", entry.begin);
       }
-      fail(origin, "bytes ", covered, " to ", entry.begin, " of the data belong to no tensor: ", in_quotes(previous->name),
-           " ends at byte ", covered, " and ", in_quotes(entry.name), " starts at byte ", entry.begin);
+      fail(origin, "bytes ", covered, " to ", entry.begin,
+           " of the data belong to no tensor: ", in_quotes(previous->name), " ends at byte ", covered, " and ",
+           in_quotes(entry.name), " starts at byte ", entry.begin);
     }
     if (entry.begin < covered) {
-      fail(origin, "tensors ", in_quotes(previous->name), " (data_offsets [", previous->begin, ", ", previous->end, "]) and ",
-           in_quotes(entry.name), " (data_offsets [", entry.begin, ", ", entry.end, "]) overlap");
+      fail(origin, "tensors ", in_quotes(previous->name), " (data_offsets [", previous->begin, ", ", previous->end,
+           "]) and ", in_quotes(entry.name), " (data_offsets [", entry.begin, ", ", entry.end, "]) overlap");
     }
     covered = entry.end;
     previous = &entry;
   }
   if (covered != data_size) {
-    fail(origin, "the data section has ", data_size, " bytes, but the tensors end at byte ", covered, " (bytes ", covered,
-         " to ", data_size, " belong to no tensor)");
+    fail(origin, "the data section has ", data_size, " bytes, but the tensors end at byte ", covered, " (bytes ",
+         covered, " to ", data_size, " belong to no tensor)");
   }
 }
 

@@ -11,10 +11,10 @@
 // written beside the target (`path.tmp-<pid>-<n>`), flushed to disk and renamed over it, so a crash
 // never leaves half a file. The header is compact JSON, "__metadata__" first (when there is
 // metadata), then the tensors in the order given (the data in the same order), padded with
-// spaces to a multiple of 8 bytes as the reference library pads it. Reading checks every field against the file's length
-// before allocating anything (the header at most 100 MB and nested at most 128 deep, as in the
-// reference library; the tensors must tile the data section exactly, no gap, no overlap; a key
-// may not appear twice), and a bad file is an axiom::Error naming the file and what is wrong.
+// spaces to a multiple of 8 bytes as the reference library pads it. Reading checks every field against the file's
+// length before allocating anything (the header at most 100 MB and nested at most 128 deep, as in the reference
+// library; the tensors must tile the data section exactly, no gap, no overlap; a key may not appear twice), and a bad
+// file is an axiom::Error naming the file and what is wrong.
 #pragma once
 
 #include <map>

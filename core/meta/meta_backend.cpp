@@ -40,11 +40,12 @@ class MetaBackend : public Backend {
   void reduce(ReduceOp, const Tensor&, const std::vector<int>&, const Tensor&, const Tensor&, int64_t) override {}
   void softmax(const Tensor&, int, bool, const Tensor&) override {}
   // probs [lines, heads, L, L] or [lines, heads, blocks, P, M]: one element per scored (query, key) pair
-  void attention(const Tensor& qkv, int, int64_t heads, const AttentionMask&, const Tensor&, const Tensor& probs) override {
+  void attention(const Tensor& qkv, int, int64_t heads, const AttentionMask&, const Tensor&,
+                 const Tensor& probs) override {
     flops += 4 * head_features(qkv, heads) * static_cast<double>(probs.numel());
   }
-  void attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor&, int, int64_t heads, const AttentionMask&,
-                          const Tensor&) override {
+  void attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor&, int, int64_t heads,
+                          const AttentionMask&, const Tensor&) override {
     flops += 8 * head_features(qkv, heads) * static_cast<double>(probs.numel());
   }
   bool attention_fuses(const AttentionMask& mask) const override { return backend(stands_for).attention_fuses(mask); }
@@ -57,14 +58,17 @@ class MetaBackend : public Backend {
   void matmul(const Tensor& a, const Tensor&, const Tensor& out, bool) override {
     flops += 2 * static_cast<double>(out.numel()) * static_cast<double>(a.size(-1));
   }
-  void layer_norm(const Tensor&, const Tensor&, const Tensor&, double, const Tensor&, const Tensor&, const Tensor&) override {}
-  void layer_norm_backward(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&) override {}
+  void layer_norm(const Tensor&, const Tensor&, const Tensor&, double, const Tensor&, const Tensor&,
+                  const Tensor&) override {}
+  void layer_norm_backward(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                           const Tensor&) override {}
   void index_select(const Tensor&, int, const Tensor&, const Tensor&) override {}
   void index_add(const Tensor&, int, const Tensor&, const Tensor&) override {}
   void gather(const Tensor&, int, const Tensor&, const Tensor&) override {}
   void scatter_add(const Tensor&, int, const Tensor&, const Tensor&) override {}
   void cross_entropy(const Tensor&, const Tensor&, double, const Tensor&, const Tensor&) override {}
-  void cross_entropy_backward(const Tensor&, const Tensor&, const Tensor&, const Tensor&, double, const Tensor&) override {}
+  void cross_entropy_backward(const Tensor&, const Tensor&, const Tensor&, const Tensor&, double,
+                              const Tensor&) override {}
   void adam_update(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const AdamStep&) override {}
   void check_indices(const IndexBounds&, const Tensor&) override {}  // an index of zeros would pass anyway
 

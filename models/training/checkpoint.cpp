@@ -107,11 +107,14 @@ const nlohmann::json& field(const nlohmann::json& j, const char* key, bool (nloh
 std::string member_file(const fs::path& dir, const nlohmann::json& j, const char* key, const std::string& origin) {
   const std::string name = field(j, key, &nlohmann::json::is_string, "a file name", origin).get<std::string>();
   if (name.empty() || name.find('/') != std::string::npos || name.find('\0') != std::string::npos) {
-    throw Error("checkpoint", origin, ": \"", key, "\" must name a file in the checkpoint's directory, got \"", name, "\"");
+    throw Error("checkpoint", origin, ": \"", key, "\" must name a file in the checkpoint's directory, got \"", name,
+                "\"");
   }
   const fs::path path = dir / name;
-  std::error_code ec;  // (a name too long for the file system is an error code, not an exception: found by fuzz_checkpoint)
-  if (!fs::is_regular_file(path, ec)) throw Error("checkpoint", origin, ": the ", key, " file '", path.string(), "' is missing");
+  std::error_code
+      ec;  // (a name too long for the file system is an error code, not an exception: found by fuzz_checkpoint)
+  if (!fs::is_regular_file(path, ec))
+    throw Error("checkpoint", origin, ": the ", key, " file '", path.string(), "' is missing");
   return path.string();
 }
 
@@ -131,7 +134,8 @@ void Trainer::save(const std::string& dir) const {
   const core::Tensor written = core::from_vector<int64_t>({failure ? 0 : 1});
   comm_.broadcast(written, 0);
   if (failure) std::rethrow_exception(failure);
-  if (written.item() == 0) throw Error("checkpoint", "rank 0 could not write the checkpoint in '", dir, "' (its error says why)");
+  if (written.item() == 0)
+    throw Error("checkpoint", "rank 0 could not write the checkpoint in '", dir, "' (its error says why)");
 }
 
 void Trainer::write_checkpoint(const std::string& dir) const {
@@ -146,7 +150,8 @@ void Trainer::write_checkpoint(const std::string& dir) const {
   const nlohmann::json pending = {{"files", {model, optimizer}}};
   core::write_file_atomically((fs::path(dir) / kPending).string(), pending.dump() + "\n", "checkpoint");
   try {
-    model_->save((fs::path(dir) / model).string(), {{"format", "axiom-model"}, {"config", config}, {"step", std::to_string(step_)}});
+    model_->save((fs::path(dir) / model).string(),
+                 {{"format", "axiom-model"}, {"config", config}, {"step", std::to_string(step_)}});
     optimizer_->save((fs::path(dir) / optimizer).string());
     write_checkpoint_json(dir, model, optimizer, config);
   } catch (...) {
@@ -201,18 +206,21 @@ Checkpoint read_checkpoint(const std::string& dir) {
   }
   const std::string origin = path.string();
   const nlohmann::json j = core::read_json_file(origin, "checkpoint");
-  if (!is_axiom_checkpoint(j)) throw Error("checkpoint", origin, ": not an axiom checkpoint (\"format\" must be \"", kFormat, "\")");
+  if (!is_axiom_checkpoint(j))
+    throw Error("checkpoint", origin, ": not an axiom checkpoint (\"format\" must be \"", kFormat, "\")");
   if (field(j, "version", &nlohmann::json::is_number_integer, "an integer", origin).get<int64_t>() != kVersion) {
     throw Error("checkpoint", origin, ": version ", j.at("version").dump(), " is not supported (only ", kVersion, ")");
   }
   Checkpoint c;
   c.dir = dir;
-  const uint64_t step = field(j, "step", &nlohmann::json::is_number_unsigned, "an integer >= 0", origin).get<uint64_t>();
+  const uint64_t step =
+      field(j, "step", &nlohmann::json::is_number_unsigned, "an integer >= 0", origin).get<uint64_t>();
   if (step > (uint64_t{1} << 62)) throw Error("checkpoint", origin, ": \"step\" ", step, " is beyond any run");
   c.step = static_cast<int64_t>(step);
   c.model_file = member_file(dir, j, "model", origin);
   c.optimizer_file = member_file(dir, j, "optimizer", origin);
-  c.config = model_config_from_json(field(j, "config", &nlohmann::json::is_object, "an object", origin).dump(), origin + " \"config\"");
+  c.config = model_config_from_json(field(j, "config", &nlohmann::json::is_object, "an object", origin).dump(),
+                                    origin + " \"config\"");
   c.options = training_options_from_json(field(j, "training", &nlohmann::json::is_object, "an object", origin).dump(),
                                          origin + " \"training\"");
   const nlohmann::json& rng = field(j, "rng", &nlohmann::json::is_object, "an object", origin);
@@ -237,10 +245,12 @@ ModelFile model_file(const std::string& path) {
     return {std::move(checkpoint.config), checkpoint.model_file};
   }
   if (!fs::is_regular_file(status)) {
-    throw Error("checkpoint", "'", path, "' is neither a checkpoint directory nor a file", ec ? " (" + ec.message() + ")" : "");
+    throw Error("checkpoint", "'", path, "' is neither a checkpoint directory nor a file",
+                ec ? " (" + ec.message() + ")" : "");
   }
   const Metadata metadata = core::load_safetensors(path).metadata;  // its errors name the file
-  if (!metadata.count("config")) throw Error("checkpoint", "'", path, "' has no \"config\" in its metadata (not an axiom model file)");
+  if (!metadata.count("config"))
+    throw Error("checkpoint", "'", path, "' has no \"config\" in its metadata (not an axiom model file)");
   return {model_config_from_json(metadata.at("config"), path + " \"config\""), path};
 }
 
@@ -251,7 +261,8 @@ namespace {
 // The model that `file` describes, with its weights, in eval mode.
 std::unique_ptr<Learner> made_and_loaded(const ModelFile& file, const std::string& path) {
   const double weights = static_cast<double>(measured_parameter_count(file.config)) * 4;  // float32
-  check_fits({.weights = weights}, "checkpoint", "the model of '" + path + "'", "its config asks for more than this machine has");
+  check_fits({.weights = weights}, "checkpoint", "the model of '" + path + "'",
+             "its config asks for more than this machine has");
   // The generator only fills the weights that load() replaces; the model keeps a pointer to it
   // for dropout, which is off in eval mode. The process-wide generator outlives every model.
   std::unique_ptr<Learner> model = make_model(file.config, default_generator());
@@ -271,7 +282,8 @@ std::unique_ptr<ImageModel> load_model(const std::string& path) {
   const ModelFile file = model_file(path);
   if (!std::holds_alternative<ImageModelConfig>(file.config)) {
     const char* kind = std::holds_alternative<ClassifierConfig>(file.config) ? "a classifier" : "a translator";
-    throw Error("checkpoint", "'", path, "' holds ", kind, ", not an image model (axiom eval scores classifiers; only image models sample)");
+    throw Error("checkpoint", "'", path, "' holds ", kind,
+                ", not an image model (axiom eval scores classifiers; only image models sample)");
   }
   return std::unique_ptr<ImageModel>(static_cast<ImageModel*>(made_and_loaded(file, path).release()));
 }

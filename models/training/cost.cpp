@@ -22,7 +22,8 @@ Cost measured(Work&& work) {
   core::reset_meta_flops();
   work();
   const double cpu_peak = static_cast<double>(core::allocation_stats(DeviceType::cpu).peak_bytes) - cpu_before;
-  return {.peak_bytes = static_cast<double>(core::allocation_stats(DeviceType::meta).peak_bytes) + cpu_peak, .flops = core::meta_flops()};
+  return {.peak_bytes = static_cast<double>(core::allocation_stats(DeviceType::meta).peak_bytes) + cpu_peak,
+          .flops = core::meta_flops()};
 }
 
 // The model `config` describes, made on meta (nothing drawn), with parameters of `dtype`.
@@ -39,18 +40,23 @@ std::unique_ptr<Learner> made_on_meta(const ModelConfig& config, Dtype dtype) {
 
 }  // namespace
 
-int64_t measured_parameter_count(const ModelConfig& config) { return made_on_meta(config, Dtype::float32)->parameter_count(); }
+int64_t measured_parameter_count(const ModelConfig& config) {
+  return made_on_meta(config, Dtype::float32)->parameter_count();
+}
 
 data::TensorDataset examples_shaped_for(const ModelConfig& config, int64_t n) {
   if (const auto* image = std::get_if<ImageModelConfig>(&config)) {
-    const Shape shape = image->channels == 1 ? Shape{n, image->height, image->width} : Shape{n, image->channels, image->height, image->width};
+    const Shape shape = image->channels == 1 ? Shape{n, image->height, image->width}
+                                             : Shape{n, image->channels, image->height, image->width};
     return {{Tensor(core::zeros(shape, Dtype::uint8))}};
   }
   if (const auto* classifier = std::get_if<ClassifierConfig>(&config)) {
-    return {{Tensor(core::zeros({n, classifier->height, classifier->width}, Dtype::uint8)), Tensor(core::zeros({n}, Dtype::int64))}};
+    return {{Tensor(core::zeros({n, classifier->height, classifier->width}, Dtype::uint8)),
+             Tensor(core::zeros({n}, Dtype::int64))}};
   }
   const auto& translator = std::get<TranslatorConfig>(config);
-  return {{Tensor(core::zeros({n, translator.source_length}, Dtype::int64)), Tensor(core::zeros({n, translator.target_length}, Dtype::int64))}};
+  return {{Tensor(core::zeros({n, translator.source_length}, Dtype::int64)),
+           Tensor(core::zeros({n, translator.target_length}, Dtype::int64))}};
 }
 
 Cost measured_training_cost(const ModelConfig& config, int64_t batch, const Measuring& how) {
@@ -76,9 +82,8 @@ Cost measured_sampling_cost(const ImageModelConfig& config, int64_t count, Sampl
   const std::unique_ptr<Learner> learner = made_on_meta(config, how.dtype);
   const auto& model = dynamic_cast<const ImageModel&>(*learner);
   const SampleOptions options{.count = count};
-  return measured([&] {
-    (void)(sampler == Sampler::fast ? sample_fast(model, options) : sample_naive(model, options));
-  });
+  return measured(
+      [&] { (void)(sampler == Sampler::fast ? sample_fast(model, options) : sample_naive(model, options)); });
 }
 
 }  // namespace axiom::models

@@ -31,9 +31,11 @@ Cost cost_of(int64_t n, Measure measure) {
 // work: it is not measured.
 template <typename Measure>
 MemoryEstimate estimate(const ModelConfig& config, int64_t n, const Measuring& how, double copies, Measure measure) {
-  const double parameters = static_cast<double>(measured_parameter_count(config)) * static_cast<double>(dtype_size(how.dtype));
+  const double parameters =
+      static_cast<double>(measured_parameter_count(config)) * static_cast<double>(dtype_size(how.dtype));
   const double weights = copies * parameters;
-  if (weights > static_cast<double>(core::backend(how.device).memory().total)) return {.weights = weights, .activations = 0};
+  if (weights > static_cast<double>(core::backend(how.device).memory().total))
+    return {.weights = weights, .activations = 0};
   return {.weights = weights, .activations = cost_of(n, measure).peak_bytes - weights};
 }
 
@@ -52,18 +54,19 @@ MemoryEstimate sampling_memory(const ImageModelConfig& config, int64_t count, Sa
   return estimate(config, count, how, 1, [&](int64_t n) { return measured_sampling_cost(config, n, sampler, how); });
 }
 
-void check_fits(const MemoryEstimate& need, const char* op, const std::string& what, const std::string& advice, int processes_here,
-                Device device) {
+void check_fits(const MemoryEstimate& need, const char* op, const std::string& what, const std::string& advice,
+                int processes_here, Device device) {
   const bool on_cpu = device.type == DeviceType::cpu;
   const core::MachineMemory memory = core::backend(device).memory();
   const double total = need.total() * std::max(processes_here, 1);
   if (total <= static_cast<double>(memory.available)) return;
-  const std::string each = processes_here > 1 ? " in each of the " + std::to_string(processes_here) + " processes on this machine" : "";
+  const std::string each =
+      processes_here > 1 ? " in each of the " + std::to_string(processes_here) + " processes on this machine" : "";
   const std::string where = on_cpu ? "this machine" : "the GPU (" + device.str() + ")";
-  throw Error(op, what, " needs about ", core::format_bytes(need.total()), each, " (weights ", core::format_bytes(need.weights),
-              ", activations ", core::format_bytes(need.activations), "), but ", where, " has ",
-              core::format_bytes(static_cast<double>(memory.total)), ", of which ", core::format_bytes(static_cast<double>(memory.available)),
-              " is free; ", advice);
+  throw Error(op, what, " needs about ", core::format_bytes(need.total()), each, " (weights ",
+              core::format_bytes(need.weights), ", activations ", core::format_bytes(need.activations), "), but ",
+              where, " has ", core::format_bytes(static_cast<double>(memory.total)), ", of which ",
+              core::format_bytes(static_cast<double>(memory.available)), " is free; ", advice);
 }
 
 }  // namespace axiom::models

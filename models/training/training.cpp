@@ -43,12 +43,14 @@ void check_images(const ImageModelConfig& c, const Tensor& images) {
 data::TensorDataset checked_examples(const ModelConfig& config, const Learner& model, data::TensorDataset examples) {
   const std::vector<Tensor>& columns = examples.columns;
   if (static_cast<int64_t>(columns.size()) != model.columns()) {
-    throw Error("train", "a ", model.name(), " trains on ", model.columns(), " columns of examples, got ", columns.size());
+    throw Error("train", "a ", model.name(), " trains on ", model.columns(), " columns of examples, got ",
+                columns.size());
   }
   for (const Tensor& column : columns) {
     if (!column.defined()) throw Error("train", "the examples hold an undefined tensor");
     if (column.dim() == 0 || column.size(0) != columns[0].size(0)) {
-      throw Error("train", "every column of the examples must have one row per example, got ", column.shape(), " beside ", columns[0].shape());
+      throw Error("train", "every column of the examples must have one row per example, got ", column.shape(),
+                  " beside ", columns[0].shape());
     }
   }
   if (const auto* image = std::get_if<ImageModelConfig>(&config)) check_images(*image, columns[0]);
@@ -119,16 +121,19 @@ void TrainingOptions::validate() const {
   if (!(beta1 >= 0 && beta1 < 1)) throw Error("train", "beta1 must be in [0, 1), got ", beta1);
   if (!(beta2 >= 0 && beta2 < 1)) throw Error("train", "beta2 must be in [0, 1), got ", beta2);
   if (warmup_steps < 0) throw Error("train", "warmup_steps must be >= 0, got ", warmup_steps);
-  if (std::string_view(name_of(schedule)) == "?") throw Error("train", "schedule ", static_cast<int>(schedule), " is not a schedule");
+  if (std::string_view(name_of(schedule)) == "?")
+    throw Error("train", "schedule ", static_cast<int>(schedule), " is not a schedule");
   if (schedule == LrSchedule::constant && steps != 0) {
     throw Error("train", "a constant schedule has no length: steps must be 0, got ", steps);
   }
   if (schedule != LrSchedule::constant && steps <= warmup_steps) {
-    throw Error("train", "a ", name_of(schedule), " schedule decays after the warmup: steps (", steps, ") must be greater than warmup_steps (",
-                warmup_steps, ")");
+    throw Error("train", "a ", name_of(schedule), " schedule decays after the warmup: steps (", steps,
+                ") must be greater than warmup_steps (", warmup_steps, ")");
   }
-  if (!(max_grad_norm >= 0) || !std::isfinite(max_grad_norm)) throw Error("train", "max_grad_norm must be >= 0, got ", max_grad_norm);
-  if (!(weight_decay >= 0) || !std::isfinite(weight_decay)) throw Error("train", "weight_decay must be >= 0, got ", weight_decay);
+  if (!(max_grad_norm >= 0) || !std::isfinite(max_grad_norm))
+    throw Error("train", "max_grad_norm must be >= 0, got ", max_grad_norm);
+  if (!(weight_decay >= 0) || !std::isfinite(weight_decay))
+    throw Error("train", "weight_decay must be >= 0, got ", weight_decay);
 }
 
 std::string TrainingOptions::to_json() const { return core::write_fields(*this, kOptionFields).dump(2); }
@@ -156,12 +161,15 @@ Trainer::Trainer(const ModelConfig& config, const TrainingOptions& options, data
       gen_(options_.seed),
       model_(model_for(config_, gen_, placement.device)),
       schedule_(schedule_of(options_)),
-      loader_(checked_examples(config_, *model_, std::move(examples)),
-              {.batch_size = options_.batch_size, .shuffle = true, .drop_last = true,
-               .seed = options_.seed + kLoaderSeedOffset, .prefetch = false}),
+      loader_(checked_examples(config_, *model_, std::move(examples)), {.batch_size = options_.batch_size,
+                                                                        .shuffle = true,
+                                                                        .drop_last = true,
+                                                                        .seed = options_.seed + kLoaderSeedOffset,
+                                                                        .prefetch = false}),
       comm_(placement.communicator ? *placement.communicator : single_process()) {
   if (loader_.size() == 0) {
-    throw Error("train", "a batch of ", options_.batch_size, " needs at least that many images, got ", loader_.examples());
+    throw Error("train", "a batch of ", options_.batch_size, " needs at least that many images, got ",
+                loader_.examples());
   }
   if (options_.batch_size % comm_.size() != 0) {
     throw Error("train", "the batch of ", options_.batch_size, " images cannot be split evenly over ", comm_.size(),
@@ -170,10 +178,11 @@ Trainer::Trainer(const ModelConfig& config, const TrainingOptions& options, data
   model_->to(placement.dtype);
   model_->to(placement.device);
   model_->set_checkpoint_blocks(placement.checkpoint_blocks);
-  optimizer_ = std::make_unique<optim::Adam>(
-      model_->named_parameters(),
-      optim::AdamOptions{.lr = options_.lr, .betas = {options_.beta1, options_.beta2}, .weight_decay = options_.weight_decay,
-                         .decoupled_weight_decay = options_.weight_decay > 0});
+  optimizer_ = std::make_unique<optim::Adam>(model_->named_parameters(),
+                                             optim::AdamOptions{.lr = options_.lr,
+                                                                .betas = {options_.beta1, options_.beta2},
+                                                                .weight_decay = options_.weight_decay,
+                                                                .decoupled_weight_decay = options_.weight_decay > 0});
   averager_ = std::make_unique<optim::GradientAverager>(model_->named_parameters(), comm_);
   optim::broadcast_parameters(model_->named_parameters(), comm_);  // one set of weights, rank 0's
 }
@@ -226,7 +235,8 @@ double Trainer::step() {
   // weights' check, read together. A loss that is not finite is reported first; the weights in
   // memory are then not to be used (a checkpoint refuses them), the last checkpoint is.
   const core::Tensor readings =
-      core::concat({loss.data().to(Dtype::float64).reshape({1}), weights_check(*model_).reshape({1})}, 0).to(Device::cpu());
+      core::concat({loss.data().to(Dtype::float64).reshape({1}), weights_check(*model_).reshape({1})}, 0)
+          .to(Device::cpu());
   const double mean = mean_over_ranks(comm_, readings.at({0}));  // the same on every rank, so all stop together
   if (!std::isfinite(mean)) {
     throw Error("train", "the loss is ", mean, " at step ", step_, " (lr ", optimizer_->lr(),
@@ -260,14 +270,16 @@ namespace {
 // the sum of what it gives, added up over the ranks by sum_over_ranks. Every batch is the one a
 // single process would score; only the order in which the sums are added differs.
 template <typename Sums, typename Scorer, typename Reducer>
-Sums score_in_batches(Learner& model, int64_t n, int64_t batch_size, const std::function<void(int64_t, int64_t)>& progress,
-                      Communicator& comm, const Scorer& score, const Reducer& sum_over_ranks) {
+Sums score_in_batches(Learner& model, int64_t n, int64_t batch_size,
+                      const std::function<void(int64_t, int64_t)>& progress, Communicator& comm, const Scorer& score,
+                      const Reducer& sum_over_ranks) {
   if (batch_size <= 0) throw Error("evaluate", "batch_size must be positive, got ", batch_size);
   if (n == 0) throw Error("evaluate", "no examples to evaluate");
   const bool was_training = model.is_training();
   model.eval();
   const int64_t batches = (n + batch_size - 1) / batch_size;
-  const int64_t first_batch = batches * comm.rank() / comm.size(), end_batch = batches * (comm.rank() + 1) / comm.size();
+  const int64_t first_batch = batches * comm.rank() / comm.size(),
+                end_batch = batches * (comm.rank() + 1) / comm.size();
   const int64_t first = first_batch * batch_size, end = std::min(n, end_batch * batch_size);
   Sums mine;
   for (int64_t start = first; start < end; start += batch_size) {
@@ -283,7 +295,8 @@ Sums score_in_batches(Learner& model, int64_t n, int64_t batch_size, const std::
 Score evaluate(Learner& model, const data::TensorDataset& examples, int64_t batch_size,
                const std::function<void(int64_t, int64_t)>& progress, Communicator& comm) {
   if (static_cast<int64_t>(examples.columns.size()) != model.columns()) {
-    throw Error("evaluate", "a ", model.name(), " scores ", model.columns(), " columns of examples, got ", examples.columns.size());
+    throw Error("evaluate", "a ", model.name(), " scores ", model.columns(), " columns of examples, got ",
+                examples.columns.size());
   }
   const int64_t n = examples.columns[0].dim() == 0 ? 0 : examples.columns[0].size(0);
   auto score = [&](Score& sums, int64_t start, int64_t count) {
@@ -293,10 +306,13 @@ Score evaluate(Learner& model, const data::TensorDataset& examples, int64_t batc
     sums.loss += part.loss, sums.count += part.count, sums.examples += part.examples, sums.correct += part.correct;
   };
   auto sum_over_ranks = [&](const Score& mine) {  // counts stay exact in a double up to 2^53
-    const core::Tensor sums = core::from_vector<double>(
-        {mine.loss, static_cast<double>(mine.count), static_cast<double>(mine.examples), static_cast<double>(mine.correct)});
+    const core::Tensor sums =
+        core::from_vector<double>({mine.loss, static_cast<double>(mine.count), static_cast<double>(mine.examples),
+                                   static_cast<double>(mine.correct)});
     comm.allreduce(sums);
-    return Score{.loss = sums.at({0}), .count = static_cast<int64_t>(sums.at({1})), .examples = static_cast<int64_t>(sums.at({2})),
+    return Score{.loss = sums.at({0}),
+                 .count = static_cast<int64_t>(sums.at({1})),
+                 .examples = static_cast<int64_t>(sums.at({2})),
                  .correct = static_cast<int64_t>(sums.at({3}))};
   };
   return score_in_batches<Score>(model, n, batch_size, progress, comm, score, sum_over_ranks);
@@ -304,7 +320,8 @@ Score evaluate(Learner& model, const data::TensorDataset& examples, int64_t batc
 
 Likelihood evaluate_images(ImageModel& model, const Tensor& images, int64_t batch_size,
                            const std::function<void(int64_t, int64_t)>& progress, Communicator& comm) {
-  if (images.dim() == 0 || images.size(0) == 0) throw Error("evaluate", "no images to evaluate (images ", images.shape(), ")");
+  if (images.dim() == 0 || images.size(0) == 0)
+    throw Error("evaluate", "no images to evaluate (images ", images.shape(), ")");
   auto score = [&](Likelihood& sums, int64_t start, int64_t count) {
     const Likelihood part = model.evaluate(images.narrow(0, start, count));
     sums.nats += part.nats, sums.count += part.count;

@@ -63,15 +63,15 @@ struct TrainingOptions {
   std::string data = "fashion-mnist";  // a name from data/datasets.h
   std::string data_dir;                // "" = the dataset's default place
   int64_t batch_size = 32;
-  double lr = 1e-3;                    // Adam's peak rate, reached at the end of the warmup
+  double lr = 1e-3;  // Adam's peak rate, reached at the end of the warmup
   double beta1 = 0.9, beta2 = 0.98;
-  int64_t warmup_steps = 200;          // linear from 0 to lr over these steps
+  int64_t warmup_steps = 200;  // linear from 0 to lr over these steps
   // A decaying run's length is part of the run: it ends where the rate reaches 0.
   LrSchedule schedule = LrSchedule::constant;
-  int64_t steps = 0;                   // the run's length, for linear and cosine; 0 for constant
-  double max_grad_norm = 0;            // clip the gradients' global norm to this; 0 = no clipping
-  double weight_decay = 0;             // AdamW's decoupled weight decay; 0 = Adam
-  uint64_t seed = 0;                   // the initial weights, the batch order, channels and dropout
+  int64_t steps = 0;         // the run's length, for linear and cosine; 0 for constant
+  double max_grad_norm = 0;  // clip the gradients' global norm to this; 0 = no clipping
+  double weight_decay = 0;   // AdamW's decoupled weight decay; 0 = Adam
+  uint64_t seed = 0;         // the initial weights, the batch order, channels and dropout
 
   void validate() const;  // an Error names the bad field and value
   std::string to_json() const;
@@ -162,14 +162,13 @@ class Trainer {
   Trainer& operator=(const Trainer&) = delete;
 
   // Trains on the next batch (one forward, backward and Adam update); returns its loss (bits/dim
-  // for an image model, nats for a classifier: loss_unit(config())). A loss or a weight that is not finite after the update is an Error (the last
-  // checkpoint is untouched; the weights in memory are then not to be used). The loss and the
-  // weights' check are read together, after the update: on a GPU, one wait per step.
-  // In a data-parallel job, rank r of N trains on examples [r B/N, (r+1) B/N) of the batch that
-  // one process would take, draws the channels and dropout masks that one process would draw for
-  // them (BatchShare, core/distributed/batch_share.h), and averages the gradients with the others (optim::GradientAverager):
-  // N processes take the single-process step, up to the order of float sums. The loss returned
-  // is the whole batch's, on every rank.
+  // for an image model, nats for a classifier: loss_unit(config())). A loss or a weight that is not finite after the
+  // update is an Error (the last checkpoint is untouched; the weights in memory are then not to be used). The loss and
+  // the weights' check are read together, after the update: on a GPU, one wait per step. In a data-parallel job, rank r
+  // of N trains on examples [r B/N, (r+1) B/N) of the batch that one process would take, draws the channels and dropout
+  // masks that one process would draw for them (BatchShare, core/distributed/batch_share.h), and averages the gradients
+  // with the others (optim::GradientAverager): N processes take the single-process step, up to the order of float sums.
+  // The loss returned is the whole batch's, on every rank.
   double step();
   // A checkpoint of the run as it is now. In a data-parallel job rank 0 writes it (a checkpoint
   // does not depend on N) and every rank returns once it is written, or throws if it failed.

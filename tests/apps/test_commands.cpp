@@ -28,12 +28,14 @@ namespace {
 // A directory with a tiny config (3 x 4 grey images) and 40 random images as a .npy dataset
 // (36 for training, the last 4 held out).
 struct Workspace {
-  fs::path root = fs::temp_directory_path() / ("axiom_commands_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+  fs::path root = fs::temp_directory_path() /
+                  ("axiom_commands_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
   static inline int counter = 0;
 
   Workspace() {
     fs::create_directories(root);
-    std::ofstream(config()) << R"({"height": 3, "width": 4, "features": 8, "heads": 2, "upper_layers": 2, "row_layers": 1,
+    std::ofstream(config())
+        << R"({"height": 3, "width": 4, "features": 8, "heads": 2, "upper_layers": 2, "row_layers": 1,
                                  "ff_multiple": 2})";
     Generator gen(5);
     data::write_npy(data(), Tensor(core::randint({40, 3, 4}, 0, 256, gen, Dtype::uint8)));
@@ -76,7 +78,8 @@ std::vector<int64_t> trained_steps(const std::string& run) {
 std::vector<double> wall_seconds(const std::string& run) {
   std::vector<double> seconds;
   std::ifstream file(run + "/metrics.jsonl");
-  for (std::string line; std::getline(file, line);) seconds.push_back(nlohmann::json::parse(line).at("wall_seconds").get<double>());
+  for (std::string line; std::getline(file, line);)
+    seconds.push_back(nlohmann::json::parse(line).at("wall_seconds").get<double>());
   return seconds;
 }
 
@@ -85,7 +88,8 @@ std::vector<double> wall_seconds(const std::string& run) {
 TEST_CASE("train writes a checkpoint, metrics and a loss curve") {
   Workspace w;
   CHECK(apps::train(w.train_command("run", 6)) == 0);
-  for (const char* file : {"checkpoint.json", "model-000006.safetensors", "optimizer-000006.safetensors", "metrics.jsonl", "loss.png"}) {
+  for (const char* file :
+       {"checkpoint.json", "model-000006.safetensors", "optimizer-000006.safetensors", "metrics.jsonl", "loss.png"}) {
     CAPTURE(file);
     CHECK(fs::is_regular_file(w.run("run") + "/" + file));
   }
@@ -99,7 +103,8 @@ TEST_CASE("train --resume continues exactly: 3 + 3 steps give the files of 6 ste
   apps::TrainCommand resume = w.train_command("halves", 6);
   resume.resume = true;
   REQUIRE(apps::train(resume) == 0);
-  CHECK(bytes_of(w.run("halves") + "/model-000006.safetensors") == bytes_of(w.run("straight") + "/model-000006.safetensors"));
+  CHECK(bytes_of(w.run("halves") + "/model-000006.safetensors") ==
+        bytes_of(w.run("straight") + "/model-000006.safetensors"));
   CHECK(bytes_of(w.run("halves") + "/optimizer-000006.safetensors") ==
         bytes_of(w.run("straight") + "/optimizer-000006.safetensors"));
   CHECK(trained_steps(w.run("halves")) == std::vector<int64_t>{1, 2, 3, 4, 5, 6});
@@ -110,7 +115,8 @@ TEST_CASE("train --resume continues exactly: 3 + 3 steps give the files of 6 ste
   CHECK(seconds.front() > 0);
 }
 
-TEST_CASE("train: a run whose rate decays has a length: a second invocation finds it done, a different --steps is refused") {
+TEST_CASE(
+    "train: a run whose rate decays has a length: a second invocation finds it done, a different --steps is refused") {
   Workspace w;
   apps::TrainCommand linear = w.train_command("run", 5);
   linear.schedule = "linear";
@@ -123,7 +129,8 @@ TEST_CASE("train: a run whose rate decays has a length: a second invocation find
     const auto j = nlohmann::json::parse(line);
     if (j.contains("lr")) rates.push_back(j["lr"].get<double>());
   }
-  const std::vector<double> expected{0, 0.0005, 0.001, 0.001 * 2 / 3, 0.001 / 3};  // 2 warmup steps, then down to 0 at step 5
+  const std::vector<double> expected{0, 0.0005, 0.001, 0.001 * 2 / 3,
+                                     0.001 / 3};  // 2 warmup steps, then down to 0 at step 5
   REQUIRE(rates.size() == expected.size());
   for (size_t i = 0; i < rates.size(); ++i) CHECK(rates[i] == doctest::Approx(expected[i]).epsilon(1e-12));
 
@@ -134,23 +141,28 @@ TEST_CASE("train: a run whose rate decays has a length: a second invocation find
   apps::TrainCommand longer = w.train_command("run", 8);
   longer.resume = true, longer.given.insert("--steps");
   CHECK(test::error_message([&] { apps::train(longer); }) ==
-        "[train] --steps 8 differs from the run's 5, where its linear schedule ends; a resumed run keeps its settings (or use a new --out)");
+        "[train] --steps 8 differs from the run's 5, where its linear schedule ends; a resumed run keeps its settings "
+        "(or use a new --out)");
   apps::TrainCommand other = w.train_command("run", 5);
   other.resume = true, other.schedule = "cosine", other.given.insert("--schedule");
-  CHECK(test::error_message([&] { apps::train(other); }).find("--schedule cosine differs from the run's linear") != std::string::npos);
+  CHECK(test::error_message([&] { apps::train(other); }).find("--schedule cosine differs from the run's linear") !=
+        std::string::npos);
 }
 
 TEST_CASE("train refuses to overwrite a run, and a resumed run keeps its settings") {
   Workspace w;
   REQUIRE(apps::train(w.train_command("run", 2)) == 0);
   const std::string again = test::error_message([&] { apps::train(w.train_command("run", 4)); });
-  CHECK(again == "[train] '" + w.run("run") + "' already holds a run (step 2); continue it with --resume, or choose another --out");
+  CHECK(again == "[train] '" + w.run("run") +
+                     "' already holds a run (step 2); continue it with --resume, or choose another --out");
   apps::TrainCommand other_lr = w.train_command("run", 4);
   other_lr.resume = true, other_lr.lr = 0.5, other_lr.given.insert("--lr");
-  CHECK(test::error_message([&] { apps::train(other_lr); }).find("--lr 0.5 differs from the run's 0.001;") != std::string::npos);
+  CHECK(test::error_message([&] { apps::train(other_lr); }).find("--lr 0.5 differs from the run's 0.001;") !=
+        std::string::npos);
   apps::TrainCommand other_seed = w.train_command("run", 4);
   other_seed.resume = true, other_seed.seed = 7, other_seed.given.insert("--seed");
-  CHECK(test::error_message([&] { apps::train(other_seed); }).find("--seed 7 differs from the run's 0;") != std::string::npos);
+  CHECK(test::error_message([&] { apps::train(other_seed); }).find("--seed 7 differs from the run's 0;") !=
+        std::string::npos);
   apps::TrainCommand no_steps = w.train_command("other", 0);
   CHECK(test::error_message([&] { apps::train(no_steps); }) == "[train] --steps must be positive, got 0");
 }
@@ -178,7 +190,8 @@ TEST_CASE("train never deletes or overwrites a file it did not write") {
 
   // A non-empty directory that is not a run: refused, with or without --resume.
   apps::TrainCommand start = w.train_command("kept", 6);
-  test::check_error([&] { apps::train(start); }, {"'" + dir + "' is not empty and holds no axiom run (no checkpoint.json)", "--force"});
+  test::check_error([&] { apps::train(start); },
+                    {"'" + dir + "' is not empty and holds no axiom run (no checkpoint.json)", "--force"});
   start.resume = true;
   test::check_error([&] { apps::train(start); }, {"is not empty and holds no axiom run"});
 
@@ -208,7 +221,9 @@ TEST_CASE("train never deletes or overwrites a file it did not write") {
   CHECK(bytes_of(other + "/model-000004.safetensors") == "old weights whose checkpoint.json was lost");
 }
 
-TEST_CASE("one training at a time in a run's directory, and a resumed run drops stale temporary files and a torn metrics line") {
+TEST_CASE(
+    "one training at a time in a run's directory, and a resumed run drops stale temporary files and a torn metrics "
+    "line") {
   Workspace w;
   REQUIRE(apps::train(w.train_command("run", 2)) == 0);
   const std::string dir = w.run("run");
@@ -217,17 +232,19 @@ TEST_CASE("one training at a time in a run's directory, and a resumed run drops 
   resume.resume = true;
   {
     const apps::RunLock other(dir);  // as another `axiom train` on the same --out would hold it
-    test::check_error([&] { apps::train(resume); },
-                      {"[train] another axiom train (process " + std::to_string(::getpid()) + ") is training in '" + dir + "'"});
+    test::check_error([&] { apps::train(resume); }, {"[train] another axiom train (process " +
+                                                     std::to_string(::getpid()) + ") is training in '" + dir + "'"});
   }
   // What a kill -9 in the middle of writes leaves: temporary files, and half a line of metrics.
-  for (const char* name : {"model-000004.safetensors.tmp-4242-0", "checkpoint.json.tmp-4242-3", "loss.png.tmp-4242.png"}) {
+  for (const char* name :
+       {"model-000004.safetensors.tmp-4242-0", "checkpoint.json.tmp-4242-3", "loss.png.tmp-4242.png"}) {
     std::ofstream(dir + "/" + name) << "half a file";
   }
   std::ofstream(dir + "/notes.txt.tmp-4242-0") << "the user's";  // not a name a run writes: kept
   std::ofstream(dir + "/metrics.jsonl", std::ios::app) << R"({"step": 3, "train_bits_per_d)";
   REQUIRE(apps::train(resume) == 0);
-  for (const char* name : {"model-000004.safetensors.tmp-4242-0", "checkpoint.json.tmp-4242-3", "loss.png.tmp-4242.png"}) {
+  for (const char* name :
+       {"model-000004.safetensors.tmp-4242-0", "checkpoint.json.tmp-4242-3", "loss.png.tmp-4242.png"}) {
     CHECK(!fs::exists(dir + "/" + name));
   }
   CHECK(bytes_of(dir + "/notes.txt.tmp-4242-0") == "the user's");
@@ -237,7 +254,8 @@ TEST_CASE("one training at a time in a run's directory, and a resumed run drops 
   // lock file, the record of the files being written, one of them) takes a new run.
   const std::string fresh = w.run("fresh");
   { const apps::RunLock attempt(fresh); }
-  std::ofstream(fresh + "/checkpoint.pending.json") << R"({"files": ["model-000000.safetensors", "optimizer-000000.safetensors"]})";
+  std::ofstream(fresh + "/checkpoint.pending.json")
+      << R"({"files": ["model-000000.safetensors", "optimizer-000000.safetensors"]})";
   std::ofstream(fresh + "/model-000000.safetensors") << "half written";
   CHECK(apps::train(w.train_command("fresh", 2)) == 0);
   CHECK(!fs::exists(fresh + "/checkpoint.pending.json"));
@@ -299,7 +317,8 @@ TEST_CASE("a run's file names holding something axiom did not write there: an Er
 
 TEST_CASE("--device names a usable device or is an error before anything runs") {
   CHECK(apps::device_of("train", "cpu") == Device::cpu());
-  CHECK(test::error_message([] { apps::device_of("train", "gpu"); }) == "[device] unknown device 'gpu' (cpu, cuda, cuda:N or meta)");
+  CHECK(test::error_message([] { apps::device_of("train", "gpu"); }) ==
+        "[device] unknown device 'gpu' (cpu, cuda, cuda:N or meta)");
   if (core::backend(Device::cuda()).available()) {
     CHECK(apps::device_of("sample", "cuda") == Device::cuda());
   } else {
@@ -337,18 +356,21 @@ TEST_CASE("sample writes a PNG grid and an NPY file only when --values names one
 
   apps::SampleCommand nowhere = fast;
   nowhere.out = w.run("no/such/dir/grid.png");
-  CHECK(test::error_message([&] { apps::sample(nowhere); }).find("the directory '" + w.run("no/such/dir") + "' does not exist") !=
-        std::string::npos);
+  CHECK(test::error_message([&] {
+          apps::sample(nowhere);
+        }).find("the directory '" + w.run("no/such/dir") + "' does not exist") != std::string::npos);
   apps::SampleCommand not_npy = fast;
   not_npy.values = w.run("values.png");
-  CHECK(test::error_message([&] { apps::sample(not_npy); }).find("--values must name a .npy file") != std::string::npos);
+  CHECK(test::error_message([&] { apps::sample(not_npy); }).find("--values must name a .npy file") !=
+        std::string::npos);
 }
 
 // The raster models go through the same commands: their config keys survive the checkpoint, and
 // the run resumes, evaluates and samples (fast == naive) like the Axial Transformer's.
 TEST_CASE("a raster model (local 2-D attention) trains, resumes, evaluates and samples through the commands") {
   Workspace w;
-  std::ofstream(w.config()) << R"({"height": 3, "width": 4, "features": 8, "heads": 2, "upper_layers": 0, "row_layers": 2,
+  std::ofstream(w.config())
+      << R"({"height": 3, "width": 4, "features": 8, "heads": 2, "upper_layers": 0, "row_layers": 2,
                                    "ff_multiple": 2, "attention": "local2d", "local_rows": 2, "local_columns": 3})";
   REQUIRE(apps::train(w.train_command("run", 2)) == 0);
   apps::TrainCommand more = w.train_command("run", 4);
@@ -366,7 +388,8 @@ TEST_CASE("a raster model (local 2-D attention) trains, resumes, evaluates and s
   apps::SampleCommand naive = fast;
   naive.method = "naive", naive.out = w.run("naive.png"), naive.values = w.run("naive.npy");
   REQUIRE(apps::sample(naive) == 0);
-  CHECK(data::read_npy(w.run("fast.npy")).to_vector<double>() == data::read_npy(w.run("naive.npy")).to_vector<double>());
+  CHECK(data::read_npy(w.run("fast.npy")).to_vector<double>() ==
+        data::read_npy(w.run("naive.npy")).to_vector<double>());
 }
 
 TEST_CASE("eval reads a run and its data, and bad checkpoints are named") {
@@ -377,5 +400,6 @@ TEST_CASE("eval reads a run and its data, and bad checkpoints are named") {
   CHECK(apps::evaluate(eval) == 0);
   eval.checkpoint = w.run("missing");
   CHECK(test::error_message([&] { apps::evaluate(eval); }) ==
-        "[checkpoint] '" + w.run("missing") + "' is neither a checkpoint directory nor a file (No such file or directory)");
+        "[checkpoint] '" + w.run("missing") +
+            "' is neither a checkpoint directory nor a file (No such file or directory)");
 }

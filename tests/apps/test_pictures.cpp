@@ -64,7 +64,9 @@ struct TempDir {
   }
   ~TempDir() { fs::remove_all(path); }
   std::string file(const std::string& name) const { return (path / name).string(); }
-  size_t count() const { return static_cast<size_t>(std::distance(fs::directory_iterator(path), fs::directory_iterator())); }
+  size_t count() const {
+    return static_cast<size_t>(std::distance(fs::directory_iterator(path), fs::directory_iterator()));
+  }
 };
 
 // A decoded PNG file: width, height, channels in the file, pixels row-major.
@@ -169,7 +171,8 @@ TEST_CASE("image_grid shows each sample's frames as one row and caps the columns
 }
 
 TEST_CASE("image_grid errors name the values") {
-  CHECK_THROWS_WITH_AS(apps::image_grid(Tensor(core::zeros({2, 3, 3})), 2), doctest::Contains("float32 [2, 3, 3]"), Error);
+  CHECK_THROWS_WITH_AS(apps::image_grid(Tensor(core::zeros({2, 3, 3})), 2), doctest::Contains("float32 [2, 3, 3]"),
+                       Error);
   CHECK_THROWS_WITH_AS(apps::image_grid(counting({3, 3}), 2), doctest::Contains("uint8 [3, 3]"), Error);
   CHECK_THROWS_WITH_AS(apps::image_grid(counting({0, 3, 3}), 2), doctest::Contains("no pixels"), Error);
   CHECK_THROWS_WITH_AS(apps::image_grid(counting({2, 3, 3}), 0), doctest::Contains("columns = 0"), Error);
@@ -209,7 +212,8 @@ TEST_CASE("write_png files read back pixel for pixel, grey and RGB") {
 TEST_CASE("write_png errors name the file and the values") {
   const TempDir dir;
   const std::string path = dir.file("bad.png");
-  CHECK_THROWS_WITH_AS(apps::write_png(path, Tensor(core::zeros({4, 4}))), doctest::Contains("got float32 [4, 4]"), Error);
+  CHECK_THROWS_WITH_AS(apps::write_png(path, Tensor(core::zeros({4, 4}))), doctest::Contains("got float32 [4, 4]"),
+                       Error);
   CHECK_THROWS_WITH_AS(apps::write_png(path, counting({4, 4, 2})), doctest::Contains("got uint8 [4, 4, 2]"), Error);
   CHECK_THROWS_WITH_AS(apps::write_png(path, counting({0, 4})), doctest::Contains("0 x 4 pixels"), Error);
   CHECK_THROWS_WITH_AS(apps::write_png(dir.file("no/such/dir/a.png"), counting({4, 4})),
@@ -264,7 +268,8 @@ TEST_CASE("plot_curves errors name the series and the values") {
                        doctest::Contains("series \"empty\" has 0 x values"), Error);
   CHECK_THROWS_WITH_AS(apps::plot_curves(path, {{"train", {0, 1}, {8, NAN}}}, "t", "x", "y"),
                        doctest::Contains("series \"train\" point 1 is (1, nan)"), Error);
-  CHECK_THROWS_WITH_AS(apps::plot_curves(path, {good}, "t", "x", "y", 20, 500), doctest::Contains("20 x 500 pixels"), Error);
+  CHECK_THROWS_WITH_AS(apps::plot_curves(path, {good}, "t", "x", "y", 20, 500), doctest::Contains("20 x 500 pixels"),
+                       Error);
   CHECK_THROWS_WITH_AS(apps::plot_curves(dir.file("no/such/dir/loss.png"), {good}, "t", "x", "y"),
                        doctest::Contains("no/such/dir"), Error);
   CHECK(dir.count() == 0);

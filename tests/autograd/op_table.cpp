@@ -52,7 +52,8 @@ void binary_ops(Table& t) {
   t.add("maximum", broadcast, {a, b}, [](const In& in) { return maximum(in[0], in[1]); });
   t.add("minimum", broadcast, {a, b}, [](const In& in) { return minimum(in[0], in[1]); });
   t.add("div", broadcast, {a, leaf(away_from_zero({5, 1}, 3))}, [](const In& in) { return div(in[0], in[1]); });
-  t.add("pow", broadcast + ", a tensor exponent", {leaf(uniform64({3, 1, 4}, 4, 0.5, 2)), leaf(uniform64({5, 1}, 5, -1.5, 1.5))},
+  t.add("pow", broadcast + ", a tensor exponent",
+        {leaf(uniform64({3, 1, 4}, 4, 0.5, 2)), leaf(uniform64({5, 1}, 5, -1.5, 1.5))},
         [](const In& in) { return pow(in[0], in[1]); });
 
   // One operand a constant (no gradient wanted).
@@ -62,9 +63,12 @@ void binary_ops(Table& t) {
   t.add("sub", "first operand constant", {x, fixed}, [](const In& in) { return sub(in[1], in[0]); });
   t.add("mul", "first operand constant", {x, fixed}, [](const In& in) { return mul(in[1], in[0]); });
   t.add("div", "second operand constant", {x, fixed}, [](const In& in) { return div(in[0], in[1]); });
-  t.add("div", "first operand constant", {leaf(away_from_zero({2, 3}, 8)), fixed}, [](const In& in) { return div(in[1], in[0]); });
-  t.add("pow", "a constant exponent tensor", {leaf(uniform64({2, 3}, 9, 0.5, 2)), fixed}, [](const In& in) { return pow(in[0], in[1]); });
-  t.add("pow", "a constant base", {x, constant(uniform64({3}, 10, 0.5, 2))}, [](const In& in) { return pow(in[1], in[0]); });
+  t.add("div", "first operand constant", {leaf(away_from_zero({2, 3}, 8)), fixed},
+        [](const In& in) { return div(in[1], in[0]); });
+  t.add("pow", "a constant exponent tensor", {leaf(uniform64({2, 3}, 9, 0.5, 2)), fixed},
+        [](const In& in) { return pow(in[0], in[1]); });
+  t.add("pow", "a constant base", {x, constant(uniform64({3}, 10, 0.5, 2))},
+        [](const In& in) { return pow(in[1], in[0]); });
   t.add("maximum", "second operand constant", {x, fixed}, [](const In& in) { return maximum(in[0], in[1]); });
   t.add("minimum", "first operand constant", {x, fixed}, [](const In& in) { return minimum(in[1], in[0]); });
 
@@ -136,10 +140,12 @@ void where_and_masked_fill(Table& t) {
   const auto rows = constant(core::from_vector<uint8_t>({1, 0, 1}, {3, 1}));
   const auto columns = constant(core::from_vector<uint8_t>({0, 1, 1, 0}, {4}));
   t.add("where", "a [3, 1] condition", {rows, a, b}, [](const In& in) { return where(in[0], in[1], in[2]); });
-  t.add("where", "a [4] condition, along the other axis", {columns, a, b}, [](const In& in) { return where(in[0], in[1], in[2]); });
+  t.add("where", "a [4] condition, along the other axis", {columns, a, b},
+        [](const In& in) { return where(in[0], in[1], in[2]); });
   const auto mask = constant(core::from_vector<uint8_t>({1, 0, 0, 1}, {1, 4}));
   t.add("masked_fill", "a [1, 4] mask", {a, mask}, [](const In& in) { return masked_fill(in[0], in[1], 9.0); });
-  t.add("masked_fill", "a transposed leaf", {transposed_leaf(26), mask}, [](const In& in) { return masked_fill(in[0], in[1], -3.0); });
+  t.add("masked_fill", "a transposed leaf", {transposed_leaf(26), mask},
+        [](const In& in) { return masked_fill(in[0], in[1], -3.0); });
 }
 
 // --- reductions ---------------------------------------------------------------------------------------
@@ -180,16 +186,20 @@ void indexing(Table& t) {
   const auto columns = constant(int64s({3, 3, 0, 1, 2, 1}, {3, 2}));     // axis 1: [3, 2]
   t.add("gather", "axis 0, an index used twice", {x, rows}, [](const In& in) { return gather(in[0], 0, in[1]); });
   t.add("gather", "axis 1", {x, columns}, [](const In& in) { return gather(in[0], 1, in[1]); });
-  t.add("gather", "axis -1 of a transposed leaf", {transposed_leaf(36), columns}, [](const In& in) { return gather(in[0], -1, in[1]); });
+  t.add("gather", "axis -1 of a transposed leaf", {transposed_leaf(36), columns},
+        [](const In& in) { return gather(in[0], -1, in[1]); });
   const auto picks = constant(int64s({2, 0, 2, 1, 2}, {5}));  // slice 2 three times
-  t.add("index_select", "axis 0, a slice picked three times", {x, picks}, [](const In& in) { return index_select(in[0], 0, in[1]); });
-  t.add("index_select", "axis -1 of a transposed leaf, through tanh", {transposed_leaf(37), constant(int64s({3, 1, 3}, {3}))},
+  t.add("index_select", "axis 0, a slice picked three times", {x, picks},
+        [](const In& in) { return index_select(in[0], 0, in[1]); });
+  t.add("index_select", "axis -1 of a transposed leaf, through tanh",
+        {transposed_leaf(37), constant(int64s({3, 1, 3}, {3}))},
         [](const In& in) { return tanh(index_select(in[0], -1, in[1])); });
 
   const auto weight = leaf(uniform64({5, 3}, 90));
   const auto indices = constant(int64s({1, 3, 1, 4, 1, 0}, {2, 3}));  // row 1 three times, row 2 never
   t.add("embedding", "2-D indices, repeated", {weight, indices}, [](const In& in) { return embedding(in[0], in[1]); });
-  t.add("embedding", "1-D indices", {weight, constant(int64s({2, 2, 0}, {3}))}, [](const In& in) { return embedding(in[0], in[1]); });
+  t.add("embedding", "1-D indices", {weight, constant(int64s({2, 2, 0}, {3}))},
+        [](const In& in) { return embedding(in[0], in[1]); });
   // Through a nonlinearity, so that the repeated rows' gradients differ from position to position.
   t.add("embedding", "then tanh times position weights", {weight, indices, constant(uniform64({2, 3, 3}, 91))},
         [](const In& in) { return sum(mul(tanh(embedding(in[0], in[1])), in[2])); });
@@ -226,9 +236,11 @@ void matmuls(Table& t) {
   const auto a = transposed_leaf(60);                            // [3, 4], transposed memory
   const auto b = leaf(uniform64({4, 4}, 61).slice(1, 0, 4, 2));  // [4, 2], every other column
   t.add("matmul", "transposed @ sliced", {a, b}, product);
-  t.add("matmul", "permuted batch @ shared weight", {leaf(uniform64({4, 3, 2}, 62).permute({2, 1, 0})), leaf(uniform64({4, 5}, 63))}, product);
+  t.add("matmul", "permuted batch @ shared weight",
+        {leaf(uniform64({4, 3, 2}, 62).permute({2, 1, 0})), leaf(uniform64({4, 5}, 63))}, product);
   t.add("matmul", "only the left operand wants a gradient", {a, constant(uniform64({4, 2}, 64))}, product);
-  t.add("matmul", "only the shared weight wants a gradient", {constant(uniform64({2, 3, 4}, 65)), leaf(uniform64({4, 5}, 66))}, product);
+  t.add("matmul", "only the shared weight wants a gradient",
+        {constant(uniform64({2, 3, 4}, 65)), leaf(uniform64({4, 5}, 66))}, product);
 
   const auto w = leaf(uniform64({3, 4}, 75)), bias = leaf(uniform64({4}, 76));
   const auto affine = [](const In& in) { return linear(in[0], in[1], in[2]); };
@@ -257,7 +269,8 @@ void normalisations(Table& t) {
 
   const auto rows = leaf(uniform64({3, 5}, 80));
   const auto weight = leaf(uniform64({5}, 81, 0.5, 1.5)), bias = leaf(uniform64({5}, 82));
-  t.add("layer_norm", "weight and bias", {rows, weight, bias}, [](const In& in) { return layer_norm(in[0], in[1], in[2]); });
+  t.add("layer_norm", "weight and bias", {rows, weight, bias},
+        [](const In& in) { return layer_norm(in[0], in[1], in[2]); });
   t.add("layer_norm", "neither weight nor bias", {rows}, [](const In& in) { return layer_norm(in[0], {}, {}); });
   t.add("layer_norm", "weight only", {rows, weight}, [](const In& in) { return layer_norm(in[0], in[1], {}); });
   t.add("layer_norm", "bias only", {rows, bias}, [](const In& in) { return layer_norm(in[0], {}, in[1]); });
@@ -267,7 +280,8 @@ void normalisations(Table& t) {
         [](const In& in) { return layer_norm(in[0], in[1], in[2]); });
   t.add("layer_norm", "3-D input, eps 1e-3", {leaf(uniform64({2, 2, 5}, 83)), weight, bias},
         [](const In& in) { return layer_norm(in[0], in[1], in[2], 1e-3); });
-  t.add("layer_norm", "1-D input", {leaf(uniform64({5}, 84)), weight, bias}, [](const In& in) { return layer_norm(in[0], in[1], in[2]); });
+  t.add("layer_norm", "1-D input", {leaf(uniform64({5}, 84)), weight, bias},
+        [](const In& in) { return layer_norm(in[0], in[1], in[2]); });
   t.add("layer_norm", "transposed input", {leaf(uniform64({5, 3}, 85).transpose(0, 1)), weight, bias},
         [](const In& in) { return layer_norm(in[0], in[1], in[2]); });
 }
@@ -279,11 +293,14 @@ void fused_linears(Table& t) {
     for (const Shape& shape : {Shape{3}, Shape{5, 3}, Shape{2, 5, 3}}) {
       const auto h = leaf(away_from_zero(shape, 81));  // relu's kink at 0 stays away from the finite differences
       const std::string what = name + ", h " + core::shape_str(shape);
-      t.add("activation_linear", what, {h, w, b}, [act](const In& in) { return activation_linear(act, in[0], in[1], in[2]); });
-      t.add("activation_linear", what + ", no bias", {h, w}, [act](const In& in) { return activation_linear(act, in[0], in[1], {}); });
+      t.add("activation_linear", what, {h, w, b},
+            [act](const In& in) { return activation_linear(act, in[0], in[1], in[2]); });
+      t.add("activation_linear", what + ", no bias", {h, w},
+            [act](const In& in) { return activation_linear(act, in[0], in[1], {}); });
     }
   }
-  t.add("activation_linear", "gelu_tanh, a transposed weight", {leaf(uniform64({2, 5, 3}, 78)), leaf(uniform64({4, 3}, 77)), b},
+  t.add("activation_linear", "gelu_tanh, a transposed weight",
+        {leaf(uniform64({2, 5, 3}, 78)), leaf(uniform64({4, 3}, 77)), b},
         [](const In& in) { return activation_linear(Activation::gelu_tanh, in[0], in[1].transpose(0, 1), in[2]); });
   const auto nw = leaf(uniform64({3}, 83)), nb = leaf(uniform64({3}, 84));
   const auto w2 = leaf(uniform64({3, 4}, 85)), b2 = leaf(uniform64({4}, 86));
@@ -295,7 +312,8 @@ void fused_linears(Table& t) {
     t.add("layer_norm_linear", what + ", without the parameters that may be left out", {x, w2},
           [](const In& in) { return layer_norm_linear(in[0], {}, {}, 1e-5, in[1], {}); });
   }
-  t.add("layer_norm_linear", "a transposed weight", {leaf(uniform64({2, 5, 3}, 88)), nw, nb, leaf(uniform64({4, 3}, 89)), b2},
+  t.add("layer_norm_linear", "a transposed weight",
+        {leaf(uniform64({2, 5, 3}, 88)), nw, nb, leaf(uniform64({4, 3}, 89)), b2},
         [](const In& in) { return layer_norm_linear(in[0], in[1], in[2], 1e-5, in[3].transpose(0, 1), in[4]); });
 }
 
@@ -317,7 +335,8 @@ void attentions(Table& t) {
   t.add("attention", "local 1-D blocks, the last padded", {leaf(uniform64({2, 7, 6}, 90))},
         [](const In& in) { return attention(in[0], 1, 1, nn::local_mask({.rows = 1, .columns = 3}, 1, 7)); });
   // a bias (relative positions' [..., H, L, L], and one broadcast from [L, L]): the composite path
-  t.add("attention", "a bias [B, H, L, L], causal", {leaf(uniform64({2, 4, 12}, 91)), leaf(uniform64({2, 2, 4, 4}, 92))},
+  t.add("attention", "a bias [B, H, L, L], causal",
+        {leaf(uniform64({2, 4, 12}, 91)), leaf(uniform64({2, 2, 4, 4}, 92))},
         [](const In& in) { return attention(in[0], 1, 2, AttentionMask::causal(), in[1]); });
   t.add("attention", "a bias [L, L] broadcast", {leaf(uniform64({2, 4, 12}, 93)), leaf(uniform64({4, 4}, 94))},
         [](const In& in) { return attention(in[0], 1, 2, AttentionMask::all(), in[1]); });
@@ -326,13 +345,16 @@ void attentions(Table& t) {
 }
 
 void cross_entropies(Table& t) {
-  const auto logits = leaf(uniform64({4, 5}, 100)), logits3 = leaf(uniform64({2, 3, 4}, 101)), row = leaf(uniform64({5}, 102));
+  const auto logits = leaf(uniform64({4, 5}, 100)), logits3 = leaf(uniform64({2, 3, 4}, 101)),
+             row = leaf(uniform64({5}, 102));
   const auto targets = constant(int64s({1, 0, 4, 1}, {4})), targets3 = constant(int64s({3, 0, 1, 1, 2, 3}, {2, 3}));
   const auto target1 = constant(core::scalar(2, Dtype::int64));
   for (Reduction reduction : {Reduction::mean, Reduction::sum, Reduction::none}) {
     for (double smoothing : {0.0, 0.1}) {
       const CrossEntropyOptions options{smoothing, reduction};
-      const std::string what = std::string(reduction == Reduction::mean ? "mean" : reduction == Reduction::sum ? "sum" : "none") +
+      const std::string what = std::string(reduction == Reduction::mean  ? "mean"
+                                           : reduction == Reduction::sum ? "sum"
+                                                                         : "none") +
                                ", smoothing " + (smoothing == 0 ? "0" : "0.1");
       const auto loss = [options](const In& in) { return cross_entropy(in[0], in[1], options); };
       t.add("cross_entropy", what + ", [4, 5] logits", {logits, targets}, loss);
@@ -354,9 +376,11 @@ void dropouts(Table& t) {
     return dropout(in[0], p, /*training=*/true, gen);
   };
   t.add("dropout", "training, p = 0.4", {x}, dropped);
-  t.add("dropout", "times x (the mask meets a value)", {x}, [dropped](const In& in) { return mul(dropped(in), in[0]); });
+  t.add("dropout", "times x (the mask meets a value)", {x},
+        [dropped](const In& in) { return mul(dropped(in), in[0]); });
   t.add("dropout", "a transposed leaf", {transposed_leaf(111)}, dropped);
-  t.add("dropout", "eval mode is the identity", {x}, [](const In& in) { return mul(dropout(in[0], p, /*training=*/false), 2.0); });
+  t.add("dropout", "eval mode is the identity", {x},
+        [](const In& in) { return mul(dropout(in[0], p, /*training=*/false), 2.0); });
 }
 
 // --- views and shape ops ----------------------------------------------------------------------------
@@ -365,12 +389,14 @@ void views(Table& t) {
   const auto x = leaf(uniform64({2, 3, 4}, 120));
   t.add("reshape", "[2, 3, 4] to [4, 6]", {x}, [](const In& in) { return in[0].reshape({4, 6}); });
   t.add("reshape", "with -1", {x}, [](const In& in) { return in[0].reshape({-1, 2}); });
-  t.add("reshape", "of a transposed leaf (a copy)", {transposed_leaf(121)}, [](const In& in) { return in[0].reshape({12}); });
+  t.add("reshape", "of a transposed leaf (a copy)", {transposed_leaf(121)},
+        [](const In& in) { return in[0].reshape({12}); });
   t.add("permute", "[2, 0, 1]", {x}, [](const In& in) { return in[0].permute({2, 0, 1}); });
   t.add("permute", "negative axes", {x}, [](const In& in) { return in[0].permute({1, -1, 0}); });
   // Through a nonlinearity with position-dependent weights, so that misplaced gradients show.
-  t.add("permute", "then weights", {x, constant(uniform64({4, 2, 3}, 122))},
-        [](const In& in) { return mul(tanh(in[0].permute({2, 0, 1})), in[1]); });
+  t.add("permute", "then weights", {x, constant(uniform64({4, 2, 3}, 122))}, [](const In& in) {
+    return mul(tanh(in[0].permute({2, 0, 1})), in[1]);
+  });
   t.add("transpose", "axes 0 and 2", {x}, [](const In& in) { return in[0].transpose(0, 2); });
   t.add("transpose", "negative axes", {x}, [](const In& in) { return in[0].transpose(-1, -2); });
   t.add("movedim", "forward", {x}, [](const In& in) { return in[0].movedim(0, 2); });
@@ -407,18 +433,21 @@ void views(Table& t) {
   GradcheckOptions coarse;
   coarse.eps = 1e-2;
   coarse.atol = 1e-4;
-  t.add("to", "float32 and back", {transposed}, [](const In& in) { return mul(in[0].to(Dtype::float32).to(Dtype::float64), 3.0); },
-        coarse);
+  t.add(
+      "to", "float32 and back", {transposed},
+      [](const In& in) { return mul(in[0].to(Dtype::float32).to(Dtype::float64), 3.0); }, coarse);
   t.add("to", "the CPU and back to the input's device", {transposed},
         [](const In& in) { return mul(in[0], in[0].to(Device::cpu()).to(in[0].device())); });
 }
 
 void joins_and_shifts(Table& t) {
-  const auto a = leaf(uniform64({2, 1, 3}, 150)), b = leaf(uniform64({2, 2, 3}, 151)), c = leaf(uniform64({2, 3, 3}, 152));
+  const auto a = leaf(uniform64({2, 1, 3}, 150)), b = leaf(uniform64({2, 2, 3}, 151)),
+             c = leaf(uniform64({2, 3, 3}, 152));
   t.add("concat", "axis 1", {a, b, c}, [](const In& in) { return concat(in, 1); });
   t.add("concat", "axis -2, a constant in the middle", {a, constant(uniform64({2, 2, 3}, 157)), c},
         [](const In& in) { return concat(in, -2); });
-  t.add("concat", "with an empty tensor", {a, leaf(uniform64({2, 0, 3}, 158))}, [](const In& in) { return concat(in, 1); });
+  t.add("concat", "with an empty tensor", {a, leaf(uniform64({2, 0, 3}, 158))},
+        [](const In& in) { return concat(in, 1); });
   const auto p = leaf(uniform64({2, 3}, 153)), q = leaf(uniform64({2, 3}, 154));
   t.add("stack", "axis 0", {p, q}, [](const In& in) { return stack(in, 0); });
   t.add("stack", "the last axis", {p, q}, [](const In& in) { return stack(in, -1); });
@@ -443,7 +472,8 @@ void composites(Table& t) {
   t.add("composite", "add(x, tanh(x))", {x}, [](const In& in) { return add(in[0], tanh(in[0])); });
   t.add("composite", "x * x^T", {x}, [](const In& in) { return mul(in[0], in[0].transpose(0, 1)); });
   t.add("composite", "matmul(x, x)", {x}, [](const In& in) { return matmul(in[0], in[0]); });
-  t.add("composite", "x * sum(x) (a broadcast reuse)", {x}, [](const In& in) { return mul(in[0], sum(in[0], {1}, true)); });
+  t.add("composite", "x * sum(x) (a broadcast reuse)", {x},
+        [](const In& in) { return mul(in[0], sum(in[0], {1}, true)); });
   t.add("composite", "concat(x, exp(x))", {x}, [](const In& in) { return concat({in[0], exp(in[0])}, 0); });
   t.add("composite", "a shared intermediate used three times", {x}, [](const In& in) {
     const Tensor h = sigmoid(in[0]);
@@ -456,11 +486,13 @@ void composites(Table& t) {
   GradcheckOptions projections;
   projections.full_jacobian = false;
   projections.projections = 6;
-  t.add("composite", "log_softmax(tanh(x @ w)), projection mode", {big, w},
-        [](const In& in) { return log_softmax(tanh(matmul(in[0], in[1])), -1); }, projections);
+  t.add(
+      "composite", "log_softmax(tanh(x @ w)), projection mode", {big, w},
+      [](const In& in) { return log_softmax(tanh(matmul(in[0], in[1])), -1); }, projections);
   projections.seed = 5;
-  t.add("composite", "gelu(layer_norm(x)), projection mode", {big}, [](const In& in) { return gelu(layer_norm(in[0], {}, {})); },
-        projections);
+  t.add(
+      "composite", "gelu(layer_norm(x)), projection mode", {big},
+      [](const In& in) { return gelu(layer_norm(in[0], {}, {})); }, projections);
 }
 
 std::string read_file(const std::string& path) {
@@ -503,10 +535,12 @@ std::vector<std::string> ops_that_need_a_case(const std::string& source_dir) {
   for (std::sregex_iterator it(ops.begin(), ops.end(), function), end; it != end; ++it) names.insert((*it)[1]);
   const std::string tensor = read_file(source_dir + "/autograd/tensor.h");
   const size_t from = tensor.find("differentiable views"), to = tensor.find("For the engine");
-  if (from == std::string::npos || to == std::string::npos) throw std::runtime_error("op table: no view section in autograd/tensor.h");
+  if (from == std::string::npos || to == std::string::npos)
+    throw std::runtime_error("op table: no view section in autograd/tensor.h");
   const std::string view_section = tensor.substr(from, to - from);
   const std::regex method(R"(Tensor ([a-z_]+)\()");
-  for (std::sregex_iterator it(view_section.begin(), view_section.end(), method), end; it != end; ++it) names.insert((*it)[1]);
+  for (std::sregex_iterator it(view_section.begin(), view_section.end(), method), end; it != end; ++it)
+    names.insert((*it)[1]);
   std::vector<std::string> result;
   for (const std::string& name : names) {
     if (!exempt.contains(name)) result.push_back(name);

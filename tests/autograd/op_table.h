@@ -21,7 +21,7 @@
 namespace axiom::test {
 
 struct OpCase {
-  std::string op;    // the op of autograd/ops.h or the Tensor method the case checks ("composite": several ops together)
+  std::string op;  // the op of autograd/ops.h or the Tensor method the case checks ("composite": several ops together)
   std::string what;  // what is particular about its inputs: "broadcast [3, 1, 4] with [5, 1]", ...
   // float64 on the CPU (integer and uint8 ones too: indices, targets, masks). Those that require a
   // gradient are differentiated; the others are constants, passed as inputs so that they move to

@@ -145,5 +145,6 @@ TEST_CASE("checkpoint: under NoGrad it is f itself, and what cannot be checkpoin
   CHECK_THROWS_WITH_AS(checkpoint(nullptr, x, {}), "[checkpoint] the function is empty", Error);
   CHECK_THROWS_WITH_AS(checkpoint(block, x, {block.weight, block.weight}, &gen),
                        "[checkpoint] parameter 1 is undefined or listed twice", Error);
-  CHECK_THROWS_WITH_AS(checkpoint(block, axiom::Tensor(), block.parameters(), &gen), "[checkpoint] the input is undefined", Error);
+  CHECK_THROWS_WITH_AS(checkpoint(block, axiom::Tensor(), block.parameters(), &gen),
+                       "[checkpoint] the input is undefined", Error);
 }

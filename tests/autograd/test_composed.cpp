@@ -48,11 +48,20 @@ TEST_CASE("a two-layer MLP with layer norm and cross-entropy passes gradcheck in
   const Mlp net = make_mlp({4, 3}, {2, 0, 1, 2}, 1);
   for (Squash activation : {Squash::gelu, Squash::tanh}) {
     CAPTURE(activation == Squash::gelu ? "gelu" : "tanh");
-    check_grad("mean loss", [&](const In& in) { return mlp_loss(in, net.targets, activation); }, net.params);
-    check_grad("label smoothing 0.1, summed",
-               [&](const In& in) { return mlp_loss(in, net.targets, activation, {0.1, Reduction::sum}); }, net.params);
-    check_grad("per-example losses",
-               [&](const In& in) { return mlp_loss(in, net.targets, activation, {0, Reduction::none}); }, net.params);
+    check_grad(
+        "mean loss", [&](const In& in) { return mlp_loss(in, net.targets, activation); }, net.params);
+    check_grad(
+        "label smoothing 0.1, summed",
+        [&](const In& in) {
+          return mlp_loss(in, net.targets, activation, {0.1, Reduction::sum});
+        },
+        net.params);
+    check_grad(
+        "per-example losses",
+        [&](const In& in) {
+          return mlp_loss(in, net.targets, activation, {0, Reduction::none});
+        },
+        net.params);
   }
   // The check is not vacuous: every parameter gets a gradient that is not zero.
   const axiom::Tensor loss = mlp_loss(net.params, net.targets, Squash::gelu);
@@ -68,11 +77,13 @@ TEST_CASE("a two-layer MLP with layer norm and cross-entropy passes gradcheck in
 
 TEST_CASE("the MLP on a batch of sequences: a 2x4x3 input through shared weights") {
   const Mlp net = make_mlp({2, 4, 3}, {2, 0, 1, 2, 1, 1, 0, 2}, 20);
-  check_grad("full Jacobian", [&](const In& in) { return mlp_loss(in, net.targets, Squash::tanh); }, net.params);
+  check_grad(
+      "full Jacobian", [&](const In& in) { return mlp_loss(in, net.targets, Squash::tanh); }, net.params);
   GradcheckOptions projection;
   projection.full_jacobian = false;
-  check_grad("projections", [&](const In& in) { return mlp_loss(in, net.targets, Squash::gelu, {0.1}); }, net.params,
-             projection);
+  check_grad(
+      "projections", [&](const In& in) { return mlp_loss(in, net.targets, Squash::gelu, {0.1}); }, net.params,
+      projection);
 }
 
 TEST_CASE("gradient descent on the MLP lowers the loss") {
@@ -86,6 +97,7 @@ TEST_CASE("gradient descent on the MLP lowers the loss") {
     for (const axiom::Tensor& w : weights) w.zero_grad();
     loss.backward();
     NoGrad no_grad;
-    for (const axiom::Tensor& w : weights) core::copy_into(core::sub(w.data(), core::mul(w.grad().data(), 0.5)), w.data());
+    for (const axiom::Tensor& w : weights)
+      core::copy_into(core::sub(w.data(), core::mul(w.grad().data(), 0.5)), w.data());
   }
 }

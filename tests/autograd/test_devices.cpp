@@ -21,12 +21,16 @@ namespace {
 // checkpoint's backward cannot be recorded, an Error tested in test_checkpoint.cpp).
 OpCase checkpoint_case() {
   auto u = [](const core::Shape& shape, uint64_t seed) { return test::leaf(test::uniform64(shape, seed)); };
-  return {"checkpoint", "between layer_norm_linear and activation_linear", {u({2, 3, 4}, 18), u({4}, 19), u({4}, 20), u({4, 5}, 21), u({5}, 22)},
-          [](const std::vector<Tensor>& x) {
-            const Tensor h = axiom::layer_norm_linear(x[0], x[1], x[2], 1e-5, x[3], x[4]);                  // [2, 3, 5]
-            const Tensor y = axiom::activation_linear(axiom::Activation::gelu, h, x[3].transpose(0, 1), x[1]);  // [2, 3, 4]
-            return axiom::checkpoint([w = x[3], b = x[4]](const Tensor& in) { return axiom::relu(axiom::linear(in, w, b)); }, y, {x[3], x[4]});
-          }};
+  return {
+      "checkpoint",
+      "between layer_norm_linear and activation_linear",
+      {u({2, 3, 4}, 18), u({4}, 19), u({4}, 20), u({4, 5}, 21), u({5}, 22)},
+      [](const std::vector<Tensor>& x) {
+        const Tensor h = axiom::layer_norm_linear(x[0], x[1], x[2], 1e-5, x[3], x[4]);                      // [2, 3, 5]
+        const Tensor y = axiom::activation_linear(axiom::Activation::gelu, h, x[3].transpose(0, 1), x[1]);  // [2, 3, 4]
+        return axiom::checkpoint(
+            [w = x[3], b = x[4]](const Tensor& in) { return axiom::relu(axiom::linear(in, w, b)); }, y, {x[3], x[4]});
+      }};
 }
 
 // `x` on `device` with the same layout: its whole buffer moves, and the same view (shape, strides,
@@ -96,41 +100,42 @@ std::vector<core::Tensor> second_derivatives(const OpCase& c, Device device) {
 }  // namespace
 
 TEST_SUITE("cuda-emulated") {
-
-TEST_CASE("second derivatives of every case of the op table on the device equal the CPU's") {
-  for (const OpCase& c : test::op_table()) {
-    const std::string name = c.op + ": " + c.what;
-    INFO(name);
-    const std::vector<core::Tensor> expected = second_derivatives(c, Device::cpu());
-    axiom::test::on_every_device([&] {
-      const std::vector<core::Tensor> actual = second_derivatives(c, Device::cuda());
-      REQUIRE(actual.size() == expected.size());
-      for (size_t i = 0; i < actual.size(); ++i) {
-        REQUIRE(actual[i].defined() == expected[i].defined());
-        if (actual[i].defined()) {
-          test::check_close(actual[i], test::values_of(expected[i]), 1e-9, 1e-10, name + ": second derivative of input " + std::to_string(i));
+  TEST_CASE("second derivatives of every case of the op table on the device equal the CPU's") {
+    for (const OpCase& c : test::op_table()) {
+      const std::string name = c.op + ": " + c.what;
+      INFO(name);
+      const std::vector<core::Tensor> expected = second_derivatives(c, Device::cpu());
+      axiom::test::on_every_device([&] {
+        const std::vector<core::Tensor> actual = second_derivatives(c, Device::cuda());
+        REQUIRE(actual.size() == expected.size());
+        for (size_t i = 0; i < actual.size(); ++i) {
+          REQUIRE(actual[i].defined() == expected[i].defined());
+          if (actual[i].defined()) {
+            test::check_close(actual[i], test::values_of(expected[i]), 1e-9, 1e-10,
+                              name + ": second derivative of input " + std::to_string(i));
+          }
         }
-      }
-    });
+      });
+    }
   }
-}
 
-TEST_CASE("forward and backward of every case of the op table on the device equal the CPU's") {
-  std::vector<OpCase> cases = test::op_table();
-  cases.push_back(checkpoint_case());
-  for (const OpCase& c : cases) {
-    const std::string name = c.op + ": " + c.what;
-    INFO(name);
-    const Result expected = forward_backward(c, Device::cpu());
-    axiom::test::on_every_device([&] {
-      const Result actual = forward_backward(c, Device::cuda());
-      test::check_close(actual.output, test::values_of(expected.output), 1e-10, 1e-10, name + ": output");
-      REQUIRE(actual.grads.size() == expected.grads.size());
-      for (size_t i = 0; i < actual.grads.size(); ++i) {
-        test::check_close(actual.grads[i], test::values_of(expected.grads[i]), 1e-10, 1e-10, name + ": gradient of input " + std::to_string(i));
-      }
-    });
+  TEST_CASE("forward and backward of every case of the op table on the device equal the CPU's") {
+    std::vector<OpCase> cases = test::op_table();
+    cases.push_back(checkpoint_case());
+    for (const OpCase& c : cases) {
+      const std::string name = c.op + ": " + c.what;
+      INFO(name);
+      const Result expected = forward_backward(c, Device::cpu());
+      axiom::test::on_every_device([&] {
+        const Result actual = forward_backward(c, Device::cuda());
+        test::check_close(actual.output, test::values_of(expected.output), 1e-10, 1e-10, name + ": output");
+        REQUIRE(actual.grads.size() == expected.grads.size());
+        for (size_t i = 0; i < actual.grads.size(); ++i) {
+          test::check_close(actual.grads[i], test::values_of(expected.grads[i]), 1e-10, 1e-10,
+                            name + ": gradient of input " + std::to_string(i));
+        }
+      });
+    }
   }
-}
 
 }  // TEST_SUITE

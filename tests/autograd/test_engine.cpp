@@ -68,7 +68,8 @@ TEST_CASE("backward twice with retain_graph doubles the gradient, and zero_grad 
   x.zero_grad();
   CHECK_FALSE(x.grad().defined());
   sum(exp(x)).backward();
-  check_close(x.grad().data(), map({0.5, -1, 2}, [](double v) { return std::exp(v); }), 1e-12, 1e-12, "after zero_grad");
+  check_close(x.grad().data(), map({0.5, -1, 2}, [](double v) { return std::exp(v); }), 1e-12, 1e-12,
+              "after zero_grad");
 }
 
 TEST_CASE("backward adds to the gradient that is already there") {
@@ -107,9 +108,10 @@ TEST_CASE("a 3x1 input broadcast against a 2x3x4 one gets a 3x1 gradient") {
   const auto c = leaf(doubles({1, 2, 3}, {3, 1}));
   add(c, axiom::Tensor(uniform64({2, 3, 4}, 2))).backward(seed);
   REQUIRE(c.grad().shape() == Shape{3, 1});
-  check_close(c.grad().data(), {1 + 2 + 3 + 4 + 13 + 14 + 15 + 16, 5 + 6 + 7 + 8 + 17 + 18 + 19 + 20,
-                         9 + 10 + 11 + 12 + 21 + 22 + 23 + 24},
-              1e-12, 1e-12, "dc");
+  check_close(
+      c.grad().data(),
+      {1 + 2 + 3 + 4 + 13 + 14 + 15 + 16, 5 + 6 + 7 + 8 + 17 + 18 + 19 + 20, 9 + 10 + 11 + 12 + 21 + 22 + 23 + 24},
+      1e-12, 1e-12, "dc");
 }
 
 // --- backward and its seed -----------------------------------------------------------------------------
@@ -359,7 +361,7 @@ TEST_CASE("memory: an op's output that no backward rule keeps is freed with its 
   {
     const axiom::Tensor a = add(x, x);  // add's rule keeps nothing: a lives only while its handle does
     y = add(a, x);
-    z = tanh(y);                        // tanh keeps its output z, and y (its input) for the rule too
+    z = tanh(y);  // tanh keeps its output z, and y (its input) for the rule too
   }
   CHECK(core::allocation_stats().live_bytes - before == 2 * bytes);  // y and z; a is gone
   sum(z).backward();
@@ -438,12 +440,14 @@ TEST_CASE("gradient-ready hook: each leaf once, when its gradient is complete, b
   const Tensor y = mul(sum(add(mul(a, b), a)), c);
   std::vector<std::pair<const TensorImpl*, std::vector<double>>> reports;  // leaf, its gradient when reported
   {
-    const GradientReadyHook hook([&](const Tensor& ready) { reports.emplace_back(ready.impl().get(), values_of(ready.grad().data())); });
+    const GradientReadyHook hook(
+        [&](const Tensor& ready) { reports.emplace_back(ready.impl().get(), values_of(ready.grad().data())); });
     y.backward();
   }
   REQUIRE(reports.size() == 3);
   for (const Tensor& t : {a, b, c}) {
-    const auto found = std::find_if(reports.begin(), reports.end(), [&](const auto& r) { return r.first == t.impl().get(); });
+    const auto found =
+        std::find_if(reports.begin(), reports.end(), [&](const auto& r) { return r.first == t.impl().get(); });
     REQUIRE(found != reports.end());
     CHECK(found->second == values_of(t.grad().data()));  // complete when reported: nothing was added after
   }

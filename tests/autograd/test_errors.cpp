@@ -13,16 +13,29 @@ using axiom::test::error_message;
 
 TEST_CASE("cross_entropy: a target that is not a class (0 to C - 1) is an error showing the value") {
   const auto logits = leaf(uniform64({3, 5}, 1));
-  check_error([&] { (void)cross_entropy(logits, axiom::Tensor(int64s({0, 7, 2}, {3}))); },
-              {"[cross_entropy]", "target 7", "element 1", "[0, 5)"});
-  check_error([&] { (void)cross_entropy(logits, axiom::Tensor(int64s({0, 1, -1}, {3}))); },
-              {"[cross_entropy]", "target -1", "element 2", "[0, 5)"});
-  check_error([&] { (void)cross_entropy(logits, axiom::Tensor(int64s({5, 0, 0}, {3}))); }, {"[cross_entropy]", "target 5"});
+  check_error(
+      [&] {
+        (void)cross_entropy(logits, axiom::Tensor(int64s({0, 7, 2}, {3})));
+      },
+      {"[cross_entropy]", "target 7", "element 1", "[0, 5)"});
+  check_error(
+      [&] {
+        (void)cross_entropy(logits, axiom::Tensor(int64s({0, 1, -1}, {3})));
+      },
+      {"[cross_entropy]", "target -1", "element 2", "[0, 5)"});
+  check_error(
+      [&] {
+        (void)cross_entropy(logits, axiom::Tensor(int64s({5, 0, 0}, {3})));
+      },
+      {"[cross_entropy]", "target 5"});
   // The largest and smallest valid classes are fine.
   CHECK_NOTHROW((void)cross_entropy(logits, axiom::Tensor(int64s({0, 4, 4}, {3}))));
   // With per-element losses and label smoothing too.
-  check_error([&] { (void)cross_entropy(logits, axiom::Tensor(int64s({0, 9, 2}, {3})), {0.1, Reduction::none}); },
-              {"[cross_entropy]", "target 9"});
+  check_error(
+      [&] {
+        (void)cross_entropy(logits, axiom::Tensor(int64s({0, 9, 2}, {3})), {0.1, Reduction::none});
+      },
+      {"[cross_entropy]", "target 9"});
 }
 
 TEST_CASE("cross_entropy: targets of the wrong dtype or shape are errors") {
@@ -31,17 +44,33 @@ TEST_CASE("cross_entropy: targets of the wrong dtype or shape are errors") {
               {"[cross_entropy]", "int64", "float64"});
   check_error([&] { (void)cross_entropy(logits, axiom::Tensor(core::zeros({3}, Dtype::uint8))); },
               {"[cross_entropy]", "int64", "uint8"});
-  check_error([&] { (void)cross_entropy(logits, axiom::Tensor(int64s({0, 1}, {2}))); },
-              {"[cross_entropy]", "[3, 5]", "[3]", "[2]"});
-  check_error([&] { (void)cross_entropy(logits, axiom::Tensor(int64s({0, 1, 2}, {3, 1}))); },
-              {"[cross_entropy]", "[3, 1]"});
-  check_error([&] { (void)cross_entropy(logits, axiom::Tensor(int64s({0, 1, 2, 0, 1, 2}, {3, 2}))); },
-              {"[cross_entropy]", "[3, 2]"});
+  check_error(
+      [&] {
+        (void)cross_entropy(logits, axiom::Tensor(int64s({0, 1}, {2})));
+      },
+      {"[cross_entropy]", "[3, 5]", "[3]", "[2]"});
+  check_error(
+      [&] {
+        (void)cross_entropy(logits, axiom::Tensor(int64s({0, 1, 2}, {3, 1})));
+      },
+      {"[cross_entropy]", "[3, 1]"});
+  check_error(
+      [&] {
+        (void)cross_entropy(logits, axiom::Tensor(int64s({0, 1, 2, 0, 1, 2}, {3, 2})));
+      },
+      {"[cross_entropy]", "[3, 2]"});
   check_error([&] { (void)cross_entropy(logits, axiom::Tensor(core::scalar(1, Dtype::int64))); }, {"[cross_entropy]"});
-  check_error([&] { (void)cross_entropy(axiom::Tensor(core::scalar(1, Dtype::float64)), axiom::Tensor(core::scalar(0, Dtype::int64))); },
-              {"[cross_entropy]"});
-  check_error([&] { (void)cross_entropy(axiom::Tensor(core::zeros({3, 5}, Dtype::int64)), axiom::Tensor(int64s({0, 1, 2}, {3}))); },
-              {"[cross_entropy]", "int64"});
+  check_error(
+      [&] {
+        (void)cross_entropy(axiom::Tensor(core::scalar(1, Dtype::float64)),
+                            axiom::Tensor(core::scalar(0, Dtype::int64)));
+      },
+      {"[cross_entropy]"});
+  check_error(
+      [&] {
+        (void)cross_entropy(axiom::Tensor(core::zeros({3, 5}, Dtype::int64)), axiom::Tensor(int64s({0, 1, 2}, {3})));
+      },
+      {"[cross_entropy]", "int64"});
   check_error([&] { (void)cross_entropy(logits, axiom::Tensor()); }, {"undefined"});
 }
 
@@ -54,7 +83,8 @@ TEST_CASE("cross_entropy: label smoothing outside 0 to 1 is an error") {
 
 TEST_CASE("errors from core pass through the differentiable ops unchanged") {
   const auto a = leaf(uniform64({2, 3}, 4)), b = leaf(uniform64({4, 5}, 5));
-  CHECK(error_message([&] { (void)matmul(a, b); }) == "[matmul] shapes [2, 3] and [4, 5] cannot be multiplied (3 != 4)");
+  CHECK(error_message([&] { (void)matmul(a, b); }) ==
+        "[matmul] shapes [2, 3] and [4, 5] cannot be multiplied (3 != 4)");
   CHECK(error_message([&] { (void)add(a, leaf(uniform64({4}, 6))); }) ==
         "[add] shapes [2, 3] and [4] cannot be broadcast (3 vs 4 at axis -1)");
   check_error([&] { (void)softmax(a, 2); }, {"[softmax]", "axis 2"});
@@ -65,7 +95,8 @@ TEST_CASE("errors from core pass through the differentiable ops unchanged") {
 TEST_CASE("attention_step has no backward rule: with gradients recorded, an input that needs one is an error") {
   const auto q = leaf(uniform64({2, 1, 4}, 3));
   const axiom::Tensor keys_t(uniform64({2, 4, 3}, 4)), values(uniform64({2, 3, 4}, 5));
-  check_error([&] { (void)attention_step(q, keys_t, values, 0.5); }, {"[attention_step] has no backward rule", "NoGrad"});
+  check_error([&] { (void)attention_step(q, keys_t, values, 0.5); },
+              {"[attention_step] has no backward rule", "NoGrad"});
   NoGrad no_grad;
   CHECK(attention_step(q, keys_t, values, 0.5).shape() == Shape{2, 1, 4});
 }

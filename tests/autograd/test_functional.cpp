@@ -48,16 +48,19 @@ TEST_CASE("grad() of an intermediate tensor, of several outputs, and third deriv
 TEST_CASE("grad() errors: unused inputs, no gradient wanted, freed graphs, shapes") {
   const axiom::Tensor x(uniform64({3}, 3), true), unused(uniform64({3}, 4), true), constant(uniform64({3}, 5));
   const axiom::Tensor y = sum(exp(x));
-  test::check_error([&] { (void)grad({y}, {unused}, {}, {.retain_graph = true}); }, {"[grad]", "input 0 is not used", "allow_unused"});
+  test::check_error([&] { (void)grad({y}, {unused}, {}, {.retain_graph = true}); },
+                    {"[grad]", "input 0 is not used", "allow_unused"});
   CHECK_FALSE(grad({y}, {x, unused}, {}, {.retain_graph = true, .allow_unused = true})[1].defined());
   test::check_error([&] { (void)grad({y}, {constant}); }, {"[grad]", "input 0 does not require a gradient"});
   test::check_error([&] { (void)grad({sum(constant)}, {x}); }, {"[grad]", "output 0 does not require a gradient"});
   test::check_error([&] { (void)grad({exp(x)}, {x}); }, {"[grad]", "needs a gradient argument", "[3]"});
-  test::check_error([&] { (void)grad({y}, {x}, {axiom::Tensor(uniform64({2}, 6))}); }, {"[grad]", "the gradient is float64 [2]"});
+  test::check_error([&] { (void)grad({y}, {x}, {axiom::Tensor(uniform64({2}, 6))}); },
+                    {"[grad]", "the gradient is float64 [2]"});
   (void)grad({y}, {x});  // frees the graph
   test::check_error([&] { (void)grad({y}, {x}); }, {"[backward]", "was freed", "retain_graph"});
   const axiom::Tensor integers(core::arange(3));
-  test::check_error([&] { (void)hvp([](const In& in) { return sum(in[0]); }, {integers}, {integers}); }, {"[hvp]", "int64", "float32 or float64"});
+  test::check_error([&] { (void)hvp([](const In& in) { return sum(in[0]); }, {integers}, {integers}); },
+                    {"[hvp]", "int64", "float32 or float64"});
 }
 
 TEST_CASE("jacobian and hessian against closed forms") {
@@ -70,14 +73,15 @@ TEST_CASE("jacobian and hessian against closed forms") {
   // f(x) = x^T A x: H = A + A^T
   const core::Tensor m = uniform64({3, 3}, 8);
   const axiom::Tensor matrix(m);
-  const axiom::Tensor h = hessian([&](const axiom::Tensor& x) { return sum(mul(x, matmul(matrix, x))); }, axiom::Tensor(a));
+  const axiom::Tensor h =
+      hessian([&](const axiom::Tensor& x) { return sum(mul(x, matmul(matrix, x))); }, axiom::Tensor(a));
   check_close(h, core::add(m, m.transpose(0, 1)));
 }
 
 TEST_CASE("vjp, jvp and hvp agree with the Jacobian and the Hessian") {
   const core::Tensor a = uniform64({4}, 9), u = uniform64({4}, 10), v = uniform64({4}, 11);
   const auto f = [](const axiom::Tensor& x) { return mul(sigmoid(x), sum(mul(x, x))); };  // R^4 -> R^4
-  const axiom::Tensor j = jacobian(f, axiom::Tensor(a));                                    // [4, 4]
+  const axiom::Tensor j = jacobian(f, axiom::Tensor(a));                                  // [4, 4]
   const auto on_inputs = [&](const In& in) { return f(in[0]); };
   const VjpResult back = vjp(on_inputs, {axiom::Tensor(a)}, axiom::Tensor(v));
   check_close(back.grads[0], core::matmul(v.unsqueeze(0), j.data()).squeeze(0));  // v^T J
@@ -86,7 +90,8 @@ TEST_CASE("vjp, jvp and hvp agree with the Jacobian and the Hessian") {
   check_close(forward.output, f(axiom::Tensor(a)).data());
   const auto loss = [](const axiom::Tensor& x) { return sum(tanh(mul(x, exp(x)))); };
   const axiom::Tensor h = hessian(loss, axiom::Tensor(a));
-  const std::vector<axiom::Tensor> hv = hvp([&](const In& in) { return loss(in[0]); }, {axiom::Tensor(a)}, {axiom::Tensor(v)});
+  const std::vector<axiom::Tensor> hv =
+      hvp([&](const In& in) { return loss(in[0]); }, {axiom::Tensor(a)}, {axiom::Tensor(v)});
   check_close(hv[0], core::matmul(h.data(), v.unsqueeze(1)).squeeze(1));
 }
 

@@ -31,9 +31,10 @@ axiom::Tensor planted_exp(const axiom::Tensor& x, bool wrong) {
 // derivative (the second derivative of exp) is then missing. With the output as the engine hands
 // it in (made by the exp Node), the rule is differentiable.
 axiom::Tensor exp_with_constant_output(const axiom::Tensor& x, bool constant) {
-  return record_keeping_output("exp", {x}, core::exp(x.data()), [constant](const axiom::Tensor& g, const axiom::Tensor& y, const Needs&) {
-    return Grads{mul(g, constant ? y.detach() : y)};
-  });
+  return record_keeping_output("exp", {x}, core::exp(x.data()),
+                               [constant](const axiom::Tensor& g, const axiom::Tensor& y, const Needs&) {
+                                 return Grads{mul(g, constant ? y.detach() : y)};
+                               });
 }
 
 // mul whose gradient for b is off by `errors[k]` at the elements `at[k]` of b (b is [2, 3]).
@@ -49,10 +50,11 @@ axiom::Tensor mul_wrong_at(const axiom::Tensor& a, const axiom::Tensor& b, const
 
 // mul whose rule forgets b's gradient: returned undefined, or not returned at all.
 axiom::Tensor mul_forgetting_b(const axiom::Tensor& a, const axiom::Tensor& b, bool short_list) {
-  return record("mul", {a, b}, core::mul(a.data(), b.data()), [b = axiom::Tensor(b.data()), short_list](const axiom::Tensor& g, const Needs&) {
-    if (short_list) return Grads{mul(g, b)};
-    return Grads{mul(g, b), axiom::Tensor()};
-  });
+  return record("mul", {a, b}, core::mul(a.data(), b.data()),
+                [b = axiom::Tensor(b.data()), short_list](const axiom::Tensor& g, const Needs&) {
+                  if (short_list) return Grads{mul(g, b)};
+                  return Grads{mul(g, b), axiom::Tensor()};
+                });
 }
 
 // The number printed after `label` in a gradcheck message ("numerical 0.25, ...").
@@ -110,8 +112,11 @@ TEST_CASE("the failure names the input and the element whose gradient is wrong, 
   const auto a = leaf(uniform64({2, 3}, 3)), b = leaf(uniform64({2, 3}, 4));
   const double a12 = a.data().at({1, 2});
   SUBCASE("one wrong element") {
-    const GradcheckResult result =
-        gradcheck([](const In& in) { return mul_wrong_at(in[0], in[1], {{1, 2}}, {1.0}); }, {a, b});
+    const GradcheckResult result = gradcheck(
+        [](const In& in) {
+          return mul_wrong_at(in[0], in[1], {{1, 2}}, {1.0});
+        },
+        {a, b});
     CHECK_FALSE(result.ok);
     INFO(result.message);
     CHECK(contains(result.message, "output element [1, 2] with respect to input 1 element [1, 2]"));
@@ -120,8 +125,11 @@ TEST_CASE("the failure names the input and the element whose gradient is wrong, 
     CHECK(result.worst_error == doctest::Approx(1.0).epsilon(1e-6));
   }
   SUBCASE("two wrong elements: the worse one is reported") {
-    const GradcheckResult result =
-        gradcheck([](const In& in) { return mul_wrong_at(in[0], in[1], {{0, 1}, {1, 2}}, {0.5, 2.0}); }, {a, b});
+    const GradcheckResult result = gradcheck(
+        [](const In& in) {
+          return mul_wrong_at(in[0], in[1], {{0, 1}, {1, 2}}, {0.5, 2.0});
+        },
+        {a, b});
     CHECK_FALSE(result.ok);
     INFO(result.message);
     CHECK(contains(result.message, "with respect to input 1 element [1, 2]"));
@@ -141,8 +149,11 @@ TEST_CASE("the failure names the input and the element whose gradient is wrong, 
   SUBCASE("only the inputs that require a gradient are checked") {
     // b's gradient is wrong, but b is a constant here: nothing to report.
     const axiom::Tensor constant(b.data());
-    const GradcheckResult result =
-        gradcheck([&](const In& in) { return mul_wrong_at(in[0], constant, {{1, 2}}, {1.0}); }, {a});
+    const GradcheckResult result = gradcheck(
+        [&](const In& in) {
+          return mul_wrong_at(in[0], constant, {{1, 2}}, {1.0});
+        },
+        {a});
     CHECK_MESSAGE(result.ok, result.message);
   }
 }
@@ -161,8 +172,11 @@ TEST_CASE("a wrong rule fails in projection mode too") {
 
   // One wrong element among 12, on the second of two inputs, is still seen.
   const auto a = leaf(uniform64({2, 3}, 6)), b = leaf(uniform64({2, 3}, 7));
-  const GradcheckResult one =
-      gradcheck([](const In& in) { return mul_wrong_at(in[0], in[1], {{0, 2}}, {1.0}); }, {a, b}, options);
+  const GradcheckResult one = gradcheck(
+      [](const In& in) {
+        return mul_wrong_at(in[0], in[1], {{0, 2}}, {1.0});
+      },
+      {a, b}, options);
   CHECK_FALSE(one.ok);
   CHECK(contains(one.message, "numerical"));
 }
@@ -203,7 +217,8 @@ TEST_CASE("a rule that returns NaN fails") {
 
 TEST_CASE("gradcheck's own errors") {
   const axiom::Tensor single(core::uniform({3}, 0, 1, default_generator(), Dtype::float32), true);
-  check_error([&] { (void)gradcheck([](const In& in) { return in[0]; }, {single}); }, {"[gradcheck]", "float32", "float64"});
+  check_error([&] { (void)gradcheck([](const In& in) { return in[0]; }, {single}); },
+              {"[gradcheck]", "float32", "float64"});
   const axiom::Tensor constant(uniform64({3}, 11));
   check_error([&] { (void)gradcheck([](const In& in) { return exp(in[0]); }, {constant}); },
               {"[gradcheck]", "no input requires a gradient"});
@@ -219,7 +234,8 @@ TEST_CASE("gradcheck refuses options that would check nothing") {
   no_projection.full_jacobian = false;
   no_projection.projections = 0;
   check_error([&] { (void)gradcheck(f, {x}, no_projection); }, {"[gradcheck] projections must be at least 1, got 0"});
-  check_error([&] { (void)gradgradcheck(f, {x}, no_projection); }, {"[gradgradcheck] projections must be at least 1, got 0"});
+  check_error([&] { (void)gradgradcheck(f, {x}, no_projection); },
+              {"[gradgradcheck] projections must be at least 1, got 0"});
   for (double eps : {0.0, -1e-6, std::numeric_limits<double>::quiet_NaN()}) {
     GradcheckOptions options;
     options.eps = eps;
@@ -227,7 +243,8 @@ TEST_CASE("gradcheck refuses options that would check nothing") {
   }
   GradcheckOptions negative_tolerance;
   negative_tolerance.atol = -1;
-  check_error([&] { (void)gradcheck(f, {x}, negative_tolerance); }, {"[gradcheck] atol and rtol must be finite and 0 or more"});
+  check_error([&] { (void)gradcheck(f, {x}, negative_tolerance); },
+              {"[gradcheck] atol and rtol must be finite and 0 or more"});
 }
 
 TEST_CASE("gradcheck leaves its inputs as it found them, in both modes, also when the function throws halfway") {

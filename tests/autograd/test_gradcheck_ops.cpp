@@ -31,7 +31,8 @@ TEST_CASE("the op table has a case for every differentiable op of autograd/ops.h
   const std::vector<std::string> needed = ops_that_need_a_case(AXIOM_SOURCE_DIR);
   CHECK(needed.size() > 50);
   for (const std::string& op : needed) {
-    CHECK_MESSAGE(covered.contains(op), op << " (autograd/ops.h or autograd/tensor.h) has no case in tests/autograd/op_table.cpp");
+    CHECK_MESSAGE(covered.contains(op),
+                  op << " (autograd/ops.h or autograd/tensor.h) has no case in tests/autograd/op_table.cpp");
   }
   // and every case names an op that exists (or "composite"): no case hides under a misspelt name
   for (const std::string& op : covered) {
@@ -65,8 +66,9 @@ std::set<std::string> recorded_names(const Tensor& y) {
 // queries under narrow's: a view of qkv).
 TEST_CASE("every op of the op table is recorded under its own name by at least one of its cases") {
   const std::map<std::string, std::string> recorded_as = {
-      {"operator+", "add"}, {"operator-", "sub"}, {"operator*", "mul"}, {"operator/", "div"}, {"flatten", "reshape"},
-      {"stack", "concat"}, {"attention_queries", "narrow"}};  // stack is concat of unsqueezed inputs
+      {"operator+", "add"},   {"operator-", "sub"}, {"operator*", "mul"},           {"operator/", "div"},
+      {"flatten", "reshape"}, {"stack", "concat"},  {"attention_queries", "narrow"}};  // stack is concat of unsqueezed
+                                                                                       // inputs
   std::map<std::string, std::set<std::string>> names_by_op;
   for (const OpCase& c : op_table()) {
     if (c.op == "composite") continue;
@@ -83,11 +85,14 @@ TEST_CASE("dropout's mask is not trivial: some elements are zeroed, the others s
   constexpr double p = 0.4;
   const Tensor x = leaf(uniform64({4, 5}, 110, 0.5, 2));  // nonzero: dropped elements are recognisable
   Generator gen(1234);
-  const std::vector<double> in = x.data().to_vector<double>(), out = dropout(x, p, /*training=*/true, gen).data().to_vector<double>();
+  const std::vector<double> in = x.data().to_vector<double>(),
+                            out = dropout(x, p, /*training=*/true, gen).data().to_vector<double>();
   int zeroed = 0, kept = 0;
   for (size_t i = 0; i < in.size(); ++i) {
-    if (out[i] == 0) ++zeroed;
-    else if (std::abs(out[i] - in[i] / (1 - p)) < 1e-12) ++kept;
+    if (out[i] == 0)
+      ++zeroed;
+    else if (std::abs(out[i] - in[i] / (1 - p)) < 1e-12)
+      ++kept;
   }
   CHECK(zeroed > 0);
   CHECK(kept > 0);
@@ -107,7 +112,8 @@ TEST_CASE("activation_linear: the bits of linear(activate(h)), keeping h alone f
       const axiom::Tensor out = fused ? activation_linear(Activation::gelu, h, w, b) : linear(gelu(h), w, b);
       const int64_t kept = core::allocation_stats().live_bytes - before;  // the output, and what backward needs
       sum(mul(out, weights)).backward();
-      return std::make_tuple(axiom::test::values_of(out.data()), axiom::test::values_of(h.grad().data()), axiom::test::values_of(w.grad().data()), axiom::test::values_of(b.grad().data()), kept);
+      return std::make_tuple(axiom::test::values_of(out.data()), axiom::test::values_of(h.grad().data()),
+                             axiom::test::values_of(w.grad().data()), axiom::test::values_of(b.grad().data()), kept);
     };
     const auto [out, dh, dw, db, kept] = gradients(false);
     const auto [fused_out, fused_dh, fused_dw, fused_db, fused_kept] = gradients(true);
@@ -130,7 +136,8 @@ TEST_CASE("layer_norm_linear: the bits of linear(layer_norm(x)), keeping x alone
     auto gradients = [&](bool fused) {
       for (const auto& t : {x, nw, nb, w, b}) t.zero_grad();
       const int64_t before = core::allocation_stats().live_bytes;
-      const axiom::Tensor out = fused ? layer_norm_linear(x, nw, nb, 1e-5, w, b) : linear(layer_norm(x, nw, nb, 1e-5), w, b);
+      const axiom::Tensor out =
+          fused ? layer_norm_linear(x, nw, nb, 1e-5, w, b) : linear(layer_norm(x, nw, nb, 1e-5), w, b);
       const int64_t kept = core::allocation_stats().live_bytes - before;
       sum(mul(out, weights)).backward();
       std::vector<std::vector<double>> values{axiom::test::values_of(out.data())};

@@ -13,7 +13,8 @@ namespace {
 
 const double kInf = std::numeric_limits<double>::infinity();
 
-std::vector<double> attention_reference(const Tensor& qkv, int64_t axis, int64_t heads, const core::AttentionMask& mask) {
+std::vector<double> attention_reference(const Tensor& qkv, int64_t axis, int64_t heads,
+                                        const core::AttentionMask& mask) {
   const Shape positions(qkv.shape().begin(), qkv.shape().end() - 1);
   const int64_t d = qkv.size(-1) / 3, dh = d / heads, length = positions[axis];
   const std::vector<double> v = values_of(qkv);
@@ -54,8 +55,8 @@ TEST_CASE("attention along every axis, causal or not, against loops") {
     Shape shape;  // of qkv
     int64_t axis, heads;
   };
-  const std::vector<Case> cases = {{{2, 3, 4, 12}, 1, 2}, {{2, 3, 4, 12}, 2, 2}, {{2, 3, 4, 12}, -2, 1},
-                                   {{3, 5, 6}, 1, 2},      {{4, 2, 6}, 0, 1},      {{2, 1, 3, 24}, 1, 4},
+  const std::vector<Case> cases = {{{2, 3, 4, 12}, 1, 2},  {{2, 3, 4, 12}, 2, 2}, {{2, 3, 4, 12}, -2, 1},
+                                   {{3, 5, 6}, 1, 2},      {{4, 2, 6}, 0, 1},     {{2, 1, 3, 24}, 1, 4},
                                    {{1, 7, 2, 5, 9}, 3, 3}};
   for (const Dtype dtype : {Dtype::float32, Dtype::float64}) {
     for (const Case& c : cases) {
@@ -68,13 +69,16 @@ TEST_CASE("attention along every axis, causal or not, against loops") {
         const Tensor qkv = core::mul(core::randn(c.shape, gen, dtype), 2.0);
         const core::AttentionResult r = core::attention(qkv, c.axis, c.heads, core::AttentionMask::causal_if(causal));
         const int64_t a = c.axis < 0 ? c.axis + qkv.dim() : c.axis;
-        check_close(r.output, attention_reference(qkv, a, c.heads, core::AttentionMask::causal_if(causal)), matmul_tolerance(dtype, c.shape[a]));
+        check_close(r.output, attention_reference(qkv, a, c.heads, core::AttentionMask::causal_if(causal)),
+                    matmul_tolerance(dtype, c.shape[a]));
         // the saved weights are distributions, zero after the diagonal when causal
         const Tensor row_sums = core::sum(r.probs, {-1});
-        check_close(row_sums, std::vector<double>(static_cast<size_t>(row_sums.numel()), 1.0), matmul_tolerance(dtype, 1));
+        check_close(row_sums, std::vector<double>(static_cast<size_t>(row_sums.numel()), 1.0),
+                    matmul_tolerance(dtype, 1));
         if (causal) {
           const int64_t l = qkv.size(a);
-          const Tensor after = core::mul(r.probs, core::gt(core::arange(l).unsqueeze(0), core::arange(l).unsqueeze(1)).to(dtype));
+          const Tensor after =
+              core::mul(r.probs, core::gt(core::arange(l).unsqueeze(0), core::arange(l).unsqueeze(1)).to(dtype));
           CHECK(core::max(core::abs(after)).item() == 0);
         }
       }
@@ -86,13 +90,18 @@ TEST_CASE("attention of a non-contiguous qkv, and errors") {
   Generator gen(31);
   const auto all = core::AttentionMask::all(), causal = core::AttentionMask::causal();
   const Tensor qkv = core::randn({12, 4, 3}, gen, Dtype::float64).permute({2, 1, 0});  // [3, 4, 12], strided
-  check_close(core::attention(qkv, 1, 2, causal).output, attention_reference(qkv, 1, 2, causal), matmul_tolerance(Dtype::float64, 4));
+  check_close(core::attention(qkv, 1, 2, causal).output, attention_reference(qkv, 1, 2, causal),
+              matmul_tolerance(Dtype::float64, 4));
   check_error([&] { core::attention(qkv, 2, 2, all); }, {"[attention] axis 2 is the feature axis"});
-  check_error([&] { core::attention(qkv, 1, 5, all); }, {"[attention] qkv's last axis (12) must be 3 * heads * Dh for heads = 5"});
+  check_error([&] { core::attention(qkv, 1, 5, all); },
+              {"[attention] qkv's last axis (12) must be 3 * heads * Dh for heads = 5"});
   check_error([&] { core::attention(core::zeros({3, 4, 12}, Dtype::int64), 1, 2, all); }, {"[attention]", "int64"});
   const core::AttentionResult r = core::attention(qkv, 1, 2, all);
-  check_error([&] { core::attention_backward(qkv, r.probs, core::zeros({3, 4, 5}, Dtype::float64), 1, 2, all); },
-              {"[attention_backward] for qkv [3, 4, 12] expected grad_out [3, 4, 4]"});
+  check_error(
+      [&] {
+        core::attention_backward(qkv, r.probs, core::zeros({3, 4, 5}, Dtype::float64), 1, 2, all);
+      },
+      {"[attention_backward] for qkv [3, 4, 12] expected grad_out [3, 4, 4]"});
 }
 
 namespace {
@@ -100,7 +109,9 @@ namespace {
 // 4 keys (some -1), each query seeing the keys whose (query + key) is not a multiple of 3, and
 // itself. Not local attention's: a pattern of any shape.
 core::BlockPattern odd_pattern() {
-  core::BlockPattern b{.length = 7, .block_queries = 3, .block_keys = 4,
+  core::BlockPattern b{.length = 7,
+                       .block_queries = 3,
+                       .block_keys = 4,
                        .queries = {0, 1, 2, 3, 4, 5, 6, -1, -1},
                        .keys = {0, 1, 2, 5, /**/ 2, 3, 4, -1, /**/ 6, 0, 3, 5},
                        .visible = {}};
@@ -146,12 +157,17 @@ TEST_CASE("attention with a block pattern against loops over the whole line, and
   check_error([&] { core::AttentionMask::blocks(blind, "test"); }, {"[test] query 0 sees no key"});
   core::BlockPattern outside = odd_pattern();
   outside.keys[3] = 7;
-  check_error([&] { core::AttentionMask::blocks(outside, "test"); }, {"[test] a block's key position 7 is outside the line of 7"});
+  check_error([&] { core::AttentionMask::blocks(outside, "test"); },
+              {"[test] a block's key position 7 is outside the line of 7"});
   core::BlockPattern short_visible = odd_pattern();
   short_visible.visible.pop_back();
-  check_error([&] { core::AttentionMask::blocks(short_visible, "test"); }, {"[test] a block pattern needs", "35 entries"});
-  check_error([&] { core::attention(core::zeros({2, 6, 12}), 1, 2, mask); },
-              {"[attention] the mask's block pattern is for lines of 7, but qkv [2, 6, 12] has lines of 6 along axis 1"});
+  check_error([&] { core::AttentionMask::blocks(short_visible, "test"); },
+              {"[test] a block pattern needs", "35 entries"});
+  check_error(
+      [&] {
+        core::attention(core::zeros({2, 6, 12}), 1, 2, mask);
+      },
+      {"[attention] the mask's block pattern is for lines of 7, but qkv [2, 6, 12] has lines of 6 along axis 1"});
 }
 
 // softmax(scale * q K^T) V for every line of q [..., 1, Dh], keys_t [..., Dh, S], values [..., S, Dh], in double,
@@ -196,17 +212,30 @@ TEST_CASE("attention_step: one query against cached keys and values, against loo
       // hidden keys: every other one (key 0 is seen)
       std::vector<uint8_t> hidden(static_cast<size_t>(seen));
       for (int64_t s = 1; s < seen; s += 2) hidden[static_cast<size_t>(s)] = 1;
-      check_close(core::attention_step(q, keys_t, values, 0.7, hidden), attention_step_reference(q, keys_t, values, 0.7, hidden),
-                  matmul_tolerance(dtype, seen));
+      check_close(core::attention_step(q, keys_t, values, 0.7, hidden),
+                  attention_step_reference(q, keys_t, values, 0.7, hidden), matmul_tolerance(dtype, seen));
     }
   }
   Generator gen(33);
-  const Tensor q = core::randn({2, 1, 4}, gen), keys_t = core::randn({2, 4, 3}, gen), values = core::randn({2, 3, 4}, gen);
+  const Tensor q = core::randn({2, 1, 4}, gen), keys_t = core::randn({2, 4, 3}, gen),
+               values = core::randn({2, 3, 4}, gen);
   check_error([&] { core::attention_step(q, keys_t.narrow(2, 0, 0), values.narrow(1, 0, 0), 1); },
               {"[attention_step] needs q [..., 1, Dh], keys_t [..., Dh, S] and values [..., S, Dh]", "S >= 1"});
   check_error([&] { core::attention_step(q, keys_t, values.narrow(1, 0, 2), 1); }, {"[attention_step]", "[2, 2, 4]"});
-  check_error([&] { core::attention_step(core::randn({2, 2, 4}, gen), keys_t, values, 1); }, {"[attention_step]", "[2, 2, 4]"});
+  check_error(
+      [&] {
+        core::attention_step(core::randn({2, 2, 4}, gen), keys_t, values, 1);
+      },
+      {"[attention_step]", "[2, 2, 4]"});
   check_error([&] { core::attention_step(q, keys_t.to(Dtype::float64), values, 1); }, {"[attention_step]", "float64"});
-  check_error([&] { core::attention_step(q, keys_t, values, 1, {0, 1}); }, {"[attention_step] hidden has 2 flags for 3 keys"});
-  check_error([&] { core::attention_step(q, keys_t, values, 1, {1, 1, 1}); }, {"[attention_step] hidden hides every one of the 3 keys"});
+  check_error(
+      [&] {
+        core::attention_step(q, keys_t, values, 1, {0, 1});
+      },
+      {"[attention_step] hidden has 2 flags for 3 keys"});
+  check_error(
+      [&] {
+        core::attention_step(q, keys_t, values, 1, {1, 1, 1});
+      },
+      {"[attention_step] hidden hides every one of the 3 keys"});
 }

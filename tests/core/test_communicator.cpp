@@ -24,8 +24,13 @@ TEST_CASE("single-process communicator: rank 0 of 1, collectives keep the values
 
 TEST_CASE("single-process communicator: errors") {
   Communicator& comm = single_process();
-  check_error([&] { comm.allreduce(zeros({2}, Dtype::uint8)); }, {"[allreduce] reduces float32, float64 or int64 tensors, not uint8"});
+  check_error([&] { comm.allreduce(zeros({2}, Dtype::uint8)); },
+              {"[allreduce] reduces float32, float64 or int64 tensors, not uint8"});
   check_error([&] { comm.broadcast(zeros({2}), 1); }, {"[broadcast] root 1 is not a rank of this job (0 to 0)"});
-  check_error([&] { comm.start_allreduce(zeros({2, 3}).transpose(0, 1)); }, {"[start_allreduce] needs a contiguous CPU tensor"});
+  check_error(
+      [&] {
+        comm.start_allreduce(zeros({2, 3}).transpose(0, 1));
+      },
+      {"[start_allreduce] needs a contiguous CPU tensor"});
   check_error([&] { comm.abort(3); }, {"[abort] the job was aborted with code 3"});
 }

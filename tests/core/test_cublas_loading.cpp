@@ -41,17 +41,20 @@ TEST_CASE("a program that runs on the CPU never loads cuBLAS") {
 #if AXIOM_WITH_CUDA
 using axiom::test::ScopedEnvironment;
 
-TEST_CASE("cuBLAS is opened by its first call, and a file that cannot be opened or is not cuBLAS is an Error naming it") {
+TEST_CASE(
+    "cuBLAS is opened by its first call, and a file that cannot be opened or is not cuBLAS is an Error naming it") {
   if (cublas_is_loaded()) {
     MESSAGE("cuBLAS was loaded by an earlier test in this process: only its calls are checked");
   } else {
     ScopedEnvironment missing("AXIOM_CUBLAS_LIBRARY", "/nonexistent/libcublas.so.0");
-    CHECK_THROWS_WITH(cublasGetStatusString(CUBLAS_STATUS_SUCCESS),
-                      doctest::Contains("[cublas] cannot load cuBLAS: /nonexistent/libcublas.so.0: cannot open shared object file"));
+    CHECK_THROWS_WITH(
+        cublasGetStatusString(CUBLAS_STATUS_SUCCESS),
+        doctest::Contains("[cublas] cannot load cuBLAS: /nonexistent/libcublas.so.0: cannot open shared object file"));
     CHECK_FALSE(cublas_is_loaded());
     ScopedEnvironment other("AXIOM_CUBLAS_LIBRARY", "libz.so.1");  // a library, but not cuBLAS
-    CHECK_THROWS_WITH(cublasGetStatusString(CUBLAS_STATUS_SUCCESS),
-                      doctest::Contains(("[cublas] libz.so.1 is not cuBLAS " + std::to_string(CUBLAS_VER_MAJOR)).c_str()));
+    CHECK_THROWS_WITH(
+        cublasGetStatusString(CUBLAS_STATUS_SUCCESS),
+        doctest::Contains(("[cublas] libz.so.1 is not cuBLAS " + std::to_string(CUBLAS_VER_MAJOR)).c_str()));
   }
   ScopedEnvironment usual("AXIOM_CUBLAS_LIBRARY", nullptr);
   // a call that needs no GPU, answered by cuBLAS itself ("the library was not initialized" in CUDA 13)
@@ -81,7 +84,8 @@ TEST_CASE("every cuBLAS function axiom calls reaches cuBLAS, which refuses a han
        cublasSgemmStridedBatched(none, n, n, 1, 1, 1, &one_f, nullptr, 1, 1, nullptr, 1, 1, &one_f, nullptr, 1, 1, 1)},
       {"cublasDgemmStridedBatched",
        cublasDgemmStridedBatched(none, n, n, 1, 1, 1, &one_d, nullptr, 1, 1, nullptr, 1, 1, &one_d, nullptr, 1, 1, 1)},
-      {"cublasSgemmBatched", cublasSgemmBatched(none, n, n, 1, 1, 1, &one_f, no_floats, 1, no_floats, 1, &one_f, no_float_outputs, 1, 1)},
+      {"cublasSgemmBatched",
+       cublasSgemmBatched(none, n, n, 1, 1, 1, &one_f, no_floats, 1, no_floats, 1, &one_f, no_float_outputs, 1, 1)},
       {"cublasDgemmBatched",
        cublasDgemmBatched(none, n, n, 1, 1, 1, &one_d, no_doubles, 1, no_doubles, 1, &one_d, no_double_outputs, 1, 1)},
   };

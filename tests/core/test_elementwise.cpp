@@ -12,8 +12,8 @@
 
 namespace core = axiom::core;
 using namespace axiom::test;
-using axiom::core::Tensor;
 using axiom::Device;
+using axiom::core::Tensor;
 
 namespace {
 
@@ -42,9 +42,7 @@ std::vector<double> broadcast_map(const Tensor& a, const Tensor& b, const std::f
 
 double sigmoid_ref(double x) { return 1 / (1 + std::exp(-x)); }
 double gelu_ref(double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }
-double gelu_tanh_ref(double x) {
-  return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
-}
+double gelu_tanh_ref(double x) { return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x))); }
 double max_ref(double x, double y) { return std::isnan(x) || std::isnan(y) ? kNaN : (x > y ? x : y); }
 double min_ref(double x, double y) { return std::isnan(x) || std::isnan(y) ? kNaN : (x < y ? x : y); }
 
@@ -71,7 +69,8 @@ std::vector<UnaryCase> unary_cases() {
       {"pow 2", [](const Tensor& x) { return core::pow(x, 2); }, [](double v) { return v * v; }, -3, 3},
       {"pow 3", [](const Tensor& x) { return core::pow(x, 3); }, [](double v) { return v * v * v; }, -3, 3},
       {"pow 0.5", [](const Tensor& x) { return core::pow(x, 0.5); }, [](double v) { return std::sqrt(v); }, 0, 9},
-      {"pow -1.5", [](const Tensor& x) { return core::pow(x, -1.5); }, [](double v) { return std::pow(v, -1.5); }, 0.1, 4},
+      {"pow -1.5", [](const Tensor& x) { return core::pow(x, -1.5); }, [](double v) { return std::pow(v, -1.5); }, 0.1,
+       4},
       {"pow 0", [](const Tensor& x) { return core::pow(x, 0); }, [](double) { return 1.0; }, -3, 3},
   };
 }
@@ -158,8 +157,8 @@ TEST_CASE("sigmoid is accurate and finite for large |x|") {
   }
   // In float64 the tiny values for negative x keep their relative accuracy (no 1 - (1 - e) loss).
   const std::vector<double> negative = {-30, -100, -700};
-  check_close(core::sigmoid(core::from_vector<double>(negative)), map(negative, [](double x) { return std::exp(x) / (1 + std::exp(x)); }),
-              1e-13, 0);
+  check_close(core::sigmoid(core::from_vector<double>(negative)),
+              map(negative, [](double x) { return std::exp(x) / (1 + std::exp(x)); }), 1e-13, 0);
 }
 
 TEST_CASE("neg, abs and relu also take integers") {
@@ -292,7 +291,8 @@ TEST_CASE("scalar overloads take the scalar in the tensor's dtype") {
 
 TEST_CASE("operators are the named ops") {
   Generator gen(17);
-  const Tensor a = random_tensor({3, 1, 4}, Dtype::float64, gen), b = random_tensor({2, 4}, Dtype::float64, gen, Layout::sliced);
+  const Tensor a = random_tensor({3, 1, 4}, Dtype::float64, gen),
+               b = random_tensor({2, 4}, Dtype::float64, gen, Layout::sliced);
   check_close(a + b, broadcast_map(a, b, std::plus<double>()), tolerance(Dtype::float64));
   check_close(a - b, broadcast_map(a, b, std::minus<double>()), tolerance(Dtype::float64));
   check_close(a * b, broadcast_map(a, b, std::multiplies<double>()), tolerance(Dtype::float64));
@@ -308,8 +308,11 @@ TEST_CASE("where broadcasts condition and both branches") {
   struct Shapes {
     Shape cond, a, b;
   };
-  const std::vector<Shapes> cases = {
-      {{3, 4}, {3, 4}, {3, 4}}, {{3, 1}, {1, 4}, {}}, {{}, {2, 3}, {2, 1}}, {{2, 1, 3}, {4, 1}, {3}}, {{0, 2}, {1, 2}, {2}}};
+  const std::vector<Shapes> cases = {{{3, 4}, {3, 4}, {3, 4}},
+                                     {{3, 1}, {1, 4}, {}},
+                                     {{}, {2, 3}, {2, 1}},
+                                     {{2, 1, 3}, {4, 1}, {3}},
+                                     {{0, 2}, {1, 2}, {2}}};
   int turn = 0;
   for (Dtype dtype : {Dtype::float32, Dtype::float64, Dtype::int64}) {
     for (const Shapes& s : cases) {
@@ -368,7 +371,8 @@ TEST_CASE("masked_fill with broadcast masks") {
 TEST_CASE("mul_in_place gives mul's values in the target's own buffer, and refuses what it cannot do") {
   for (Dtype dtype : {Dtype::float32, Dtype::float64}) {
     Generator gen(41);
-    const Tensor target = core::uniform({3, 4, 5}, -2, 2, gen, dtype), factor = core::uniform({4, 1}, -2, 2, gen, dtype);
+    const Tensor target = core::uniform({3, 4, 5}, -2, 2, gen, dtype),
+                 factor = core::uniform({4, 1}, -2, 2, gen, dtype);
     const std::vector<double> expected = values_of(core::mul(target, factor));
     const void* buffer = target.raw_data();
     const uint64_t version = target.storage()->version();
@@ -378,8 +382,13 @@ TEST_CASE("mul_in_place gives mul's values in the target's own buffer, and refus
     CHECK(target.storage()->version() > version);  // a write that autograd's version check sees
   }
   const Tensor t = core::zeros({3, 4});
-  check_error([&] { core::mul_in_place(t.transpose(0, 1), core::ones({3})); }, {"[mul_in_place] the target must be contiguous"});
-  check_error([&] { core::mul_in_place(t, core::ones({2, 3, 4})); }, {"[mul_in_place] the factor's shape [2, 3, 4] does not broadcast"});
+  check_error([&] { core::mul_in_place(t.transpose(0, 1), core::ones({3})); },
+              {"[mul_in_place] the target must be contiguous"});
+  check_error(
+      [&] {
+        core::mul_in_place(t, core::ones({2, 3, 4}));
+      },
+      {"[mul_in_place] the factor's shape [2, 3, 4] does not broadcast"});
   check_error([&] { core::mul_in_place(t, core::ones({4}, Dtype::float64)); }, {"[mul_in_place]", "float64"});
 }
 
@@ -413,13 +422,25 @@ TEST_CASE("activation_backward gives the activation and the gradient times its s
   const Tensor h = core::zeros({3, 4}), grad = core::zeros({3, 4});
   check_error([&] { core::activation_backward(core::UnaryOp::exp, h, grad); },
               {"[activation_backward] the activation must be gelu, gelu_tanh or relu, got exp"});
-  check_error([&] { core::activation_backward(core::UnaryOp::gelu, h, core::zeros({4, 3})); },
-              {"[activation_backward] grad's shape [4, 3] differs from h's shape [3, 4]"});
-  check_error([&] { core::activation_backward(core::UnaryOp::gelu, h, core::zeros({4, 3}).transpose(0, 1)); },
-              {"[activation_backward] grad must be contiguous"});
-  check_error([&] { core::activation_backward(core::UnaryOp::gelu, h, core::zeros({3, 4}, Dtype::float64)); },
-              {"[activation_backward]", "float64"});
-  check_error([&] { core::activation_backward(core::UnaryOp::gelu, core::zeros({3, 4}, Dtype::int64), grad); },
-              {"[activation_backward]", "int64"});
+  check_error(
+      [&] {
+        core::activation_backward(core::UnaryOp::gelu, h, core::zeros({4, 3}));
+      },
+      {"[activation_backward] grad's shape [4, 3] differs from h's shape [3, 4]"});
+  check_error(
+      [&] {
+        core::activation_backward(core::UnaryOp::gelu, h, core::zeros({4, 3}).transpose(0, 1));
+      },
+      {"[activation_backward] grad must be contiguous"});
+  check_error(
+      [&] {
+        core::activation_backward(core::UnaryOp::gelu, h, core::zeros({3, 4}, Dtype::float64));
+      },
+      {"[activation_backward]", "float64"});
+  check_error(
+      [&] {
+        core::activation_backward(core::UnaryOp::gelu, core::zeros({3, 4}, Dtype::int64), grad);
+      },
+      {"[activation_backward]", "int64"});
   check_error([&] { core::activation_backward(core::UnaryOp::gelu, Tensor(), grad); }, {"[activation_backward]"});
 }

@@ -9,19 +9,23 @@
 
 namespace core = axiom::core;
 using namespace axiom::test;
-using axiom::core::Tensor;
 using axiom::Device;
 using axiom::DeviceType;
+using axiom::core::Tensor;
 
 TEST_CASE("shape errors show both shapes") {
-  CHECK(error_message([] { (void)core::matmul(core::zeros({2, 3}), core::zeros({4, 5})); }) ==
-        "[matmul] shapes [2, 3] and [4, 5] cannot be multiplied (3 != 4)");
-  CHECK(error_message([] { (void)core::add(core::zeros({2, 3}), core::zeros({4})); }) ==
-        "[add] shapes [2, 3] and [4] cannot be broadcast (3 vs 4 at axis -1)");
-  CHECK(error_message([] { (void)core::where(core::zeros({5, 1}, Dtype::uint8), core::zeros({2, 3}), core::zeros({3})); }) ==
-        "[where] shapes [5, 1] and [2, 3] cannot be broadcast (5 vs 2 at axis -2)");
-  CHECK(error_message([] { (void)core::masked_fill(core::zeros({3, 4}), core::zeros({2, 3, 4}, Dtype::uint8), 0); }) ==
-        "[masked_fill] mask of shape [2, 3, 4] does not broadcast to the input's shape [3, 4]");
+  CHECK(error_message([] {
+          (void)core::matmul(core::zeros({2, 3}), core::zeros({4, 5}));
+        }) == "[matmul] shapes [2, 3] and [4, 5] cannot be multiplied (3 != 4)");
+  CHECK(error_message([] {
+          (void)core::add(core::zeros({2, 3}), core::zeros({4}));
+        }) == "[add] shapes [2, 3] and [4] cannot be broadcast (3 vs 4 at axis -1)");
+  CHECK(error_message([] {
+          (void)core::where(core::zeros({5, 1}, Dtype::uint8), core::zeros({2, 3}), core::zeros({3}));
+        }) == "[where] shapes [5, 1] and [2, 3] cannot be broadcast (5 vs 2 at axis -2)");
+  CHECK(error_message([] {
+          (void)core::masked_fill(core::zeros({3, 4}), core::zeros({2, 3, 4}, Dtype::uint8), 0);
+        }) == "[masked_fill] mask of shape [2, 3, 4] does not broadcast to the input's shape [3, 4]");
   CHECK(error_message([] { (void)core::lt(core::zeros({0}), core::zeros({2})); }) ==
         "[lt] shapes [0] and [2] cannot be broadcast (0 vs 2 at axis -1)");
 }
@@ -41,15 +45,18 @@ TEST_CASE("dtype errors name both dtypes, or the one that is not supported") {
         "[where] the condition must be uint8, got float32");
   CHECK(error_message([] { (void)core::masked_fill(core::zeros({2}), core::zeros({2}, Dtype::int64), 1); }) ==
         "[masked_fill] the mask must be uint8, got int64");
-  CHECK(error_message([] { (void)core::where(core::zeros({2}, Dtype::uint8), core::zeros({2}), core::zeros({2}, Dtype::int64)); }) ==
-        "[where] dtypes float32 and int64 differ; convert one with .to(dtype)");
+  CHECK(error_message([] {
+          (void)core::where(core::zeros({2}, Dtype::uint8), core::zeros({2}), core::zeros({2}, Dtype::int64));
+        }) == "[where] dtypes float32 and int64 differ; convert one with .to(dtype)");
 }
 
 TEST_CASE("axis errors name the axis and the rank") {
-  CHECK(error_message([] { (void)core::softmax(core::zeros({2, 3}), 3); }) ==
-        "[softmax] axis 3 is out of range for a tensor of rank 2 (valid: -2 to 1)");
-  CHECK(error_message([] { (void)core::sum(core::zeros({2, 3}), {-3}); }) ==
-        "[sum] axis -3 is out of range for a tensor of rank 2 (valid: -2 to 1)");
+  CHECK(error_message([] {
+          (void)core::softmax(core::zeros({2, 3}), 3);
+        }) == "[softmax] axis 3 is out of range for a tensor of rank 2 (valid: -2 to 1)");
+  CHECK(error_message([] {
+          (void)core::sum(core::zeros({2, 3}), {-3});
+        }) == "[sum] axis -3 is out of range for a tensor of rank 2 (valid: -2 to 1)");
   CHECK(error_message([] { (void)core::shift(core::zeros({2}), 1, 1); }) ==
         "[shift] axis 1 is out of range for a tensor of rank 1 (valid: -1 to 0)");
   CHECK(error_message([] { (void)core::gather(core::zeros({2}), 1, core::zeros({2}, Dtype::int64)); }) ==
@@ -69,7 +76,8 @@ TEST_CASE("every error is an axiom::Error, a std::runtime_error") {
   CHECK_THROWS_AS((void)core::matmul(core::zeros({2, 3}), core::zeros({4, 5})), axiom::Error);
   CHECK_THROWS_AS((void)core::matmul(core::zeros({2, 3}), core::zeros({4, 5})), std::runtime_error);
   CHECK_THROWS_AS(core::set_num_threads(0), axiom::Error);
-  CHECK(error_message([] { core::set_num_threads(0); }) == "[set_num_threads] the thread count must be at least 1, got 0");
+  CHECK(error_message([] { core::set_num_threads(0); }) ==
+        "[set_num_threads] the thread count must be at least 1, got 0");
 }
 
 // --- devices -------------------------------------------------------------------------------------------
@@ -87,7 +95,8 @@ TEST_CASE("without CUDA, a CUDA tensor is a clear error") {
   CHECK(message.find(expected) != std::string::npos);
   CHECK(message.rfind('[', 0) == 0);  // starts with the op in brackets
   check_error([] { (void)core::zeros({2}).to(Device::cuda()); }, {expected});
-  check_error([] { (void)core::from_vector<float>({1}, {}, Device::cuda(1)); }, {"[backend] device cuda:1: one device of each type"});
+  check_error([] { (void)core::from_vector<float>({1}, {}, Device::cuda(1)); },
+              {"[backend] device cuda:1: one device of each type"});
   CHECK(Device::cuda(1).str() == "cuda:1");
   CHECK(Device::cpu().str() == "cpu");
   CHECK(Device::parse("cuda:0") == Device::cuda());

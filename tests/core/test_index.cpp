@@ -36,7 +36,8 @@ TEST_CASE("index_select along every axis") {
         CAPTURE(count);
         CAPTURE(layout);
         const Tensor x = random_tensor(kShape, dtype, gen, layout, 0, 100);
-        const Tensor index = random_index({count}, kShape[axis], gen, layout == Layout::sliced ? Layout::sliced : Layout::contiguous);
+        const Tensor index =
+            random_index({count}, kShape[axis], gen, layout == Layout::sliced ? Layout::sliced : Layout::contiguous);
         const Tensor out = core::index_select(x, axis == 2 ? -1 : axis, index);
         const Shape shape = with_size(kShape, axis, count);
         CHECK(str(out.shape()) == str(shape));
@@ -156,24 +157,39 @@ TEST_CASE("gather and scatter_add along axis 0, 1 and the last") {
 
 TEST_CASE("bad indices name the op, the value and its position") {
   const Tensor x = core::zeros({3, 4, 5});
-  check_error([&] { (void)core::index_select(x, 1, core::from_vector<int64_t>({0, 4, 1})); },
-              {"[index_select] index 4 at [1] is out of range for axis 1 of size 4"});
+  check_error(
+      [&] {
+        (void)core::index_select(x, 1, core::from_vector<int64_t>({0, 4, 1}));
+      },
+      {"[index_select] index 4 at [1] is out of range for axis 1 of size 4"});
   check_error([&] { (void)core::index_select(x, -1, core::from_vector<int64_t>({-1})); },
               {"[index_select] index -1 at [0] is out of range for axis 2 of size 5"});
-  check_error([&] { (void)core::index_add(x, 0, core::from_vector<int64_t>({3}), core::zeros({1, 4, 5})); },
-              {"[index_add] index 3 at [0] is out of range for axis 0 of size 3"});
+  check_error(
+      [&] {
+        (void)core::index_add(x, 0, core::from_vector<int64_t>({3}), core::zeros({1, 4, 5}));
+      },
+      {"[index_add] index 3 at [0] is out of range for axis 0 of size 3"});
   const Tensor weight = core::zeros({7, 2});
-  check_error([&] { (void)core::embedding(weight, core::from_vector<int64_t>({0, 1, 2, 3, 4, 9}, {2, 3})); },
-              {"[embedding] index 9 at [1, 2] is out of range for axis 0 of size 7"});
-  check_error([&] { (void)core::embedding(weight, core::from_vector<int64_t>({-2}, {1, 1})); },
-              {"[embedding] index -2 at [0, 0] is out of range for axis 0 of size 7"});
+  check_error(
+      [&] {
+        (void)core::embedding(weight, core::from_vector<int64_t>({0, 1, 2, 3, 4, 9}, {2, 3}));
+      },
+      {"[embedding] index 9 at [1, 2] is out of range for axis 0 of size 7"});
+  check_error(
+      [&] {
+        (void)core::embedding(weight, core::from_vector<int64_t>({-2}, {1, 1}));
+      },
+      {"[embedding] index -2 at [0, 0] is out of range for axis 0 of size 7"});
   Tensor index = core::zeros({3, 2, 5}, Dtype::int64);
   index.set({2, 1, 3}, 4);
   check_error([&] { (void)core::gather(x, 1, index); },
               {"[gather] index 4 at [2, 1, 3] is out of range for axis 1 of size 4"});
   index.set({2, 1, 3}, -3);
-  check_error([&] { (void)core::scatter_add(x, 1, index, core::zeros({3, 2, 5})); },
-              {"[scatter_add] index -3 at [2, 1, 3] is out of range for axis 1 of size 4"});
+  check_error(
+      [&] {
+        (void)core::scatter_add(x, 1, index, core::zeros({3, 2, 5}));
+      },
+      {"[scatter_add] index -3 at [2, 1, 3] is out of range for axis 1 of size 4"});
   // A bad index in a transposed view is reported at its position in the view.
   const Tensor t = core::from_vector<int64_t>({0, 1, 2, 7}, {2, 2}).transpose(0, 1);  // [[0, 2], [1, 7]]
   check_error([&] { (void)core::embedding(weight, t); }, {"[embedding] index 7 at [1, 1]"});
@@ -183,23 +199,41 @@ TEST_CASE("index dtypes and shapes are checked") {
   const Tensor x = core::zeros({3, 4});
   check_error([&] { (void)core::index_select(x, 0, core::zeros({2})); },
               {"[index_select] the index must be int64, got float32"});
-  check_error([&] { (void)core::gather(x, 0, core::zeros({3, 4}, Dtype::uint8)); },
-              {"[gather] the index must be int64, got uint8"});
+  check_error(
+      [&] {
+        (void)core::gather(x, 0, core::zeros({3, 4}, Dtype::uint8));
+      },
+      {"[gather] the index must be int64, got uint8"});
   check_error([&] { (void)core::embedding(x, core::zeros({2}, Dtype::float64)); },
               {"[embedding] indices must be int64, got float64"});
-  check_error([&] { (void)core::index_select(x, 0, core::zeros({2, 2}, Dtype::int64)); },
-              {"[index_select] the index must be 1-D, got shape [2, 2]"});
+  check_error(
+      [&] {
+        (void)core::index_select(x, 0, core::zeros({2, 2}, Dtype::int64));
+      },
+      {"[index_select] the index must be 1-D, got shape [2, 2]"});
   check_error([&] { (void)core::index_select(x, 2, core::zeros({2}, Dtype::int64)); },
               {"[index_select] axis 2 is out of range for a tensor of rank 2"});
-  check_error([&] { (void)core::gather(x, 1, core::zeros({2, 3}, Dtype::int64)); },
-              {"[gather] index of shape [2, 3] must match the input's shape [3, 4] on every axis but 1"});
+  check_error(
+      [&] {
+        (void)core::gather(x, 1, core::zeros({2, 3}, Dtype::int64));
+      },
+      {"[gather] index of shape [2, 3] must match the input's shape [3, 4] on every axis but 1"});
   check_error([&] { (void)core::gather(x, 1, core::zeros({3}, Dtype::int64)); }, {"[gather] index of shape [3]"});
-  check_error([&] { (void)core::index_add(x, 0, core::zeros({2}, Dtype::int64), core::zeros({3, 4})); },
-              {"[index_add] source has shape [3, 4]; expected [2, 4]"});
-  check_error([&] { (void)core::index_add(x, 0, core::zeros({2}, Dtype::int64), core::zeros({2, 4}, Dtype::float64)); },
-              {"[index_add] dtypes float32 and float64 differ"});
-  check_error([&] { (void)core::scatter_add(x, 0, core::zeros({1, 4}, Dtype::int64), core::zeros({2, 4})); },
-              {"[scatter_add] source has shape [2, 4]; expected [1, 4]"});
+  check_error(
+      [&] {
+        (void)core::index_add(x, 0, core::zeros({2}, Dtype::int64), core::zeros({3, 4}));
+      },
+      {"[index_add] source has shape [3, 4]; expected [2, 4]"});
+  check_error(
+      [&] {
+        (void)core::index_add(x, 0, core::zeros({2}, Dtype::int64), core::zeros({2, 4}, Dtype::float64));
+      },
+      {"[index_add] dtypes float32 and float64 differ"});
+  check_error(
+      [&] {
+        (void)core::scatter_add(x, 0, core::zeros({1, 4}, Dtype::int64), core::zeros({2, 4}));
+      },
+      {"[scatter_add] source has shape [2, 4]; expected [1, 4]"});
   check_error([&] { (void)core::embedding(core::zeros({4}), core::zeros({2}, Dtype::int64)); },
               {"[embedding] weight must be 2-D [rows, features], got shape [4]"});
 }

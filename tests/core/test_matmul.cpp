@@ -104,17 +104,17 @@ TEST_CASE("matmul: non-contiguous operands") {
       check_matmul(r({4, 1}).transpose(0, 1), r({5, 4}).transpose(0, 1));  // M = 1 transposed
     }
     SUBCASE("sliced operands with steps") {
-      check_matmul(r({7, 4}).slice(0, 0, 7, 2), r({4, 5}));      // rows 2 apart
-      check_matmul(r({4, 4}), r({4, 10}).slice(1, 1, 10, 2));    // columns 2 apart: copied
-      check_matmul(r({3, 9}).slice(1, 0, 9, 3), r({3, 2}));      // K = 3 columns 3 apart
-      check_matmul(r({5, 3, 4}).slice(0, 0, 5, 2), r({3, 4, 2})); // every other matrix of a batch
+      check_matmul(r({7, 4}).slice(0, 0, 7, 2), r({4, 5}));        // rows 2 apart
+      check_matmul(r({4, 4}), r({4, 10}).slice(1, 1, 10, 2));      // columns 2 apart: copied
+      check_matmul(r({3, 9}).slice(1, 0, 9, 3), r({3, 2}));        // K = 3 columns 3 apart
+      check_matmul(r({5, 3, 4}).slice(0, 0, 5, 2), r({3, 4, 2}));  // every other matrix of a batch
       check_matmul(r({2, 6, 8}).slice(1, 1, 6, 2).slice(2, 0, 8, 2), r({2, 4, 3}));
     }
     SUBCASE("expanded operands: one matrix shared by the batch") {
       check_matmul(r({1, 3, 4}).expand({5, 3, 4}), r({5, 4, 2}));
       check_matmul(r({5, 3, 4}), r({4, 2}).expand({5, 4, 2}));
-      check_matmul(r({3, 1}).expand({3, 4}), r({4, 2}));             // stride-0 columns
-      check_matmul(r({2, 1, 4}).expand({2, 3, 4}), r({2, 4, 5}));   // stride-0 rows
+      check_matmul(r({3, 1}).expand({3, 4}), r({4, 2}));           // stride-0 columns
+      check_matmul(r({2, 1, 4}).expand({2, 3, 4}), r({2, 4, 5}));  // stride-0 rows
     }
     SUBCASE("every pair of layouts") {
       for (Layout la : kAllLayouts) {
@@ -136,12 +136,12 @@ TEST_CASE("matmul: the batch-fold and many-small-matrices paths") {
     SUBCASE("x [B, T, D] @ w [D, E] with large matrices: one tall GEMM") {
       // T * D * E = 70 * 64 * 64 is above the small-GEMM limit of 64^3, so these take the fold.
       check_matmul(r({2, 70, 64}), r({64, 64}));
-      check_matmul(r({2, 70, 80}).narrow(2, 8, 64), r({64, 64}));         // rows 80 apart, K = 64
-      check_matmul(r({2, 70, 64}), r({64, 64}).transpose(0, 1));         // transposed weight
-      check_matmul(r({1, 70, 64}).expand({2, 70, 64}), r({64, 64}));     // an expanded batch: per matrix
-      check_matmul(r({4, 70, 64}).slice(0, 0, 4, 2), r({64, 64}));       // matrices not adjacent: per matrix
-      check_matmul(r({70, 2, 64}).transpose(0, 1), r({64, 64}));         // batch axis out of order
-      check_matmul(r({2, 64, 70}).transpose(1, 2), r({64, 64}));         // transposed x
+      check_matmul(r({2, 70, 80}).narrow(2, 8, 64), r({64, 64}));     // rows 80 apart, K = 64
+      check_matmul(r({2, 70, 64}), r({64, 64}).transpose(0, 1));      // transposed weight
+      check_matmul(r({1, 70, 64}).expand({2, 70, 64}), r({64, 64}));  // an expanded batch: per matrix
+      check_matmul(r({4, 70, 64}).slice(0, 0, 4, 2), r({64, 64}));    // matrices not adjacent: per matrix
+      check_matmul(r({70, 2, 64}).transpose(0, 1), r({64, 64}));      // batch axis out of order
+      check_matmul(r({2, 64, 70}).transpose(1, 2), r({64, 64}));      // transposed x
     }
     SUBCASE("x [B, T, D] @ w [D, E] with small matrices") {
       check_matmul(r({3, 5, 4}), r({4, 6}));
@@ -203,23 +203,41 @@ TEST_CASE("linear: x @ w + b on every matmul path, and errors") {
     check_equal(core::linear(core::ones({2, 0}, dtype), core::ones({0, 3}, dtype), core::full({3}, 7, dtype)),
                 std::vector<double>(6, 7.0));  // K = 0: the bias alone
   }
-  check_error([] { (void)core::linear(core::zeros({2, 3}), core::zeros({3, 4}), core::zeros({3})); },
-              {"[linear] needs weight [K, N] and bias [N], got [3, 4] and [3]"});
-  check_error([] { (void)core::linear(core::zeros({2, 3}), core::zeros({4, 4}), core::zeros({4})); },
-              {"[linear] shapes [2, 3] and [4, 4] cannot be multiplied (3 != 4)"});
+  check_error(
+      [] {
+        (void)core::linear(core::zeros({2, 3}), core::zeros({3, 4}), core::zeros({3}));
+      },
+      {"[linear] needs weight [K, N] and bias [N], got [3, 4] and [3]"});
+  check_error(
+      [] {
+        (void)core::linear(core::zeros({2, 3}), core::zeros({4, 4}), core::zeros({4}));
+      },
+      {"[linear] shapes [2, 3] and [4, 4] cannot be multiplied (3 != 4)"});
 }
 
 TEST_CASE("matmul errors") {
-  check_error([] { (void)core::matmul(core::zeros({2, 3}), core::zeros({4, 5})); },
-              {"[matmul] shapes [2, 3] and [4, 5] cannot be multiplied (3 != 4)"});
+  check_error(
+      [] {
+        (void)core::matmul(core::zeros({2, 3}), core::zeros({4, 5}));
+      },
+      {"[matmul] shapes [2, 3] and [4, 5] cannot be multiplied (3 != 4)"});
   check_error([] { (void)core::matmul(core::zeros({3}), core::zeros({4})); },
               {"[matmul] shapes [3] and [4] cannot be multiplied (3 != 4)"});
-  check_error([] { (void)core::matmul(core::zeros({2, 2, 3}), core::zeros({3, 3, 4})); },
-              {"[matmul] batch shapes [2] and [3] of [2, 2, 3] and [3, 3, 4] cannot be broadcast"});
+  check_error(
+      [] {
+        (void)core::matmul(core::zeros({2, 2, 3}), core::zeros({3, 3, 4}));
+      },
+      {"[matmul] batch shapes [2] and [3] of [2, 2, 3] and [3, 3, 4] cannot be broadcast"});
   check_error([] { (void)core::matmul(core::scalar(1), core::zeros({2})); },
               {"[matmul] needs operands with at least one axis, got shapes [] and [2]"});
-  check_error([] { (void)core::matmul(core::zeros({2, 2}, Dtype::int64), core::zeros({2, 2}, Dtype::int64)); },
-              {"[matmul] dtype int64 is not supported"});
-  check_error([] { (void)core::matmul(core::zeros({2, 2}), core::zeros({2, 2}, Dtype::float64)); },
-              {"[matmul] dtypes float32 and float64 differ"});
+  check_error(
+      [] {
+        (void)core::matmul(core::zeros({2, 2}, Dtype::int64), core::zeros({2, 2}, Dtype::int64));
+      },
+      {"[matmul] dtype int64 is not supported"});
+  check_error(
+      [] {
+        (void)core::matmul(core::zeros({2, 2}), core::zeros({2, 2}, Dtype::float64));
+      },
+      {"[matmul] dtypes float32 and float64 differ"});
 }

@@ -75,9 +75,11 @@ TEST_CASE("matmul: large float32 products in every layout against loops, split o
         CAPTURE(la);
         CAPTURE(lb);
         Generator gen(41);
-        const Tensor a = random_tensor({m, k}, Dtype::float32, gen, la), b = random_tensor({k, n}, Dtype::float32, gen, lb);
+        const Tensor a = random_tensor({m, k}, Dtype::float32, gen, la),
+                     b = random_tensor({k, n}, Dtype::float32, gen, lb);
         check_close(core::matmul(a, b), product_reference(a, b, unchanged), float32_sums(k), "float32");
-        check_close(core::matmul(a.narrow(0, 0, 67), b), product_reference(a.narrow(0, 0, 67), b, unchanged), float32_sums(k), "odd rows");
+        check_close(core::matmul(a.narrow(0, 0, 67), b), product_reference(a.narrow(0, 0, 67), b, unchanged),
+                    float32_sums(k), "odd rows");
         if (!bfloat16_here()) continue;
         const PrecisionForTest bfloat16(MatmulPrecision::bfloat16);
         const Tensor out = core::matmul(a, b);
@@ -85,7 +87,8 @@ TEST_CASE("matmul: large float32 products in every layout against loops, split o
         // and it is not the float32 product: the rounding of the operands shows
         const std::vector<double> exact = product_reference(a, b, unchanged);
         double largest_change = 0;
-        for (int64_t i = 0; i < out.numel(); ++i) largest_change = std::max(largest_change, std::abs(out.at({i / n, i % n}) - exact[i]));
+        for (int64_t i = 0; i < out.numel(); ++i)
+          largest_change = std::max(largest_change, std::abs(out.at({i / n, i % n}) - exact[i]));
         CHECK(largest_change > 1e-2);
       }
     }
@@ -107,9 +110,11 @@ TEST_CASE("matmul: linear adds the bias, batches of shared and of separate matri
       CAPTURE(i);
       std::vector<double> expected = product_reference(x.select(0, i), w, round);
       check_close(shared.select(0, i), expected, float32_sums(80), "x @ w, one GEMM over the batch");
-      for (size_t e = 0; e < expected.size(); ++e) expected[e] += bias.at({static_cast<int64_t>(e % 60)});  // not rounded
+      for (size_t e = 0; e < expected.size(); ++e)
+        expected[e] += bias.at({static_cast<int64_t>(e % 60)});  // not rounded
       check_close(dense.select(0, i), expected, float32_sums(80), "linear");
-      check_close(separate.select(0, i), product_reference(x.select(0, i), ws.select(0, i), round), float32_sums(80), "a matrix each");
+      check_close(separate.select(0, i), product_reference(x.select(0, i), ws.select(0, i), round), float32_sums(80),
+                  "a matrix each");
     }
   }
 }
@@ -119,7 +124,8 @@ TEST_CASE("matmul in bfloat16: small products and float64 stay exact") {
   const PrecisionForTest bfloat16(MatmulPrecision::bfloat16);
   Generator gen(43);
   const Tensor a = random_tensor({20, 30}, Dtype::float32, gen), b = random_tensor({30, 10}, Dtype::float32, gen);
-  check_close(core::matmul(a, b), product_reference(a, b, unchanged), {1e-5, 1e-6 * 30}, "6,000 multiply-adds: float32");
+  check_close(core::matmul(a, b), product_reference(a, b, unchanged), {1e-5, 1e-6 * 30},
+              "6,000 multiply-adds: float32");
   const Tensor a64 = random_tensor({70, 80}, Dtype::float64, gen), b64 = random_tensor({80, 60}, Dtype::float64, gen);
   check_close(core::matmul(a64, b64), product_reference(a64, b64, unchanged), {1e-12, 1e-13 * 80}, "float64");
 }
@@ -130,12 +136,14 @@ TEST_CASE("matmul precision: names, and refusals that say why") {
   CHECK(core::parse_matmul_precision("bfloat16") == MatmulPrecision::bfloat16);
   CHECK(core::parse_matmul_precision("tf32") == MatmulPrecision::tf32);
   CHECK(core::to_string(MatmulPrecision::tf32) == "tf32");
-  check_error([] { (void)core::parse_matmul_precision("fp16"); }, {"[matmul precision] expected float32, bfloat16 or tf32, got 'fp16'"});
+  check_error([] { (void)core::parse_matmul_precision("fp16"); },
+              {"[matmul precision] expected float32, bfloat16 or tf32, got 'fp16'"});
   CHECK(core::matmul_precision() == MatmulPrecision::float32);  // the default
   CHECK(core::matmul_precision_unavailable_reason(MatmulPrecision::float32).empty());
   const std::string reason = core::matmul_precision_unavailable_reason(MatmulPrecision::bfloat16);
   if (!reason.empty()) {
-    check_error([] { core::set_matmul_precision(MatmulPrecision::bfloat16); }, {"[set_matmul_precision] bfloat16 products cannot run here: ", reason});
+    check_error([] { core::set_matmul_precision(MatmulPrecision::bfloat16); },
+                {"[set_matmul_precision] bfloat16 products cannot run here: ", reason});
     CHECK(core::matmul_precision() == MatmulPrecision::float32);
   }
 }
@@ -161,7 +169,8 @@ TEST_CASE("matmul in tf32 rounds a device product's operands to TF32 and leaves 
   Generator gen(44);
   const Device gpu = Device::cuda(0), cpu = Device::cpu();
   const Tensor a = random_tensor({3, 20, 30}, Dtype::float32, gen), b = random_tensor({3, 30, 10}, Dtype::float32, gen);
-  const Tensor c = random_tensor({2, 3, 4, 5}, Dtype::float32, gen).transpose(0, 1);  // [3, 2, 4, 5]: matrices 60, 20 apart
+  const Tensor c =
+      random_tensor({2, 3, 4, 5}, Dtype::float32, gen).transpose(0, 1);  // [3, 2, 4, 5]: matrices 60, 20 apart
   // fn's device product in tf32, after a float32 one
   auto in_tf32 = [&](auto fn) {
     (void)core::matmul(a.select(0, 0).to(gpu), b.select(0, 0).to(gpu));
@@ -190,10 +199,12 @@ TEST_CASE("matmul in tf32 rounds a device product's operands to TF32 and leaves 
     }
   }
   const PrecisionForTest tf32(MatmulPrecision::tf32);
-  check_close(core::matmul(a.select(0, 0), b.select(0, 0)), product_reference(a.select(0, 0), b.select(0, 0), unchanged),
-              {1e-5, 1e-6 * 30}, "the CPU's product: float32");
+  check_close(core::matmul(a.select(0, 0), b.select(0, 0)),
+              product_reference(a.select(0, 0), b.select(0, 0), unchanged), {1e-5, 1e-6 * 30},
+              "the CPU's product: float32");
   const Tensor a64 = a.select(0, 0).to(Dtype::float64), b64 = b.select(0, 0).to(Dtype::float64);
-  check_close(core::matmul(a64.to(gpu), b64.to(gpu)).to(cpu), product_reference(a64, b64, unchanged), {1e-12, 1e-13 * 30}, "float64");
+  check_close(core::matmul(a64.to(gpu), b64.to(gpu)).to(cpu), product_reference(a64, b64, unchanged),
+              {1e-12, 1e-13 * 30}, "float64");
 }
 
 }  // namespace axiom::test

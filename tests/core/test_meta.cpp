@@ -21,8 +21,8 @@ TEST_CASE("on the meta device an op checks and sizes as on the CPU, and its byte
   CHECK(c.device() == meta);
   CHECK(core::allocation_stats(DeviceType::meta).live_bytes - before.live_bytes == (64 * 32 + 32 * 16 + 64 * 16) * 4);
   CHECK(core::allocation_stats(DeviceType::cpu).live_bytes == cpu_before.live_bytes);  // nothing on the CPU
-  CHECK(core::sum(c).item() == 0);  // a copy to the host reads zeros
-  check_error([&] { core::matmul(a, a); }, {"[matmul]", "[64, 32]"});  // the same checks as on the CPU
+  CHECK(core::sum(c).item() == 0);                                                     // a copy to the host reads zeros
+  check_error([&] { core::matmul(a, a); }, {"[matmul]", "[64, 32]"});                  // the same checks as on the CPU
   check_error([&] { core::add(a, core::zeros({64, 32})); }, {"meta", "cpu"});
   const core::Tensor from_host = core::from_vector<float>({1, 2, 3}).to(meta);
   CHECK(from_host.to(Device::cpu()).to_vector<float>() == std::vector<float>{0, 0, 0});
@@ -31,7 +31,11 @@ TEST_CASE("on the meta device an op checks and sizes as on the CPU, and its byte
 namespace {
 // Line length 4 cut into two blocks of 2 queries, each seeing the 2 keys of its block.
 core::AttentionMask two_blocks() {
-  core::BlockPattern p{.length = 4, .block_queries = 2, .block_keys = 2, .queries = {0, 1, 2, 3}, .keys = {0, 1, 2, 3},
+  core::BlockPattern p{.length = 4,
+                       .block_queries = 2,
+                       .block_keys = 2,
+                       .queries = {0, 1, 2, 3},
+                       .keys = {0, 1, 2, 3},
                        .visible = std::vector<uint8_t>(8, 1)};
   return core::AttentionMask::blocks(std::move(p), "two blocks");
 }
@@ -40,7 +44,8 @@ core::AttentionMask two_blocks() {
 TEST_CASE("the meta device counts the arithmetic of products and attention") {
   const Device meta = Device::meta();
   core::reset_meta_flops();
-  const core::Tensor a = core::zeros({3, 64, 32}, Dtype::float32, meta), b = core::zeros({32, 16}, Dtype::float32, meta);
+  const core::Tensor a = core::zeros({3, 64, 32}, Dtype::float32, meta),
+                     b = core::zeros({32, 16}, Dtype::float32, meta);
   (void)core::matmul(a, b);
   CHECK(core::meta_flops() == 2.0 * 3 * 64 * 16 * 32);  // 2 M N K for each of the 3 products
   core::reset_meta_flops();
@@ -59,18 +64,17 @@ TEST_CASE("the meta device counts the arithmetic of products and attention") {
 }
 
 TEST_SUITE("cuda-emulated") {
-
-TEST_CASE("the meta device fuses attention where the device it stands for does") {
-  axiom::test::ScopedEmulatedCuda emulated;
-  const Device meta = Device::meta(), gpu = Device::cuda();
-  CHECK(core::attention_fused(meta, two_blocks()));  // as the CPU
-  {
-    const core::MetaStandsFor stand_in(gpu);
-    CHECK_FALSE(core::attention_fused(meta, two_blocks()));  // as CUDA: composed from plain ops
-    CHECK(core::attention_fused(meta, core::AttentionMask::causal()));
-    CHECK(core::attention_fused(gpu, two_blocks()) == core::attention_fused(meta, two_blocks()));
+  TEST_CASE("the meta device fuses attention where the device it stands for does") {
+    axiom::test::ScopedEmulatedCuda emulated;
+    const Device meta = Device::meta(), gpu = Device::cuda();
+    CHECK(core::attention_fused(meta, two_blocks()));  // as the CPU
+    {
+      const core::MetaStandsFor stand_in(gpu);
+      CHECK_FALSE(core::attention_fused(meta, two_blocks()));  // as CUDA: composed from plain ops
+      CHECK(core::attention_fused(meta, core::AttentionMask::causal()));
+      CHECK(core::attention_fused(gpu, two_blocks()) == core::attention_fused(meta, two_blocks()));
+    }
+    CHECK(core::attention_fused(meta, two_blocks()));
   }
-  CHECK(core::attention_fused(meta, two_blocks()));
-}
 
 }  // TEST_SUITE

@@ -76,7 +76,8 @@ TEST_CASE("softmax and log_softmax along every axis, in every layout") {
           const Tensor y = log ? core::log_softmax(x, axis) : core::softmax(x, axis);
           CHECK(str(y.shape()) == "[3, 4, 5]");
           CHECK(y.dtype() == dtype);
-          check_close(y, softmax_reference(x, axis, log), dtype == Dtype::float32 ? Tolerance{1e-5, 1e-6} : Tolerance{1e-13, 1e-14});
+          check_close(y, softmax_reference(x, axis, log),
+                      dtype == Dtype::float32 ? Tolerance{1e-5, 1e-6} : Tolerance{1e-13, 1e-14});
         }
       }
     }
@@ -128,7 +129,11 @@ TEST_CASE("softmax of large rows split across threads, and errors") {
   const Tensor x = random_tensor({300, 50}, Dtype::float64, gen, Layout::permuted);
   check_close(core::softmax(x, 0), softmax_reference(x, 0, false), 1e-12, 1e-15);
   check_close(core::log_softmax(x, 1), softmax_reference(x, 1, true), 1e-12, 1e-13);
-  check_error([] { (void)core::softmax(core::zeros({2, 3}), 2); }, {"[softmax] axis 2 is out of range for a tensor of rank 2"});
+  check_error(
+      [] {
+        (void)core::softmax(core::zeros({2, 3}), 2);
+      },
+      {"[softmax] axis 2 is out of range for a tensor of rank 2"});
   check_error([] { (void)core::log_softmax(core::zeros({2}, Dtype::int64)); },
               {"[log_softmax] dtype int64 is not supported (float32 or float64 only)"});
 }
@@ -186,13 +191,20 @@ TEST_CASE("layer_norm errors") {
   const Tensor x = core::zeros({2, 3});
   check_error([&] { (void)core::layer_norm(x, core::ones({4})); },
               {"[layer_norm] weight has shape [4]; expected [3] for input [2, 3]"});
-  check_error([&] { (void)core::layer_norm(x, {}, core::ones({1, 3})); },
-              {"[layer_norm] bias has shape [1, 3]; expected [3] for input [2, 3]"});
+  check_error(
+      [&] {
+        (void)core::layer_norm(x, {}, core::ones({1, 3}));
+      },
+      {"[layer_norm] bias has shape [1, 3]; expected [3] for input [2, 3]"});
   check_error([&] { (void)core::layer_norm(x, core::ones({3}, Dtype::float64)); },
               {"[layer_norm] dtypes float32 and float64 differ"});
   check_error([&] { (void)core::layer_norm(core::scalar(1)); }, {"[layer_norm] needs at least one axis, got a scalar"});
   check_error([&] { (void)core::layer_norm(x, {}, {}, -1); }, {"[layer_norm] eps must be 0 or more, got -1"});
-  check_error([&] { (void)core::layer_norm(core::zeros({2, 3}, Dtype::int64)); }, {"[layer_norm] dtype int64 is not supported"});
+  check_error(
+      [&] {
+        (void)core::layer_norm(core::zeros({2, 3}, Dtype::int64));
+      },
+      {"[layer_norm] dtype int64 is not supported"});
 }
 
 // --- cross entropy -------------------------------------------------------------------------------------
@@ -224,14 +236,18 @@ TEST_CASE("cross_entropy and its backward against loops, with label smoothing, a
       CHECK(ce.losses.shape() == Shape{3});
       check_close(ce.losses, losses, tolerance(dtype).rtol * 10, tolerance(dtype).atol * 10, "losses");
       check_close(ce.lse, lses, tolerance(dtype).rtol * 10, tolerance(dtype).atol * 10, "lse");
-      check_close(core::cross_entropy_backward(x, targets, ce.lse, g, s), grads, tolerance(dtype).rtol * 10, tolerance(dtype).atol * 10,
-                  "gradient");
+      check_close(core::cross_entropy_backward(x, targets, ce.lse, g, s), grads, tolerance(dtype).rtol * 10,
+                  tolerance(dtype).atol * 10, "gradient");
     }
   }
   const Tensor x = core::zeros({2, 4}), t = core::from_vector<int64_t>({1, 3}, {2});
-  check_error([&] { (void)core::cross_entropy(x, core::from_vector<int64_t>({1, 4}, {2})); },
-              {"[cross_entropy] target 4 (element 1 of the targets) is not a class in [0, 4)"});
-  check_error([&] { (void)core::cross_entropy(x, t.narrow(0, 0, 1)); }, {"[cross_entropy] logits [2, 4] need targets of shape [2]"});
+  check_error(
+      [&] {
+        (void)core::cross_entropy(x, core::from_vector<int64_t>({1, 4}, {2}));
+      },
+      {"[cross_entropy] target 4 (element 1 of the targets) is not a class in [0, 4)"});
+  check_error([&] { (void)core::cross_entropy(x, t.narrow(0, 0, 1)); },
+              {"[cross_entropy] logits [2, 4] need targets of shape [2]"});
   check_error([&] { (void)core::cross_entropy(x, t, 1.5); }, {"label_smoothing must be in [0, 1], got 1.5"});
   check_error([&] { (void)core::cross_entropy(x, t.to(Dtype::float32)); }, {"[cross_entropy] ", "int64"});
   check_error([&] { (void)core::cross_entropy_backward(x, t, core::zeros({3}), core::zeros({2})); },

@@ -149,8 +149,8 @@ TEST_CASE("uniform: range, mean and variance") {
     CHECK(m.max < 5);
     CHECK(m.min < -2.99);  // the whole range is used
     CHECK(m.max > 4.99);
-    CHECK(std::abs(m.mean - 1) < 0.1);                                       // sd of the mean: 0.016
-    CHECK(std::abs(m.variance - 64.0 / 12) < 0.25);                          // sd of the variance: 0.04
+    CHECK(std::abs(m.mean - 1) < 0.1);               // sd of the mean: 0.016
+    CHECK(std::abs(m.variance - 64.0 / 12) < 0.25);  // sd of the variance: 0.04
   }
   // float32 rounding never reaches `high`, even for a range whose top is just above a float.
   Generator gen(4);
@@ -164,7 +164,7 @@ TEST_CASE("normal: mean, standard deviation and shape of the distribution") {
     Generator gen(5);
     const std::vector<double> v = normal({20000}, 2, 3, gen, dtype).to_vector<double>();
     const Moments m = moments(v);
-    CHECK(std::abs(m.mean - 2) < 0.1);                // sd of the mean: 0.021
+    CHECK(std::abs(m.mean - 2) < 0.1);                 // sd of the mean: 0.021
     CHECK(std::abs(std::sqrt(m.variance) - 3) < 0.1);  // sd of the sd: 0.015
     int within_one_sd = 0;
     for (double x : v) within_one_sd += std::abs(x - 2) < 3;
@@ -246,6 +246,7 @@ TEST_CASE("BatchShare: draws that are not per example, and bad shares, are Error
   check_error([&] { BatchShare(gen, 4, 3, 6); }, {"[BatchShare] examples [4, 7) are not a share of a batch of 6"});
   check_error([&] { BatchShare(gen, 0, 0, 6); }, {"are not a share of a batch of 6"});
   const BatchShare share(gen, 0, 2, 4);
-  check_error([&] { rand({3}, gen); }, {"a draw of 3 values within a share of 2 examples must have the batch as its first axis"});
+  check_error([&] { rand({3}, gen); },
+              {"a draw of 3 values within a share of 2 examples must have the batch as its first axis"});
   check_error([&] { BatchShare(gen, 0, 1, 4); }, {"already draws for a share"});
 }

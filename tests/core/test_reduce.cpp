@@ -33,9 +33,9 @@ const char* op_name(Op op) {
 }
 
 struct Expected {
-  Shape shape;                  // keepdim shape or not, as asked
-  std::vector<double> values;   // row-major
-  std::vector<double> argmax;   // max only: position of the first maximum within the reduced axes
+  Shape shape;                 // keepdim shape or not, as asked
+  std::vector<double> values;  // row-major
+  std::vector<double> argmax;  // max only: position of the first maximum within the reduced axes
 };
 
 // The reduction of x over `axes` (empty: all), computed by sorting every element into the group of
@@ -49,8 +49,10 @@ Expected reference(Op op, const Tensor& x, std::vector<int64_t> axes, bool keepd
   for (int64_t a : axes) reduced[static_cast<size_t>(a < 0 ? a + rank : a)] = true;
   Shape kept = x.shape(), dropped;
   for (int64_t a = 0; a < rank; ++a) {
-    if (reduced[a]) kept[a] = 1;
-    else dropped.push_back(x.size(a));
+    if (reduced[a])
+      kept[a] = 1;
+    else
+      dropped.push_back(x.size(a));
   }
   std::vector<std::vector<double>> groups(static_cast<size_t>(core::numel(kept)));
   const std::vector<double> values = values_of(x);
@@ -206,9 +208,9 @@ TEST_CASE("max_with_indices and argmax along every axis, ties included") {
 }
 
 TEST_CASE("max and min: the first of equal extremes, and NaN wins") {
-  const Tensor x = core::from_vector<double>({1, 3, 3, 2,  //
+  const Tensor x = core::from_vector<double>({1, 3, 3, 2,     //
                                               kNaN, 5, 1, 0,  //
-                                              4, 4, 4, 4,  //
+                                              4, 4, 4, 4,     //
                                               -1, 2, kNaN, 9},
                                              {4, 4});
   const auto [values, indices] = core::max_with_indices(x, 1);
@@ -225,7 +227,11 @@ TEST_CASE("min of integers, and of an empty axis") {
   CHECK(core::min(pixels).item() == -3);
   CHECK(core::max(pixels).item() == 300);
   check_equal(core::min(pixels, {0}), {0, -3, 255});
-  check_error([] { (void)core::min(core::zeros({2, 0})); }, {"[min] cannot take the min over axis 1 of size 0 (shape [2, 0])"});
+  check_error(
+      [] {
+        (void)core::min(core::zeros({2, 0}));
+      },
+      {"[min] cannot take the min over axis 1 of size 0 (shape [2, 0])"});
 }
 
 TEST_CASE("the leading-axes fast path: contiguous input, axes {0} and {0, 1}") {
@@ -340,22 +346,26 @@ TEST_CASE("var with a correction as large as the count divides by zero, never go
   for (Dtype dtype : {Dtype::float32, Dtype::float64}) {
     CAPTURE(dtype);
     const Tensor x = core::from_vector<double>({1, 2, 3, 6, 6, 6}, {2, 3}).to(dtype);
-    check_close(core::var(x, {1}, false, 2), {2, 0}, tolerance(dtype));      // 2 / (3 - 2)
-    check_close(core::var(x, {1}, false, 3), {kInf, kNaN}, 0, 0);            // 2 / 0 and 0 / 0
-    check_close(core::var(x, {1}, false, 5), {kInf, kNaN}, 0, 0);            // not 2 / -2
-    check_close(core::var(core::scalar(4, dtype)), {kNaN}, 0, 0);            // one element, correction 1
+    check_close(core::var(x, {1}, false, 2), {2, 0}, tolerance(dtype));  // 2 / (3 - 2)
+    check_close(core::var(x, {1}, false, 3), {kInf, kNaN}, 0, 0);        // 2 / 0 and 0 / 0
+    check_close(core::var(x, {1}, false, 5), {kInf, kNaN}, 0, 0);        // not 2 / -2
+    check_close(core::var(core::scalar(4, dtype)), {kNaN}, 0, 0);        // one element, correction 1
     check_close(core::var(core::scalar(4, dtype), {}, false, 0), {0}, 0, 0);
   }
 }
 
 TEST_CASE("reduction errors") {
   const Tensor x = core::zeros({2, 3});
-  check_error([&] { (void)core::sum(x, {2}); }, {"[sum] axis 2 is out of range for a tensor of rank 2 (valid: -2 to 1)"});
+  check_error([&] { (void)core::sum(x, {2}); },
+              {"[sum] axis 2 is out of range for a tensor of rank 2 (valid: -2 to 1)"});
   check_error([&] { (void)core::mean(x, {-3}); }, {"[mean] axis -3 is out of range for a tensor of rank 2"});
   check_error([&] { (void)core::sum(x, {1, -1}); }, {"[sum] axes [1, -1] name the same axis twice"});
   check_error([&] { (void)core::var(x, {0, 0}); }, {"[var] axes [0, 0] name the same axis twice"});
-  check_error([&] { (void)core::max(core::zeros({2, 0}), {1}); },
-              {"[max] cannot take the max over axis 1 of size 0 (shape [2, 0])"});
+  check_error(
+      [&] {
+        (void)core::max(core::zeros({2, 0}), {1});
+      },
+      {"[max] cannot take the max over axis 1 of size 0 (shape [2, 0])"});
   check_error([&] { (void)core::max(core::zeros({0})); }, {"[max] cannot take the max over axis 0 of size 0"});
   check_error([&] { (void)core::argmax(core::zeros({3, 0}), 1); }, {"[max] cannot take the max over axis 1"});
   check_error([&] { (void)core::mean(core::zeros({3}, Dtype::int64)); },

@@ -30,8 +30,8 @@
 namespace core = axiom::core;
 namespace fs = std::filesystem;
 using namespace axiom::test;
-using axiom::core::Tensor;
 using axiom::Metadata;
+using axiom::core::Tensor;
 using core::NamedTensors;
 using core::SafetensorsFile;
 
@@ -72,7 +72,8 @@ struct TempDir {
   fs::path path;
   TempDir() {
     static int count = 0;
-    path = fs::temp_directory_path() / ("axiom-safetensors-test-" + std::to_string(::getpid()) + "-" + std::to_string(count++));
+    path = fs::temp_directory_path() /
+           ("axiom-safetensors-test-" + std::to_string(::getpid()) + "-" + std::to_string(count++));
     fs::remove_all(path);
     fs::create_directories(path);
   }
@@ -105,8 +106,8 @@ void check_same(const NamedTensors& got, const NamedTensors& want) {
     const std::vector<double> va = values_of(a);
     const std::vector<double> vb = values_of(b);
     for (size_t k = 0; k < va.size(); ++k) {
-      const bool same = (std::isnan(va[k]) && std::isnan(vb[k])) ||
-                        (va[k] == vb[k] && std::signbit(va[k]) == std::signbit(vb[k]));
+      const bool same =
+          (std::isnan(va[k]) && std::isnan(vb[k])) || (va[k] == vb[k] && std::signbit(va[k]) == std::signbit(vb[k]));
       if (!same) FAIL_CHECK("element " << k << ": got " << va[k] << ", want " << vb[k]);
     }
   }
@@ -129,20 +130,18 @@ void check_bad(const std::string& bytes, std::initializer_list<std::string> part
 TEST_CASE("safetensors: known answer, written byte by byte from the specification") {
   // "a": F32 [2] = {1, 2};  "b": I64 [] = 7;  metadata {"format": "pt"}.
   // The JSON is 138 characters; 6 spaces pad it to N = 144 = 0x90 bytes.
-  const std::string json =
-      R"({"__metadata__":{"format":"pt"},)"
-      R"("a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
-      R"("b":{"dtype":"I64","shape":[],"data_offsets":[8,16]}})";
+  const std::string json = R"({"__metadata__":{"format":"pt"},)"
+                           R"("a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                           R"("b":{"dtype":"I64","shape":[],"data_offsets":[8,16]}})";
   REQUIRE(json.size() == 138);
   const std::string expected = bytes_of({0x90, 0, 0, 0, 0, 0, 0, 0}) +  // N = 144, little-endian
-                               json + "      " +                         // 6 spaces of padding
-                               bytes_of({0x00, 0x00, 0x80, 0x3f,          // 1.0f = 0x3f800000
-                                         0x00, 0x00, 0x00, 0x40,          // 2.0f = 0x40000000
-                                         0x07, 0, 0, 0, 0, 0, 0, 0});     // int64 7
+                               json + "      " +                        // 6 spaces of padding
+                               bytes_of({0x00, 0x00, 0x80, 0x3f,        // 1.0f = 0x3f800000
+                                         0x00, 0x00, 0x00, 0x40,        // 2.0f = 0x40000000
+                                         0x07, 0, 0, 0, 0, 0, 0, 0});   // int64 7
   REQUIRE(expected.size() == 8 + 144 + 16);
 
-  const NamedTensors tensors = {{"a", core::from_vector<float>({1.0f, 2.0f})},
-                                {"b", core::scalar(7, Dtype::int64)}};
+  const NamedTensors tensors = {{"a", core::from_vector<float>({1.0f, 2.0f})}, {"b", core::scalar(7, Dtype::int64)}};
   CHECK(core::to_safetensors_bytes(tensors, {{"format", "pt"}}) == expected);
 
   const SafetensorsFile file = core::from_safetensors_bytes(expected, "known.safetensors");
@@ -156,9 +155,9 @@ TEST_CASE("safetensors: known answers shared with the reference library's own te
   // One F32 [1, 1, 2, 3] = 0..5 named "attn0": 65 characters of JSON, 7 spaces, N = 72.
   const std::string json = R"({"attn0":{"dtype":"F32","shape":[1,1,2,3],"data_offsets":[0,24]}})";
   REQUIRE(json.size() == 65);
-  const std::string expected = bytes_of({72, 0, 0, 0, 0, 0, 0, 0}) + json + "       " +
-                               bytes_of({0, 0, 0, 0, 0, 0, 0x80, 0x3f, 0, 0, 0, 0x40,
-                                         0, 0, 0x40, 0x40, 0, 0, 0x80, 0x40, 0, 0, 0xa0, 0x40});
+  const std::string expected =
+      bytes_of({72, 0, 0, 0, 0, 0, 0, 0}) + json + "       " +
+      bytes_of({0, 0, 0, 0, 0, 0, 0x80, 0x3f, 0, 0, 0, 0x40, 0, 0, 0x40, 0x40, 0, 0, 0x80, 0x40, 0, 0, 0xa0, 0x40});
   const Tensor attn = core::arange(0, 6).reshape({1, 1, 2, 3});
   CHECK(core::to_safetensors_bytes({{"attn0", attn}}) == expected);
   check_same(core::from_safetensors_bytes(expected, "attn0").tensors, {{"attn0", attn}});
@@ -168,9 +167,10 @@ TEST_CASE("safetensors: header keys keep the order given, not sorted, and uint8 
   const std::string json = R"({"z":{"dtype":"U8","shape":[3],"data_offsets":[0,3]},)"
                            R"("a":{"dtype":"F64","shape":[1],"data_offsets":[3,11]}})";
   REQUIRE(json.size() == 107);  // 5 spaces pad it to N = 112
-  const std::string expected = u64_le(112) + json + "     " +
-                               bytes_of({1, 2, 255}) + bytes_of({0, 0, 0, 0, 0, 0, 0xf0, 0xbf});  // -1.0
-  const NamedTensors tensors = {{"z", core::from_vector<uint8_t>({1, 2, 255})}, {"a", core::from_vector<double>({-1.0})}};
+  const std::string expected =
+      u64_le(112) + json + "     " + bytes_of({1, 2, 255}) + bytes_of({0, 0, 0, 0, 0, 0, 0xf0, 0xbf});  // -1.0
+  const NamedTensors tensors = {{"z", core::from_vector<uint8_t>({1, 2, 255})},
+                                {"a", core::from_vector<double>({-1.0})}};
   CHECK(core::to_safetensors_bytes(tensors) == expected);
 }
 
@@ -178,8 +178,9 @@ TEST_CASE("safetensors: header keys keep the order given, not sorted, and uint8 
 
 TEST_CASE("safetensors: reads headers written the way Python writes them") {
   // Python's safetensors: compact JSON, __metadata__ first, padded with spaces.
-  const std::string python = file_with(R"({"__metadata__":{"format":"pt"},"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})",
-                                       bytes_of({0, 0, 0x80, 0x3f, 0, 0, 0, 0x40}));
+  const std::string python =
+      file_with(R"({"__metadata__":{"format":"pt"},"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})",
+                bytes_of({0, 0, 0x80, 0x3f, 0, 0, 0, 0x40}));
   SafetensorsFile file = core::from_safetensors_bytes(python, "python.safetensors");
   check_same(file.tensors, {{"a", core::from_vector<float>({1, 2})}});
   CHECK(file.metadata == Metadata{{"format", "pt"}});
@@ -187,10 +188,12 @@ TEST_CASE("safetensors: reads headers written the way Python writes them") {
   // Python's json.dumps (spaces after ':' and ','), other key orders, the metadata last, an extra
   // field, a header not padded to 8 bytes, and the tensors listed out of data order: tensors come
   // back in data order.
-  std::string json = R"({"w": {"shape": [2, 1], "data_offsets": [1, 17], "dtype": "F64", "extra": 1},)"
-                     R"( "u": {"data_offsets": [0, 1], "dtype": "U8", "shape": [1]}, "__metadata__": {"epoch": "3"}}  )";
+  std::string json =
+      R"({"w": {"shape": [2, 1], "data_offsets": [1, 17], "dtype": "F64", "extra": 1},)"
+      R"( "u": {"data_offsets": [0, 1], "dtype": "U8", "shape": [1]}, "__metadata__": {"epoch": "3"}}  )";
   if (json.size() % 8 == 0) json += ' ';
-  const std::string data = bytes_of({9}) + bytes_of({0, 0, 0, 0, 0, 0, 0xf0, 0x3f}) + bytes_of({0, 0, 0, 0, 0, 0, 0, 0x40});
+  const std::string data =
+      bytes_of({9}) + bytes_of({0, 0, 0, 0, 0, 0, 0xf0, 0x3f}) + bytes_of({0, 0, 0, 0, 0, 0, 0, 0x40});
   file = core::from_safetensors_bytes(u64_le(json.size()) + json + data, "json-dumps.safetensors");
   check_same(file.tensors, {{"u", core::from_vector<uint8_t>({9})}, {"w", core::from_vector<double>({1, 2}, {2, 1})}});
   CHECK(file.metadata == Metadata{{"epoch", "3"}});
@@ -207,15 +210,17 @@ TEST_CASE("safetensors: round trips of every dtype, 0-d, empty and non-contiguou
   const double inf = std::numeric_limits<double>::infinity();
   const Tensor base = core::arange(0, 12).reshape({3, 4});
   const NamedTensors tensors = {
-      {"f32", core::from_vector<float>({1.5f, -0.0f, 3e38f, -1e-45f, std::numeric_limits<float>::quiet_NaN(), INFINITY}, {2, 3})},
+      {"f32", core::from_vector<float>({1.5f, -0.0f, 3e38f, -1e-45f, std::numeric_limits<float>::quiet_NaN(), INFINITY},
+                                       {2, 3})},
       {"f64", core::from_vector<double>({0.1, -inf, 1e-310, std::numeric_limits<double>::max()})},
-      {"i64", core::from_vector<int64_t>({std::numeric_limits<int64_t>::min(), -1, 0, std::numeric_limits<int64_t>::max()}, {2, 2})},
+      {"i64", core::from_vector<int64_t>(
+                  {std::numeric_limits<int64_t>::min(), -1, 0, std::numeric_limits<int64_t>::max()}, {2, 2})},
       {"u8", core::from_vector<uint8_t>({0, 1, 127, 128, 255})},
       {"scalar", core::scalar(2.5, Dtype::float64)},
       {"empty", core::zeros({0})},
       {"empty_3d", core::zeros({2, 0, 3}, Dtype::int64)},
-      {"transposed", base.transpose(0, 1)},               // [4, 3], strides [1, 4]
-      {"strided", base.slice(1, 0, 4, 2)},                // [3, 2], every other column
+      {"transposed", base.transpose(0, 1)},                                          // [4, 3], strides [1, 4]
+      {"strided", base.slice(1, 0, 4, 2)},                                           // [3, 2], every other column
       {"expanded", core::from_vector<uint8_t>({7, 8}).unsqueeze(0).expand({3, 2})},  // stride 0
   };
   REQUIRE_FALSE(tensors[7].second.is_contiguous());
@@ -244,23 +249,40 @@ TEST_CASE("safetensors: saving over a file replaces it whole, and leaves no temp
 TEST_CASE("safetensors: save errors name the path and the reason, and leave nothing behind") {
   const TempDir dir;
   const std::string missing = dir.file("no-such-dir") + "/model.safetensors";
-  check_error([&] { core::save_safetensors(missing, {{"w", core::ones({2})}}); },
-              {"[safetensors] cannot write '" + missing + "'", "the directory '" + dir.file("no-such-dir") + "' does not exist"});
+  check_error(
+      [&] {
+        core::save_safetensors(missing, {{"w", core::ones({2})}});
+      },
+      {"[safetensors] cannot write '" + missing + "'",
+       "the directory '" + dir.file("no-such-dir") + "' does not exist"});
 
   // The target is a directory: the temporary file is written, the rename fails, the temporary is removed.
   fs::create_directory(dir.path / "taken.safetensors");
   fs::create_directory(dir.path / "taken.safetensors" / "child");  // a non-empty directory
-  check_error([&] { core::save_safetensors(dir.file("taken.safetensors"), {{"w", core::ones({2})}}); },
-              {"cannot write '" + dir.file("taken.safetensors") + "'", "renaming", "failed"});
+  check_error(
+      [&] {
+        core::save_safetensors(dir.file("taken.safetensors"), {{"w", core::ones({2})}});
+      },
+      {"cannot write '" + dir.file("taken.safetensors") + "'", "renaming", "failed"});
   CHECK(dir.entries() == std::vector<std::string>{"taken.safetensors"});
 
   // Names: duplicates, the reserved name, undefined tensors. Nothing is written.
   const std::string path = dir.file("dup.safetensors");
-  check_error([&] { core::save_safetensors(path, {{"w", core::ones({2})}, {"w", core::ones({3})}}); },
-              {"cannot write '" + path + "'", "the tensor name 'w' appears twice"});
-  check_error([&] { (void)core::to_safetensors_bytes({{"w", core::ones({2})}, {"w", core::ones({3})}}); },
-              {"[safetensors] the tensor name 'w' appears twice"});
-  check_error([&] { (void)core::to_safetensors_bytes({{"__metadata__", core::ones({2})}}); }, {"reserved for the metadata"});
+  check_error(
+      [&] {
+        core::save_safetensors(path, {{"w", core::ones({2})}, {"w", core::ones({3})}});
+      },
+      {"cannot write '" + path + "'", "the tensor name 'w' appears twice"});
+  check_error(
+      [&] {
+        (void)core::to_safetensors_bytes({{"w", core::ones({2})}, {"w", core::ones({3})}});
+      },
+      {"[safetensors] the tensor name 'w' appears twice"});
+  check_error(
+      [&] {
+        (void)core::to_safetensors_bytes({{"__metadata__", core::ones({2})}});
+      },
+      {"reserved for the metadata"});
   check_error([&] { (void)core::to_safetensors_bytes({{"w", Tensor()}}); }, {"tensor 'w' is undefined"});
   check_error([&] { (void)core::to_safetensors_bytes({{"\xff", core::ones({2})}}); }, {"not valid UTF-8"});
   CHECK(dir.entries() == std::vector<std::string>{"taken.safetensors"});
@@ -285,7 +307,8 @@ TEST_CASE("safetensors: a header length beyond the file, or huge, is refused bef
   const TempDir dir;
   // N = 100 with 12 bytes after it.
   const std::string too_long = u64_le(100) + R"({"a":1}     )";
-  check_bad(too_long, {"the header length (bytes 0-7) is 100 bytes, but only 12 bytes follow it (the file has 20 bytes)"});
+  check_bad(too_long,
+            {"the header length (bytes 0-7) is 100 bytes, but only 12 bytes follow it (the file has 20 bytes)"});
   write_file(dir.file("long.safetensors"), too_long);
   check_error([&] { (void)core::load_safetensors(dir.file("long.safetensors")); },
               {dir.file("long.safetensors"), "is 100 bytes, but only 12 bytes follow it"});
@@ -293,9 +316,11 @@ TEST_CASE("safetensors: a header length beyond the file, or huge, is refused bef
   // N = 2^60 and N = 2^64 - 1: over the 100 MB limit; reading them would need exabytes.
   for (const uint64_t n : {uint64_t{1} << 60, ~uint64_t{0}}) {
     const std::string huge = u64_le(n) + "{}      ";
-    check_bad(huge, {"the header length (bytes 0-7) is " + std::to_string(n) + " bytes, over the limit of 100000000 bytes"});
+    check_bad(huge,
+              {"the header length (bytes 0-7) is " + std::to_string(n) + " bytes, over the limit of 100000000 bytes"});
     write_file(dir.file("huge.safetensors"), huge);
-    check_error([&] { (void)core::load_safetensors(dir.file("huge.safetensors")); }, {"huge.safetensors", "over the limit"});
+    check_error([&] { (void)core::load_safetensors(dir.file("huge.safetensors")); },
+                {"huge.safetensors", "over the limit"});
   }
 }
 
@@ -303,14 +328,18 @@ TEST_CASE("safetensors: a header that is not JSON, or not an object of objects")
   check_bad(file_with(R"({"a": {"dtype": "F32",)", ""), {"header is not valid JSON: ", "parse error"});
   check_bad(file_with("", ""), {"header is not valid JSON: "});
   // Padding must be spaces, not NULs; nor may a NUL end the JSON early and hide what follows.
-  check_bad(u64_le(8) + std::string("{}\0\0\0\0\0\0", 8), {"header is not valid JSON: it has a NUL byte at header byte 2 (file byte 10)"});
-  check_bad(u64_le(8) + std::string("{}\0{\"a\":", 8), {"header is not valid JSON: it has a NUL byte at header byte 2"});
-  check_bad(file_with("{\"\xff\":1}", ""), {"header is not valid JSON: "});   // not UTF-8
+  check_bad(u64_le(8) + std::string("{}\0\0\0\0\0\0", 8),
+            {"header is not valid JSON: it has a NUL byte at header byte 2 (file byte 10)"});
+  check_bad(u64_le(8) + std::string("{}\0{\"a\":", 8),
+            {"header is not valid JSON: it has a NUL byte at header byte 2"});
+  check_bad(file_with("{\"\xff\":1}", ""), {"header is not valid JSON: "});  // not UTF-8
   check_bad(file_with("[1, 2]", ""), {"the header is a JSON array, not an object"});
   check_bad(file_with(R"({"a": 5})", ""), {"tensor 'a' is described by a JSON number (5), not an object"});
-  check_bad(file_with(R"({"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"a":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}})",
-                      "xy"),
-            {"the header has the key 'a' twice in one object"});
+  check_bad(
+      file_with(
+          R"({"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"a":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}})",
+          "xy"),
+      {"the header has the key 'a' twice in one object"});
   // Nested a hundred thousand deep: an error, not a stack overflow (the limit is serde_json's, 128).
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
   check_bad(file_with(R"({"a":{"dtype":"U8","shape":)" + deep + R"(,"data_offsets":[0,0]}})", ""),
@@ -322,7 +351,8 @@ TEST_CASE("safetensors: a header that is not JSON, or not an object of objects")
 
 TEST_CASE("safetensors: a bad entry names the tensor, the field and the values") {
   const auto entry = [](const std::string& fields) { return file_with(R"({"w":{)" + fields + "}}", "12345678"); };
-  check_bad(entry(R"("dtype":"F16","shape":[4],"data_offsets":[0,8])"), {"tensor 'w' has unsupported dtype \"F16\" (axiom reads F32, F64, I64 and U8)"});
+  check_bad(entry(R"("dtype":"F16","shape":[4],"data_offsets":[0,8])"),
+            {"tensor 'w' has unsupported dtype \"F16\" (axiom reads F32, F64, I64 and U8)"});
   check_bad(entry(R"("dtype":"BF16","shape":[4],"data_offsets":[0,8])"), {"unsupported dtype \"BF16\""});
   check_bad(entry(R"("dtype":"I32","shape":[2],"data_offsets":[0,8])"), {"unsupported dtype \"I32\""});
   check_bad(entry(R"("dtype":"float32","shape":[2],"data_offsets":[0,8])"), {"unsupported dtype \"float32\""});
@@ -332,12 +362,16 @@ TEST_CASE("safetensors: a bad entry names the tensor, the field and the values")
   check_bad(entry(R"("dtype":"F32","shape":[2])"), {"tensor 'w' has no \"data_offsets\" field"});
   check_bad(entry(R"("dtype":"F32","shape":[2,-1],"data_offsets":[0,8])"),
             {"tensor 'w': \"shape\" must be a list of non-negative integers, got [2, -1]"});
-  check_bad(entry(R"("dtype":"F32","shape":[2.0],"data_offsets":[0,8])"), {"must be a list of non-negative integers, got [2.0]"});
-  check_bad(entry(R"("dtype":"F32","shape":"2","data_offsets":[0,8])"), {"must be a list of non-negative integers, got \"2\""});
+  check_bad(entry(R"("dtype":"F32","shape":[2.0],"data_offsets":[0,8])"),
+            {"must be a list of non-negative integers, got [2.0]"});
+  check_bad(entry(R"("dtype":"F32","shape":"2","data_offsets":[0,8])"),
+            {"must be a list of non-negative integers, got \"2\""});
   check_bad(entry(R"("dtype":"F32","shape":[2],"data_offsets":[0])"),
             {"tensor 'w': \"data_offsets\" must be [begin, end], two non-negative integers, got [0]"});
-  check_bad(entry(R"("dtype":"F32","shape":[2],"data_offsets":[-8,0])"), {"\"data_offsets\" must be [begin, end]", "got [-8, 0]"});
-  check_bad(entry(R"("dtype":"F32","shape":[2],"data_offsets":[8,0])"), {"tensor 'w': data_offsets [8, 0] end before they begin"});
+  check_bad(entry(R"("dtype":"F32","shape":[2],"data_offsets":[-8,0])"),
+            {"\"data_offsets\" must be [begin, end]", "got [-8, 0]"});
+  check_bad(entry(R"("dtype":"F32","shape":[2],"data_offsets":[8,0])"),
+            {"tensor 'w': data_offsets [8, 0] end before they begin"});
 }
 
 TEST_CASE("safetensors: shape, offsets and the data section must agree") {
@@ -356,27 +390,37 @@ TEST_CASE("safetensors: shape, offsets and the data section must agree") {
   // Offsets past the end of the data (a truncated file).
   check_bad(file_with(R"({"w":{"dtype":"U8","shape":[4096],"data_offsets":[0,4096]}})", std::string(4000, 'x')),
             {"tensor 'w' ends at byte 4096 of the data, but the data section has 4000 bytes"});
-  check_bad(file_with(R"({"w":{"dtype":"U8","shape":[1],"data_offsets":[18446744073709551614,18446744073709551615]}})", "x"),
-            {"tensor 'w' ends at byte 18446744073709551615 of the data, but the data section has 1 bytes"});
+  check_bad(
+      file_with(R"({"w":{"dtype":"U8","shape":[1],"data_offsets":[18446744073709551614,18446744073709551615]}})", "x"),
+      {"tensor 'w' ends at byte 18446744073709551615 of the data, but the data section has 1 bytes"});
   // Overlapping entries.
-  check_bad(file_with(R"({"a":{"dtype":"U8","shape":[8],"data_offsets":[0,8]},"b":{"dtype":"U8","shape":[8],"data_offsets":[4,12]}})",
-                      "123456789abc"),
-            {"tensors 'a' (data_offsets [0, 8]) and 'b' (data_offsets [4, 12]) overlap"});
-  check_bad(file_with(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},"b":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}})", "12"),
-            {"tensors 'a' (data_offsets [0, 2]) and 'b' (data_offsets [0, 2]) overlap"});
+  check_bad(
+      file_with(
+          R"({"a":{"dtype":"U8","shape":[8],"data_offsets":[0,8]},"b":{"dtype":"U8","shape":[8],"data_offsets":[4,12]}})",
+          "123456789abc"),
+      {"tensors 'a' (data_offsets [0, 8]) and 'b' (data_offsets [4, 12]) overlap"});
+  check_bad(
+      file_with(
+          R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},"b":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}})",
+          "12"),
+      {"tensors 'a' (data_offsets [0, 2]) and 'b' (data_offsets [0, 2]) overlap"});
   // Gaps: at the start, between two tensors, at the end.
   check_bad(file_with(R"({"b":{"dtype":"U8","shape":[2],"data_offsets":[2,4]}})", "1234"),
             {"bytes 0 to 2 of the data belong to no tensor: the first tensor, 'b', starts at byte 2"});
-  check_bad(file_with(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},"b":{"dtype":"U8","shape":[2],"data_offsets":[3,5]}})",
-                      "12345"),
-            {"bytes 2 to 3 of the data belong to no tensor: 'a' ends at byte 2 and 'b' starts at byte 3"});
+  check_bad(
+      file_with(
+          R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},"b":{"dtype":"U8","shape":[2],"data_offsets":[3,5]}})",
+          "12345"),
+      {"bytes 2 to 3 of the data belong to no tensor: 'a' ends at byte 2 and 'b' starts at byte 3"});
   check_bad(file_with(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}})", "1234"),
             {"the data section has 4 bytes, but the tensors end at byte 2 (bytes 2 to 4 belong to no tensor)"});
   check_bad(file_with("{}", "x"), {"the data section has 1 bytes, but the tensors end at byte 0"});
   // Empty tensors may sit at any boundary, including the end.
   const SafetensorsFile file = core::from_safetensors_bytes(
-      file_with(R"({"e":{"dtype":"F32","shape":[0,5],"data_offsets":[1,1]},"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},)"
-                R"("z":{"dtype":"I64","shape":[0],"data_offsets":[1,1]}})", "x"),
+      file_with(
+          R"({"e":{"dtype":"F32","shape":[0,5],"data_offsets":[1,1]},"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},)"
+          R"("z":{"dtype":"I64","shape":[0],"data_offsets":[1,1]}})",
+          "x"),
       "empty-entries");
   REQUIRE(file.tensors.size() == 3);
   CHECK(file.tensors[0].first == "a");
@@ -388,9 +432,12 @@ TEST_CASE("safetensors: shape, offsets and the data section must agree") {
 TEST_CASE("safetensors: metadata values must be strings") {
   check_bad(file_with(R"({"__metadata__":{"epoch":3}})", ""),
             {"\"__metadata__\" value of 'epoch' must be a string, got a JSON number: 3"});
-  check_bad(file_with(R"({"__metadata__":{"a":"b","c":null}})", ""), {"value of 'c' must be a string, got a JSON null"});
-  check_bad(file_with(R"({"__metadata__":{"nested":{"x":"y"}}})", ""), {"value of 'nested' must be a string, got a JSON object"});
-  check_bad(file_with(R"({"__metadata__":["pt"]})", ""), {"\"__metadata__\" must be an object of strings, got a JSON array: [\"pt\"]"});
+  check_bad(file_with(R"({"__metadata__":{"a":"b","c":null}})", ""),
+            {"value of 'c' must be a string, got a JSON null"});
+  check_bad(file_with(R"({"__metadata__":{"nested":{"x":"y"}}})", ""),
+            {"value of 'nested' must be a string, got a JSON object"});
+  check_bad(file_with(R"({"__metadata__":["pt"]})", ""),
+            {"\"__metadata__\" must be an object of strings, got a JSON array: [\"pt\"]"});
 }
 
 TEST_CASE("safetensors: a file cut short is an Error naming the file, the tensor and the bytes") {
@@ -398,8 +445,9 @@ TEST_CASE("safetensors: a file cut short is an Error naming the file, the tensor
   const std::string path = dir.file("cut.safetensors");
   const std::string whole = core::to_safetensors_bytes({{"a", core::ones({3})}, {"w", core::ones({1000})}});
   write_file(path, whole.substr(0, whole.size() - 96));
-  check_error([&] { (void)core::load_safetensors(path); },
-              {"[safetensors] " + path + ": tensor 'w' ends at byte 4012 of the data, but the data section has 3916 bytes"});
+  check_error(
+      [&] { (void)core::load_safetensors(path); },
+      {"[safetensors] " + path + ": tensor 'w' ends at byte 4012 of the data, but the data section has 3916 bytes"});
   // Cut inside the header.
   write_file(path, whole.substr(0, 40));
   check_error([&] { (void)core::load_safetensors(path); }, {path, "bytes, but only 32 bytes follow it"});

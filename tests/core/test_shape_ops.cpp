@@ -43,12 +43,21 @@ TEST_CASE("concat along every axis, with non-contiguous inputs") {
 
 TEST_CASE("concat errors") {
   const Tensor a = core::zeros({2, 3});
-  check_error([&] { (void)core::concat({a, core::zeros({2, 5})}, 0); },
-              {"[concat] tensor 1 has shape [2, 5], which does not match tensor 0's [2, 3] outside axis 0"});
-  check_error([&] { (void)core::concat({a, a, core::zeros({2, 3, 1})}, 1); },
-              {"[concat] tensor 2 has shape [2, 3, 1], which does not match tensor 0's [2, 3] outside axis 1"});
-  check_error([&] { (void)core::concat({a, core::zeros({2, 3}, Dtype::float64)}, 0); },
-              {"[concat] dtypes float32 and float64 differ"});
+  check_error(
+      [&] {
+        (void)core::concat({a, core::zeros({2, 5})}, 0);
+      },
+      {"[concat] tensor 1 has shape [2, 5], which does not match tensor 0's [2, 3] outside axis 0"});
+  check_error(
+      [&] {
+        (void)core::concat({a, a, core::zeros({2, 3, 1})}, 1);
+      },
+      {"[concat] tensor 2 has shape [2, 3, 1], which does not match tensor 0's [2, 3] outside axis 1"});
+  check_error(
+      [&] {
+        (void)core::concat({a, core::zeros({2, 3}, Dtype::float64)}, 0);
+      },
+      {"[concat] dtypes float32 and float64 differ"});
   check_error([&] { (void)core::concat({a}, 2); }, {"[concat] axis 2 is out of range for a tensor of rank 2"});
   check_error([&] { (void)core::concat({}, 0); }, {"[concat] needs at least one tensor"});
   check_error([&] { (void)core::concat({a, Tensor()}, 0); }, {"[concat] the input tensor is undefined"});
@@ -76,9 +85,16 @@ TEST_CASE("stack inserts a new axis") {
     }
     check_equal(out, expected);
   }
-  check_error([] { (void)core::stack({core::zeros({2, 3}), core::zeros({3, 2})}, 0); },
-              {"[stack] tensor 1 has shape [3, 2], tensor 0 has [2, 3]"});
-  check_error([] { (void)core::stack({core::zeros({2, 3})}, 3); }, {"[stack] axis 3 is out of range for a tensor of rank 3"});
+  check_error(
+      [] {
+        (void)core::stack({core::zeros({2, 3}), core::zeros({3, 2})}, 0);
+      },
+      {"[stack] tensor 1 has shape [3, 2], tensor 0 has [2, 3]"});
+  check_error(
+      [] {
+        (void)core::stack({core::zeros({2, 3})}, 3);
+      },
+      {"[stack] axis 3 is out of range for a tensor of rank 3"});
   check_error([] { (void)core::stack({}, 0); }, {"[stack] needs at least one tensor"});
 }
 
@@ -186,8 +202,11 @@ TEST_CASE("copy_into broadcasts and converts into any view") {
     check_equal(dst, {3, 3, 3, 3});
   }
   SUBCASE("errors") {
-    check_error([] { core::copy_into(core::zeros({2, 3}), core::zeros({3})); },
-                {"[copy_into] source of shape [2, 3] does not broadcast to the destination's shape [3]"});
+    check_error(
+        [] {
+          core::copy_into(core::zeros({2, 3}), core::zeros({3}));
+        },
+        {"[copy_into] source of shape [2, 3] does not broadcast to the destination's shape [3]"});
     check_error([] { core::copy_into(core::zeros({4}), core::zeros({3})); },
                 {"[copy_into] shapes [4] and [3] cannot be broadcast (4 vs 3 at axis -1)"});
     check_error([] { core::copy_into(Tensor(), core::zeros({3})); }, {"[copy_into] the source tensor is undefined"});

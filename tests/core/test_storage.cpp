@@ -27,8 +27,9 @@ TEST_CASE("views allocate nothing, copies allocate one buffer each") {
     CHECK(live_bytes() == start_bytes + 400);
     CHECK(x.storage()->nbytes() == 400);
     CHECK(core::allocation_stats().peak_bytes >= live_bytes());
-    const Tensor views[] = {x.reshape({100}), x.transpose(0, 1), x.slice(0, 0, 10, 3), x.select(1, 2),
-                            x.unsqueeze(0).expand({4, 10, 10}), x.permute({1, 0}), x.view({4, 25})};
+    const Tensor views[] = {
+        x.reshape({100}),  x.transpose(0, 1), x.slice(0, 0, 10, 3), x.select(1, 2), x.unsqueeze(0).expand({4, 10, 10}),
+        x.permute({1, 0}), x.view({4, 25})};
     for (const Tensor& v : views) CHECK(v.storage() == x.storage());
     CHECK(live_buffers() == start + 1);
     const Tensor copy = x.transpose(0, 1).contiguous();
@@ -90,14 +91,16 @@ TEST_CASE("large buffers are counted as freed, whatever the allocator keeps") {
   CHECK(live_bytes() == start_bytes);
 }
 
-TEST_CASE("a buffer the machine cannot give is an Error with the size and the machine's memory, and freeing never throws") {
+TEST_CASE(
+    "a buffer the machine cannot give is an Error with the size and the machine's memory, and freeing never throws") {
   // Freeing runs in destructors, also while an out-of-memory Error unwinds: it must not throw.
   static_assert(noexcept(std::declval<core::Backend&>().deallocate(nullptr, 0)));
   const int64_t start = live_buffers(), start_bytes = live_bytes();
   const int64_t too_many = int64_t{1} << 52;  // 16 PiB of float32
-  CHECK_THROWS_WITH_AS((void)core::empty({too_many}),
-                       doctest::Contains("[allocate] out of memory: asked for 16.0 PiB (18014398509481984 bytes); this machine has"),
-                       axiom::Error);
+  CHECK_THROWS_WITH_AS(
+      (void)core::empty({too_many}),
+      doctest::Contains("[allocate] out of memory: asked for 16.0 PiB (18014398509481984 bytes); this machine has"),
+      axiom::Error);
   CHECK(live_buffers() == start);
   CHECK(live_bytes() == start_bytes);
   CHECK_NOTHROW((void)core::zeros({1 << 16}));  // and the allocator still works
@@ -134,7 +137,12 @@ TEST_CASE("machine_memory and format_bytes") {
 
 TEST_CASE("a shape whose strides or bytes overflow int64 is an Error, also when another size is 0") {
   const int64_t big = int64_t{1} << 40;
-  CHECK_THROWS_WITH_AS((void)core::empty({0, big, big}), doctest::Contains("[empty] shape [0, 1099511627776, 1099511627776] of float32 has more bytes than a 64-bit size can count"), axiom::Error);
-  CHECK_THROWS_WITH_AS((void)core::empty({int64_t{1} << 61}, Dtype::float64), doctest::Contains("has more bytes than a 64-bit size can count"), axiom::Error);
+  CHECK_THROWS_WITH_AS(
+      (void)core::empty({0, big, big}),
+      doctest::Contains(
+          "[empty] shape [0, 1099511627776, 1099511627776] of float32 has more bytes than a 64-bit size can count"),
+      axiom::Error);
+  CHECK_THROWS_WITH_AS((void)core::empty({int64_t{1} << 61}, Dtype::float64),
+                       doctest::Contains("has more bytes than a 64-bit size can count"), axiom::Error);
   CHECK(core::empty({0, 1 << 20, 1 << 20}).numel() == 0);  // large but countable: fine
 }

@@ -14,7 +14,9 @@ using namespace axiom::test;
 namespace {
 
 // 0, 1, 2, ... in the given shape (float64, so every value is exact).
-Tensor iota(const Shape& shape) { return arange(0, static_cast<double>(numel(shape)), 1, Dtype::float64).reshape(shape); }
+Tensor iota(const Shape& shape) {
+  return arange(0, static_cast<double>(numel(shape)), 1, Dtype::float64).reshape(shape);
+}
 
 std::vector<double> iota_values(int64_t n) {
   std::vector<double> v(static_cast<size_t>(n));
@@ -76,19 +78,19 @@ TEST_CASE("reshape keeps the row-major values for views of every kind") {
   const Tensor base = iota({4, 6, 5});
   const std::vector<Tensor> sources = {
       base,
-      base.slice(2, 0, 5, 2),              // [4, 6, 3], step 2 on the last axis
-      base.slice(0, 1, 4, 2),              // [2, 6, 5], step 2 on the first axis
-      base.permute({1, 0, 2}),             // [6, 4, 5]
-      base.transpose(0, 2),                // [5, 6, 4]
-      base.select(1, 2).unsqueeze(1),      // [4, 1, 5]
+      base.slice(2, 0, 5, 2),                  // [4, 6, 3], step 2 on the last axis
+      base.slice(0, 1, 4, 2),                  // [2, 6, 5], step 2 on the first axis
+      base.permute({1, 0, 2}),                 // [6, 4, 5]
+      base.transpose(0, 2),                    // [5, 6, 4]
+      base.select(1, 2).unsqueeze(1),          // [4, 1, 5]
       base.narrow(0, 1, 1).expand({3, 6, 5}),  // stride 0 on the first axis
   };
   for (const Tensor& x : sources) {
     CAPTURE(str(x.shape()));
     const std::vector<double> expected = values_of(x);
     const int64_t n = x.numel();
-    for (const Shape& target : std::vector<Shape>{{n}, {1, n}, {n, 1}, {x.size(0), -1}, {-1, x.size(-1)},
-                                                  {x.size(0), 1, n / x.size(0)}}) {
+    for (const Shape& target :
+         std::vector<Shape>{{n}, {1, n}, {n, 1}, {x.size(0), -1}, {-1, x.size(-1)}, {x.size(0), 1, n / x.size(0)}}) {
       CAPTURE(str(target));
       const Tensor y = x.reshape(target);
       CHECK(y.numel() == n);
@@ -139,7 +141,11 @@ TEST_CASE("reshape infers one -1 and rejects bad sizes") {
   check_error([&] { (void)x.view({5, -1}); }, {"[view] "});
   // sizes whose product overflows int64 are refused, not wrapped around to a count that fits
   const int64_t huge = int64_t{1} << 62;
-  check_error([&] { (void)zeros({0}).reshape({huge, 4}); }, {"[reshape] shape [4611686018427387904, 4] has more elements than a 64-bit size can count"});
+  check_error(
+      [&] {
+        (void)zeros({0}).reshape({huge, 4});
+      },
+      {"[reshape] shape [4611686018427387904, 4] has more elements than a 64-bit size can count"});
   check_error([&] { (void)zeros({0}).reshape({int64_t{1} << 32, int64_t{1} << 32, -1}); }, {"[reshape]", "64-bit"});
   check_error([&] { (void)zeros({1, 1}).expand({int64_t{1} << 32, int64_t{1} << 32}); }, {"[expand]", "64-bit"});
 }
@@ -178,7 +184,11 @@ TEST_CASE("permute, transpose and movedim move axes without copying") {
   }
   SUBCASE("errors") {
     check_error([&] { (void)x.permute({0, 0, 1}); }, {"[permute] order [0, 0, 1] names axis 0 twice"});
-    check_error([&] { (void)x.permute({0, 1}); }, {"[permute] order [0, 1] has 2 axes for a tensor of shape [2, 3, 4]"});
+    check_error(
+        [&] {
+          (void)x.permute({0, 1});
+        },
+        {"[permute] order [0, 1] has 2 axes for a tensor of shape [2, 3, 4]"});
     check_error([&] { (void)x.transpose(0, 3); }, {"[transpose] axis 3 is out of range for a tensor of rank 3"});
     check_error([&] { (void)x.movedim(-4, 0); }, {"[movedim] axis -4 is out of range"});
   }
@@ -493,8 +503,11 @@ TEST_CASE("from_vector") {
   CHECK(str(from_vector<float>({1, 2, 3}).shape()) == "[3]");
   CHECK(str(from_vector<float>({}).shape()) == "[0]");
   CHECK(str(from_vector<float>({7}, Shape{1, 1}).shape()) == "[1, 1]");
-  check_error([] { (void)from_vector<float>({1, 2, 3, 4, 5}, {2, 3}); },
-              {"[from_vector] 5 values cannot fill shape [2, 3] (6 elements)"});
+  check_error(
+      [] {
+        (void)from_vector<float>({1, 2, 3, 4, 5}, {2, 3});
+      },
+      {"[from_vector] 5 values cannot fill shape [2, 3] (6 elements)"});
 }
 
 TEST_CASE("size, stride and dim accept negative axes") {

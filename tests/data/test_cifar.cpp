@@ -42,20 +42,23 @@ TEST_CASE("read_cifar rejects bad files") {
   Bytes bytes = cifar_file(2, 1);
   bytes.pop_back();
   write_bytes(path, bytes);
-  CHECK(error_of([&] { data::read_cifar({path}, 1); }).find("its size, 6145 bytes, is not a whole number of 3073-byte records") !=
-        std::string::npos);
+  CHECK(error_of([&] {
+          data::read_cifar({path}, 1);
+        }).find("its size, 6145 bytes, is not a whole number of 3073-byte records") != std::string::npos);
   // A CIFAR-10 file read as CIFAR-100 has the wrong record length.
   write_bytes(path, cifar_file(2, 1));
   CHECK(error_of([&] { data::read_cifar({path}, 2); }).find("3074-byte records") != std::string::npos);
   bytes = cifar_file(2, 1);
   bytes[3073] = 12;  // record 1's label
   write_bytes(path, bytes);
-  CHECK(error_of([&] { data::read_cifar({path}, 1); }).find("label 12 of record 1 at byte 3073 is not below 10") != std::string::npos);
+  CHECK(error_of([&] { data::read_cifar({path}, 1); }).find("label 12 of record 1 at byte 3073 is not below 10") !=
+        std::string::npos);
   CHECK(error_of([&] { data::read_cifar({path}, 3); }).find("label_bytes must be 1") != std::string::npos);
   CHECK(error_of([&] { data::read_cifar({dir.file("absent")}, 1); }).find("cannot open") != std::string::npos);
   // An empty batch file is not a batch of no records: it would silently drop a fifth of CIFAR-10.
   write_bytes(dir.file("empty.bin"), {});
   write_bytes(path, cifar_file(2, 1));
-  CHECK(error_of([&] { data::read_cifar({path, dir.file("empty.bin")}, 1); }) ==
-        "[cifar] '" + dir.file("empty.bin") + "' is empty: a CIFAR batch file holds 3073-byte records");
+  CHECK(error_of([&] {
+          data::read_cifar({path, dir.file("empty.bin")}, 1);
+        }) == "[cifar] '" + dir.file("empty.bin") + "' is empty: a CIFAR batch file holds 3073-byte records");
 }

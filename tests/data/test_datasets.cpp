@@ -38,7 +38,8 @@ TEST_CASE("load_images: unknown names, splits and missing directories are named"
         "[dataset] split must be \"train\" or \"test\", got \"valid\"");
   CHECK(test::error_of([] { data::load_images("mnist", "train"); }) ==
         "[dataset] mnist needs the directory of its files (--data-dir)");
-  const std::string missing = test::error_of([] { data::load_images("cifar10", "test", {.root = "/nonexistent-dir"}); });
+  const std::string missing =
+      test::error_of([] { data::load_images("cifar10", "test", {.root = "/nonexistent-dir"}); });
   CHECK(missing.find("/nonexistent-dir/test_batch.bin") != std::string::npos);
 }
 

@@ -28,7 +28,8 @@ TEST_CASE("read_idx reads images and labels, raw and gzip") {
   const Bytes images = idx_file({3, 4, 5}), labels = idx_file({3});
   for (bool gzip : {false, true}) {
     CAPTURE(gzip);
-    const std::string images_path = dir.file(gzip ? "images.gz" : "images"), labels_path = dir.file(gzip ? "labels.gz" : "labels");
+    const std::string images_path = dir.file(gzip ? "images.gz" : "images"),
+                      labels_path = dir.file(gzip ? "labels.gz" : "labels");
     (gzip ? write_gzip : write_bytes)(images_path, images);
     (gzip ? write_gzip : write_bytes)(labels_path, labels);
     const Tensor x = data::read_idx(images_path);
@@ -72,7 +73,8 @@ TEST_CASE("read_idx rejects bad files naming the file, the field and the byte") 
   }
   SUBCASE("a size of 0 before huge sizes (found by fuzz_idx: their strides overflowed)") {
     write_bytes(path, idx_file({0, 0xFFFFFFFF, 0xFFFFFFFF}));
-    CHECK(contains(error_of([&] { data::read_idx(path); }), "the sizes (axis 1 = 4294967295 at byte 8) declare more than the"));
+    CHECK(contains(error_of([&] { data::read_idx(path); }),
+                   "the sizes (axis 1 = 4294967295 at byte 8) declare more than the"));
   }
   SUBCASE("rank zero") {
     write_bytes(path, {0, 0, 8, 0});
@@ -82,19 +84,22 @@ TEST_CASE("read_idx rejects bad files naming the file, the field and the byte") 
     Bytes bytes = idx_file({2, 3, 4});
     bytes.resize(10);
     write_bytes(path, bytes);
-    CHECK(contains(error_of([&] { data::read_idx(path); }), "truncated size of axis 1: needs 4 bytes from byte 8, the data ends at byte 10"));
+    CHECK(contains(error_of([&] { data::read_idx(path); }),
+                   "truncated size of axis 1: needs 4 bytes from byte 8, the data ends at byte 10"));
   }
   SUBCASE("truncated elements") {
     Bytes bytes = idx_file({3, 4, 5});
     bytes.resize(bytes.size() - 7);
     write_bytes(path, bytes);
-    CHECK(contains(error_of([&] { data::read_idx(path); }), "declares 60 bytes of elements from byte 16 but the file can hold at most 53 more"));
+    CHECK(contains(error_of([&] { data::read_idx(path); }),
+                   "declares 60 bytes of elements from byte 16 but the file can hold at most 53 more"));
   }
   SUBCASE("truncated gzip data") {
     Bytes bytes = idx_file({3, 4, 5});
     bytes.resize(bytes.size() - 7);
     write_gzip(path, bytes);
-    CHECK(contains(error_of([&] { data::read_idx(path); }), "truncated elements: needs 60 bytes from byte 16, the data ends at byte 69"));
+    CHECK(contains(error_of([&] { data::read_idx(path); }),
+                   "truncated elements: needs 60 bytes from byte 16, the data ends at byte 69"));
   }
   SUBCASE("gzip file cut short") {
     write_gzip(path, idx_file({30, 4, 5}));
@@ -120,7 +125,8 @@ TEST_CASE("read_idx rejects bad files naming the file, the field and the byte") 
     append_be32(small, 1u << 29);
     small.resize(100);
     write_bytes(path, small);
-    CHECK(contains(error_of([&] { data::read_idx(path); }), "declares 536870912 bytes of elements from byte 8 but the file can hold at most 92 more"));
+    CHECK(contains(error_of([&] { data::read_idx(path); }),
+                   "declares 536870912 bytes of elements from byte 8 but the file can hold at most 92 more"));
     write_gzip(path, small);  // the gzip bound: 1032 bytes out per byte in
     CHECK(contains(error_of([&] { data::read_idx(path); }), "declares 536870912 bytes of elements from byte 8"));
   }
@@ -138,7 +144,8 @@ TEST_CASE("read_idx_dataset checks that images and labels agree") {
   ScratchDir dir;
   write_bytes(dir.file("images"), idx_file({3, 2, 2}));
   write_bytes(dir.file("labels"), idx_file({4}));
-  CHECK(contains(error_of([&] { data::read_idx_dataset(dir.file("images"), dir.file("labels")); }), "holds 3 images but"));
+  CHECK(contains(error_of([&] { data::read_idx_dataset(dir.file("images"), dir.file("labels")); }),
+                 "holds 3 images but"));
   Bytes labels = idx_file({3});
   labels[9] = 10;  // example 1's label
   write_bytes(dir.file("labels"), labels);

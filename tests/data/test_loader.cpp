@@ -42,7 +42,8 @@ std::vector<std::vector<int64_t>> one_epoch(data::DataLoader& loader) {
 TEST_CASE("DataLoader visits every example exactly once per epoch") {
   for (bool prefetch : {false, true}) {
     CAPTURE(prefetch);
-    data::DataLoader loader(numbered(10), {.batch_size = 4, .shuffle = true, .drop_last = false, .seed = 3, .prefetch = prefetch});
+    data::DataLoader loader(numbered(10),
+                            {.batch_size = 4, .shuffle = true, .drop_last = false, .seed = 3, .prefetch = prefetch});
     CHECK(loader.size() == 3);
     for (int epoch = 0; epoch < 3; ++epoch) {
       const auto batches = one_epoch(loader);
@@ -115,10 +116,13 @@ TEST_CASE("DataLoader takes an ImageDataset: images and labels") {
 }
 
 TEST_CASE("DataLoader rejects bad options and mismatched columns") {
-  CHECK(error_of([] { data::DataLoader(numbered(4), {.batch_size = 0}); }).find("batch_size must be positive, got 0") != std::string::npos);
+  CHECK(error_of([] { data::DataLoader(numbered(4), {.batch_size = 0}); }).find("batch_size must be positive, got 0") !=
+        std::string::npos);
   CHECK(error_of([] { data::DataLoader(data::TensorDataset{}); }).find("no columns") != std::string::npos);
   data::TensorDataset mismatched{{axiom::zeros({4, 2}), axiom::arange(5)}};
-  CHECK(error_of([&] { data::DataLoader loader(mismatched); }).find("column 0 has shape [4, 2], column 1 has shape [5]") != std::string::npos);
+  CHECK(error_of([&] {
+          data::DataLoader loader(mismatched);
+        }).find("column 0 has shape [4, 2], column 1 has shape [5]") != std::string::npos);
   data::DataLoader loader(numbered(4), {.batch_size = 2});
   CHECK(error_of([&] { loader.batch(0, 2); }).find("batch 2 is not in 0..1") != std::string::npos);
 }

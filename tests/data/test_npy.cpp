@@ -87,16 +87,19 @@ TEST_CASE("read_npy reads versions 1, 2 and 3") {
   ScratchDir dir;
   for (int major : {1, 2, 3}) {
     CAPTURE(major);
-    write_bytes(dir.file("a.npy"), npy_bytes("{'descr': '|u1', 'fortran_order': False, 'shape': (2, 3), }", counting(6), major));
+    write_bytes(dir.file("a.npy"),
+                npy_bytes("{'descr': '|u1', 'fortran_order': False, 'shape': (2, 3), }", counting(6), major));
     const Tensor x = data::read_npy(dir.file("a.npy"));
     CHECK(x.shape() == core::Shape{2, 3});
     CHECK(x.dtype() == Dtype::uint8);
     CHECK(x.to_vector<int64_t>() == std::vector<int64_t>{0, 1, 2, 3, 4, 5});
   }
   // Keys in another order, double quotes, Python 2 longs, a 1-tuple, a scalar.
-  write_bytes(dir.file("b.npy"), npy_bytes("{\"shape\": (4L,), \"fortran_order\": False, \"descr\": \"<u1\"}", counting(4)));
+  write_bytes(dir.file("b.npy"),
+              npy_bytes("{\"shape\": (4L,), \"fortran_order\": False, \"descr\": \"<u1\"}", counting(4)));
   CHECK(data::read_npy(dir.file("b.npy")).shape() == core::Shape{4});
-  write_bytes(dir.file("c.npy"), npy_bytes("{'descr': '<i8', 'fortran_order': False, 'shape': (), }", {7, 0, 0, 0, 0, 0, 0, 0}));
+  write_bytes(dir.file("c.npy"),
+              npy_bytes("{'descr': '<i8', 'fortran_order': False, 'shape': (), }", {7, 0, 0, 0, 0, 0, 0, 0}));
   const Tensor c = data::read_npy(dir.file("c.npy"));
   CHECK(c.shape() == core::Shape{});
   CHECK(c.item() == 7);
@@ -149,10 +152,12 @@ TEST_CASE("read_npy rejects bad files naming the file, the field and the byte") 
             "bad header at byte 64: expected a size"));
   CHECK(has(error_for(npy_bytes("{'descr': '|u1', 'fortran_order': False, 'shape': (2, 3), 'x': 1}", counting(6))),
             "unexpected or repeated key 'x'"));
-  CHECK(has(error_for(npy_bytes(good, counting(5))), "declares 6 bytes of array data from byte 128 but the file can hold at most 5 more"));
+  CHECK(has(error_for(npy_bytes(good, counting(5))),
+            "declares 6 bytes of array data from byte 128 but the file can hold at most 5 more"));
   CHECK(has(error_for(npy_bytes(good, counting(8))), "2 unexpected trailing bytes after byte 134"));
   // A header that declares 2^31 x 2^31 elements in a 100-byte file: an Error, not an allocation.
-  CHECK(has(error_for(npy_bytes("{'descr': '|u1', 'fortran_order': False, 'shape': (2147483648, 2147483648), }", counting(4))),
+  CHECK(has(error_for(npy_bytes("{'descr': '|u1', 'fortran_order': False, 'shape': (2147483648, 2147483648), }",
+                                counting(4))),
             "bytes of array data from byte 128 but the file can hold at most 4 more"));
   bytes = npy_bytes(good, counting(6));
   bytes.resize(30);  // cut inside the header
@@ -166,8 +171,12 @@ TEST_CASE("read_npz reads stored and deflated members") {
   const std::string path = dir.file("pair.npz");
   Bytes big(5000, 0);  // compressible: the deflated member is much smaller
   for (size_t i = 0; i < big.size(); i += 7) big[i] = static_cast<uint8_t>(i);
-  write_bytes(path, zip_bytes({{"images.npy", npy_bytes("{'descr': '|u1', 'fortran_order': False, 'shape': (50, 10, 10), }", big), true},
-                               {"labels.npy", npy_bytes("{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }", {9, 0, 0, 0, 0, 0, 0, 0}), false}}));
+  write_bytes(
+      path,
+      zip_bytes(
+          {{"images.npy", npy_bytes("{'descr': '|u1', 'fortran_order': False, 'shape': (50, 10, 10), }", big), true},
+           {"labels.npy",
+            npy_bytes("{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }", {9, 0, 0, 0, 0, 0, 0, 0}), false}}));
   const auto arrays = data::read_npz(path);
   REQUIRE(arrays.size() == 2);
   CHECK(arrays.at("images").shape() == core::Shape{50, 10, 10});
@@ -215,5 +224,6 @@ TEST_CASE("read_npz rejects bad archives") {
   CHECK(has(error_for(zip_bytes({{"a.npy", array, false}, {"a", array, true}})), "the array 'a' appears twice"));
   // A stored member that is one byte short of what its NPY header declares.
   const Bytes short_array = npy_bytes("{'descr': '|u1', 'fortran_order': False, 'shape': (101,), }", Bytes(100, 3));
-  CHECK(has(error_for(zip_bytes({{"s.npy", short_array, false}})), "member 's.npy': the header declares 101 bytes of array data"));
+  CHECK(has(error_for(zip_bytes({{"s.npy", short_array, false}})),
+            "member 's.npy': the header declares 101 bytes of array data"));
 }

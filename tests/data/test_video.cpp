@@ -89,7 +89,11 @@ TEST_CASE("moving_objects on real-looking data: a Fashion-MNIST-sized input") {
 
 TEST_CASE("moving_objects rejects bad arguments") {
   const Tensor images = squares(2, 4);
-  CHECK(error_of([&] { data::moving_objects(images, 1, 2, 3, 1, 0); }).find("the canvas (3) is smaller than the images (4 x 4)") != std::string::npos);
+  CHECK(error_of([&] {
+          data::moving_objects(images, 1, 2, 3, 1, 0);
+        }).find("the canvas (3) is smaller than the images (4 x 4)") != std::string::npos);
   CHECK(error_of([&] { data::moving_objects(images, 1, 0, 8, 1, 0); }).find("frames >= 1") != std::string::npos);
-  CHECK(error_of([&] { data::moving_objects(axiom::zeros({2, 4, 4}), 1, 2, 8, 1, 0); }).find("uint8 [N, h, w]") != std::string::npos);
+  CHECK(error_of([&] {
+          data::moving_objects(axiom::zeros({2, 4, 4}), 1, 2, 8, 1, 0);
+        }).find("uint8 [N, h, w]") != std::string::npos);
 }

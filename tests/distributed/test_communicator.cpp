@@ -123,16 +123,21 @@ TEST_CASE("communicator: what every rank must agree on") {
   if (comm().size() > 1) {
     const std::string mine = comm().rank() == 0 ? "rank 0's text" : "another text";
     const std::string ranks = comm().size() == 2 ? "rank 1 differs" : "ranks 1, 2 differ";
-    check_error([&] { check_same_on_every_rank(comm(), mine, "test", "texts"); },
-                {"[test] the ", std::to_string(comm().size()) + " processes were started with different texts: ", ranks});
+    check_error(
+        [&] { check_same_on_every_rank(comm(), mine, "test", "texts"); },
+        {"[test] the ", std::to_string(comm().size()) + " processes were started with different texts: ", ranks});
   }
 }
 
 TEST_CASE("communicator: errors name the call and the values") {
-  check_error([&] { comm().allreduce(core::zeros({3}, Dtype::uint8)); }, {"[allreduce] reduces float32, float64 or int64 tensors, not uint8"});
+  check_error([&] { comm().allreduce(core::zeros({3}, Dtype::uint8)); },
+              {"[allreduce] reduces float32, float64 or int64 tensors, not uint8"});
   check_error([&] { comm().allreduce(Tensor()); }, {"[allreduce] the tensor is undefined"});
   check_error([&] { comm().broadcast(core::zeros({3}), comm().size()); },
               {"[broadcast] root ", std::to_string(comm().size()) + " is not a rank of this job"});
-  check_error([&] { comm().start_allreduce(core::zeros({3, 2}).transpose(0, 1)); },
-              {"[start_allreduce] needs a contiguous CPU tensor"});
+  check_error(
+      [&] {
+        comm().start_allreduce(core::zeros({3, 2}).transpose(0, 1));
+      },
+      {"[start_allreduce] needs a contiguous CPU tensor"});
 }

@@ -54,7 +54,8 @@ double weight_difference(models::Trainer& a, models::Trainer& b) {
   REQUIRE(wa.size() == wb.size());
   double worst = 0;
   for (size_t i = 0; i < wa.size(); ++i) {
-    for (size_t j = 0; j < wa[i].size(); ++j) worst = std::max(worst, std::abs(wa[i][j] - wb[i][j]) / (1 + std::abs(wb[i][j])));
+    for (size_t j = 0; j < wa[i].size(); ++j)
+      worst = std::max(worst, std::abs(wa[i][j] - wb[i][j]) / (1 + std::abs(wb[i][j])));
   }
   return worst;
 }
@@ -198,7 +199,8 @@ TEST_CASE("gradient averager: every gradient becomes the mean over the ranks, in
   for (const int64_t bucket_bytes : {int64_t{8}, int64_t{100}, optim::GradientAverager::kDefaultBucketBytes}) {
     optim::NamedParameters parameters;
     for (int k = 0; k < 5; ++k) {
-      parameters.emplace_back(std::string(1, static_cast<char>('a' + k)), Tensor(core::zeros({3, k + 1}, Dtype::float64), true));
+      parameters.emplace_back(std::string(1, static_cast<char>('a' + k)),
+                              Tensor(core::zeros({3, k + 1}, Dtype::float64), true));
     }
     parameters.emplace_back("without_gradient", Tensor(core::zeros({2}, Dtype::float64), true));
     optim::GradientAverager averager(parameters, comm(), bucket_bytes);
@@ -210,8 +212,8 @@ TEST_CASE("gradient averager: every gradient becomes the mean over the ranks, in
     }
     averager.backward(loss);
     for (int k = 0; k < 5; ++k) {
-      const core::Tensor mean = core::mul(core::arange(1, 3.0 * (k + 1) + 1, 1, Dtype::float64).reshape({3, k + 1}),
-                                          (k + 1) * (n + 1) / 2.0);
+      const core::Tensor mean =
+          core::mul(core::arange(1, 3.0 * (k + 1) + 1, 1, Dtype::float64).reshape({3, k + 1}), (k + 1) * (n + 1) / 2.0);
       axiom::test::check_close(parameters[static_cast<size_t>(k)].second.grad().data(), values_of(mean), 1e-15, 0);
     }
     CHECK(!parameters.back().second.grad().defined());
@@ -220,6 +222,9 @@ TEST_CASE("gradient averager: every gradient becomes the mean over the ranks, in
     if (bucket_bytes == 8) CHECK(averager.buckets() == 6);  // one parameter per bucket
   }
   const Tensor shared(core::zeros({2}), true);
-  check_error([&] { optim::GradientAverager(optim::NamedParameters{{"w", shared}, {"tied", shared}}, comm()); },
-              {"[GradientAverager] the parameter 'w' is listed twice"});
+  check_error(
+      [&] {
+        optim::GradientAverager(optim::NamedParameters{{"w", shared}, {"tied", shared}}, comm());
+      },
+      {"[GradientAverager] the parameter 'w' is listed twice"});
 }

@@ -22,7 +22,8 @@ bool untrained_model_is_uniform() {
   models::AxialTransformer model(config, gen);
   axiom::optim::Adam adam(model.named_parameters(), {.lr = 1e-3});
 
-  const Tensor images = axiom::from_vector<uint8_t>({0, 17, 255, 3, 90, 91, 92, 93, 1, 2, 3, 4, 200, 100, 50, 25}, {1, 4, 4});
+  const Tensor images =
+      axiom::from_vector<uint8_t>({0, 17, 255, 3, 90, 91, 92, 93, 1, 2, 3, 4, 200, 100, 50, 25}, {1, 4, 4});
   const Tensor loss = model.loss(images, gen);  // bits/dim, a scalar
   adam.zero_grad();
   loss.backward();

@@ -16,7 +16,9 @@
 namespace axiom::fuzz {
 
 // The bytes as text (JSON readers take text).
-inline std::string text_of(const uint8_t* data, size_t size) { return std::string(reinterpret_cast<const char*>(data), size); }
+inline std::string text_of(const uint8_t* data, size_t size) {
+  return std::string(reinterpret_cast<const char*>(data), size);
+}
 
 // A directory of this process's own (on /dev/shm when there is one), removed when it exits.
 const std::string& scratch_dir();

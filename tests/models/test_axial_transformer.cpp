@@ -24,7 +24,8 @@ models::ImageModelConfig raster_config(models::Attention attention, int64_t chan
   c.attention = attention, c.local_length = 6, c.local_rows = 2, c.local_columns = 2;
   return c;
 }
-const std::vector<models::Attention> kRasterAttention{models::Attention::full, models::Attention::local1d, models::Attention::local2d};
+const std::vector<models::Attention> kRasterAttention{models::Attention::full, models::Attention::local1d,
+                                                      models::Attention::local2d};
 
 // Every parameter redrawn from N(0, 0.5): nothing near zero, so every path that exists shows up.
 void randomize(models::ImageModel& model, uint64_t seed) {
@@ -114,9 +115,12 @@ TEST_CASE("init: \"pytorch\" and \"authors\" draw the embeddings, positions and 
   CHECK(standard_deviation(parameter(authors, "embedding.weight")) == doctest::Approx(d).epsilon(0.03));
   CHECK(standard_deviation(parameter(authors, "outer_position.axis_1")) == doctest::Approx(d).epsilon(0.06));
   CHECK(standard_deviation(parameter(authors, "inner_position.axis_2")) == doctest::Approx(d).epsilon(0.06));
-  CHECK(standard_deviation(parameter(authors, "outer.0.attention.attention.qkv.weight")) == doctest::Approx(1 / 8.0).epsilon(0.03));
-  CHECK(standard_deviation(parameter(authors, "inner.0.feedforward.up.weight")) == doctest::Approx(1 / 8.0).epsilon(0.03));
-  CHECK(standard_deviation(parameter(authors, "inner.0.feedforward.down.weight")) == 0);  // the residual branch starts at zero
+  CHECK(standard_deviation(parameter(authors, "outer.0.attention.attention.qkv.weight")) ==
+        doctest::Approx(1 / 8.0).epsilon(0.03));
+  CHECK(standard_deviation(parameter(authors, "inner.0.feedforward.up.weight")) ==
+        doctest::Approx(1 / 8.0).epsilon(0.03));
+  CHECK(standard_deviation(parameter(authors, "inner.0.feedforward.down.weight")) ==
+        0);  // the residual branch starts at zero
   CHECK(all_zero(parameter(authors, "outer.0.attention.attention.qkv.bias")));
   CHECK(all_zero(parameter(authors, "outer.1.feedforward.up.bias")));
   CHECK(all_zero(parameter(authors, "outer.1.attention.attention.out.weight")));
@@ -138,9 +142,9 @@ TEST_CASE("positions: \"shared\" gives both decoders one set of tables; \"separa
   Generator gen(22);
   const models::AxialTransformer shared(config, gen);
   for (const auto& [name, p] : shared.named_parameters()) CHECK_MESSAGE(name.rfind("inner_position", 0) != 0, name);
-  CHECK(test::values_of(shared.inner_position(0, 4).data()) == test::values_of(core::add(
-                                                                   parameter(shared, "outer_position.axis_1").reshape({4, 1, 8}),
-                                                                   parameter(shared, "outer_position.axis_2").reshape({1, 5, 8}))));
+  CHECK(test::values_of(shared.inner_position(0, 4).data()) ==
+        test::values_of(core::add(parameter(shared, "outer_position.axis_1").reshape({4, 1, 8}),
+                                  parameter(shared, "outer_position.axis_2").reshape({1, 5, 8}))));
   CHECK_FALSE(all_zero(parameter(shared, "encoder_position.axis_1")));  // the channel encoder keeps its own
   config.positions = models::Positions::separate;
   const models::AxialTransformer separate(config, gen);
@@ -153,7 +157,8 @@ TEST_CASE("positions: \"shared\" gives both decoders one set of tables; \"separa
 // or a mask breaks this (tried: each makes this test fail at the first pixel that sees itself or
 // the row below).
 TEST_CASE("the logits of every pixel depend only on the pixels before it in raster order") {
-  std::vector<models::ImageModelConfig> configs{tiny_config(1, models::Inner::transformer), tiny_config(1, models::Inner::lstm), tiny_config(1)};
+  std::vector<models::ImageModelConfig> configs{tiny_config(1, models::Inner::transformer),
+                                                tiny_config(1, models::Inner::lstm), tiny_config(1)};
   configs[2].relative = 2;
   for (const models::Attention attention : kRasterAttention) configs.push_back(raster_config(attention));
   for (const models::ImageModelConfig& config : configs) {
@@ -168,7 +173,8 @@ TEST_CASE("the logits of every pixel depend only on the pixels before it in rast
     const int64_t h = 4, w = 5;
     for (int64_t i = 0; i < h; ++i) {
       for (int64_t j = 0; j < w; ++j) {
-        const Tensor embedded(model.embed(Tensor(values)).data(), /*requires_grad=*/true);  // the input embeddings, a leaf
+        const Tensor embedded(model.embed(Tensor(values)).data(),
+                              /*requires_grad=*/true);                     // the input embeddings, a leaf
         const Tensor log_p = log_softmax(model.decode(embedded, {}), -1);  // [B, H, W, 256]
         sum(log_p.select(1, i).select(1, j).select(-1, 7)).backward();
         const core::Tensor influence = core::sum(core::abs(embedded.grad().data()), {0, 3});  // [H, W]
@@ -203,7 +209,8 @@ TEST_CASE("channel c depends on channels before it and not on itself or later on
         if (k == c) continue;  // its own channel is the decoder's input, checked above
         core::Tensor changed = images.data().clone();
         core::copy_into(core::full({2, 4, 5}, 255 - 3.0 * k, Dtype::int64), changed.select(1, k));
-        const double difference = core::max(core::abs(core::sub(model.logits(Tensor(changed), channel).data(), base))).item();
+        const double difference =
+            core::max(core::abs(core::sub(model.logits(Tensor(changed), channel).data(), base))).item();
         if (k < c) CHECK_MESSAGE(difference > 0, "channel ", c, " ignores earlier channel ", k);
         if (k > c) CHECK_MESSAGE(difference == 0, "channel ", c, " depends on later channel ", k);
       }
@@ -222,7 +229,7 @@ TEST_CASE("the inner decoder stepped one pixel at a time equals the inner decode
     randomize(model, 19);
     NoGrad no_grad;
     const Tensor z(core::randn({3, 1, 5, 8}, gen, Dtype::float64));  // [B, 1 row, W, D]
-    const core::Tensor whole = model.inner(z).data().select(1, 0);    // [B, W, 256]
+    const core::Tensor whole = model.inner(z).data().select(1, 0);   // [B, W, 256]
     models::InnerRowState row = model.start_inner_row();
     for (int64_t j = 0; j < 5; ++j) {
       CAPTURE(j);
@@ -243,11 +250,11 @@ TEST_CASE("the outer decoder stepped one row at a time equals the outer decoder 
     randomize(model, 21);
     NoGrad no_grad;
     const Tensor images = random_images(channels == 1 ? Shape{3, 4, 5} : Shape{3, channels, 4, 5}, 22);
-    const core::Tensor all = model.as_channels(images).data();      // [B, C, H, W]
+    const core::Tensor all = model.as_channels(images).data();  // [B, C, H, W]
     const Tensor channel = axiom::full({3}, static_cast<double>(channels - 1), Dtype::int64);
     const Tensor h = model.embed(Tensor(all.select(1, channels - 1).contiguous()));  // [B, H, W, D]
     const Tensor context = model.encode(Tensor(all), channel);
-    const core::Tensor whole = model.outer(h, context).data();      // [B, H, W, D]
+    const core::Tensor whole = model.outer(h, context).data();  // [B, H, W, D]
     models::OuterRowState rows = model.start_outer_rows();
     for (int64_t i = 0; i < 4; ++i) {
       CAPTURE(i);
@@ -272,11 +279,10 @@ TEST_CASE("the semi-parallel sampler makes exactly the naive sampler's images") 
   };
   constexpr auto T = models::Inner::transformer, L = models::Inner::lstm;
   constexpr auto S = models::Positions::separate, SH = models::Positions::shared;
-  for (const Case& c : {Case{1, T, S}, Case{1, L, S}, Case{2, T, S},
-                        Case{2, L, S}, Case{1, T, SH}, Case{2, T, SH},
-                        Case{1, T, S, 2}, Case{2, T, S, 3},
-                        Case{1, T, S, 0, models::Attention::full}, Case{2, T, S, 0, models::Attention::local1d},
-                        Case{1, T, S, 0, models::Attention::local2d}, Case{2, T, S, 0, models::Attention::local2d}}) {
+  for (const Case& c :
+       {Case{1, T, S}, Case{1, L, S}, Case{2, T, S}, Case{2, L, S}, Case{1, T, SH}, Case{2, T, SH}, Case{1, T, S, 2},
+        Case{2, T, S, 3}, Case{1, T, S, 0, models::Attention::full}, Case{2, T, S, 0, models::Attention::local1d},
+        Case{1, T, S, 0, models::Attention::local2d}, Case{2, T, S, 0, models::Attention::local2d}}) {
     CAPTURE(c.channels);
     CAPTURE(c.inner);
     CAPTURE(c.positions);
@@ -312,7 +318,8 @@ TEST_CASE("a sampled image does not depend on the batch it is drawn in") {
     const core::Tensor alone = models::sample_fast(model, {.count = 1, .temperature = 1.0, .seed = 5}).data();
     const core::Tensor batch = models::sample_fast(model, {.count = 3, .temperature = 1.0, .seed = 5}).data();
     CHECK(core::sum(core::ne(alone.select(0, 0), batch.select(0, 0))).item() == 0);
-    CHECK(core::sum(core::ne(batch.select(0, 0), batch.select(0, 1))).item() > 0);  // the images differ: the test can fail
+    CHECK(core::sum(core::ne(batch.select(0, 0), batch.select(0, 1))).item() >
+          0);  // the images differ: the test can fail
   }
 }
 
@@ -325,15 +332,19 @@ TEST_CASE("gradcheck of the whole tiny model in float64") {
   randomize(model, 14);
   const Tensor images = random_images({2, 2, 2, 3}, 15);
   const std::vector<Tensor> parameters = model.parameters();
-  test::check_grad("AxialTransformer loss", [&](const std::vector<Tensor>&) {
-    Generator fixed(16);  // the same channel choice every call
-    return model.loss(images, fixed);
-  }, parameters, {.full_jacobian = false, .projections = 4});
+  test::check_grad("AxialTransformer loss",
+                   [&](const std::vector<Tensor>&) {
+                     Generator fixed(16);  // the same channel choice every call
+                     return model.loss(images, fixed);
+                   },
+                   parameters, {.full_jacobian = false, .projections = 4});
 }
 
 // --- the raster models --------------------------------------------------------------------------
 
-TEST_CASE("raster models: 8.00 bits per dimension at initialisation, upper_layers + row_layers blocks, one set of positions") {
+TEST_CASE(
+    "raster models: 8.00 bits per dimension at initialisation, upper_layers + row_layers blocks, one set of "
+    "positions") {
   for (const models::Attention attention : kRasterAttention) {
     for (int64_t channels : {1, 3}) {
       CAPTURE(attention);
@@ -388,18 +399,23 @@ TEST_CASE("raster models: gradcheck of the whole model in float64") {
     model.to(Dtype::float64);
     randomize(model, 27);
     const Tensor images = random_images({2, 2, 3, 3}, 28);
-    test::check_grad("raster model loss", [&](const std::vector<Tensor>&) {
-      Generator fixed(29);
-      return model.loss(images, fixed);
-    }, model.parameters(), {.full_jacobian = false, .projections = 4});
+    test::check_grad("raster model loss",
+                     [&](const std::vector<Tensor>&) {
+                       Generator fixed(29);
+                       return model.loss(images, fixed);
+                     },
+                     model.parameters(), {.full_jacobian = false, .projections = 4});
   }
 }
 
 TEST_CASE("each model class takes only its own configs, and make_image_model picks the class") {
   Generator gen(30);
   CHECK_THROWS_WITH_AS(models::AxialTransformer(raster_config(models::Attention::local1d), gen),
-                       "[AxialTransformer] attention must be \"axial\", got \"local1d\" (a RasterTransformer; make_image_model picks the class)", Error);
-  CHECK_THROWS_WITH_AS(models::RasterTransformer(tiny_config(), gen), doctest::Contains("got \"axial\" (an AxialTransformer"), Error);
+                       "[AxialTransformer] attention must be \"axial\", got \"local1d\" (a RasterTransformer; "
+                       "make_image_model picks the class)",
+                       Error);
+  CHECK_THROWS_WITH_AS(models::RasterTransformer(tiny_config(), gen),
+                       doctest::Contains("got \"axial\" (an AxialTransformer"), Error);
   CHECK(std::string(models::make_image_model(tiny_config(), gen)->name()) == "AxialTransformer");
   for (const models::Attention attention : kRasterAttention) {
     CHECK(std::string(models::make_image_model(raster_config(attention), gen)->name()) == "RasterTransformer");
@@ -430,12 +446,14 @@ TEST_CASE("the decoders' steps check their input, and a pixel decoder stops at t
 TEST_CASE("bad images are errors that say what was expected") {
   Generator gen(17);
   models::AxialTransformer model(tiny_config(), gen);
-  CHECK_THROWS_WITH_AS(model.loss(axiom::zeros({2, 4, 6}, Dtype::uint8), gen), doctest::Contains("[AxialTransformer]"), Error);
-  CHECK_THROWS_AS(model.loss(axiom::zeros({2, 4, 5}), gen), Error);                        // float pixels
-  CHECK_THROWS_AS(model.loss(axiom::full({2, 4, 5}, 300, Dtype::int64), gen), Error);       // out of range
+  CHECK_THROWS_WITH_AS(model.loss(axiom::zeros({2, 4, 6}, Dtype::uint8), gen), doctest::Contains("[AxialTransformer]"),
+                       Error);
+  CHECK_THROWS_AS(model.loss(axiom::zeros({2, 4, 5}), gen), Error);                    // float pixels
+  CHECK_THROWS_AS(model.loss(axiom::full({2, 4, 5}, 300, Dtype::int64), gen), Error);  // out of range
 }
 
-TEST_CASE("the Hessian-vector product of a small Axial Transformer's loss agrees with finite differences of its gradient") {
+TEST_CASE(
+    "the Hessian-vector product of a small Axial Transformer's loss agrees with finite differences of its gradient") {
   Generator gen(11);
   models::AxialTransformer model(tiny_config(1), gen);
   model.to(Dtype::float64);
@@ -481,7 +499,8 @@ TEST_CASE("the Hessian-vector product of a small Axial Transformer's loss agrees
     size += core::sum(core::mul(numerical, numerical)).item();
     compared += hv[i].numel();
   }
-  MESSAGE("H v over ", compared, " parameters: |numerical - analytical| / |numerical| = ", std::sqrt(difference / size));
+  MESSAGE("H v over ", compared,
+          " parameters: |numerical - analytical| / |numerical| = ", std::sqrt(difference / size));
   CHECK(compared > 1000);
   CHECK(size > 0);
   CHECK(std::sqrt(difference / size) < 1e-6);

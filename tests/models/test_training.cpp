@@ -36,7 +36,8 @@ Tensor images_for(const models::ImageModelConfig& c, int64_t n = 10) {
 
 // A fresh directory, removed with everything in it.
 struct TempDir {
-  fs::path path = fs::temp_directory_path() / ("axiom_training_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+  fs::path path = fs::temp_directory_path() /
+                  ("axiom_training_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
   TempDir() { fs::create_directories(path); }
   ~TempDir() {
     std::error_code ignored;
@@ -138,7 +139,8 @@ TEST_CASE("training: blocks recomputed in backward (checkpoint_blocks) change no
   train(resumed, 2);
   CHECK(same_weights(straight.model(), resumed.model()));
   CHECK(straight.image_model().block_count() == 4);
-  CHECK_THROWS_WITH_AS(straight.model().set_checkpoint_blocks(-1), "[AxialTransformer] checkpoint_blocks must be >= 0, got -1", Error);
+  CHECK_THROWS_WITH_AS(straight.model().set_checkpoint_blocks(-1),
+                       "[AxialTransformer] checkpoint_blocks must be >= 0, got -1", Error);
 }
 
 TEST_CASE("training: the loss goes down on a small set of images") {
@@ -185,7 +187,8 @@ TEST_CASE("training options: the schedule and the run's length, and options writ
         "[train] options.json: schedule must be \"constant\", \"linear\" or \"cosine\", got \"step\"");
   CHECK(error_message([] { models::lr_schedule_named("Linear", "train", "--schedule"); }) ==
         "[train] --schedule must be \"constant\", \"linear\" or \"cosine\", got \"Linear\"");
-  const models::TrainingOptions cosine = models::training_options_from_json(R"({"schedule": "cosine", "steps": 300})", "o.json");
+  const models::TrainingOptions cosine =
+      models::training_options_from_json(R"({"schedule": "cosine", "steps": 300})", "o.json");
   CHECK(std::string(models::name_of(cosine.schedule)) == "cosine");
   CHECK(cosine.to_json().find(R"("schedule": "cosine")") != std::string::npos);
   options.schedule = models::LrSchedule::constant, options.steps = 100;
@@ -194,7 +197,8 @@ TEST_CASE("training options: the schedule and the run's length, and options writ
   options.schedule = models::LrSchedule::linear, options.steps = 3;  // no step left after the 3 of the warmup
   CHECK(error_message([&] { models::Trainer(config, options, images_for(config)); }) ==
         "[train] a linear schedule decays after the warmup: steps (3) must be greater than warmup_steps (3)");
-  const models::TrainingOptions old = models::training_options_from_json(R"({"lr": 0.002, "warmup_steps": 10})", "old.json");
+  const models::TrainingOptions old =
+      models::training_options_from_json(R"({"lr": 0.002, "warmup_steps": 10})", "old.json");
   CHECK((old.schedule == models::LrSchedule::constant && old.steps == 0 && old.lr == 0.002));
 }
 
@@ -204,7 +208,8 @@ TEST_CASE("checkpoint: a save replaces the previous one whole and leaves only it
   trainer.save(dir.str());
   train(trainer, 2);
   trainer.save(dir.str());
-  CHECK(dir.entries() == std::vector<std::string>{"checkpoint.json", "model-000002.safetensors", "optimizer-000002.safetensors"});
+  CHECK(dir.entries() ==
+        std::vector<std::string>{"checkpoint.json", "model-000002.safetensors", "optimizer-000002.safetensors"});
   const models::Checkpoint c = models::read_checkpoint(dir.str());
   CHECK(c.step == 2);
   CHECK(models::to_json(c.config) == two_channel_config().to_json());
@@ -223,7 +228,8 @@ TEST_CASE("checkpoint: the model loads back from the directory or from its weigh
   const Tensor images = images_for(config, 3);
   const double expected = models::evaluate_images(trainer.image_model(), images, 2).nats;
   CHECK(models::load_model(dir.str())->evaluate(images).nats == doctest::Approx(expected).epsilon(1e-6));
-  CHECK(models::load_model(dir.str() + "/model-000002.safetensors")->evaluate(images).nats == doctest::Approx(expected).epsilon(1e-6));
+  CHECK(models::load_model(dir.str() + "/model-000002.safetensors")->evaluate(images).nats ==
+        doctest::Approx(expected).epsilon(1e-6));
 }
 
 TEST_CASE("evaluate_images: batches add up to the whole, and the mode is restored") {
@@ -252,15 +258,18 @@ TEST_CASE("evaluate_images: batches add up to the whole, and the mode is restore
 TEST_CASE("checkpoint: bad directories and files are errors that name them") {
   TempDir dir;
   using test::error_message;
-  CHECK(error_message([&] { models::read_checkpoint(dir.str()); }).find("holds no checkpoint.json") != std::string::npos);
+  CHECK(error_message([&] { models::read_checkpoint(dir.str()); }).find("holds no checkpoint.json") !=
+        std::string::npos);
   const std::string json = dir.str() + "/checkpoint.json";
   auto write = [&](const std::string& text) { std::ofstream(json) << text; };
   write("{not json");
   CHECK(error_message([&] { models::read_checkpoint(dir.str()); }).find("not valid JSON") != std::string::npos);
   write(R"({"format": "something-else"})");
-  CHECK(error_message([&] { models::read_checkpoint(dir.str()); }).find("not an axiom checkpoint") != std::string::npos);
+  CHECK(error_message([&] { models::read_checkpoint(dir.str()); }).find("not an axiom checkpoint") !=
+        std::string::npos);
   write(R"({"format": 2})");  // found by fuzz_checkpoint: a raw nlohmann type_error escaped
-  CHECK(error_message([&] { models::read_checkpoint(dir.str()); }).find("not an axiom checkpoint") != std::string::npos);
+  CHECK(error_message([&] { models::read_checkpoint(dir.str()); }).find("not an axiom checkpoint") !=
+        std::string::npos);
 
   models::Trainer trainer(two_channel_config(), small_batches(), images_for(two_channel_config()));
   trainer.save(dir.str());
@@ -268,8 +277,9 @@ TEST_CASE("checkpoint: bad directories and files are errors that name them") {
   const std::string missing = error_message([&] { models::read_checkpoint(dir.str()); });
   CHECK(missing.find("optimizer file") != std::string::npos);
   CHECK(missing.find("optimizer-000000.safetensors' is missing") != std::string::npos);
-  CHECK(error_message([&] { models::load_model(dir.str() + "/nothing-here"); }).find("neither a checkpoint directory nor a file") !=
-        std::string::npos);
+  CHECK(error_message([&] {
+          models::load_model(dir.str() + "/nothing-here");
+        }).find("neither a checkpoint directory nor a file") != std::string::npos);
 }
 
 TEST_CASE("training: options and images are checked before anything runs") {
@@ -277,11 +287,15 @@ TEST_CASE("training: options and images are checked before anything runs") {
   const auto config = two_channel_config();
   auto options = small_batches();
   options.batch_size = 0;
-  CHECK(error_message([&] { models::Trainer(config, options, images_for(config)); }) == "[train] batch_size must be positive, got 0");
+  CHECK(error_message([&] { models::Trainer(config, options, images_for(config)); }) ==
+        "[train] batch_size must be positive, got 0");
   options = small_batches();
   options.lr = -1;
-  CHECK(error_message([&] { models::Trainer(config, options, images_for(config)); }) == "[train] lr must be positive, got -1");
-  const std::string wrong_shape = error_message([&] { models::Trainer(config, small_batches(), axiom::zeros({10, 28, 28}, Dtype::uint8)); });
+  CHECK(error_message([&] { models::Trainer(config, options, images_for(config)); }) ==
+        "[train] lr must be positive, got -1");
+  const std::string wrong_shape = error_message([&] {
+    models::Trainer(config, small_batches(), axiom::zeros({10, 28, 28}, Dtype::uint8));
+  });
   CHECK(wrong_shape == "[train] the images are uint8 [10, 28, 28] but the config wants uint8 [N, 2, 3, 4] with N > 0");
   CHECK(error_message([&] { models::Trainer(config, small_batches(), images_for(config, 3)); }) ==
         "[train] a batch of 4 needs at least that many images, got 3");
@@ -306,7 +320,8 @@ TEST_CASE("training: weights that hold NaN or an infinity never reach a checkpoi
   // A diverged weight (as a huge learning rate leaves): save refuses, the checkpoint stays.
   trainer.model().named_parameters()[3].second.data().reshape({-1}).set({0}, INFINITY);
   test::check_error([&] { trainer.save(dir.str()); },
-                    {"[train] after step 2 the weights '", "' hold NaN or infinite values: the training diverged", "the last checkpoint is kept"});
+                    {"[train] after step 2 the weights '", "' hold NaN or infinite values: the training diverged",
+                     "the last checkpoint is kept"});
   CHECK(read_bytes(dir.path / "model-000002.safetensors") == good);
   CHECK(models::read_checkpoint(dir.str()).step == 2);
   // And the step that makes a weight NaN stops there, naming it.
@@ -366,14 +381,17 @@ TEST_CASE("training a classifier: AdamW, a checkpoint that resumes bit for bit a
   CHECK(score.count == 10);
   CHECK(score.correct == static_cast<int64_t>(right));
   CHECK(score.mean_loss() == doctest::Approx(cross_entropy(logits, examples.columns[1]).item()).epsilon(1e-5));
-  CHECK_THROWS_WITH_AS(models::load_model(dir.str()), doctest::Contains("holds a classifier, not an image model"), Error);
+  CHECK_THROWS_WITH_AS(models::load_model(dir.str()), doctest::Contains("holds a classifier, not an image model"),
+                       Error);
 }
 
 TEST_CASE("a classifier's examples must be two columns of one length") {
   CHECK_THROWS_WITH_AS(models::Trainer(tiny_vit(), small_batches(), Tensor(core::zeros({10, 4, 4}, Dtype::uint8))),
                        "[train] a VisionTransformer trains on 2 columns of examples, got 1", Error);
-  const data::TensorDataset uneven{{Tensor(core::zeros({10, 4, 4}, Dtype::uint8)), Tensor(core::zeros({9}, Dtype::int64))}};
-  CHECK_THROWS_WITH_AS(models::Trainer(tiny_vit(), small_batches(), uneven, {}), doctest::Contains("one row per example"), Error);
+  const data::TensorDataset uneven{
+      {Tensor(core::zeros({10, 4, 4}, Dtype::uint8)), Tensor(core::zeros({9}, Dtype::int64))}};
+  CHECK_THROWS_WITH_AS(models::Trainer(tiny_vit(), small_batches(), uneven, {}),
+                       doctest::Contains("one row per example"), Error);
   const data::TensorDataset float_labels{{Tensor(core::zeros({10, 4, 4}, Dtype::uint8)), Tensor(core::zeros({10}))}};
   models::Trainer wrong(tiny_vit(), small_batches(), float_labels, {});
   CHECK_THROWS_WITH_AS(wrong.step(), doctest::Contains("labels must be int64 [4], one per image"), Error);

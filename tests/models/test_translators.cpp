@@ -53,8 +53,8 @@ TEST_CASE("translators: gradchecks of the loss in float64, with respect to every
     const std::unique_ptr<models::Translator> model = models::make_translator(tiny(kind), gen);
     model->to(Dtype::float64);
     const std::vector<Tensor> batch = examples();
-    check_grad(models::name_of(kind), [&](const std::vector<Tensor>&) { return model->batch_loss(batch, gen); }, model->parameters(),
-               {.full_jacobian = false, .projections = 4});
+    check_grad(models::name_of(kind), [&](const std::vector<Tensor>&) { return model->batch_loss(batch, gen); },
+               model->parameters(), {.full_jacobian = false, .projections = 4});
   }
 }
 
@@ -70,7 +70,8 @@ TEST_CASE("the Transformer translator's logits at step t do not depend on the de
     core::copy_into(core::full({3}, 3, Dtype::int64), changed.select(1, t));
     const core::Tensor after = model.logits(source, Tensor(changed)).data();
     CHECK(core::max(core::abs(core::sub(after.narrow(1, 0, t), base.narrow(1, 0, t)))).item() == 0);
-    CHECK(core::max(core::abs(core::sub(after.narrow(1, t, 4 - t), base.narrow(1, t, 4 - t)))).item() > 0);  // it can fail
+    CHECK(core::max(core::abs(core::sub(after.narrow(1, t, 4 - t), base.narrow(1, t, 4 - t)))).item() >
+          0);  // it can fail
   }
 }
 
@@ -99,7 +100,8 @@ TEST_CASE("a translator's score: the scored tokens' cross-entropy, and the examp
     CHECK(model->batch_score({batch[0], Tensor(decoded)}).correct == 3);
     core::Tensor padded = decoded.clone();
     core::copy_into(core::full({3}, 4, Dtype::int64), padded.select(1, 3));
-    CHECK(core::sum(core::eq(padded, decoded).to(Dtype::int64)).item() < 12);  // padding replaced some token: the test can fail
+    CHECK(core::sum(core::eq(padded, decoded).to(Dtype::int64)).item() <
+          12);  // padding replaced some token: the test can fail
     CHECK(model->batch_score({batch[0], Tensor(padded)}).correct == 3);
   }
 }
@@ -109,7 +111,8 @@ TEST_CASE("a translator trains through the Trainer, and a checkpoint resumes bit
   o.data = "made in the test", o.batch_size = 3, o.lr = 1e-2, o.warmup_steps = 1, o.seed = 2;
   const std::vector<Tensor> batch = examples();
   const data::TensorDataset dataset{{batch[0], batch[1]}};
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("axiom_translator_test_" + std::to_string(::getpid()));
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("axiom_translator_test_" + std::to_string(::getpid()));
   for (const models::TranslatorKind kind : kKinds) {
     CAPTURE(models::name_of(kind));
     models::Trainer straight(tiny(kind), o, dataset, {});
@@ -121,7 +124,8 @@ TEST_CASE("a translator trains through the Trainer, and a checkpoint resumes bit
     for (int i = 0; i < 2; ++i) resumed.step();
     const auto a = straight.model().named_parameters(), b = resumed.model().named_parameters();
     REQUIRE(a.size() == b.size());
-    for (size_t i = 0; i < a.size(); ++i) CHECK(test::values_of(a[i].second.data()) == test::values_of(b[i].second.data()));
+    for (size_t i = 0; i < a.size(); ++i)
+      CHECK(test::values_of(a[i].second.data()) == test::values_of(b[i].second.data()));
     std::filesystem::remove_all(dir);
   }
 }

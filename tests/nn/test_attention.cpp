@@ -18,15 +18,18 @@ namespace {
 
 // Attention along `axis` of x [B, d1, ..., dn, D], with the module's own weights, written as
 // loops in double: for every line along the axis and every head,
-//   out_i = sum_j softmax_j((q_i . k_j + q_i . E[clip(j - i)]) / sqrt(Dh)) v_j   (j <= i when masked), then @ W_out + b_out,
+//   out_i = sum_j softmax_j((q_i . k_j + q_i . E[clip(j - i)]) / sqrt(Dh)) v_j   (j <= i when masked), then @ W_out +
+//   b_out,
 // the relative term E only when the module has relative positions.
 std::vector<double> attention_reference(const nn::AxialAttention& attention, const core::Tensor& x, int64_t axis) {
   const core::Shape shape = x.shape();
   const int64_t d = attention.features, heads = attention.heads, dh = d / heads, positions = x.numel() / d;
   const std::vector<double> xs = values_of(x), wqkv = values_of(attention.qkv->weight.data()),
-                            bqkv = values_of(attention.qkv->bias.data()), wout = values_of(attention.out->weight.data()),
+                            bqkv = values_of(attention.qkv->bias.data()),
+                            wout = values_of(attention.out->weight.data()),
                             bout = values_of(attention.out->bias.data());
-  const std::vector<double> table = attention.relative.defined() ? values_of(attention.relative.data()) : std::vector<double>{};
+  const std::vector<double> table =
+      attention.relative.defined() ? values_of(attention.relative.data()) : std::vector<double>{};
   const int64_t max_distance = attention.relative.defined() ? (attention.relative.size(0) - 1) / 2 : 0;
   // qkv[p][c] = x[p] . Wqkv[:, c] + b[c]
   std::vector<double> qkv(positions * 3 * d);
@@ -53,9 +56,10 @@ std::vector<double> attention_reference(const nn::AxialAttention& attention, con
         for (int64_t e = 0; e < dh; ++e) dot += qkv[p * 3 * d + h * dh + e] * qkv[pj * 3 * d + d + h * dh + e];
         double relative = 0;
         const int64_t row = max_distance + std::clamp(j - at[axis], -max_distance, max_distance);
-        for (int64_t e = 0; e < dh && !table.empty(); ++e) relative += qkv[p * 3 * d + h * dh + e] * table[row * dh + e];
+        for (int64_t e = 0; e < dh && !table.empty(); ++e)
+          relative += qkv[p * 3 * d + h * dh + e] * table[row * dh + e];
         scores[j] = (attention.masked && j > at[axis]) ? -std::numeric_limits<double>::infinity()
-                                                        : (dot + relative) / std::sqrt(double(dh));
+                                                       : (dot + relative) / std::sqrt(double(dh));
         max = std::max(max, scores[j]);
       }
       double total = 0;
@@ -64,7 +68,8 @@ std::vector<double> attention_reference(const nn::AxialAttention& attention, con
         std::vector<int64_t> other = at;
         other[axis] = j;
         const int64_t pj = ravel(other, grid);
-        for (int64_t e = 0; e < dh; ++e) mixed[p * d + h * dh + e] += scores[j] / total * qkv[pj * 3 * d + 2 * d + h * dh + e];
+        for (int64_t e = 0; e < dh; ++e)
+          mixed[p * d + h * dh + e] += scores[j] / total * qkv[pj * 3 * d + 2 * d + h * dh + e];
       }
     }
   }
@@ -81,7 +86,9 @@ std::vector<double> attention_reference(const nn::AxialAttention& attention, con
 
 }  // namespace
 
-TEST_CASE("axial attention equals a loop reference along every axis of 1-D, 2-D and 3-D inputs, with and without relative positions") {
+TEST_CASE(
+    "axial attention equals a loop reference along every axis of 1-D, 2-D and 3-D inputs, with and without relative "
+    "positions") {
   for (const core::Shape& shape : {core::Shape{2, 5, 8}, core::Shape{2, 3, 4, 8}, core::Shape{1, 3, 2, 4, 8}}) {
     for (int64_t axis = 1; axis + 1 < static_cast<int64_t>(shape.size()); ++axis) {
       for (bool masked : {false, true}) {
@@ -118,7 +125,8 @@ TEST_CASE("attention rejects a bad axis, heads or input shape") {
 
 // d out[position p] / d x[position q] along the attended axis, summed over features: zero for
 // every q after p (masked) and for q on another line; nonzero for q <= p on the same line.
-TEST_CASE("masked axial attention is causal along its axis and keeps other lines independent, with relative positions too") {
+TEST_CASE(
+    "masked axial attention is causal along its axis and keeps other lines independent, with relative positions too") {
   const core::Shape shape{1, 4, 5, 8};
   for (auto [axis, relative] : {std::pair<int64_t, int64_t>{1, 0}, {2, 0}, {1, 2}, {2, 1}}) {
     CAPTURE(axis);
@@ -183,7 +191,7 @@ double largest_step_error(const Layer& layer, const core::Tensor& x, int64_t axi
   NoGrad no_grad;
   const int64_t length = x.size(axis), features = x.size(-1), lines = x.numel() / (length * features);
   const core::Tensor full = layer.forward(Tensor(x)).data().movedim(axis, 1);  // [B, L, ..., D]
-  const core::Tensor along = x.movedim(axis, 1);                                // [B, L, ..., D]
+  const core::Tensor along = x.movedim(axis, 1);                               // [B, L, ..., D]
   nn::AttentionCache cache(length);
   double worst = 0;
   for (int64_t t = 0; t < length; ++t) {
@@ -198,7 +206,9 @@ double largest_step_error(const Layer& layer, const core::Tensor& x, int64_t axi
 
 }  // namespace
 
-TEST_CASE("masked attention stepped one position at a time with a cache equals the full forward, with relative positions too") {
+TEST_CASE(
+    "masked attention stepped one position at a time with a cache equals the full forward, with relative positions "
+    "too") {
   for (const core::Shape& shape : {core::Shape{3, 6, 8}, core::Shape{2, 3, 5, 8}}) {
     for (int64_t axis = 1; axis + 1 < static_cast<int64_t>(shape.size()); ++axis) {
       for (int64_t relative : {0, 2}) {
@@ -230,7 +240,8 @@ TEST_CASE("forward_step refuses unmasked attention, recording a graph, a wrong i
   CHECK_THROWS_WITH_AS(masked.forward_step(x_t, cache), doctest::Contains("NoGrad"), Error);
   NoGrad no_grad;
   CHECK_THROWS_WITH_AS(unmasked.forward_step(x_t, cache), doctest::Contains("masked"), Error);
-  CHECK_THROWS_WITH_AS(masked.forward_step(Tensor(core::randn({3, 6}, gen)), cache), doctest::Contains("[AxialAttention]"), Error);
+  CHECK_THROWS_WITH_AS(masked.forward_step(Tensor(core::randn({3, 6}, gen)), cache),
+                       doctest::Contains("[AxialAttention]"), Error);
   masked.forward_step(x_t, cache);
   CHECK_THROWS_AS(masked.forward_step(Tensor(core::randn({4, 8}, gen)), cache), Error);  // another batch of lines
   masked.forward_step(x_t, cache);

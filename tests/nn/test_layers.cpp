@@ -6,9 +6,9 @@
 #include "tests/support/gradients.h"
 
 using namespace axiom;
-using test::check_grad;
 using axiom::test::check_close;
 using axiom::test::values_of;
+using test::check_grad;
 
 namespace {
 
@@ -19,7 +19,8 @@ void check_module(const std::string& what, nn::Module& module, const core::Tenso
   module.to(Dtype::float64);
   std::vector<Tensor> inputs{Tensor(x, is_floating(x.dtype()))};
   for (const Tensor& p : module.parameters()) inputs.push_back(p);
-  check_grad(what, [&](const std::vector<Tensor>& in) { return forward(in[0]); }, inputs, options);
+  check_grad(
+      what, [&](const std::vector<Tensor>& in) { return forward(in[0]); }, inputs, options);
 }
 
 core::Tensor randn64(const core::Shape& shape, uint64_t seed) {
@@ -62,17 +63,21 @@ double standard_deviation(const core::Tensor& t) {
 }
 }  // namespace
 
-TEST_CASE("Dense starts uniform in +-s (weights and biases) or normal with deviation s and zero biases, s = scale / sqrt(in)") {
+TEST_CASE(
+    "Dense starts uniform in +-s (weights and biases) or normal with deviation s and zero biases, s = scale / "
+    "sqrt(in)") {
   Generator gen(2);
   const int64_t in = 256, out = 128;
   const double s = 1 / std::sqrt(static_cast<double>(in));
   const nn::Dense uniform(in, out, gen);
   CHECK(core::max(core::abs(uniform.weight.data())).item() <= s);
-  CHECK(standard_deviation(uniform.weight.data()) == doctest::Approx(s / std::sqrt(3.0)).epsilon(0.02));  // U(-s, s): s / sqrt(3)
+  CHECK(standard_deviation(uniform.weight.data()) ==
+        doctest::Approx(s / std::sqrt(3.0)).epsilon(0.02));  // U(-s, s): s / sqrt(3)
   CHECK(core::max(core::abs(uniform.bias.data())).item() > 0);
   const nn::Dense normal(in, out, gen, {.init_scale = 2, .init = nn::DenseInit::normal});
   CHECK(standard_deviation(normal.weight.data()) == doctest::Approx(2 * s).epsilon(0.02));  // 32768 draws: within 1%
-  CHECK(core::max(core::abs(normal.weight.data())).item() > 2 * 2 * s);  // not uniform: the tails of a normal reach past 2 sigma
+  CHECK(core::max(core::abs(normal.weight.data())).item() >
+        2 * 2 * s);  // not uniform: the tails of a normal reach past 2 sigma
   CHECK(core::sum(core::abs(normal.bias.data())).item() == 0);
   const nn::Dense zero(in, out, gen, {.init_scale = 0, .init = nn::DenseInit::normal});
   CHECK(core::sum(core::abs(zero.weight.data())).item() == 0);
@@ -109,7 +114,8 @@ TEST_CASE("gradcheck: axial attention, masked and unmasked, along each axis, wit
         CAPTURE(relative);
         Generator gen(3);
         nn::AxialAttention attention(4, 2, axis, gen, {.masked = masked, .relative_distance = relative});
-        check_module("AxialAttention", attention, randn64({1, 3, 2, 4}, 4), [&](const Tensor& x) { return attention(x); });
+        check_module("AxialAttention", attention, randn64({1, 3, 2, 4}, 4),
+                     [&](const Tensor& x) { return attention(x); });
       }
     }
   }
@@ -165,12 +171,14 @@ TEST_CASE("factorized position embeddings add one table per axis") {
   for (int64_t i = 0; i < 2; ++i) {
     for (int64_t j = 0; j < 3; ++j) {
       for (int64_t c = 0; c < 4; ++c) {
-        CHECK(grid.at({i, j, c}) == doctest::Approx(position.tables[0].data().at({i, c}) + position.tables[1].data().at({j, c})));
+        CHECK(grid.at({i, j, c}) ==
+              doctest::Approx(position.tables[0].data().at({i, c}) + position.tables[1].data().at({j, c})));
       }
     }
   }
   CHECK(position.named_parameters().size() == 2);
-  check_module("FactorizedPositionEmbedding", position, randn64({2, 2, 3, 4}, 8), [&](const Tensor& x) { return position(x); });
+  check_module("FactorizedPositionEmbedding", position, randn64({2, 2, 3, 4}, 8),
+               [&](const Tensor& x) { return position(x); });
   CHECK_THROWS_AS(position(Tensor(core::zeros({2, 3, 2, 4}))), Error);
 }
 
@@ -235,9 +243,9 @@ TEST_CASE("GRU: one step follows the gate equations, a sequence equals its steps
   gru.to(Dtype::float64);
   const core::Tensor x = randn64({2, 4, 3}, 11), h0 = randn64({2, 2}, 12);
   // one step by hand: r, z, n from x W_x + b_x and h W_h + b_h, then h' = (1 - z) n + z h
-  const std::vector<double> xs = values_of(x.select(1, 0)), hs = values_of(h0), wx = values_of(gru.input->weight.data()),
-                            bx = values_of(gru.input->bias.data()), wh = values_of(gru.hidden->weight.data()),
-                            bh = values_of(gru.hidden->bias.data());
+  const std::vector<double> xs = values_of(x.select(1, 0)), hs = values_of(h0),
+                            wx = values_of(gru.input->weight.data()), bx = values_of(gru.input->bias.data()),
+                            wh = values_of(gru.hidden->weight.data()), bh = values_of(gru.hidden->bias.data());
   auto sigmoid = [](double v) { return 1 / (1 + std::exp(-v)); };
   std::vector<double> expected_h;
   for (int64_t b = 0; b < 2; ++b) {

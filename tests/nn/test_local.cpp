@@ -11,18 +11,20 @@
 #include "tests/support/gradients.h"
 
 using namespace axiom;
+using axiom::test::check_close;
+using axiom::test::values_of;
 using test::check_grad;
 using test::leaf;
 using test::uniform64;
-using axiom::test::check_close;
-using axiom::test::values_of;
 
 namespace {
 
 // out[n][i][j] = sum over keys (r, c) that local_sees lets (i, j) see of softmax(q . k / sqrt(Dh)) v,
 // for q, k, v [N, R, C, Dh]: loops over the whole grid, no blocks.
-std::vector<double> loop_reference(const core::Tensor& q, const core::Tensor& k, const core::Tensor& v, const nn::LocalBlocks& b) {
-  const int64_t rows = q.size(-3), columns = q.size(-2), depth = q.size(-1), grids = q.numel() / (rows * columns * depth);
+std::vector<double> loop_reference(const core::Tensor& q, const core::Tensor& k, const core::Tensor& v,
+                                   const nn::LocalBlocks& b) {
+  const int64_t rows = q.size(-3), columns = q.size(-2), depth = q.size(-1),
+                grids = q.numel() / (rows * columns * depth);
   const std::vector<double> qs = values_of(q), ks = values_of(k), vs = values_of(v);
   auto at = [&](int64_t n, int64_t i, int64_t j) { return ((n * rows + i) * columns + j) * depth; };
   std::vector<double> out;
@@ -44,7 +46,8 @@ std::vector<double> loop_reference(const core::Tensor& q, const core::Tensor& k,
         }
         for (int64_t e = 0; e < depth; ++e) {
           double mixed = 0;
-          for (int64_t key = 0; key < rows * columns; ++key) mixed += weights[key] / total * vs[at(n, key / columns, key % columns) + e];
+          for (int64_t key = 0; key < rows * columns; ++key)
+            mixed += weights[key] / total * vs[at(n, key / columns, key % columns) + e];
           out.push_back(mixed);
         }
       }
@@ -59,7 +62,8 @@ Tensor local_attention(const Tensor& q, const Tensor& k, const Tensor& v, const 
   const int64_t rows = q.size(-3), columns = q.size(-2);
   core::Shape line(q.shape().begin(), q.shape().end() - 3);
   line.insert(line.end(), {rows * columns, 3 * q.size(-1)});
-  return attention(concat({q, k, v}, -1).reshape(line), -2, 1, nn::local_mask(blocks, rows, columns)).reshape(q.shape());
+  return attention(concat({q, k, v}, -1).reshape(line), -2, 1, nn::local_mask(blocks, rows, columns))
+      .reshape(q.shape());
 }
 
 void check_against_loop(const core::Shape& shape, const nn::LocalBlocks& blocks) {
@@ -76,19 +80,20 @@ void check_against_loop(const core::Shape& shape, const nn::LocalBlocks& blocks)
 
 TEST_CASE("local_sees: the block itself and its neighbours left, right and above, never a later position") {
   const nn::LocalBlocks blocks{.rows = 2, .columns = 3};
-  CHECK(nn::local_sees(blocks, 2, 4, 2, 4));    // itself
-  CHECK(nn::local_sees(blocks, 2, 4, 2, 0));    // left block, same row
-  CHECK(nn::local_sees(blocks, 3, 4, 2, 7));    // right block, an earlier row
-  CHECK(!nn::local_sees(blocks, 2, 4, 2, 7));   // right block, later in the row
-  CHECK(nn::local_sees(blocks, 2, 4, 0, 8));    // above right
-  CHECK(!nn::local_sees(blocks, 2, 4, 0, 9));   // two blocks to the right
-  CHECK(!nn::local_sees(blocks, 4, 4, 1, 4));   // two block rows up
-  CHECK(!nn::local_sees(blocks, 2, 4, 3, 0));   // the row below
+  CHECK(nn::local_sees(blocks, 2, 4, 2, 4));   // itself
+  CHECK(nn::local_sees(blocks, 2, 4, 2, 0));   // left block, same row
+  CHECK(nn::local_sees(blocks, 3, 4, 2, 7));   // right block, an earlier row
+  CHECK(!nn::local_sees(blocks, 2, 4, 2, 7));  // right block, later in the row
+  CHECK(nn::local_sees(blocks, 2, 4, 0, 8));   // above right
+  CHECK(!nn::local_sees(blocks, 2, 4, 0, 9));  // two blocks to the right
+  CHECK(!nn::local_sees(blocks, 4, 4, 1, 4));  // two block rows up
+  CHECK(!nn::local_sees(blocks, 2, 4, 3, 0));  // the row below
 }
 
 TEST_CASE("local_mask lets a query see exactly the keys local_sees lets it see, on grids the blocks do not divide") {
-  for (const nn::LocalBlocks blocks : {nn::LocalBlocks{.rows = 1, .columns = 3}, nn::LocalBlocks{.rows = 2, .columns = 3},
-                                       nn::LocalBlocks{.rows = 4, .columns = 9}}) {
+  for (const nn::LocalBlocks blocks :
+       {nn::LocalBlocks{.rows = 1, .columns = 3}, nn::LocalBlocks{.rows = 2, .columns = 3},
+        nn::LocalBlocks{.rows = 4, .columns = 9}}) {
     for (const auto& [rows, columns] : {std::pair<int64_t, int64_t>{1, 10}, {5, 7}, {6, 6}}) {
       CAPTURE(blocks.rows);
       CAPTURE(blocks.columns);
@@ -99,7 +104,8 @@ TEST_CASE("local_mask lets a query see exactly the keys local_sees lets it see, 
       int64_t wrong = 0;
       for (int64_t t = 0; t < rows * columns; ++t) {
         for (int64_t s = 0; s < rows * columns; ++s) {
-          wrong += sees[static_cast<size_t>(t * rows * columns + s)] != nn::local_sees(cut, t / columns, t % columns, s / columns, s % columns);
+          wrong += sees[static_cast<size_t>(t * rows * columns + s)] !=
+                   nn::local_sees(cut, t / columns, t % columns, s / columns, s % columns);
         }
       }
       CHECK(wrong == 0);
@@ -107,32 +113,37 @@ TEST_CASE("local_mask lets a query see exactly the keys local_sees lets it see, 
   }
 }
 
-TEST_CASE("local attention equals a loop over every key, for 1-D and 2-D blocks, grids they do not divide, and batch axes") {
-  check_against_loop({1, 12, 3}, {.rows = 1, .columns = 4});      // 1-D: one row, blocks of 4
-  check_against_loop({2, 1, 11, 2}, {.rows = 1, .columns = 3});   // 1-D, the last block padded
-  check_against_loop({5, 7, 2}, {.rows = 2, .columns = 3});       // 2-D, both axes padded
-  check_against_loop({2, 3, 6, 6, 2}, {.rows = 2, .columns = 2}); // 2-D with batch and head axes
-  check_against_loop({4, 4, 2}, {.rows = 1, .columns = 1});       // blocks of one position
-  check_against_loop({3, 5, 2}, {.rows = 8, .columns = 8});       // one block bigger than the grid
-  check_against_loop({3, 5, 2}, {.rows = 1 << 16, .columns = 1 << 16});  // far bigger: cut to the grid, not padded to it
+TEST_CASE(
+    "local attention equals a loop over every key, for 1-D and 2-D blocks, grids they do not divide, and batch axes") {
+  check_against_loop({1, 12, 3}, {.rows = 1, .columns = 4});       // 1-D: one row, blocks of 4
+  check_against_loop({2, 1, 11, 2}, {.rows = 1, .columns = 3});    // 1-D, the last block padded
+  check_against_loop({5, 7, 2}, {.rows = 2, .columns = 3});        // 2-D, both axes padded
+  check_against_loop({2, 3, 6, 6, 2}, {.rows = 2, .columns = 2});  // 2-D with batch and head axes
+  check_against_loop({4, 4, 2}, {.rows = 1, .columns = 1});        // blocks of one position
+  check_against_loop({3, 5, 2}, {.rows = 8, .columns = 8});        // one block bigger than the grid
+  check_against_loop({3, 5, 2},
+                     {.rows = 1 << 16, .columns = 1 << 16});  // far bigger: cut to the grid, not padded to it
 }
 
 TEST_CASE("local attention with one block over the whole grid is full causal attention in raster order") {
   const int64_t rows = 3, columns = 4, depth = 2;
-  const core::Tensor qkv = uniform64({2, rows * columns, 3 * depth}, 4);  // one head: [B, L, 3 Dh]
+  const core::Tensor qkv = uniform64({2, rows * columns, 3 * depth}, 4);      // one head: [B, L, 3 Dh]
   const Tensor full = attention(Tensor(qkv), 1, 1, AttentionMask::causal());  // [B, L, Dh]
-  auto part = [&](int64_t i) { return Tensor(qkv.narrow(-1, i * depth, depth).contiguous().reshape({2, rows, columns, depth})); };
+  auto part = [&](int64_t i) {
+    return Tensor(qkv.narrow(-1, i * depth, depth).contiguous().reshape({2, rows, columns, depth}));
+  };
   const Tensor local = local_attention(part(0), part(1), part(2), {.rows = rows, .columns = columns});
   check_close(local.data(), values_of(full.data()), 1e-12, 1e-12);
 }
 
 TEST_CASE("local attention: gradcheck with respect to q, k and v, 1-D and 2-D") {
-  for (const nn::LocalBlocks blocks : {nn::LocalBlocks{.rows = 1, .columns = 2}, nn::LocalBlocks{.rows = 2, .columns = 2}}) {
+  for (const nn::LocalBlocks blocks :
+       {nn::LocalBlocks{.rows = 1, .columns = 2}, nn::LocalBlocks{.rows = 2, .columns = 2}}) {
     CAPTURE(blocks.rows);
     const core::Shape shape = blocks.rows == 1 ? core::Shape{2, 1, 5, 2} : core::Shape{2, 3, 5, 2};
     const Tensor q = leaf(uniform64(shape, 5)), k = leaf(uniform64(shape, 6)), v = leaf(uniform64(shape, 7));
-    check_grad("local_attention", [&](const std::vector<Tensor>& in) { return local_attention(in[0], in[1], in[2], blocks); },
-               {q, k, v});
+    check_grad("local_attention",
+               [&](const std::vector<Tensor>& in) { return local_attention(in[0], in[1], in[2], blocks); }, {q, k, v});
   }
 }
 
@@ -145,23 +156,27 @@ TEST_CASE("local attention whose blocks span several chunks of the kernel: the f
   attention(qkv, 1, 1, mask).backward(seed);
   const core::Tensor fused = qkv.grad().data().clone();
   qkv.zero_grad();
-  attention(qkv, 1, 1, mask, Tensor(core::zeros({1, 1, 160, 160}, Dtype::float64))).backward(seed);  // a bias: the composite path
+  attention(qkv, 1, 1, mask, Tensor(core::zeros({1, 1, 160, 160}, Dtype::float64)))
+      .backward(seed);  // a bias: the composite path
   check_close(fused, values_of(qkv.grad().data()), 1e-11, 1e-12);
 }
 
 TEST_CASE("local_first_visible: no position before it is visible, and it bounds what a step must read") {
-  for (const nn::LocalBlocks blocks : {nn::LocalBlocks{.rows = 1, .columns = 3}, nn::LocalBlocks{.rows = 2, .columns = 2}}) {
+  for (const nn::LocalBlocks blocks :
+       {nn::LocalBlocks{.rows = 1, .columns = 3}, nn::LocalBlocks{.rows = 2, .columns = 2}}) {
     const int64_t rows = blocks.rows == 1 ? 1 : 5, columns = blocks.rows == 1 ? 10 : 5;
     for (int64_t t = 0; t < rows * columns; ++t) {
       const int64_t first = nn::local_first_visible(blocks, columns, t);
       CHECK(first <= t);
-      for (int64_t s = 0; s < first; ++s) CHECK(!nn::local_sees(blocks, t / columns, t % columns, s / columns, s % columns));
+      for (int64_t s = 0; s < first; ++s)
+        CHECK(!nn::local_sees(blocks, t / columns, t % columns, s / columns, s % columns));
     }
   }
 }
 
 TEST_CASE("masked attention with local blocks, stepped in raster order with a cache, equals the whole forward") {
-  for (const nn::LocalBlocks blocks : {nn::LocalBlocks{.rows = 1, .columns = 3}, nn::LocalBlocks{.rows = 2, .columns = 2}}) {
+  for (const nn::LocalBlocks blocks :
+       {nn::LocalBlocks{.rows = 1, .columns = 3}, nn::LocalBlocks{.rows = 2, .columns = 2}}) {
     CAPTURE(blocks.rows);
     Generator gen(8);
     nn::AxialAttention attention(8, 2, -2, gen, {.masked = true, .local = blocks});
@@ -174,27 +189,34 @@ TEST_CASE("masked attention with local blocks, stepped in raster order with a ca
     nn::AttentionCache cache(rows * columns, columns);
     for (int64_t t = 0; t < rows * columns; ++t) {
       CAPTURE(t);
-      const core::Tensor y_t = attention.forward_step(Tensor(raster.select(1, t).contiguous()), cache).data();  // [B, D]
+      const core::Tensor y_t =
+          attention.forward_step(Tensor(raster.select(1, t).contiguous()), cache).data();  // [B, D]
       CHECK(core::max(core::abs(core::sub(y_t, whole.select(1, t)))).item() < 1e-10);
     }
   }
 }
 
-TEST_CASE("local attention refuses unmasked or relative layers, another axis, a line without a grid, and a cache without a width") {
+TEST_CASE(
+    "local attention refuses unmasked or relative layers, another axis, a line without a grid, and a cache without a "
+    "width") {
   Generator gen(9);
   const nn::LocalBlocks blocks{.rows = 2, .columns = 2};
   CHECK_THROWS_WITH_AS(nn::AxialAttention(8, 2, -2, gen, {.local = blocks}), doctest::Contains("masked"), Error);
   CHECK_THROWS_WITH_AS(nn::AxialAttention(8, 2, -2, gen, {.masked = true, .relative_distance = 2, .local = blocks}),
                        doctest::Contains("relative"), Error);
-  CHECK_THROWS_WITH_AS(nn::AxialAttention(8, 2, 1, gen, {.masked = true, .local = blocks}), doctest::Contains("axis must be -2"), Error);
-  CHECK_THROWS_WITH_AS(nn::AxialAttention(8, 2, -2, gen, {.masked = true, .local = {.rows = 1, .columns = 0}}), doctest::Contains("1 x 0"),
-                       Error);
+  CHECK_THROWS_WITH_AS(nn::AxialAttention(8, 2, 1, gen, {.masked = true, .local = blocks}),
+                       doctest::Contains("axis must be -2"), Error);
+  CHECK_THROWS_WITH_AS(nn::AxialAttention(8, 2, -2, gen, {.masked = true, .local = {.rows = 1, .columns = 0}}),
+                       doctest::Contains("1 x 0"), Error);
   nn::AxialAttention local(8, 2, -2, gen, {.masked = true, .local = blocks});
   CHECK_THROWS_WITH_AS(local.forward(Tensor(core::randn({2, 6, 8}, gen))), doctest::Contains("grid"), Error);
   NoGrad no_grad;
   nn::AttentionCache lineless(6);
-  CHECK_THROWS_WITH_AS(local.forward_step(Tensor(core::randn({2, 8}, gen)), lineless), doctest::Contains("width"), Error);
-  CHECK_THROWS_WITH_AS(nn::local_mask({.rows = 1, .columns = 0}, 3, 3), doctest::Contains("[local_mask] blocks and the grid"), Error);
+  CHECK_THROWS_WITH_AS(local.forward_step(Tensor(core::randn({2, 8}, gen)), lineless), doctest::Contains("width"),
+                       Error);
+  CHECK_THROWS_WITH_AS(nn::local_mask({.rows = 1, .columns = 0}, 3, 3),
+                       doctest::Contains("[local_mask] blocks and the grid"), Error);
   CHECK_THROWS_WITH_AS(nn::local_mask(blocks, 0, 3), doctest::Contains("grid 0 x 3"), Error);
-  CHECK_THROWS_WITH_AS(nn::local_mask({.rows = 7, .columns = 7}, 65536, 65536), doctest::Contains("it may have"), Error);
+  CHECK_THROWS_WITH_AS(nn::local_mask({.rows = 7, .columns = 7}, 65536, 65536), doctest::Contains("it may have"),
+                       Error);
 }

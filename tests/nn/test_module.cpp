@@ -12,7 +12,9 @@ struct Tiny : nn::Module {
       : blocks(register_module("blocks", std::make_shared<nn::ModuleList<nn::TransformerBlock>>())),
         head(register_module("head", std::make_shared<nn::Dense>(4, 3, gen))),
         drop(register_module("drop", std::make_shared<nn::Dropout>(0.5))) {
-    for (int i = 0; i < 2; ++i) blocks->push_back(std::make_shared<nn::TransformerBlock>(4, 1, gen, nn::BlockOptions{.heads = 2, .ff_multiple = 1}));
+    for (int i = 0; i < 2; ++i)
+      blocks->push_back(
+          std::make_shared<nn::TransformerBlock>(4, 1, gen, nn::BlockOptions{.heads = 2, .ff_multiple = 1}));
   }
   std::shared_ptr<nn::ModuleList<nn::TransformerBlock>> blocks;
   std::shared_ptr<nn::Dense> head;
@@ -67,7 +69,8 @@ TEST_CASE("registering a name twice or a dotted name or an undefined or differen
   CHECK_THROWS_AS(bad.dotted(), Error);
   CHECK_THROWS_WITH_AS(bad.undefined(), "[Module] parameter 'u' is an undefined tensor", Error);
   const Tensor other = axiom::zeros({2}).set_requires_grad(true);  // another module's parameter, say
-  CHECK_THROWS_WITH_AS(bad.tied(other), doctest::Contains("parameter 't' is given a tensor that requires a gradient"), Error);
+  CHECK_THROWS_WITH_AS(bad.tied(other), doctest::Contains("parameter 't' is given a tensor that requires a gradient"),
+                       Error);
   CHECK(bad.tied(other.detach()).data().storage() == other.data().storage());  // shared on purpose
 }
 
@@ -79,9 +82,9 @@ TEST_CASE("state round trip, to(dtype), and load_state errors name the entries")
     CHECK(core::sum(core::ne(source.parameters()[i].data(), target.parameters()[i].data())).item() == 0);
   }
   nn::StateDict state = source.state();
-  state.pop_back();                                              // head.bias missing
-  state.emplace_back("head.extra", core::zeros({3}));            // unexpected
-  state[0].second = axiom::zeros({5});                            // wrong shape
+  state.pop_back();                                    // head.bias missing
+  state.emplace_back("head.extra", core::zeros({3}));  // unexpected
+  state[0].second = axiom::zeros({5});                 // wrong shape
   const std::string message = axiom::test::error_message([&] { target.load_state(state); });
   CHECK(message.find("missing 'head.bias'") != std::string::npos);
   CHECK(message.find("unexpected 'head.extra'") != std::string::npos);

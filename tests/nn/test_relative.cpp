@@ -8,11 +8,11 @@
 #include "tests/support/gradients.h"
 
 using namespace axiom;
+using axiom::test::check_close;
+using axiom::test::values_of;
 using test::check_grad;
 using test::leaf;
 using test::uniform64;
-using axiom::test::check_close;
-using axiom::test::values_of;
 
 namespace {
 
@@ -64,25 +64,29 @@ TEST_CASE("relative logits: a step's query against the keys so far is that row o
   const core::Tensor q = uniform64({2, 3, 5, 4}, 8), table = uniform64({5, 4}, 9);
   const Tensor whole = nn::relative_logits_direct(Tensor(q), Tensor(table));  // [2, 3, 5, 5]
   for (int64_t t = 0; t < 5; ++t) {
-    const Tensor step = nn::relative_logits_step(Tensor(q.narrow(2, t, 1)), Tensor(table), t, t + 1);  // [2, 3, 1, t + 1]
+    const Tensor step =
+        nn::relative_logits_step(Tensor(q.narrow(2, t, 1)), Tensor(table), t, t + 1);  // [2, 3, 1, t + 1]
     CHECK(step.shape() == core::Shape{2, 3, 1, t + 1});
     check_close(step.data(), values_of(whole.data().narrow(2, t, 1).narrow(3, 0, t + 1)), 1e-12, 1e-12);
   }
-  CHECK_THROWS_WITH_AS(nn::relative_logits_step(Tensor(q), Tensor(table), 0, 1), doctest::Contains("q_t [2, 3, 5, 4]"), Error);
+  CHECK_THROWS_WITH_AS(nn::relative_logits_step(Tensor(q), Tensor(table), 0, 1), doctest::Contains("q_t [2, 3, 5, 4]"),
+                       Error);
 }
 
 TEST_CASE("relative logits: gradcheck of both ways, with respect to q and the table") {
   const Tensor q = leaf(uniform64({2, 4, 3}, 3)), table = leaf(uniform64({5, 3}, 4));
-  check_grad("relative_logits_direct", [](const std::vector<Tensor>& in) { return nn::relative_logits_direct(in[0], in[1]); },
-             {q, table});
-  check_grad("relative_logits_skewed", [](const std::vector<Tensor>& in) { return nn::relative_logits_skewed(in[0], in[1]); },
-             {q, table});
+  check_grad("relative_logits_direct",
+             [](const std::vector<Tensor>& in) { return nn::relative_logits_direct(in[0], in[1]); }, {q, table});
+  check_grad("relative_logits_skewed",
+             [](const std::vector<Tensor>& in) { return nn::relative_logits_skewed(in[0], in[1]); }, {q, table});
 }
 
 TEST_CASE("relative logits: a table of an even number of rows, or of another depth, is an error") {
   const Tensor q(uniform64({4, 3}, 5));
-  CHECK_THROWS_WITH_AS(nn::relative_logits_skewed(q, Tensor(uniform64({4, 3}, 6))), doctest::Contains("[2M + 1, Dh]"), Error);
-  CHECK_THROWS_WITH_AS(nn::relative_logits_direct(q, Tensor(uniform64({5, 2}, 6))), doctest::Contains("table [5, 2]"), Error);
+  CHECK_THROWS_WITH_AS(nn::relative_logits_skewed(q, Tensor(uniform64({4, 3}, 6))), doctest::Contains("[2M + 1, Dh]"),
+                       Error);
+  CHECK_THROWS_WITH_AS(nn::relative_logits_direct(q, Tensor(uniform64({5, 2}, 6))), doctest::Contains("table [5, 2]"),
+                       Error);
   CHECK_THROWS_WITH_AS(nn::relative_logits_direct(Tensor(uniform64({4}, 7)), Tensor(uniform64({5, 4}, 6))),
                        doctest::Contains("relative_logits_direct"), Error);
 }

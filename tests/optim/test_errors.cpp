@@ -23,8 +23,11 @@ TEST_CASE("parameters: each must be a defined floating-point leaf that requires 
   check_error([] { optim::Adam({{"a", leaf3()}, {"a", leaf3()}}); }, {"[Adam]", "two parameters", "'a'"});
   check_error([] { optim::SGD({{"a", leaf3()}, {"x", Tensor()}}); }, {"[SGD]", "'x'", "undefined"});
   check_error([] { optim::AdamW({{"idx", Tensor(core::zeros({3}, Dtype::int64))}}); }, {"[AdamW]", "'idx'", "int64"});
-  check_error([] { optim::SGD({{"frozen", Tensor(core::zeros({3}, Dtype::float32))}}); },
-              {"[SGD]", "'frozen'", "does not require a gradient"});
+  check_error(
+      [] {
+        optim::SGD({{"frozen", Tensor(core::zeros({3}, Dtype::float32))}});
+      },
+      {"[SGD]", "'frozen'", "does not require a gradient"});
   const Tensor a = leaf3();
   check_error([&] { optim::Adam({{"y", mul(a, 2.0)}}); }, {"[Adam]", "'y'", "not a leaf", "mul"});
   check_error([&] { optim::Adam({{"a", a}, {"b", leaf3()}, {"a2", a}}); }, {"[Adam]", "'a'", "'a2'", "same tensor"});
@@ -40,8 +43,11 @@ TEST_CASE("SGD: lr, momentum and weight_decay >= 0, dampening from 0 to 1, Neste
   check_error([] { optim::SGD({{"a", leaf3()}}, {.dampening = -1}); }, {"[SGD]", "dampening", "-1"});
   check_error([] { optim::SGD({{"a", leaf3()}}, {.weight_decay = -1e-4}); }, {"[SGD]", "weight_decay", "-0.0001"});
   check_error([] { optim::SGD({{"a", leaf3()}}, {.nesterov = true}); }, {"[SGD]", "nesterov", "momentum 0"});
-  check_error([] { optim::SGD({{"a", leaf3()}}, {.momentum = 0.9, .dampening = 0.1, .nesterov = true}); },
-              {"[SGD]", "nesterov", "dampening 0.1"});
+  check_error(
+      [] {
+        optim::SGD({{"a", leaf3()}}, {.momentum = 0.9, .dampening = 0.1, .nesterov = true});
+      },
+      {"[SGD]", "nesterov", "dampening 0.1"});
   CHECK_NOTHROW(optim::SGD({{"a", leaf3()}}, {.lr = 0, .momentum = 0.9, .dampening = 1, .weight_decay = 0}));
 }
 

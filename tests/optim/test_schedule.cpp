@@ -20,8 +20,9 @@ void check_lr(const Schedule& s, int64_t step, double expected,
               std::source_location where = std::source_location::current()) {
   const double got = s.lr(step);
   if (!(std::abs(got - expected) <= kTol * std::max(1.0, std::abs(expected)))) {
-    ADD_FAIL_CHECK_AT(where.file_name(), static_cast<int>(where.line()),
-                      ("lr(" + std::to_string(step) + ") = " + std::to_string(got) + ", expected " + std::to_string(expected)));
+    ADD_FAIL_CHECK_AT(
+        where.file_name(), static_cast<int>(where.line()),
+        ("lr(" + std::to_string(step) + ") = " + std::to_string(got) + ", expected " + std::to_string(expected)));
   }
 }
 
@@ -52,12 +53,12 @@ TEST_CASE("cosine: from base_lr to min_lr over decay_steps after the warmup, the
   auto cosine = [&](double t) { return low + (base - low) * 0.5 * (1 + std::cos(std::numbers::pi * t / 1000)); };
   check_lr(s, 0, 0.0);
   check_lr(s, 50, base / 2);
-  check_lr(s, 100, base);          // warmup end = cosine start
-  check_lr(s, 350, cosine(250));   // a quarter of the way
+  check_lr(s, 100, base);              // warmup end = cosine start
+  check_lr(s, 350, cosine(250));       // a quarter of the way
   check_lr(s, 600, (base + low) / 2);  // the middle
   check_lr(s, 1099, cosine(999));
-  check_lr(s, 1100, low);          // the end
-  check_lr(s, 5000, low);          // after it
+  check_lr(s, 1100, low);  // the end
+  check_lr(s, 5000, low);  // after it
   // Without a warmup and down to 0.
   const Schedule z = Schedule::cosine(2.0, {}, 10);
   check_lr(z, 0, 2.0);
@@ -70,12 +71,12 @@ TEST_CASE("linear: a straight line from base_lr to min_lr over decay_steps after
   const Schedule s = Schedule::linear(base, {.steps = 20}, 200, low);
   check_lr(s, 0, 0.0);
   check_lr(s, 10, base / 2);
-  check_lr(s, 20, base);                         // warmup end = decay start
-  check_lr(s, 70, base - (base - low) * 0.25);   // a quarter of the way
-  check_lr(s, 120, (base + low) / 2);            // the middle
-  check_lr(s, 219, low + (base - low) / 200);    // one step before the end
-  check_lr(s, 220, low);                         // the end
-  check_lr(s, 9000, low);                        // after it
+  check_lr(s, 20, base);                        // warmup end = decay start
+  check_lr(s, 70, base - (base - low) * 0.25);  // a quarter of the way
+  check_lr(s, 120, (base + low) / 2);           // the middle
+  check_lr(s, 219, low + (base - low) / 200);   // one step before the end
+  check_lr(s, 220, low);                        // the end
+  check_lr(s, 9000, low);                       // after it
   // Without a warmup and down to 0: the rate of the last of 10 steps is a tenth of base_lr.
   const Schedule z = Schedule::linear(2.0, {}, 10);
   check_lr(z, 0, 2.0);
@@ -132,8 +133,10 @@ TEST_CASE("schedule arguments are checked") {
   check_error([] { Schedule::constant(-1); }, {"[Schedule]", "base_lr", "-1"});
   check_error([] { Schedule::constant(std::nan("")); }, {"[Schedule]", "base_lr", "nan"});
   check_error([] { Schedule::constant(0.1, {.steps = -3}); }, {"[Schedule]", "warmup steps", "-3"});
-  check_error([] { Schedule::constant(0.1, {.steps = 3, .start_factor = 1.5}); }, {"[Schedule]", "start_factor", "1.5"});
-  check_error([] { Schedule::constant(0.1, {.steps = 3, .start_factor = -0.5}); }, {"[Schedule]", "start_factor", "-0.5"});
+  check_error([] { Schedule::constant(0.1, {.steps = 3, .start_factor = 1.5}); },
+              {"[Schedule]", "start_factor", "1.5"});
+  check_error([] { Schedule::constant(0.1, {.steps = 3, .start_factor = -0.5}); },
+              {"[Schedule]", "start_factor", "-0.5"});
   check_error([] { Schedule::cosine(0.1, {}, 0); }, {"[Schedule]", "decay_steps", "0"});
   check_error([] { Schedule::cosine(0.1, {}, 10, 0.2); }, {"[Schedule]", "min_lr", "0.2"});
   check_error([] { Schedule::cosine(0.1, {}, 10, -0.1); }, {"[Schedule]", "min_lr", "-0.1"});

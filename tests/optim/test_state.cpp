@@ -23,12 +23,14 @@ const std::vector<std::pair<const char*, Factory>> kFactories = {
     {"SGD",
      [](const optim::NamedParameters& p, bool other) -> std::unique_ptr<optim::Optimizer> {
        if (other) return std::make_unique<optim::SGD>(p, optim::SGDOptions{.lr = 9, .momentum = 0.1});
-       return std::make_unique<optim::SGD>(p, optim::SGDOptions{.lr = 0.05, .momentum = 0.9, .weight_decay = 0.01, .nesterov = true});
+       return std::make_unique<optim::SGD>(
+           p, optim::SGDOptions{.lr = 0.05, .momentum = 0.9, .weight_decay = 0.01, .nesterov = true});
      }},
     {"Adam",
      [](const optim::NamedParameters& p, bool other) -> std::unique_ptr<optim::Optimizer> {
        if (other) return std::make_unique<optim::Adam>(p, optim::AdamOptions{.lr = 9, .betas = {0.5, 0.5}, .eps = 1});
-       return std::make_unique<optim::Adam>(p, optim::AdamOptions{.lr = 0.1, .betas = {0.8, 0.99}, .weight_decay = 0.1});
+       return std::make_unique<optim::Adam>(p,
+                                            optim::AdamOptions{.lr = 0.1, .betas = {0.8, 0.99}, .weight_decay = 0.1});
      }},
     {"AdamW",
      [](const optim::NamedParameters& p, bool other) -> std::unique_ptr<optim::Optimizer> {
@@ -83,7 +85,8 @@ TEST_CASE("state() names each buffer <buffer>.<parameter> and describes the rest
   for (const auto& [name, tensor] : state.tensors) names.push_back(name);
   CHECK(names == std::vector<std::string>{"exp_avg.w", "exp_avg_sq.w", "exp_avg.b", "exp_avg_sq.b"});
   CHECK(test::values_of(state.tensors[0].second) == test::values_of(s.opt.state_of("w").buffers.at("exp_avg").data()));
-  CHECK(state.tensors[0].second.storage() != s.opt.state_of("w").buffers.at("exp_avg").data().storage());  // a copy: steps update in place
+  CHECK(state.tensors[0].second.storage() !=
+        s.opt.state_of("w").buffers.at("exp_avg").data().storage());  // a copy: steps update in place
   const json doc = json::parse(state.json);
   CHECK(doc.at("type") == "Adam");
   CHECK(doc.at("version") == 1);
@@ -270,10 +273,14 @@ TEST_CASE("load errors: another optimizer's state, a bad or missing JSON, bad hy
     return state;
   };
   check_error([&] { adam.load_state({good.tensors, "{not json"}); }, {"[Adam]", "not valid JSON"});
-  check_error([&] { adam.load_state(with_json([](json& d) { d["version"] = 7; })); }, {"[Adam]", "not an axiom optimizer state"});
-  check_error([&] { adam.load_state(with_json([](json& d) { d.erase("parameters"); })); }, {"[Adam]", "malformed", "parameters"});
-  check_error([&] { adam.load_state(with_json([](json& d) { d["parameters"][0]["shape"] = "big"; })); }, {"[Adam]", "malformed"});
-  // Numbers that are not integers where integers go (found by fuzz_optimizer_state: converting 1e38 to int64 is undefined).
+  check_error([&] { adam.load_state(with_json([](json& d) { d["version"] = 7; })); },
+              {"[Adam]", "not an axiom optimizer state"});
+  check_error([&] { adam.load_state(with_json([](json& d) { d.erase("parameters"); })); },
+              {"[Adam]", "malformed", "parameters"});
+  check_error([&] { adam.load_state(with_json([](json& d) { d["parameters"][0]["shape"] = "big"; })); },
+              {"[Adam]", "malformed"});
+  // Numbers that are not integers where integers go (found by fuzz_optimizer_state: converting 1e38 to int64 is
+  // undefined).
   check_error([&] { adam.load_state(with_json([](json& d) { d["parameters"][0]["shape"] = json::array({1e38}); })); },
               {"[Adam]", "malformed optimizer state (the shape of 'w' is [1e+38], not an array of integers)"});
   check_error([&] { adam.load_state(with_json([](json& d) { d["parameters"][0]["step"] = 1.5; })); },
@@ -284,8 +291,10 @@ TEST_CASE("load errors: another optimizer's state, a bad or missing JSON, bad hy
               {"[Adam]", "unexpected hyperparameter 'momentum'"});
   check_error([&] { adam.load_state(with_json([](json& d) { d["hyperparameters"]["beta1"] = 1.5; })); },
               {"[Adam]", "beta1", "1.5"});
-  check_error([&] { adam.load_state(with_json([](json& d) { d["hyperparameters"]["lr"] = -1; })); }, {"[Adam]", "lr", "-1"});
-  check_error([&] { adam.load_state(with_json([](json& d) { d["parameters"][1]["step"] = -2; })); }, {"[Adam]", "'b'", "step -2"});
+  check_error([&] { adam.load_state(with_json([](json& d) { d["hyperparameters"]["lr"] = -1; })); },
+              {"[Adam]", "lr", "-1"});
+  check_error([&] { adam.load_state(with_json([](json& d) { d["parameters"][1]["step"] = -2; })); },
+              {"[Adam]", "'b'", "step -2"});
   check_error([&] { adam.load_state(with_json([](json& d) { d["parameters"].push_back(d["parameters"][0]); })); },
               {"[Adam]", "'w' is listed twice"});
   check_unchanged(adam, before);

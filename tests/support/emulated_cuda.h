@@ -84,7 +84,8 @@ struct EmulatedSchedule {
   ThreadOrder order;
   int64_t most_blocks, longest_warp_row;
 };
-inline constexpr EmulatedSchedule kEmulatedSchedules[] = {{ThreadOrder::forward, 65536, 1024}, {ThreadOrder::reverse, 2, 16}};
+inline constexpr EmulatedSchedule kEmulatedSchedules[] = {{ThreadOrder::forward, 65536, 1024},
+                                                          {ThreadOrder::reverse, 2, 16}};
 
 // Runs check() on every device that can stand in for `cuda` here: the emulated CUDA backend under
 // each schedule, and the real one when a GPU is present (otherwise one line, once per test
@@ -93,8 +94,8 @@ template <typename Check>
 void on_every_device(Check check) {
   for (const EmulatedSchedule& schedule : kEmulatedSchedules) {
     ScopedEmulatedCuda emulated(schedule.order, schedule.most_blocks, 1, schedule.longest_warp_row);
-    INFO("on the emulated CUDA backend, threads ", std::string(cuda_emulator::order_name(schedule.order)),
-         ", at most ", schedule.most_blocks, " blocks per launch, a warp for rows of up to ", schedule.longest_warp_row);
+    INFO("on the emulated CUDA backend, threads ", std::string(cuda_emulator::order_name(schedule.order)), ", at most ",
+         schedule.most_blocks, " blocks per launch, a warp for rows of up to ", schedule.longest_warp_row);
     check();
     report_memory_faults();
   }

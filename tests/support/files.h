@@ -39,7 +39,8 @@ inline void write_bytes(const std::string& path, const Bytes& bytes) {
 inline void write_gzip(const std::string& path, const Bytes& bytes) {
   gzFile file = gzopen(path.c_str(), "wb");
   REQUIRE(file != nullptr);
-  if (!bytes.empty()) REQUIRE(gzwrite(file, bytes.data(), static_cast<unsigned>(bytes.size())) == static_cast<int>(bytes.size()));
+  if (!bytes.empty())
+    REQUIRE(gzwrite(file, bytes.data(), static_cast<unsigned>(bytes.size())) == static_cast<int>(bytes.size()));
   REQUIRE(gzclose(file) == Z_OK);
 }
 

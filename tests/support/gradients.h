@@ -16,8 +16,8 @@
 
 namespace axiom::test {
 
-using core::Shape;
 using axiom::Dtype;
+using core::Shape;
 using Fn = std::function<axiom::Tensor(const std::vector<axiom::Tensor>&)>;
 
 // Uniform float64 values in [low, high) from a generator seeded with `seed`.

@@ -72,7 +72,8 @@ inline Values values_of(const optim::NamedParameters& params) {
 // Every parameter of `params` against `expected`, with one tolerance.
 inline void check_values(const optim::NamedParameters& params, const Values& expected, double rtol, double atol,
                          const std::string& what, std::source_location where = std::source_location::current()) {
-  for (const auto& [name, p] : params) test::check_close(p.data(), expected.at(name), rtol, atol, what + ", " + name, where);
+  for (const auto& [name, p] : params)
+    test::check_close(p.data(), expected.at(name), rtol, atol, what + ", " + name, where);
 }
 
 // --- references, from the published equations, in double --------------------------------------------
@@ -144,7 +145,8 @@ inline constexpr double kRtol32 = 2e-5, kAtol32 = 1e-6;
 struct TempFile {
   std::filesystem::path path;
   explicit TempFile(const std::string& name)
-      : path(std::filesystem::temp_directory_path() / ("axiom_optim_test_" + std::to_string(::getpid()) + "_" + name)) {}
+      : path(std::filesystem::temp_directory_path() / ("axiom_optim_test_" + std::to_string(::getpid()) + "_" + name)) {
+  }
   ~TempFile() {
     std::error_code ignored;
     std::filesystem::remove(path, ignored);

@@ -16,15 +16,42 @@ namespace axiom::test {
 using core::Tensor;
 
 // Every method of core::Backend that does work (name() is left out).
-inline const std::set<std::string> kBackendMethods = {
-    "available", "synchronize", "memory", "release_cached_memory", "allocate", "deallocate", "copy_from_host", "copy_to_host", "fill", "copy", "unary",
-    "binary", "where", "reduce", "softmax", "attention", "attention_backward", "matmul", "layer_norm",
-    "layer_norm_backward", "check_indices", "index_select", "index_add", "gather", "scatter_add", "cross_entropy", "cross_entropy_backward", "adam_update",
-    "adam_update_many", "count_non_finite", "matmul_precision_unavailable"};
+inline const std::set<std::string> kBackendMethods = {"available",
+                                                      "synchronize",
+                                                      "memory",
+                                                      "release_cached_memory",
+                                                      "allocate",
+                                                      "deallocate",
+                                                      "copy_from_host",
+                                                      "copy_to_host",
+                                                      "fill",
+                                                      "copy",
+                                                      "unary",
+                                                      "binary",
+                                                      "where",
+                                                      "reduce",
+                                                      "softmax",
+                                                      "attention",
+                                                      "attention_backward",
+                                                      "matmul",
+                                                      "layer_norm",
+                                                      "layer_norm_backward",
+                                                      "check_indices",
+                                                      "index_select",
+                                                      "index_add",
+                                                      "gather",
+                                                      "scatter_add",
+                                                      "cross_entropy",
+                                                      "cross_entropy_backward",
+                                                      "adam_update",
+                                                      "adam_update_many",
+                                                      "count_non_finite",
+                                                      "matmul_precision_unavailable"};
 
 class RecordingBackend : public core::Backend {
  public:
-  RecordingBackend(std::unique_ptr<core::Backend> inner, std::set<std::string>* calls) : inner_(std::move(inner)), calls_(calls) {}
+  RecordingBackend(std::unique_ptr<core::Backend> inner, std::set<std::string>* calls)
+      : inner_(std::move(inner)), calls_(calls) {}
 
   std::string_view name() const override { return inner_->name(); }
   bool available() const override { return note("available"), inner_->available(); }
@@ -45,7 +72,9 @@ class RecordingBackend : public core::Backend {
   void copy_from_host(void* dst, const void* src, size_t nbytes) override {
     note("copy_from_host"), inner_->copy_from_host(dst, src, nbytes);
   }
-  void copy_to_host(void* dst, const void* src, size_t nbytes) override { note("copy_to_host"), inner_->copy_to_host(dst, src, nbytes); }
+  void copy_to_host(void* dst, const void* src, size_t nbytes) override {
+    note("copy_to_host"), inner_->copy_to_host(dst, src, nbytes);
+  }
   void fill(const Tensor& out, double value) override { note("fill"), inner_->fill(out, value); }
   void uniform(const Tensor& out, uint64_t seed, uint64_t first, double low, double high) override {
     note("uniform"), inner_->uniform(out, seed, first, low, high);
@@ -67,7 +96,9 @@ class RecordingBackend : public core::Backend {
               int64_t correction) override {
     note("reduce", core::op_name(op)), inner_->reduce(op, x, axes, out, argmax, correction);
   }
-  void softmax(const Tensor& x, int axis, bool log, const Tensor& out) override { note("softmax"), inner_->softmax(x, axis, log, out); }
+  void softmax(const Tensor& x, int axis, bool log, const Tensor& out) override {
+    note("softmax"), inner_->softmax(x, axis, log, out);
+  }
   void attention(const Tensor& qkv, int axis, int64_t heads, const core::AttentionMask& mask, const Tensor& out,
                  const Tensor& probs) override {
     note("attention"), inner_->attention(qkv, axis, heads, mask, out, probs);
@@ -80,12 +111,12 @@ class RecordingBackend : public core::Backend {
   void matmul(const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate) override {
     note("matmul"), inner_->matmul(a, b, out, accumulate);
   }
-  void layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps, const Tensor& out, const Tensor& mean,
-                  const Tensor& rstd) override {
+  void layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps, const Tensor& out,
+                  const Tensor& mean, const Tensor& rstd) override {
     note("layer_norm"), inner_->layer_norm(x, weight, bias, eps, out, mean, rstd);
   }
-  void layer_norm_backward(const Tensor& x, const Tensor& weight, const Tensor& mean, const Tensor& rstd, const Tensor& grad_out,
-                           const Tensor& grad_x) override {
+  void layer_norm_backward(const Tensor& x, const Tensor& weight, const Tensor& mean, const Tensor& rstd,
+                           const Tensor& grad_out, const Tensor& grad_x) override {
     note("layer_norm_backward"), inner_->layer_norm_backward(x, weight, mean, rstd, grad_out, grad_x);
   }
   void check_indices(const core::IndexBounds& bounds, const Tensor& index) override {
@@ -109,7 +140,8 @@ class RecordingBackend : public core::Backend {
   }
   void cross_entropy_backward(const Tensor& logits, const Tensor& targets, const Tensor& lse, const Tensor& grad_losses,
                               double smoothing, const Tensor& grad_logits) override {
-    note("cross_entropy_backward"), inner_->cross_entropy_backward(logits, targets, lse, grad_losses, smoothing, grad_logits);
+    note("cross_entropy_backward"),
+        inner_->cross_entropy_backward(logits, targets, lse, grad_losses, smoothing, grad_logits);
   }
   void adam_update(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
                    const core::AdamStep& step) override {

@@ -133,7 +133,7 @@ inline std::vector<int64_t> reversed_axes(size_t rank) {
 // numbers of [low, high], both ends included. The values are drawn from `gen`: a fixed seed gives
 // fixed inputs.
 inline core::Tensor random_tensor(const Shape& shape, Dtype dtype, Generator& gen, Layout layout = Layout::contiguous,
-                            double low = -2, double high = 2, bool whole = false) {
+                                  double low = -2, double high = 2, bool whole = false) {
   auto draw = [&](const Shape& s) {
     if (is_floating(dtype) && !whole) return core::uniform(s, low, high, gen, dtype);
     const auto lo = static_cast<int64_t>(std::ceil(low)), hi = static_cast<int64_t>(std::floor(high));
@@ -206,7 +206,7 @@ inline std::ostream& operator<<(std::ostream& out, const ShapePair& pair) {
 // setting some axes of a common shape to 1 and dropping some leading axes.
 inline std::vector<ShapePair> broadcast_pairs(uint32_t seed = 7, int random_count = 12) {
   std::vector<ShapePair> pairs = {
-      {{3, 1, 4}, {5, 1}}, {{2, 3}, {2, 3}}, {{}, {2, 3}},       {{4}, {}},        {{}, {}},
+      {{3, 1, 4}, {5, 1}}, {{2, 3}, {2, 3}}, {{}, {2, 3}},           {{4}, {}},     {{}, {}},
       {{2, 0, 3}, {1, 3}}, {{0}, {1}},       {{2, 1, 3}, {1, 4, 1}}, {{1, 1}, {3}}, {{3, 1}, {1, 0}},
   };
   std::mt19937 rng(seed);

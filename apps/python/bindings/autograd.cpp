@@ -42,7 +42,8 @@ TensorFunction as_function(const py::function& f) {
     py::tuple args(inputs.size());
     for (size_t i = 0; i < inputs.size(); ++i) args[i] = inputs[i];
     const py::object result = (*held)(*args);
-    if (!py::isinstance<Tensor>(result)) throw py::type_error("the function must return an axiom.Tensor, got " + std::string(py::repr(result)));
+    if (!py::isinstance<Tensor>(result))
+      throw py::type_error("the function must return an axiom.Tensor, got " + std::string(py::repr(result)));
     return result.cast<Tensor>();
   };
 }
@@ -67,7 +68,8 @@ void bind_guard(py::module_& m, const char* name, const char* doc) {
 }
 
 void bind_gradcheck(py::module_& m) {
-  py::class_<GradcheckResult>(m, "GradcheckResult", "What gradcheck found: truthy when it passed; .message says where it failed.")
+  py::class_<GradcheckResult>(m, "GradcheckResult",
+                              "What gradcheck found: truthy when it passed; .message says where it failed.")
       .def_readonly("ok", &GradcheckResult::ok)
       .def_readonly("message", &GradcheckResult::message)
       .def_readonly("worst_error", &GradcheckResult::worst_error)
@@ -77,81 +79,107 @@ void bind_gradcheck(py::module_& m) {
                     : "GradcheckResult(ok=False, message=" + std::string(py::repr(py::str(r.message))) + ")";
       });
   const auto check = [](auto checker) {
-    return [checker](const py::function& f, const py::object& inputs, double eps, double atol, double rtol, bool full_jacobian,
-                     int projections, uint64_t seed) {
-      const GradcheckOptions options{.eps = eps, .atol = atol, .rtol = rtol, .full_jacobian = full_jacobian,
-                                     .projections = projections, .seed = seed};
+    return [checker](const py::function& f, const py::object& inputs, double eps, double atol, double rtol,
+                     bool full_jacobian, int projections, uint64_t seed) {
+      const GradcheckOptions options{.eps = eps,
+                                     .atol = atol,
+                                     .rtol = rtol,
+                                     .full_jacobian = full_jacobian,
+                                     .projections = projections,
+                                     .seed = seed};
       const std::vector<Tensor> values = tensors_of(inputs);
       const TensorFunction function = as_function(f);  // with the GIL: it holds a Python object
       const GraphLock locked;
       return checker(function, values, options);
     };
   };
-  const char* gradcheck_doc = "Compares the gradients of f(*inputs) (float64 inputs; those that require a gradient) with central finite differences.";
-  const char* gradgradcheck_doc = "Compares the second derivatives of f(*inputs) with finite differences of its first derivatives.";
+  const char* gradcheck_doc =
+      "Compares the gradients of f(*inputs) (float64 inputs; those that require a gradient) with central finite "
+      "differences.";
+  const char* gradgradcheck_doc =
+      "Compares the second derivatives of f(*inputs) with finite differences of its first derivatives.";
   for (const auto& [name, checker, doc] : {std::tuple{"gradcheck", &gradcheck, gradcheck_doc},
                                            std::tuple{"gradgradcheck", &gradgradcheck, gradgradcheck_doc}}) {
-    m.def(name, check(checker), py::arg("f"), py::arg("inputs"), py::arg("eps") = 1e-6, py::arg("atol") = 1e-5, py::arg("rtol") = 1e-3,
-          py::arg("full_jacobian") = true, py::arg("projections") = 8, py::arg("seed") = 0, doc);
+    m.def(name, check(checker), py::arg("f"), py::arg("inputs"), py::arg("eps") = 1e-6, py::arg("atol") = 1e-5,
+          py::arg("rtol") = 1e-3, py::arg("full_jacobian") = true, py::arg("projections") = 8, py::arg("seed") = 0,
+          doc);
   }
 }
 
 void bind_functional(py::module_& m) {
-  m.def("vjp", [](const py::function& f, const py::object& inputs, const Tensor& v, bool create_graph) {
-    const bool one = py::isinstance<Tensor>(inputs);
-    const std::vector<Tensor> values = tensors_of(inputs);
-    const TensorFunction function = as_function(f);
-    VjpResult result;
-    {
-      const GraphLock locked;
-      result = vjp(function, values, v, create_graph);
-    }
-    return py::make_tuple(result.output, one_or_tuple(result.grads, one));
-  }, py::arg("f"), py::arg("inputs"), py::arg("v"), py::arg("create_graph") = false, "(f(*inputs), v^T J)");
-  m.def("jvp", [](const py::function& f, const py::object& inputs, const py::object& tangents, bool create_graph) {
-    const std::vector<Tensor> values = tensors_of(inputs), directions = tensors_of(tangents);
-    const TensorFunction function = as_function(f);
-    JvpResult result;
-    {
-      const GraphLock locked;
-      result = jvp(function, values, directions, create_graph);
-    }
-    return py::make_tuple(result.output, result.tangent);
-  }, py::arg("f"), py::arg("inputs"), py::arg("tangents"), py::arg("create_graph") = false, "(f(*inputs), J u): forward mode");
-  m.def("hvp", [](const py::function& f, const py::object& inputs, const py::object& v) {
-    const bool one = py::isinstance<Tensor>(inputs);
-    const std::vector<Tensor> values = tensors_of(inputs), directions = tensors_of(v);
-    const TensorFunction function = as_function(f);
-    std::vector<Tensor> result;
-    {
-      const GraphLock locked;
-      result = hvp(function, values, directions);
-    }
-    return one_or_tuple(result, one);
-  }, py::arg("f"), py::arg("inputs"), py::arg("v"), "H v for f with a one-element output");
+  m.def(
+      "vjp",
+      [](const py::function& f, const py::object& inputs, const Tensor& v, bool create_graph) {
+        const bool one = py::isinstance<Tensor>(inputs);
+        const std::vector<Tensor> values = tensors_of(inputs);
+        const TensorFunction function = as_function(f);
+        VjpResult result;
+        {
+          const GraphLock locked;
+          result = vjp(function, values, v, create_graph);
+        }
+        return py::make_tuple(result.output, one_or_tuple(result.grads, one));
+      },
+      py::arg("f"), py::arg("inputs"), py::arg("v"), py::arg("create_graph") = false, "(f(*inputs), v^T J)");
+  m.def(
+      "jvp",
+      [](const py::function& f, const py::object& inputs, const py::object& tangents, bool create_graph) {
+        const std::vector<Tensor> values = tensors_of(inputs), directions = tensors_of(tangents);
+        const TensorFunction function = as_function(f);
+        JvpResult result;
+        {
+          const GraphLock locked;
+          result = jvp(function, values, directions, create_graph);
+        }
+        return py::make_tuple(result.output, result.tangent);
+      },
+      py::arg("f"), py::arg("inputs"), py::arg("tangents"), py::arg("create_graph") = false,
+      "(f(*inputs), J u): forward mode");
+  m.def(
+      "hvp",
+      [](const py::function& f, const py::object& inputs, const py::object& v) {
+        const bool one = py::isinstance<Tensor>(inputs);
+        const std::vector<Tensor> values = tensors_of(inputs), directions = tensors_of(v);
+        const TensorFunction function = as_function(f);
+        std::vector<Tensor> result;
+        {
+          const GraphLock locked;
+          result = hvp(function, values, directions);
+        }
+        return one_or_tuple(result, one);
+      },
+      py::arg("f"), py::arg("inputs"), py::arg("v"), "H v for f with a one-element output");
   for (const auto& [name, derivative] : {std::pair{"jacobian", &jacobian}, std::pair{"hessian", &hessian}}) {
-    m.def(name, [derivative](const py::function& f, const Tensor& x) {
-      const TensorFunction g = as_function(f);
-      const GraphLock locked;
-      return derivative([g](const Tensor& input) { return g({input}); }, x);
-    }, py::arg("f"), py::arg("x"));
+    m.def(
+        name,
+        [derivative](const py::function& f, const Tensor& x) {
+          const TensorFunction g = as_function(f);
+          const GraphLock locked;
+          return derivative([g](const Tensor& input) { return g({input}); }, x);
+        },
+        py::arg("f"), py::arg("x"));
   }
-  m.def("grad", [](const py::object& outputs, const py::object& inputs, const py::object& grad_outputs, bool create_graph,
-                   bool retain_graph, bool allow_unused) {
-    const bool one = py::isinstance<Tensor>(inputs);
-    const std::vector<Tensor> outs = tensors_of(outputs), ins = tensors_of(inputs), gouts = tensors_of(grad_outputs);
-    std::vector<Tensor> result;
-    {
-      const GraphLock locked;
-      result = grad(outs, ins, gouts, {.create_graph = create_graph, .retain_graph = retain_graph, .allow_unused = allow_unused});
-    }
-    py::list out;
-    for (const Tensor& g : result) out.append(g.defined() ? py::cast(g) : py::none());
-    return one ? out[0] : py::object(py::tuple(out));
-  }, py::arg("outputs"), py::arg("inputs"), py::arg("grad_outputs") = py::none(), py::arg("create_graph") = false,
-     py::arg("retain_graph") = false, py::arg("allow_unused") = false,
-     "The gradients of sum_k <outputs[k], grad_outputs[k]> with respect to `inputs`, returned (torch.autograd.grad).\n"
-     "An input the outputs do not depend on gives None with allow_unused.");
+  m.def(
+      "grad",
+      [](const py::object& outputs, const py::object& inputs, const py::object& grad_outputs, bool create_graph,
+         bool retain_graph, bool allow_unused) {
+        const bool one = py::isinstance<Tensor>(inputs);
+        const std::vector<Tensor> outs = tensors_of(outputs), ins = tensors_of(inputs),
+                                  gouts = tensors_of(grad_outputs);
+        std::vector<Tensor> result;
+        {
+          const GraphLock locked;
+          result = grad(outs, ins, gouts,
+                        {.create_graph = create_graph, .retain_graph = retain_graph, .allow_unused = allow_unused});
+        }
+        py::list out;
+        for (const Tensor& g : result) out.append(g.defined() ? py::cast(g) : py::none());
+        return one ? out[0] : py::object(py::tuple(out));
+      },
+      py::arg("outputs"), py::arg("inputs"), py::arg("grad_outputs") = py::none(), py::arg("create_graph") = false,
+      py::arg("retain_graph") = false, py::arg("allow_unused") = false,
+      "The gradients of sum_k <outputs[k], grad_outputs[k]> with respect to `inputs`, returned (torch.autograd.grad).\n"
+      "An input the outputs do not depend on gives None with allow_unused.");
 }
 
 }  // namespace

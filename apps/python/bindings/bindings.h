@@ -82,7 +82,8 @@ auto by_reference(R (C::*method)(A...)) {
 // A file's path from Python: a ValueError naming `op` if it holds a NUL byte (C++ would cut the
 // path there, and read or write another file).
 inline const std::string& checked_path(const std::string& path, const char* op) {
-  if (path.find('\0') != std::string::npos) throw py::value_error(std::string("[") + op + "] a path may not hold a NUL byte");
+  if (path.find('\0') != std::string::npos)
+    throw py::value_error(std::string("[") + op + "] a path may not hold a NUL byte");
   return path;
 }
 

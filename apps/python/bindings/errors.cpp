@@ -23,9 +23,11 @@ enum class Kind { dtype, index, value, runtime };
 
 Kind kind_of(const std::string& message) {
   // a dtype named after "is", "must be" or "got", unless a shape follows it ("is float32 [2, 3]")
-  static const std::regex dtype_words(R"(dtype|\b(is|must be|got|not) (uint8 or int64|float32|float64|int64|uint8)\b(?! \[))");
+  static const std::regex dtype_words(
+      R"(dtype|\b(is|must be|got|not) (uint8 or int64|float32|float64|int64|uint8)\b(?! \[))");
   static const std::regex index_words(R"(out of range|\bindex\b.*\b(outside|past|beyond)\b|not a class in)");
-  static const std::regex value_words(R"(shape|must|\bgot\b|expected|cannot|size|negative|at least|at most|\bunknown\b|twice)");
+  static const std::regex value_words(
+      R"(shape|must|\bgot\b|expected|cannot|size|negative|at least|at most|\bunknown\b|twice)");
   if (std::regex_search(message, dtype_words)) return Kind::dtype;
   if (std::regex_search(message, index_words)) return Kind::index;
   if (std::regex_search(message, value_words)) return Kind::value;
@@ -44,14 +46,17 @@ PyObject* new_exception(py::module_& m, const char* name, py::tuple bases, const
 }  // namespace
 
 void bind_errors(py::module_& m) {
-  static PyObject* base = new_exception(m, "Error", py::make_tuple(py::handle(PyExc_RuntimeError)),
-                                        "An error axiom found: the message names the op and the values it could not use.");
-  static PyObject* dtype_error = new_exception(m, "DtypeError", py::make_tuple(py::handle(base), py::handle(PyExc_TypeError)),
-                                               "A dtype the op does not take.");
-  static PyObject* index_error = new_exception(m, "IndexError", py::make_tuple(py::handle(base), py::handle(PyExc_IndexError)),
-                                               "An index or a range outside an axis.");
-  static PyObject* shape_error = new_exception(m, "ShapeError", py::make_tuple(py::handle(base), py::handle(PyExc_ValueError)),
-                                               "A shape, size or value the op cannot use.");
+  static PyObject* base =
+      new_exception(m, "Error", py::make_tuple(py::handle(PyExc_RuntimeError)),
+                    "An error axiom found: the message names the op and the values it could not use.");
+  static PyObject* dtype_error = new_exception(
+      m, "DtypeError", py::make_tuple(py::handle(base), py::handle(PyExc_TypeError)), "A dtype the op does not take.");
+  static PyObject* index_error =
+      new_exception(m, "IndexError", py::make_tuple(py::handle(base), py::handle(PyExc_IndexError)),
+                    "An index or a range outside an axis.");
+  static PyObject* shape_error =
+      new_exception(m, "ShapeError", py::make_tuple(py::handle(base), py::handle(PyExc_ValueError)),
+                    "A shape, size or value the op cannot use.");
   py::register_exception_translator([](std::exception_ptr thrown) {
     try {
       if (thrown) std::rethrow_exception(thrown);

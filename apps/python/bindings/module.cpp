@@ -18,12 +18,15 @@ PYBIND11_MODULE(_axiom, m) {
   python::bind_models(models);
   pybind11::module_ data = m.def_submodule("data", "the datasets");
   python::bind_data(data);
-  m.def("cuda_is_available", [] {
-    try {
-      axiom::zeros({1}, axiom::Dtype::float32, axiom::Device::cuda());
-      return true;
-    } catch (const axiom::Error&) {
-      return false;
-    }
-  }, "whether axiom was built with CUDA and a GPU answers");
+  m.def(
+      "cuda_is_available",
+      [] {
+        try {
+          axiom::zeros({1}, axiom::Dtype::float32, axiom::Device::cuda());
+          return true;
+        } catch (const axiom::Error&) {
+          return false;
+        }
+      },
+      "whether axiom was built with CUDA and a GPU answers");
 }

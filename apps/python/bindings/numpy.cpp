@@ -35,7 +35,8 @@ std::optional<Dtype> shared_dtype(const py::array& array) {
 
 bool memory_can_be_shared(const py::array& array) {
   const int flags = py::detail::array_proxy(array.ptr())->flags;
-  if (!(flags & py::detail::npy_api::NPY_ARRAY_ALIGNED_) || !(flags & py::detail::npy_api::NPY_ARRAY_WRITEABLE_)) return false;
+  if (!(flags & py::detail::npy_api::NPY_ARRAY_ALIGNED_) || !(flags & py::detail::npy_api::NPY_ARRAY_WRITEABLE_))
+    return false;
   for (py::ssize_t axis = 0; axis < array.ndim(); ++axis) {
     if (array.strides(axis) < 0 || array.strides(axis) % array.itemsize() != 0) return false;
   }
@@ -45,11 +46,13 @@ bool memory_can_be_shared(const py::array& array) {
 // The dtype a copy of an array of `type` gets: the nearest of axiom's four.
 Dtype converted_dtype(const py::dtype& type, const char* op) {
   switch (type.kind()) {
-    case 'b': return Dtype::uint8;   // bool
+    case 'b': return Dtype::uint8;  // bool
     case 'u': return type.itemsize() == 1 ? Dtype::uint8 : Dtype::int64;
     case 'i': return Dtype::int64;
     case 'f': return type.itemsize() >= 8 ? Dtype::float64 : Dtype::float32;  // long double: float64
-    default: throw Error(op, "dtype ", std::string(py::str(py::handle(type))), " has no axiom dtype (float32, float64, int64, uint8)");
+    default:
+      throw Error(op, "dtype ", std::string(py::str(py::handle(type))),
+                  " has no axiom dtype (float32, float64, int64, uint8)");
   }
 }
 
@@ -120,7 +123,8 @@ Shape shape_of(const py::handle& value, const char* op) {
       throw py::type_error(std::string("[") + op + "] a shape holds ints, got " + std::string(py::repr(value)));
     }
     const auto size = cast_or_type_error<long long>(item, "a size is an int of 64 bits");
-    if (size < 0) throw py::value_error(std::string("[") + op + "] sizes must be 0 or more, got " + std::string(py::repr(value)));
+    if (size < 0)
+      throw py::value_error(std::string("[") + op + "] sizes must be 0 or more, got " + std::string(py::repr(value)));
     shape.push_back(size);
   }
   return shape;
@@ -137,7 +141,9 @@ Tensor as_tensor(const py::handle& value, const Tensor* like) {
   Tensor copy = from_numpy(array.attr("copy")(), false);
   if (!like) return copy;
   if (!is_floating(like->dtype()) && is_floating(copy.dtype())) {  // 2.5 would be cut to 2
-    throw py::type_error("[" + std::string(dtype_name(like->dtype())) + "] a fractional number beside an integer tensor: convert the tensor first, .double() or .float()");
+    throw py::type_error(
+        "[" + std::string(dtype_name(like->dtype())) +
+        "] a fractional number beside an integer tensor: convert the tensor first, .double() or .float()");
   }
   return Tensor(copy.data().to(like->dtype()).to(like->device()));
 }
@@ -157,7 +163,8 @@ void bind_numpy(py::module_& m) {
         if (requires_grad) value.set_requires_grad(true);
         return value;
       },
-      py::arg("data"), py::arg("dtype") = py::none(), py::arg("device") = Device::cpu(), py::arg("requires_grad") = false,
+      py::arg("data"), py::arg("dtype") = py::none(), py::arg("device") = Device::cpu(),
+      py::arg("requires_grad") = false,
       "A new Tensor holding a copy of `data` (a number, nested lists, a NumPy array or a Tensor).\n"
       "Python floats become float64 and ints int64 unless `dtype` says otherwise.");
 }

@@ -25,7 +25,8 @@ py::tuple as_tuple(const std::vector<int64_t>& values) {
 
 // reshape(2, 3) and reshape((2, 3)) both: PyTorch's *shape habit. Sizes may be -1 here.
 Shape sizes_of(const py::args& args) {
-  const py::object sizes = args.size() == 1 && !py::isinstance<py::int_>(args[0]) ? py::object(args[0]) : py::object(args);
+  const py::object sizes =
+      args.size() == 1 && !py::isinstance<py::int_>(args[0]) ? py::object(args[0]) : py::object(args);
   return cast_or_type_error<Shape>(sizes, "sizes are ints, given one by one or as a tuple");
 }
 
@@ -35,8 +36,10 @@ Shape sizes_of(const py::args& args) {
 int64_t consumed_axes(const py::tuple& items) {
   int64_t count = 0, ellipses = 0;
   for (const py::handle item : items) {
-    if (py::isinstance<py::ellipsis>(item)) ++ellipses;
-    else if (!item.is_none()) ++count;
+    if (py::isinstance<py::ellipsis>(item))
+      ++ellipses;
+    else if (!item.is_none())
+      ++count;
   }
   if (ellipses > 1) throw py::index_error("[index] an index can only have a single ellipsis ('...')");
   return count;
@@ -49,17 +52,19 @@ bool is_int_index(const py::handle item) { return !py::isinstance<py::bool_>(ite
 // user's index applies to in the tensor they indexed (for the message).
 int64_t checked_position(const Tensor& x, int64_t axis, const py::handle item, int64_t named_axis) {
   const int64_t size = x.size(axis);
-  const auto index = cast_or_type_error<long long>(py::reinterpret_steal<py::object>(PyNumber_Index(item.ptr())), "an index is an int");
+  const auto index = cast_or_type_error<long long>(py::reinterpret_steal<py::object>(PyNumber_Index(item.ptr())),
+                                                   "an index is an int");
   if (index < -size || index >= size) {
-    throw py::index_error("[index] index " + std::to_string(index) + " is out of range for axis " + std::to_string(named_axis) +
-                          " of size " + std::to_string(size));
+    throw py::index_error("[index] index " + std::to_string(index) + " is out of range for axis " +
+                          std::to_string(named_axis) + " of size " + std::to_string(size));
   }
   return index < 0 ? index + size : index;
 }
 
 Tensor slice_by(const Tensor& x, int64_t axis, const py::slice& range) {
   py::ssize_t start = 0, stop = 0, step = 0, length = 0;
-  if (!range.compute(static_cast<py::ssize_t>(x.size(axis)), &start, &stop, &step, &length)) throw py::error_already_set();
+  if (!range.compute(static_cast<py::ssize_t>(x.size(axis)), &start, &stop, &step, &length))
+    throw py::error_already_set();
   if (step <= 0) throw py::value_error("[index] slices take a positive step, got " + std::to_string(step));
   return x.slice(axis, start, start + length * step, step);
 }
@@ -73,8 +78,8 @@ Tensor index(const Tensor& x, const py::object& key) {
                           std::to_string(x.dim()) + " axes");
   }
   Tensor result = x;
-  int64_t axis = 0;      // the axis of `result` the next item applies to
-  int64_t x_axis = 0;    // the axis of x it applies to
+  int64_t axis = 0;    // the axis of `result` the next item applies to
+  int64_t x_axis = 0;  // the axis of x it applies to
   for (const py::handle item : items) {
     if (item.is_none()) {
       result = result.unsqueeze(axis++);
@@ -104,7 +109,8 @@ std::pair<const char*, const char*> byte_range(const core::Tensor& t) {
 }
 
 bool may_overlap(const Tensor& a, const Tensor& b) {
-  if (a.device().type != DeviceType::cpu || b.device().type != DeviceType::cpu) return a.data().storage() == b.data().storage();
+  if (a.device().type != DeviceType::cpu || b.device().type != DeviceType::cpu)
+    return a.data().storage() == b.data().storage();
   const auto [a_first, a_last] = byte_range(a.data());
   const auto [b_first, b_last] = byte_range(b.data());
   return a_first <= b_last && b_first <= a_last;
@@ -124,7 +130,8 @@ namespace {
 void assign(const Tensor& x, const py::object& key, const py::object& value) {
   const py::tuple items = py::isinstance<py::tuple>(key) ? key.cast<py::tuple>() : py::make_tuple(key);
   for (const py::handle item : items) {
-    if (py::isinstance<Tensor>(item)) throw py::type_error("[index] assigning through an index tensor is not supported (it picks a copy)");
+    if (py::isinstance<Tensor>(item))
+      throw py::type_error("[index] assigning through an index tensor is not supported (it picks a copy)");
   }
   const Tensor view = index(x, key);
   copy_without_overlap(as_tensor(value, &view), view);
@@ -142,9 +149,12 @@ std::string repr(const Tensor& x) {
     text.erase(text.rfind(", dtype="));  // the description below says it all
   }
   std::ostringstream out;
-  out << text << ", shape=" << std::string(py::str(as_tuple(x.shape()))) << ", dtype=" << x.dtype() << ", device=" << x.device();
-  if (x.grad_fn()) out << ", grad_fn=" << x.grad_fn()->name;
-  else if (x.requires_grad()) out << ", requires_grad=True";
+  out << text << ", shape=" << std::string(py::str(as_tuple(x.shape()))) << ", dtype=" << x.dtype()
+      << ", device=" << x.device();
+  if (x.grad_fn())
+    out << ", grad_fn=" << x.grad_fn()->name;
+  else if (x.requires_grad())
+    out << ", requires_grad=True";
   out << ')';
   return out.str();
 }
@@ -155,7 +165,8 @@ std::string repr(const Tensor& x) {
 std::string why_not_shared(const Tensor& x) {
   if (!x.defined()) return "the tensor is undefined";
   if (x.device().type != DeviceType::cpu) return "the tensor is on " + x.device().str() + ": call .to(\"cpu\") first";
-  if (x.requires_grad()) return "the tensor requires a gradient: call .detach() first (writes through NumPy would bypass autograd)";
+  if (x.requires_grad())
+    return "the tensor requires a gradient: call .detach() first (writes through NumPy would bypass autograd)";
   return "";
 }
 
@@ -200,7 +211,8 @@ extern "C" int tensor_getbuffer(PyObject* object, Py_buffer* view, int flags) {
   try {
     const Tensor x = py::handle(object).cast<Tensor>();
     if (const std::string why = why_not_shared(x); !why.empty()) throw py::buffer_error(why);
-    if (!layout_accepted(x, flags)) throw py::buffer_error("[buffer] the tensor is not contiguous: call .contiguous() first");
+    if (!layout_accepted(x, flags))
+      throw py::buffer_error("[buffer] the tensor is not contiguous: call .contiguous() first");
     auto* layout = new BufferLayout{x.data(), {}, {}};
     const auto itemsize = static_cast<Py_ssize_t>(dtype_size(x.dtype()));
     for (int64_t axis = 0; axis < x.dim(); ++axis) {
@@ -260,38 +272,63 @@ py::object item_of(const Tensor& x) {
 Tensor operand(const Tensor& x, const py::object& other) { return as_tensor(other, &x); }
 
 void bind_operators(py::class_<Tensor>& c) {
-  c.def("__add__", [](const Tensor& x, const py::object& y) { return add(x, operand(x, y)); }, py::is_operator())
-      .def("__radd__", [](const Tensor& x, const py::object& y) { return add(operand(x, y), x); }, py::is_operator())
-      .def("__sub__", [](const Tensor& x, const py::object& y) { return sub(x, operand(x, y)); }, py::is_operator())
-      .def("__rsub__", [](const Tensor& x, const py::object& y) { return sub(operand(x, y), x); }, py::is_operator())
-      .def("__mul__", [](const Tensor& x, const py::object& y) { return mul(x, operand(x, y)); }, py::is_operator())
-      .def("__rmul__", [](const Tensor& x, const py::object& y) { return mul(operand(x, y), x); }, py::is_operator())
-      .def("__truediv__", [](const Tensor& x, const py::object& y) { return div(x, operand(x, y)); }, py::is_operator())
-      .def("__rtruediv__", [](const Tensor& x, const py::object& y) { return div(operand(x, y), x); }, py::is_operator())
-      .def("__pow__", [](const Tensor& x, const py::object& y) { return pow(x, operand(x, y)); }, py::is_operator())
-      .def("__rpow__", [](const Tensor& x, const py::object& y) { return pow(operand(x, y), x); }, py::is_operator())
-      .def("__matmul__", [](const Tensor& x, const Tensor& y) { return matmul(x, y); }, py::is_operator(), release_gil())
-      .def("__rmatmul__", [](const Tensor& x, const Tensor& y) { return matmul(y, x); }, py::is_operator(), release_gil())
+  c.def(
+       "__add__", [](const Tensor& x, const py::object& y) { return add(x, operand(x, y)); }, py::is_operator())
+      .def(
+          "__radd__", [](const Tensor& x, const py::object& y) { return add(operand(x, y), x); }, py::is_operator())
+      .def(
+          "__sub__", [](const Tensor& x, const py::object& y) { return sub(x, operand(x, y)); }, py::is_operator())
+      .def(
+          "__rsub__", [](const Tensor& x, const py::object& y) { return sub(operand(x, y), x); }, py::is_operator())
+      .def(
+          "__mul__", [](const Tensor& x, const py::object& y) { return mul(x, operand(x, y)); }, py::is_operator())
+      .def(
+          "__rmul__", [](const Tensor& x, const py::object& y) { return mul(operand(x, y), x); }, py::is_operator())
+      .def(
+          "__truediv__", [](const Tensor& x, const py::object& y) { return div(x, operand(x, y)); }, py::is_operator())
+      .def(
+          "__rtruediv__", [](const Tensor& x, const py::object& y) { return div(operand(x, y), x); }, py::is_operator())
+      .def(
+          "__pow__", [](const Tensor& x, const py::object& y) { return pow(x, operand(x, y)); }, py::is_operator())
+      .def(
+          "__rpow__", [](const Tensor& x, const py::object& y) { return pow(operand(x, y), x); }, py::is_operator())
+      .def(
+          "__matmul__", [](const Tensor& x, const Tensor& y) { return matmul(x, y); }, py::is_operator(), release_gil())
+      .def(
+          "__rmatmul__", [](const Tensor& x, const Tensor& y) { return matmul(y, x); }, py::is_operator(),
+          release_gil())
       .def("__neg__", [](const Tensor& x) { return neg(x); })
       .def("__abs__", [](const Tensor& x) { return abs(x); })
-      .def("__eq__", [](const Tensor& x, const py::object& y) -> py::object {
-        if (y.is_none() || py::isinstance<py::str>(y)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
-        return py::cast(eq(x, operand(x, y)));
-      }, py::is_operator())
-      .def("__lt__", [](const Tensor& x, const py::object& y) { return lt(x, operand(x, y)); }, py::is_operator())
-      .def("__gt__", [](const Tensor& x, const py::object& y) { return gt(x, operand(x, y)); }, py::is_operator())
+      .def(
+          "__eq__",
+          [](const Tensor& x, const py::object& y) -> py::object {
+            if (y.is_none() || py::isinstance<py::str>(y)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+            return py::cast(eq(x, operand(x, y)));
+          },
+          py::is_operator())
+      .def(
+          "__lt__", [](const Tensor& x, const py::object& y) { return lt(x, operand(x, y)); }, py::is_operator())
+      .def(
+          "__gt__", [](const Tensor& x, const py::object& y) { return gt(x, operand(x, y)); }, py::is_operator())
       .def("__hash__", [](const Tensor& x) { return std::hash<const void*>()(x.impl().get()); })
       .def("__bool__", [](const Tensor& x) { return x.item() != 0; })
       .def("__float__", [](const Tensor& x) { return x.item(); })
       .def("__int__", [](const Tensor& x) { return py::int_(item_of(x)); })
-      .def("__index__", [](const Tensor& x) {
-        if (is_floating(x.dtype())) throw py::type_error("[index] only an integer tensor can be an index, got " + std::string(dtype_name(x.dtype())));
-        return py::int_(item_of(x));
-      })
-      .def("__iter__", [](const py::object& self) {
-        if (self.cast<const Tensor&>().dim() == 0) throw py::type_error("[iter] a tensor of 0 axes cannot be iterated");
-        return py::iter(py::module_::import("builtins").attr("map")(self.attr("__getitem__"), py::module_::import("builtins").attr("range")(py::len(self))));
-      })
+      .def("__index__",
+           [](const Tensor& x) {
+             if (is_floating(x.dtype()))
+               throw py::type_error("[index] only an integer tensor can be an index, got " +
+                                    std::string(dtype_name(x.dtype())));
+             return py::int_(item_of(x));
+           })
+      .def("__iter__",
+           [](const py::object& self) {
+             if (self.cast<const Tensor&>().dim() == 0)
+               throw py::type_error("[iter] a tensor of 0 axes cannot be iterated");
+             return py::iter(py::module_::import("builtins")
+                                 .attr("map")(self.attr("__getitem__"),
+                                              py::module_::import("builtins").attr("range")(py::len(self))));
+           })
       .def("__len__", [](const Tensor& x) {
         if (x.dim() == 0) throw py::type_error("[len] a tensor of 0 axes has no length");
         return x.size(0);
@@ -301,20 +338,27 @@ void bind_operators(py::class_<Tensor>& c) {
 // --- methods that PyTorch users reach for on the tensor itself ----------------------------------
 
 void bind_math_methods(py::class_<Tensor>& c) {
-  c.def("sum", [](const Tensor& x, const py::object& axis, bool keepdim) { return sum(x, axes_of(axis), keepdim); },
-        py::arg("axis") = py::none(), py::arg("keepdim") = false)
-      .def("mean", [](const Tensor& x, const py::object& axis, bool keepdim) { return mean(x, axes_of(axis), keepdim); },
-           py::arg("axis") = py::none(), py::arg("keepdim") = false)
-      .def("var", [](const Tensor& x, const py::object& axis, bool keepdim, int64_t correction) {
-             return var(x, axes_of(axis), keepdim, correction);
-           },
-           py::arg("axis") = py::none(), py::arg("keepdim") = false, py::arg("correction") = 1)
-      .def("max", [](const Tensor& x, const py::object& axis, bool keepdim) { return max(x, axes_of(axis), keepdim); },
-           py::arg("axis") = py::none(), py::arg("keepdim") = false)
-      .def("min", [](const Tensor& x, const py::object& axis, bool keepdim) { return min(x, axes_of(axis), keepdim); },
-           py::arg("axis") = py::none(), py::arg("keepdim") = false)
-      .def("argmax", [](const Tensor& x, int64_t axis, bool keepdim) { return argmax(x, axis, keepdim); }, py::arg("axis"),
-           py::arg("keepdim") = false)
+  c.def(
+       "sum", [](const Tensor& x, const py::object& axis, bool keepdim) { return sum(x, axes_of(axis), keepdim); },
+       py::arg("axis") = py::none(), py::arg("keepdim") = false)
+      .def(
+          "mean", [](const Tensor& x, const py::object& axis, bool keepdim) { return mean(x, axes_of(axis), keepdim); },
+          py::arg("axis") = py::none(), py::arg("keepdim") = false)
+      .def(
+          "var",
+          [](const Tensor& x, const py::object& axis, bool keepdim, int64_t correction) {
+            return var(x, axes_of(axis), keepdim, correction);
+          },
+          py::arg("axis") = py::none(), py::arg("keepdim") = false, py::arg("correction") = 1)
+      .def(
+          "max", [](const Tensor& x, const py::object& axis, bool keepdim) { return max(x, axes_of(axis), keepdim); },
+          py::arg("axis") = py::none(), py::arg("keepdim") = false)
+      .def(
+          "min", [](const Tensor& x, const py::object& axis, bool keepdim) { return min(x, axes_of(axis), keepdim); },
+          py::arg("axis") = py::none(), py::arg("keepdim") = false)
+      .def(
+          "argmax", [](const Tensor& x, int64_t axis, bool keepdim) { return argmax(x, axis, keepdim); },
+          py::arg("axis"), py::arg("keepdim") = false)
       .def("exp", [](const Tensor& x) { return exp(x); })
       .def("log", [](const Tensor& x) { return log(x); })
       .def("sqrt", [](const Tensor& x) { return sqrt(x); })
@@ -322,18 +366,23 @@ void bind_math_methods(py::class_<Tensor>& c) {
       .def("sigmoid", [](const Tensor& x) { return sigmoid(x); })
       .def("relu", [](const Tensor& x) { return relu(x); })
       .def("abs", [](const Tensor& x) { return abs(x); })
-      .def("softmax", [](const Tensor& x, int64_t axis) { return softmax(x, axis); }, py::arg("axis") = -1)
-      .def("log_softmax", [](const Tensor& x, int64_t axis) { return log_softmax(x, axis); }, py::arg("axis") = -1)
-      .def("matmul", [](const Tensor& x, const Tensor& y) { return matmul(x, y); }, release_gil());
+      .def(
+          "softmax", [](const Tensor& x, int64_t axis) { return softmax(x, axis); }, py::arg("axis") = -1)
+      .def(
+          "log_softmax", [](const Tensor& x, int64_t axis) { return log_softmax(x, axis); }, py::arg("axis") = -1)
+      .def(
+          "matmul", [](const Tensor& x, const Tensor& y) { return matmul(x, y); }, release_gil());
 }
 
 void bind_views(py::class_<Tensor>& c) {
-  c.def("reshape", [](const Tensor& x, const py::args& shape) { return x.reshape(sizes_of(shape)); },
-        "reshape(2, 3) or reshape((2, 3)): a view when the strides allow it, else a copy; one size may be -1")
+  c.def(
+       "reshape", [](const Tensor& x, const py::args& shape) { return x.reshape(sizes_of(shape)); },
+       "reshape(2, 3) or reshape((2, 3)): a view when the strides allow it, else a copy; one size may be -1")
       .def("permute", [](const Tensor& x, const py::args& order) { return x.permute(sizes_of(order)); })
       .def("transpose", by_reference(&Tensor::transpose), py::arg("axis0"), py::arg("axis1"))
       .def("movedim", by_reference(&Tensor::movedim), py::arg("source"), py::arg("destination"))
-      .def("slice", by_reference(&Tensor::slice), py::arg("axis"), py::arg("start"), py::arg("stop"), py::arg("step") = 1)
+      .def("slice", by_reference(&Tensor::slice), py::arg("axis"), py::arg("start"), py::arg("stop"),
+           py::arg("step") = 1)
       .def("narrow", by_reference(&Tensor::narrow), py::arg("axis"), py::arg("start"), py::arg("length"))
       .def("select", by_reference(&Tensor::select), py::arg("axis"), py::arg("index"))
       .def("expand", [](const Tensor& x, const py::args& shape) { return x.expand(sizes_of(shape)); })
@@ -343,12 +392,14 @@ void bind_views(py::class_<Tensor>& c) {
       .def("contiguous", by_reference(&Tensor::contiguous))
       .def("to", by_reference(py::overload_cast<Dtype>(&Tensor::to, py::const_)), py::arg("dtype"), release_gil())
       .def("to", by_reference(py::overload_cast<Device>(&Tensor::to, py::const_)), py::arg("device"), release_gil(),
-           "to(axiom.float64) or to(\"cuda\"): a copy in that dtype or on that device (the tensor itself when it already is)")
+           "to(axiom.float64) or to(\"cuda\"): a copy in that dtype or on that device (the tensor itself when it "
+           "already is)")
       .def("float", [](const Tensor& x) { return x.to(Dtype::float32); })
       .def("double", [](const Tensor& x) { return x.to(Dtype::float64); })
       .def("long", [](const Tensor& x) { return x.to(Dtype::int64); })
       .def("cpu", [](const Tensor& x) { return x.to(Device::cpu()); })
-      .def("clone", [](const Tensor& x) { return add(x, zeros_like(x)); }, "a copy with its own memory (differentiable)")
+      .def(
+          "clone", [](const Tensor& x) { return add(x, zeros_like(x)); }, "a copy with its own memory (differentiable)")
       .def("__getitem__", &index)
       .def("__setitem__", &assign);
 }
@@ -356,27 +407,38 @@ void bind_views(py::class_<Tensor>& c) {
 void bind_gradients(py::class_<Tensor>& c) {
   c.def_property(
        "requires_grad", by_reference(&Tensor::requires_grad),
-       [](Tensor& x, bool wanted) { x.set_requires_grad(wanted); }, "whether backward() computes this tensor's gradient (leaves only)")
-      .def("requires_grad_", [](Tensor& x, bool wanted) { return x.set_requires_grad(wanted); }, py::arg("requires_grad") = true)
-      .def_property_readonly("grad", [](const Tensor& x) -> std::optional<Tensor> {
-        const Tensor g = [&] {
-          const GraphLock locked;  // another thread's backward may be writing it
-          return x.grad();
-        }();
-        return g.defined() ? std::optional<Tensor>(g) : std::nullopt;
-      }, "the gradient summed over every backward() so far, or None")
+       [](Tensor& x, bool wanted) { x.set_requires_grad(wanted); },
+       "whether backward() computes this tensor's gradient (leaves only)")
+      .def(
+          "requires_grad_", [](Tensor& x, bool wanted) { return x.set_requires_grad(wanted); },
+          py::arg("requires_grad") = true)
+      .def_property_readonly(
+          "grad",
+          [](const Tensor& x) -> std::optional<Tensor> {
+            const Tensor g = [&] {
+              const GraphLock locked;  // another thread's backward may be writing it
+              return x.grad();
+            }();
+            return g.defined() ? std::optional<Tensor>(g) : std::nullopt;
+          },
+          "the gradient summed over every backward() so far, or None")
       .def_property_readonly("is_leaf", by_reference(&Tensor::is_leaf))
-      .def_property_readonly("grad_fn", [](const Tensor& x) -> std::optional<std::string> {
-        return x.grad_fn() ? std::optional<std::string>(x.grad_fn()->name) : std::nullopt;
-      }, "the name of the op that made this tensor, or None for a leaf")
+      .def_property_readonly(
+          "grad_fn",
+          [](const Tensor& x) -> std::optional<std::string> {
+            return x.grad_fn() ? std::optional<std::string>(x.grad_fn()->name) : std::nullopt;
+          },
+          "the name of the op that made this tensor, or None for a leaf")
       .def("zero_grad", by_reference(&Tensor::zero_grad), graph_lock())
       .def("detach", by_reference(&Tensor::detach))
-      .def("backward",
-           [](const Tensor& x, const std::optional<Tensor>& gradient, bool retain_graph, bool create_graph) {
-             x.backward(gradient.value_or(Tensor()), {.retain_graph = retain_graph, .create_graph = create_graph});
-           },
-           py::arg("gradient") = py::none(), py::arg("retain_graph") = false, py::arg("create_graph") = false, graph_lock(),
-           "Adds d(this)/d(leaf) to every leaf's .grad. With no gradient the tensor must hold one element.");
+      .def(
+          "backward",
+          [](const Tensor& x, const std::optional<Tensor>& gradient, bool retain_graph, bool create_graph) {
+            x.backward(gradient.value_or(Tensor()), {.retain_graph = retain_graph, .create_graph = create_graph});
+          },
+          py::arg("gradient") = py::none(), py::arg("retain_graph") = false, py::arg("create_graph") = false,
+          graph_lock(),
+          "Adds d(this)/d(leaf) to every leaf's .grad. With no gradient the tensor must hold one element.");
 }
 
 }  // namespace
@@ -396,7 +458,8 @@ void bind_tensor(py::module_& m) {
       .def("__hash__", [](const Device& d) { return std::hash<std::string>()(d.str()); })
       .def_property_readonly("type", [](const Device& d) { return d.str().substr(0, d.str().find(':')); });
 
-  py::class_<Tensor> c(m, "Tensor", py::buffer_protocol(), "axiom's one value type: numbers, a dtype, a device, and a gradient when asked");
+  py::class_<Tensor> c(m, "Tensor", py::buffer_protocol(),
+                       "axiom's one value type: numbers, a dtype, a device, and a gradient when asked");
   install_buffer_protocol(c);
   // NumPy's operators defer to the tensor's (np.float64(2) * t is t.__rmul__, a Tensor with its graph)
   c.attr("__array_ufunc__") = py::none();
@@ -406,18 +469,26 @@ void bind_tensor(py::module_& m) {
       .def_property_readonly("ndim", by_reference(&Tensor::dim))
       .def("dim", by_reference(&Tensor::dim))
       .def("numel", by_reference(&Tensor::numel))
-      .def("size", [](const Tensor& x, std::optional<int64_t> axis) -> py::object {
-        return axis ? py::object(py::int_(x.size(*axis))) : py::object(as_tuple(x.shape()));
-      }, py::arg("axis") = py::none())
-      .def("stride", [](const Tensor& x) { return as_tuple(x.data().strides()); }, "the strides, in elements")
+      .def(
+          "size",
+          [](const Tensor& x, std::optional<int64_t> axis) -> py::object {
+            return axis ? py::object(py::int_(x.size(*axis))) : py::object(as_tuple(x.shape()));
+          },
+          py::arg("axis") = py::none())
+      .def(
+          "stride", [](const Tensor& x) { return as_tuple(x.data().strides()); }, "the strides, in elements")
       .def("is_contiguous", [](const Tensor& x) { return x.data().is_contiguous(); })
       .def("item", &item_of, "the one element: an int for integer tensors, else a float")
-      .def("tolist", [](const py::object& self) { return as_numpy(self.attr("detach")().attr("cpu")()).attr("tolist")(); })
+      .def("tolist",
+           [](const py::object& self) { return as_numpy(self.attr("detach")().attr("cpu")()).attr("tolist")(); })
       .def("numpy", &as_numpy, "A NumPy array over this tensor's memory (CPU tensors that do not require a gradient)")
-      .def("__array__", [](const py::object& self, const py::object& dtype) {
-        py::object array = as_numpy(self);
-        return dtype.is_none() ? array : array.attr("astype")(dtype);
-      }, py::arg("dtype") = py::none())
+      .def(
+          "__array__",
+          [](const py::object& self, const py::object& dtype) {
+            py::object array = as_numpy(self);
+            return dtype.is_none() ? array : array.attr("astype")(dtype);
+          },
+          py::arg("dtype") = py::none())
       .def("__repr__", &repr);
   bind_operators(c);
   bind_math_methods(c);

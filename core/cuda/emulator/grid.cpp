@@ -54,11 +54,11 @@ struct Worker {
   context::fiber to_runner;  // while it runs: the runner, to switch back to
   dim3 thread;               // threadIdx
   ThreadState state = ThreadState::ended;
-  bool started = false;             // it began this block's kernel (and may be inside it)
-  std::source_location barrier;     // the __syncthreads() or warp shuffle it waits at
-  unsigned linear = 0;              // its index in the block: x + y * blockDim.x + ...; lane = linear % 32
-  unsigned char lane_value[8] = {}; // what it offers the other lanes of its warp in a shuffle
-  std::exception_ptr error;         // what the kernel threw, if anything
+  bool started = false;              // it began this block's kernel (and may be inside it)
+  std::source_location barrier;      // the __syncthreads() or warp shuffle it waits at
+  unsigned linear = 0;               // its index in the block: x + y * blockDim.x + ...; lane = linear % 32
+  unsigned char lane_value[8] = {};  // what it offers the other lanes of its warp in a shuffle
+  std::exception_ptr error;          // what the kernel threw, if anything
   // for AddressSanitizer and ThreadSanitizer, which must be told of every switch between stacks
   const void* stack_bottom = nullptr;
   size_t stack_size = 0;
@@ -108,10 +108,13 @@ uint64_t volume(const dim3& d) { return uint64_t(d.x) * d.y * d.z; }
 
 // Why CUDA would refuse this configuration, or "" when it would not.
 std::string refused_configuration(dim3 grid, dim3 block) {
-  if (volume(block) == 0 || volume(grid) == 0) return "an empty grid " + to_string(grid) + " or block " + to_string(block);
-  if (block.x > 1024 || block.y > 1024 || block.z > 64) return "block " + to_string(block) + " is beyond (1024, 1024, 64)";
+  if (volume(block) == 0 || volume(grid) == 0)
+    return "an empty grid " + to_string(grid) + " or block " + to_string(block);
+  if (block.x > 1024 || block.y > 1024 || block.z > 64)
+    return "block " + to_string(block) + " is beyond (1024, 1024, 64)";
   if (volume(block) > kMostThreadsPerBlock) return "block " + to_string(block) + " has more than 1024 threads";
-  if (grid.x > 2147483647u || grid.y > 65535 || grid.z > 65535) return "grid " + to_string(grid) + " is beyond (2^31 - 1, 65535, 65535)";
+  if (grid.x > 2147483647u || grid.y > 65535 || grid.z > 65535)
+    return "grid " + to_string(grid) + " is beyond (2^31 - 1, 65535, 65535)";
   return "";
 }
 
@@ -150,7 +153,8 @@ class GridRunner {
   // A warp shuffle (shuffle_lanes in grid.h): the thread offers its value, waits until the 32
   // lanes of its warp have offered theirs at the same call, takes the source lane's, and waits
   // again until every lane has taken its value, so that no lane offers its next one too soon.
-  void exchange_with_lane(const void* mine, void* theirs, size_t bytes, unsigned source_lane, const std::source_location& where) {
+  void exchange_with_lane(const void* mine, void* theirs, size_t bytes, unsigned source_lane,
+                          const std::source_location& where) {
     Worker& worker = current();
     require_whole_warps("a warp shuffle");
     std::memcpy(worker.lane_value, mine, bytes);
@@ -190,8 +194,8 @@ class GridRunner {
     const auto threads = static_cast<unsigned>(volume(block_dim_));
     for (unsigned t = 0; t < threads; ++t) {
       Worker& worker = worker_at(t);
-      worker.thread = unflatten(t, block_dim_), worker.linear = t, worker.state = ThreadState::ready, worker.started = false,
-      worker.error = nullptr;
+      worker.thread = unflatten(t, block_dim_), worker.linear = t, worker.state = ThreadState::ready,
+      worker.started = false, worker.error = nullptr;
     }
     stats_.blocks += 1, stats_.threads += threads;
     for (;;) {
@@ -210,7 +214,8 @@ class GridRunner {
 
   void require_whole_warps(const char* what) {
     if (volume(block_dim_) % 32 != 0) {
-      throw Error("cuda emulator", what, " in a block of ", volume(block_dim_), " threads: only whole warps of 32 are emulated");
+      throw Error("cuda emulator", what, " in a block of ", volume(block_dim_),
+                  " threads: only whole warps of 32 are emulated");
     }
   }
 
@@ -234,10 +239,11 @@ class GridRunner {
       for (unsigned t = first; t < first + 32; ++t) {
         const Worker& lane = *workers_[t];
         if (lane.state == ThreadState::waiting_for_warp && same_place(lane.barrier, waiting->barrier)) continue;
-        const std::string where_lane_is = lane.state == ThreadState::ended ? "ended without reaching it"
-                                                                            : "waits at " + location(lane.barrier);
-        fail_block(threads, "lanes of the warp of thread " + to_string(waiting->thread) + " wait at the warp shuffle at " +
-                                location(waiting->barrier) + ", but thread " + to_string(lane.thread) + " " + where_lane_is);
+        const std::string where_lane_is =
+            lane.state == ThreadState::ended ? "ended without reaching it" : "waits at " + location(lane.barrier);
+        fail_block(threads, "lanes of the warp of thread " + to_string(waiting->thread) +
+                                " wait at the warp shuffle at " + location(waiting->barrier) + ", but thread " +
+                                to_string(lane.thread) + " " + where_lane_is);
       }
       for (unsigned t = first; t < first + 32; ++t) workers_[t]->state = ThreadState::ready;
       released = true;
@@ -256,15 +262,17 @@ class GridRunner {
       ++waiting;
       if (!first_waiting) first_waiting = &worker;
       if (!same_place(worker.barrier, first_waiting->barrier)) {
-        fail_block(threads, "threads wait at two different __syncthreads(): thread " + to_string(first_waiting->thread) + " at " +
-                                location(first_waiting->barrier) + ", thread " + to_string(worker.thread) + " at " + location(worker.barrier));
+        fail_block(threads, "threads wait at two different __syncthreads(): thread " +
+                                to_string(first_waiting->thread) + " at " + location(first_waiting->barrier) +
+                                ", thread " + to_string(worker.thread) + " at " + location(worker.barrier));
       }
     }
     if (waiting == 0) return false;
     if (waiting < threads) {
-      fail_block(threads, std::to_string(waiting) + " of " + std::to_string(threads) + " threads wait at the __syncthreads() at " +
-                              location(first_waiting->barrier) + " (in " + first_waiting->barrier.function_name() +
-                              "), which the other " + std::to_string(threads - waiting) + " ended without reaching");
+      fail_block(threads, std::to_string(waiting) + " of " + std::to_string(threads) +
+                              " threads wait at the __syncthreads() at " + location(first_waiting->barrier) + " (in " +
+                              first_waiting->barrier.function_name() + "), which the other " +
+                              std::to_string(threads - waiting) + " ended without reaching");
     }
     for (unsigned t = 0; t < threads; ++t) workers_[t]->state = ThreadState::ready;
     return true;
@@ -278,9 +286,11 @@ class GridRunner {
   // safely, so their fibers are set aside for good and fresh ones take their places.
   [[noreturn]] void fail_block(unsigned threads, const std::string& what, std::exception_ptr cause = nullptr) {
     for (unsigned t = 0; t < threads; ++t) {
-      if (workers_[t]->started && workers_[t]->state != ThreadState::ended) abandoned_.push_back(std::move(workers_[t]));
+      if (workers_[t]->started && workers_[t]->state != ThreadState::ended)
+        abandoned_.push_back(std::move(workers_[t]));
     }
-    std::string message = "kernel launched at " + location(site_->where) + ", block " + to_string(block_index_) + ": " + what;
+    std::string message =
+        "kernel launched at " + location(site_->where) + ", block " + to_string(block_index_) + ": " + what;
     if (cause) {
       try {
         std::rethrow_exception(cause);
@@ -388,13 +398,15 @@ void sync_threads(std::source_location where) { runner().wait_at_barrier(where);
 void shuffle_lanes(unsigned mask, int width, const void* mine, void* theirs, size_t bytes, unsigned source_lane,
                    std::source_location where) {
   if (mask != 0xffffffffu || width != 32) {
-    throw Error("cuda emulator", "warp shuffles are emulated for the full mask and width 32 only, not mask ", mask, " width ", width);
+    throw Error("cuda emulator", "warp shuffles are emulated for the full mask and width 32 only, not mask ", mask,
+                " width ", width);
   }
   runner().exchange_with_lane(mine, theirs, bytes, source_lane, where);
 }
 unsigned lane_index() { return runner().current().linear % 32; }
 void sync_warp(unsigned mask, std::source_location where) {
-  if (mask != 0xffffffffu) throw Error("cuda emulator", "__syncwarp is emulated for the full mask only, not mask ", mask);
+  if (mask != 0xffffffffu)
+    throw Error("cuda emulator", "__syncwarp is emulated for the full mask only, not mask ", mask);
   runner().sync_warp(where);
 }
 
@@ -411,7 +423,8 @@ std::string_view order_name(ThreadOrder order) {
 
 int64_t most_blocks() { return runner().most_blocks; }
 void set_most_blocks(int64_t blocks) {
-  if (blocks < 1 || blocks > 65536) throw Error("cuda emulator", "most blocks per launch must be in [1, 65536], not ", blocks);
+  if (blocks < 1 || blocks > 65536)
+    throw Error("cuda emulator", "most blocks per launch must be in [1, 65536], not ", blocks);
   runner().most_blocks = blocks;
 }
 
@@ -421,7 +434,8 @@ int64_t& longest_warp_row_setting() {
 }
 int64_t longest_warp_row() { return longest_warp_row_setting(); }
 void set_longest_warp_row(int64_t length) {
-  if (length < 0 || length > 1024) throw Error("cuda emulator", "the longest warp row must be in [0, 1024], not ", length);
+  if (length < 0 || length > 1024)
+    throw Error("cuda emulator", "the longest warp row must be in [0, 1024], not ", length);
   longest_warp_row_setting() = length;
 }
 

@@ -78,8 +78,8 @@ GridStats grid_stats();
 
 // --- launching ---------------------------------------------------------------------------------
 struct KernelSite {
-  std::string_view op;          // the op that launched it ("softmax")
-  std::source_location where;   // the launch's file and line
+  std::string_view op;         // the op that launched it ("softmax")
+  std::source_location where;  // the launch's file and line
 };
 
 // Checks that a kernel's pointer argument is null or inside a live device allocation (runtime.h).
@@ -93,7 +93,8 @@ void run_threads(const KernelSite& site, dim3 grid, dim3 block, const std::funct
 // them to the device, and every thread calls the kernel with them.
 template <typename... Params>
 void run_grid(const KernelSite& site, dim3 grid, dim3 block, void (*kernel)(Params...), Params... args) {
-  static_assert((sizeof(Params) + ... + 0) <= 32764, "a kernel's arguments take at most 32,764 bytes (CUDA 12.1 on Volta and later)");
+  static_assert((sizeof(Params) + ... + 0) <= 32764,
+                "a kernel's arguments take at most 32,764 bytes (CUDA 12.1 on Volta and later)");
   int argument = 0;
   auto check_pointer = [&](const auto& value) {
     if constexpr (std::is_pointer_v<std::decay_t<decltype(value)>>) check_kernel_pointer(site, argument, value);

@@ -49,13 +49,17 @@ DeviceMemory& device_memory() {
 
 // The canary in the unused tail of a lent block: a pattern that depends on the address, so that a
 // kernel copying one block's tail into another's (reading and writing past two tensors) changes it.
-unsigned char canary_byte(uintptr_t address) { return static_cast<unsigned char>((address * 0x9E3779B97F4A7C15ull) >> 56); }
-
-void write_canary(char* first, const char* end) {
-  for (char* byte = first; byte < end; ++byte) *byte = static_cast<char>(canary_byte(reinterpret_cast<uintptr_t>(byte)));
+unsigned char canary_byte(uintptr_t address) {
+  return static_cast<unsigned char>((address * 0x9E3779B97F4A7C15ull) >> 56);
 }
 
-thread_local cudaError_t last_error = cudaSuccess;  // per host thread, as in CUDA: what cudaGetLastError returns, then clears
+void write_canary(char* first, const char* end) {
+  for (char* byte = first; byte < end; ++byte)
+    *byte = static_cast<char>(canary_byte(reinterpret_cast<uintptr_t>(byte)));
+}
+
+thread_local cudaError_t last_error =
+    cudaSuccess;  // per host thread, as in CUDA: what cudaGetLastError returns, then clears
 thread_local std::string last_failure_detail;
 
 cudaError_t& planted_fault() {  // what the next cudaDeviceSynchronize reports (plant_kernel_fault)
@@ -75,25 +79,30 @@ std::string hex(const void* pointer) {
 }
 
 // Checks one side of a copy: device memory where `on_device`, host memory otherwise.
-bool copy_side_ok(const char* call, const char* side, const void* pointer, size_t nbytes, bool on_device, std::string& why) {
+bool copy_side_ok(const char* call, const char* side, const void* pointer, size_t nbytes, bool on_device,
+                  std::string& why) {
   if (on_device ? is_device_range(pointer, nbytes) : !touches_device(pointer, nbytes)) return true;
   why = std::string(call) + ": the " + side + " " +
         (on_device ? describe_range(pointer, nbytes)
-                   : hex(pointer) + " (" + std::to_string(nbytes) + " bytes) lies in device memory, where host memory was named");
+                   : hex(pointer) + " (" + std::to_string(nbytes) +
+                         " bytes) lies in device memory, where host memory was named");
   return false;
 }
 
 cudaError_t checked_copy(const char* call, void* dst, const void* src, size_t nbytes, cudaMemcpyKind kind) {
   if (nbytes == 0) return cudaSuccess;
-  if (kind == cudaMemcpyDefault) kind = is_device_range(src, nbytes) ? (is_device_range(dst, nbytes) ? cudaMemcpyDeviceToDevice : cudaMemcpyDeviceToHost)
-                                                                      : (is_device_range(dst, nbytes) ? cudaMemcpyHostToDevice : cudaMemcpyHostToHost);
+  if (kind == cudaMemcpyDefault)
+    kind = is_device_range(src, nbytes)
+               ? (is_device_range(dst, nbytes) ? cudaMemcpyDeviceToDevice : cudaMemcpyDeviceToHost)
+               : (is_device_range(dst, nbytes) ? cudaMemcpyHostToDevice : cudaMemcpyHostToHost);
   if (kind < cudaMemcpyHostToHost || kind > cudaMemcpyDeviceToDevice) {
     return fail(cudaErrorInvalidMemcpyDirection, std::string(call) + ": direction " + std::to_string(int(kind)));
   }
   const bool src_on_device = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
   const bool dst_on_device = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
   std::string why;
-  if (!copy_side_ok(call, "source", src, nbytes, src_on_device, why) || !copy_side_ok(call, "destination", dst, nbytes, dst_on_device, why)) {
+  if (!copy_side_ok(call, "source", src, nbytes, src_on_device, why) ||
+      !copy_side_ok(call, "destination", dst, nbytes, dst_on_device, why)) {
     return fail(cudaErrorInvalidValue, why);
   }
   std::memmove(dst, src, nbytes);
@@ -117,9 +126,12 @@ TrafficStats traffic_stats() {
 
 void count_copy(bool from_device, bool to_device) {
   std::lock_guard lock(traffic_mutex);
-  if (from_device && to_device) ++traffic.device_to_device;
-  else if (from_device) ++traffic.device_to_host;
-  else if (to_device) ++traffic.host_to_device;
+  if (from_device && to_device)
+    ++traffic.device_to_device;
+  else if (from_device)
+    ++traffic.device_to_host;
+  else if (to_device)
+    ++traffic.host_to_device;
 }
 
 void count_synchronization() {
@@ -168,11 +180,13 @@ std::string describe_range(const void* pointer, size_t nbytes) {
   DeviceMemory& memory = device_memory();
   std::lock_guard lock(memory.mutex);
   const auto found = memory.holding(address);
-  if (found == memory.allocations.end()) return where + " is not inside a device allocation (or a tensor's part of one)";
+  if (found == memory.allocations.end())
+    return where + " is not inside a device allocation (or a tensor's part of one)";
   const uintptr_t end = found->first + found->second.used;
   if (address + nbytes <= end) return where + " lies inside a device allocation";
-  return where + " runs " + std::to_string(address + nbytes - end) + " bytes past the end of the device allocation of " +
-         std::to_string(found->second.used) + " bytes at " + hex(reinterpret_cast<const void*>(found->first));
+  return where + " runs " + std::to_string(address + nbytes - end) +
+         " bytes past the end of the device allocation of " + std::to_string(found->second.used) + " bytes at " +
+         hex(reinterpret_cast<const void*>(found->first));
 }
 
 void lend(void* block, size_t nbytes) {
@@ -190,8 +204,8 @@ void take_back(void* block) {
   const auto* bytes = static_cast<const unsigned char*>(block);
   for (size_t i = allocation.used; i < allocation.size; ++i) {
     if (bytes[i] != canary_byte(reinterpret_cast<uintptr_t>(bytes + i))) {
-      memory.faults.push_back("a kernel wrote past the end of the " + std::to_string(allocation.used) + " bytes at " + hex(block) +
-                              " (byte " + std::to_string(i) + " of its block)");
+      memory.faults.push_back("a kernel wrote past the end of the " + std::to_string(allocation.used) + " bytes at " +
+                              hex(block) + " (byte " + std::to_string(i) + " of its block)");
       break;
     }
   }
@@ -268,11 +282,12 @@ cudaError_t cudaMalloc(void** pointer, size_t nbytes) {
   std::lock_guard lock(memory.mutex);
   if (memory.live_bytes + size > kDeviceBytes) {
     return fail(cudaErrorMemoryAllocation, "cudaMalloc: " + std::to_string(nbytes) + " bytes with " +
-                                               std::to_string(kDeviceBytes - memory.live_bytes) + " of the emulated device's " +
-                                               std::to_string(kDeviceBytes) + " free");
+                                               std::to_string(kDeviceBytes - memory.live_bytes) +
+                                               " of the emulated device's " + std::to_string(kDeviceBytes) + " free");
   }
   void* block = std::aligned_alloc(kAlignment, size);
-  if (!block) return fail(cudaErrorMemoryAllocation, "cudaMalloc: the host has no " + std::to_string(size) + " bytes to give");
+  if (!block)
+    return fail(cudaErrorMemoryAllocation, "cudaMalloc: the host has no " + std::to_string(size) + " bytes to give");
   std::memset(block, 0xFF, size);  // poison: a read before any write shows as NaN
   // the bytes asked for, not the rounded size: a kernel reading past them is caught
   memory.allocations[reinterpret_cast<uintptr_t>(block)] = {std::max<size_t>(nbytes, 1), std::max<size_t>(nbytes, 1)};
@@ -287,7 +302,8 @@ cudaError_t cudaFree(void* pointer) {
   std::lock_guard lock(memory.mutex);
   const auto found = memory.allocations.find(reinterpret_cast<uintptr_t>(pointer));
   if (found == memory.allocations.end()) {
-    return fail(cudaErrorInvalidDevicePointer, "cudaFree: " + hex(pointer) + " is not the start of a live device allocation");
+    return fail(cudaErrorInvalidDevicePointer,
+                "cudaFree: " + hex(pointer) + " is not the start of a live device allocation");
   }
   memory.live_bytes -= (found->second.size + kAlignment - 1) / kAlignment * kAlignment;
   memory.allocations.erase(found);
@@ -313,16 +329,19 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t nbytes, cudaMemcp
 }
 
 cudaError_t cudaMemset(void* pointer, int value, size_t nbytes) {
-  if (nbytes && !is_device_range(pointer, nbytes)) return fail(cudaErrorInvalidValue, "cudaMemset: " + describe_range(pointer, nbytes));
+  if (nbytes && !is_device_range(pointer, nbytes))
+    return fail(cudaErrorInvalidValue, "cudaMemset: " + describe_range(pointer, nbytes));
   if (nbytes) std::memset(pointer, value, nbytes);
   return cudaSuccess;
 }
 
 cudaError_t cudaHostAlloc(void** pointer, size_t nbytes, unsigned flags) {
-  if (flags != cudaHostAllocMapped) return fail(cudaErrorInvalidValue, "cudaHostAlloc: only cudaHostAllocMapped is emulated");
+  if (flags != cudaHostAllocMapped)
+    return fail(cudaErrorInvalidValue, "cudaHostAlloc: only cudaHostAllocMapped is emulated");
   const size_t size = (std::max<size_t>(nbytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
   void* block = std::aligned_alloc(kAlignment, size);
-  if (!block) return fail(cudaErrorMemoryAllocation, "cudaHostAlloc: the host has no " + std::to_string(size) + " bytes to give");
+  if (!block)
+    return fail(cudaErrorMemoryAllocation, "cudaHostAlloc: the host has no " + std::to_string(size) + " bytes to give");
   std::memset(block, 0xFF, size);
   DeviceMemory& memory = device_memory();
   std::lock_guard lock(memory.mutex);
@@ -336,7 +355,8 @@ cudaError_t cudaFreeHost(void* pointer) {
   DeviceMemory& memory = device_memory();
   std::lock_guard lock(memory.mutex);
   if (memory.mapped_host.erase(reinterpret_cast<uintptr_t>(pointer)) == 0) {
-    return fail(cudaErrorInvalidValue, "cudaFreeHost: " + hex(pointer) + " is not the start of a live cudaHostAlloc block");
+    return fail(cudaErrorInvalidValue,
+                "cudaFreeHost: " + hex(pointer) + " is not the start of a live cudaHostAlloc block");
   }
   std::free(pointer);
   return cudaSuccess;
@@ -344,7 +364,8 @@ cudaError_t cudaFreeHost(void* pointer) {
 
 cudaError_t cudaHostGetDevicePointer(void** device_pointer, void* host_pointer, unsigned flags) {
   if (flags != 0 || !is_mapped_host_range(host_pointer, 0)) {
-    return fail(cudaErrorInvalidValue, "cudaHostGetDevicePointer: " + hex(host_pointer) + " is not inside a cudaHostAlloc block (or flags are not 0)");
+    return fail(cudaErrorInvalidValue, "cudaHostGetDevicePointer: " + hex(host_pointer) +
+                                           " is not inside a cudaHostAlloc block (or flags are not 0)");
   }
   *device_pointer = host_pointer;  // one address space: the device sees the block where the host does
   return cudaSuccess;

@@ -33,47 +33,50 @@ cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode);
 
 // For every i < batch: C[i] = alpha * op(A[i]) op(B[i]) + beta * C[i], column-major, where op(A)
 // is m x k, op(B) k x n and C[i] m x n.
-cublasStatus_t cublasSgemmBatched(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n,
-                                  int k, const float* alpha, const float* const a[], int lda, const float* const b[], int ldb,
-                                  const float* beta, float* const c[], int ldc, int batch);
-cublasStatus_t cublasDgemmBatched(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n,
-                                  int k, const double* alpha, const double* const a[], int lda, const double* const b[], int ldb,
-                                  const double* beta, double* const c[], int ldc, int batch);
+cublasStatus_t cublasSgemmBatched(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
+                                  int n, int k, const float* alpha, const float* const a[], int lda,
+                                  const float* const b[], int ldb, const float* beta, float* const c[], int ldc,
+                                  int batch);
+cublasStatus_t cublasDgemmBatched(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
+                                  int n, int k, const double* alpha, const double* const a[], int lda,
+                                  const double* const b[], int ldb, const double* beta, double* const c[], int ldc,
+                                  int batch);
 
 // One product: C = alpha * op(A) op(B) + beta * C, column-major.
-cublasStatus_t cublasSgemm(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
-                           const float* alpha, const float* a, int lda, const float* b, int ldb, const float* beta, float* c, int ldc);
-cublasStatus_t cublasDgemm(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
-                           const double* alpha, const double* a, int lda, const double* b, int ldb, const double* beta, double* c,
-                           int ldc);
+cublasStatus_t cublasSgemm(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n,
+                           int k, const float* alpha, const float* a, int lda, const float* b, int ldb,
+                           const float* beta, float* c, int ldc);
+cublasStatus_t cublasDgemm(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n,
+                           int k, const double* alpha, const double* a, int lda, const double* b, int ldb,
+                           const double* beta, double* c, int ldc);
 
 // For every i < batch: the product of the matrices at a + i * stride_a and b + i * stride_b into
 // c + i * stride_c (a stride of 0 shares one matrix across the batch).
-cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n,
-                                         int k, const float* alpha, const float* a, int lda, long long stride_a, const float* b,
-                                         int ldb, long long stride_b, const float* beta, float* c, int ldc, long long stride_c,
-                                         int batch);
-cublasStatus_t cublasDgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n,
-                                         int k, const double* alpha, const double* a, int lda, long long stride_a, const double* b,
-                                         int ldb, long long stride_b, const double* beta, double* c, int ldc, long long stride_c,
-                                         int batch);
+cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+                                         int m, int n, int k, const float* alpha, const float* a, int lda,
+                                         long long stride_a, const float* b, int ldb, long long stride_b,
+                                         const float* beta, float* c, int ldc, long long stride_c, int batch);
+cublasStatus_t cublasDgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+                                         int m, int n, int k, const double* alpha, const double* a, int lda,
+                                         long long stride_a, const double* b, int ldb, long long stride_b,
+                                         const double* beta, double* c, int ldc, long long stride_c, int batch);
 
 }  // namespace axiom::cuda_emulator
 
 using enum axiom::cuda_emulator::cublasStatus_t;
 using enum axiom::cuda_emulator::cublasOperation_t;
 using enum axiom::cuda_emulator::cublasMath_t;
-using axiom::cuda_emulator::cublasMath_t;
-using axiom::cuda_emulator::cublasSetMathMode;
-using axiom::cuda_emulator::cublasStatus_t;
-using axiom::cuda_emulator::cublasOperation_t;
-using axiom::cuda_emulator::cublasHandle_t;
 using axiom::cuda_emulator::cublasCreate;
 using axiom::cuda_emulator::cublasDestroy;
-using axiom::cuda_emulator::cublasGetStatusString;
-using axiom::cuda_emulator::cublasSgemmBatched;
-using axiom::cuda_emulator::cublasDgemmBatched;
-using axiom::cuda_emulator::cublasSgemm;
 using axiom::cuda_emulator::cublasDgemm;
-using axiom::cuda_emulator::cublasSgemmStridedBatched;
+using axiom::cuda_emulator::cublasDgemmBatched;
 using axiom::cuda_emulator::cublasDgemmStridedBatched;
+using axiom::cuda_emulator::cublasGetStatusString;
+using axiom::cuda_emulator::cublasHandle_t;
+using axiom::cuda_emulator::cublasMath_t;
+using axiom::cuda_emulator::cublasOperation_t;
+using axiom::cuda_emulator::cublasSetMathMode;
+using axiom::cuda_emulator::cublasSgemm;
+using axiom::cuda_emulator::cublasSgemmBatched;
+using axiom::cuda_emulator::cublasSgemmStridedBatched;
+using axiom::cuda_emulator::cublasStatus_t;

@@ -85,7 +85,8 @@ cudaError_t cudaMalloc(void** pointer, size_t nbytes);
 cudaError_t cudaFree(void* pointer);
 cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes);
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t nbytes, cudaMemcpyKind kind);
-cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t nbytes, cudaMemcpyKind kind, cudaStream_t stream = nullptr);
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t nbytes, cudaMemcpyKind kind,
+                            cudaStream_t stream = nullptr);
 cudaError_t cudaMemset(void* pointer, int value, size_t nbytes);
 
 // Pinned host memory that kernels may read and write too (mapped into the device's address space,
@@ -104,24 +105,24 @@ void set_last_error(cudaError_t error);
 using axiom::cuda_emulator::dim3;
 using enum axiom::cuda_emulator::cudaError_t;
 using enum axiom::cuda_emulator::cudaMemcpyKind;
-using axiom::cuda_emulator::cudaError_t;
-using axiom::cuda_emulator::cudaMemcpyKind;
-using axiom::cuda_emulator::cudaStream_t;
-using axiom::cuda_emulator::cudaGetDeviceCount;
 using axiom::cuda_emulator::cudaDeviceSynchronize;
-using axiom::cuda_emulator::cudaGetLastError;
+using axiom::cuda_emulator::cudaError_t;
+using axiom::cuda_emulator::cudaFree;
+using axiom::cuda_emulator::cudaFreeHost;
+using axiom::cuda_emulator::cudaGetDeviceCount;
 using axiom::cuda_emulator::cudaGetErrorName;
 using axiom::cuda_emulator::cudaGetErrorString;
+using axiom::cuda_emulator::cudaGetLastError;
+using axiom::cuda_emulator::cudaHostAlloc;
+using axiom::cuda_emulator::cudaHostAllocMapped;
+using axiom::cuda_emulator::cudaHostGetDevicePointer;
 using axiom::cuda_emulator::cudaMalloc;
-using axiom::cuda_emulator::cudaFree;
-using axiom::cuda_emulator::cudaMemGetInfo;
 using axiom::cuda_emulator::cudaMemcpy;
 using axiom::cuda_emulator::cudaMemcpyAsync;
+using axiom::cuda_emulator::cudaMemcpyKind;
+using axiom::cuda_emulator::cudaMemGetInfo;
 using axiom::cuda_emulator::cudaMemset;
-using axiom::cuda_emulator::cudaHostAllocMapped;
-using axiom::cuda_emulator::cudaHostAlloc;
-using axiom::cuda_emulator::cudaFreeHost;
-using axiom::cuda_emulator::cudaHostGetDevicePointer;
+using axiom::cuda_emulator::cudaStream_t;
 
 // CUDA's atomicAdd for the types core/cuda adds atomically.
 inline float atomicAdd(float* address, float value) { return axiom::cuda_emulator::atomic_add(address, value); }
@@ -144,11 +145,14 @@ T shuffle_from(unsigned mask, T value, unsigned source_lane, int width, std::sou
   return result;
 }
 template <typename T>
-T __shfl_xor_sync(unsigned mask, T value, int lane_mask, int width = 32, std::source_location where = std::source_location::current()) {
-  return shuffle_from(mask, value, (axiom::cuda_emulator::lane_index() ^ static_cast<unsigned>(lane_mask)) % 32, width, where);
+T __shfl_xor_sync(unsigned mask, T value, int lane_mask, int width = 32,
+                  std::source_location where = std::source_location::current()) {
+  return shuffle_from(mask, value, (axiom::cuda_emulator::lane_index() ^ static_cast<unsigned>(lane_mask)) % 32, width,
+                      where);
 }
 template <typename T>
-T __shfl_down_sync(unsigned mask, T value, unsigned delta, int width = 32, std::source_location where = std::source_location::current()) {
+T __shfl_down_sync(unsigned mask, T value, unsigned delta, int width = 32,
+                   std::source_location where = std::source_location::current()) {
   const unsigned lane = axiom::cuda_emulator::lane_index();
   return shuffle_from(mask, value, lane + delta < 32 ? lane + delta : lane, width, where);
 }
