@@ -7,7 +7,7 @@
 # With --fuzz, also clang and its runtime with libFuzzer, for the build with the sanitizers and the
 # fuzzers (tests/fuzz; CI): clang 15 or newer, for std::source_location, so clang-16 on Debian 12,
 # whose default clang is 14; and clang's OpenMP, without which that build has no oneDNN; and
-# clang-format, for CI's check of the changed lines' style (tests/docs/format_check.sh).
+# clang-format, for CI's check of the changed files' style (tests/docs/format_check.sh).
 # With --cluster, also iproute2, OpenSSH's client and server, Slurm and munge, for the multihost
 # tests (tests/distributed: cluster.sh, slurm.sh; CI). Where an init system runs, Debian's
 # openssh-server, slurm-wlm and munge packages start and enable the machine's own daemons: hence a
