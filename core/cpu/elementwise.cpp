@@ -109,7 +109,7 @@ T minimum_of(T x, T y) {
 // out = f(a, b) for an arithmetic op: contiguous (or broadcast-scalar) float32 runs go to
 // vec::arithmetic (SIMD), the rest to the scalar f.
 template <typename T, typename F>
-void arithmetic_with_vector(vec::Arithmetic vector_op, const Tensor& a, const Tensor& b, const Tensor& out, F f) {
+void arithmetic_with_vector(BinaryOp vector_op, const Tensor& a, const Tensor& b, const Tensor& out, F f) {
   if constexpr (std::is_same_v<T, float>) {
     return map_binary<T, T>(
         a, b, out, f, [vector_op](const float* x, int64_t x_step, const float* y, int64_t y_step, float* o, int64_t n) {
@@ -124,12 +124,9 @@ template <typename T>
 void binary_typed(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
   using Mask = uint8_t;
   switch (op) {
-    case BinaryOp::add:
-      return arithmetic_with_vector<T>(vec::Arithmetic::add, a, b, out, [](T x, T y) -> T { return x + y; });
-    case BinaryOp::sub:
-      return arithmetic_with_vector<T>(vec::Arithmetic::sub, a, b, out, [](T x, T y) -> T { return x - y; });
-    case BinaryOp::mul:
-      return arithmetic_with_vector<T>(vec::Arithmetic::mul, a, b, out, [](T x, T y) -> T { return x * y; });
+    case BinaryOp::add: return arithmetic_with_vector<T>(BinaryOp::add, a, b, out, [](T x, T y) -> T { return x + y; });
+    case BinaryOp::sub: return arithmetic_with_vector<T>(BinaryOp::sub, a, b, out, [](T x, T y) -> T { return x - y; });
+    case BinaryOp::mul: return arithmetic_with_vector<T>(BinaryOp::mul, a, b, out, [](T x, T y) -> T { return x * y; });
     case BinaryOp::maximum: return map_binary<T, T>(a, b, out, maximum_of<T>);
     case BinaryOp::minimum: return map_binary<T, T>(a, b, out, minimum_of<T>);
     case BinaryOp::eq: return map_binary<Mask, T>(a, b, out, [](T x, T y) -> Mask { return x == y; });
@@ -141,8 +138,7 @@ void binary_typed(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& o
     default: break;
   }
   if constexpr (std::is_floating_point_v<T>) {
-    if (op == BinaryOp::div)
-      return arithmetic_with_vector<T>(vec::Arithmetic::div, a, b, out, [](T x, T y) { return x / y; });
+    if (op == BinaryOp::div) return arithmetic_with_vector<T>(BinaryOp::div, a, b, out, [](T x, T y) { return x / y; });
     if (op == BinaryOp::pow) return map_binary<T, T>(a, b, out, [](T x, T y) { return std::pow(x, y); });
   }
   throw Error(op_name(op), "no CPU kernel for dtype ", dtype_of<T>);

@@ -254,16 +254,16 @@ void ActivationAndSlope_(UnaryOp f, const float* h, float* a, float* g, int64_t 
   activation_and_slope_run<UnaryOp::gelu_tanh>(h, a, g, n);
 }
 
-template <Arithmetic op, class D, class V>
+template <BinaryOp op, class D, class V>
 HWY_INLINE V arithmetic_of(D, V a, V b) {
-  if constexpr (op == Arithmetic::add) return hn::Add(a, b);
-  if constexpr (op == Arithmetic::sub) return hn::Sub(a, b);
-  if constexpr (op == Arithmetic::mul) return hn::Mul(a, b);
-  if constexpr (op == Arithmetic::div) return hn::Div(a, b);
+  if constexpr (op == BinaryOp::add) return hn::Add(a, b);
+  if constexpr (op == BinaryOp::sub) return hn::Sub(a, b);
+  if constexpr (op == BinaryOp::mul) return hn::Mul(a, b);
+  if constexpr (op == BinaryOp::div) return hn::Div(a, b);
 }
 
 // out = a op b; a broadcast operand (a step of 0) is one vector of its first element.
-template <Arithmetic op>
+template <BinaryOp op>
 void arithmetic_run(const float* a, int64_t a_step, const float* b, int64_t b_step, float* out, int64_t n) {
   if (a_step == 1 && b_step == 1) {
     for_each_vector(n, [&](auto d, int64_t i) {
@@ -280,12 +280,13 @@ void arithmetic_run(const float* a, int64_t a_step, const float* b, int64_t b_st
   }
 }
 
-void Arithmetic_(Arithmetic op, const float* a, int64_t a_step, const float* b, int64_t b_step, float* out, int64_t n) {
+void Arithmetic_(BinaryOp op, const float* a, int64_t a_step, const float* b, int64_t b_step, float* out, int64_t n) {
   switch (op) {
-    case Arithmetic::add: return arithmetic_run<Arithmetic::add>(a, a_step, b, b_step, out, n);
-    case Arithmetic::sub: return arithmetic_run<Arithmetic::sub>(a, a_step, b, b_step, out, n);
-    case Arithmetic::mul: return arithmetic_run<Arithmetic::mul>(a, a_step, b, b_step, out, n);
-    case Arithmetic::div: return arithmetic_run<Arithmetic::div>(a, a_step, b, b_step, out, n);
+    case BinaryOp::add: return arithmetic_run<BinaryOp::add>(a, a_step, b, b_step, out, n);
+    case BinaryOp::sub: return arithmetic_run<BinaryOp::sub>(a, a_step, b, b_step, out, n);
+    case BinaryOp::mul: return arithmetic_run<BinaryOp::mul>(a, a_step, b, b_step, out, n);
+    case BinaryOp::div: return arithmetic_run<BinaryOp::div>(a, a_step, b, b_step, out, n);
+    default: return;  // arithmetic() takes only the four ops above
   }
 }
 
@@ -585,7 +586,11 @@ void activation_and_slope(UnaryOp f, const float* h, float* a, float* g, int64_t
     throw Error("activation_and_slope", "f must be gelu or gelu_tanh, got ", op_name(f));
   HWY_DYNAMIC_DISPATCH(ActivationAndSlope_)(f, h, a, g, n);
 }
-void arithmetic(Arithmetic op, const float* a, int64_t a_step, const float* b, int64_t b_step, float* out, int64_t n) {
+bool has_arithmetic(BinaryOp op) {
+  return op == BinaryOp::add || op == BinaryOp::sub || op == BinaryOp::mul || op == BinaryOp::div;
+}
+void arithmetic(BinaryOp op, const float* a, int64_t a_step, const float* b, int64_t b_step, float* out, int64_t n) {
+  if (!has_arithmetic(op)) throw Error("vec::arithmetic", "no SIMD kernel for ", op_name(op));
   HWY_DYNAMIC_DISPATCH(Arithmetic_)(op, a, a_step, b, b_step, out, n);
 }
 void add_row_to_totals(const float* row, double* totals, int64_t n) {

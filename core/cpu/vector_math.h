@@ -31,10 +31,11 @@ void map(UnaryOp f, const float* x, float* y, int64_t n);
 // bits as map(f), map(f's derivative) and a multiply.
 void activation_and_slope(UnaryOp f, const float* h, float* a, float* g, int64_t n);
 
-// out = a op b for the four arithmetic ops. A step of 1 walks an operand, a step of 0 repeats its
-// first element (a broadcast scalar); not both 0.
-enum class Arithmetic { add, sub, mul, div };
-void arithmetic(Arithmetic op, const float* a, int64_t a_step, const float* b, int64_t b_step, float* out, int64_t n);
+// out = a op b for the four arithmetic ops, add, sub, mul and div (has_arithmetic; any other op is
+// an Error). A step of 1 walks an operand, a step of 0 repeats its first element (a broadcast
+// scalar); not both 0.
+bool has_arithmetic(BinaryOp op);
+void arithmetic(BinaryOp op, const float* a, int64_t a_step, const float* b, int64_t b_step, float* out, int64_t n);
 
 // totals[j] += row[j] for j < n, the sums in double: one row of a column sum (a bias gradient).
 void add_row_to_totals(const float* row, double* totals, int64_t n);

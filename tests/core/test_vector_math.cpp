@@ -22,6 +22,7 @@
 namespace {
 
 namespace vec = axiom::core::cpu::vec;
+using axiom::core::BinaryOp;
 using axiom::core::UnaryOp;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -222,12 +223,11 @@ TEST_SUITE("simd") {
   }
 
   TEST_CASE("arithmetic on walked and repeated operands and column sums under every target") {
-    using vec::Arithmetic;
-    const std::vector<std::pair<Arithmetic, std::function<float(float, float)>>> ops = {
-        {Arithmetic::add, [](float x, float y) { return x + y; }},
-        {Arithmetic::sub, [](float x, float y) { return x - y; }},
-        {Arithmetic::mul, [](float x, float y) { return x * y; }},
-        {Arithmetic::div, [](float x, float y) { return x / y; }},
+    const std::vector<std::pair<BinaryOp, std::function<float(float, float)>>> ops = {
+        {BinaryOp::add, [](float x, float y) { return x + y; }},
+        {BinaryOp::sub, [](float x, float y) { return x - y; }},
+        {BinaryOp::mul, [](float x, float y) { return x * y; }},
+        {BinaryOp::div, [](float x, float y) { return x / y; }},
     };
     under_every_target([&] {
       std::mt19937 rng(17);
@@ -250,6 +250,16 @@ TEST_SUITE("simd") {
         for (int64_t i = 0; i < n; ++i) CHECK(totals[i] == expected[i] + double(a[i]));
       }
     });
+    // A binary op with no SIMD kernel is an Error, not an output left unwritten.
+    float x = 1, y = 2, out = 0;
+    for (int i = 0; i < axiom::core::kNumBinaryOps; ++i) {
+      const auto op = static_cast<BinaryOp>(i);
+      CAPTURE(axiom::core::op_name(op));
+      CHECK(vec::has_arithmetic(op) ==
+            (ops.end() != std::find_if(ops.begin(), ops.end(), [op](const auto& entry) { return entry.first == op; })));
+      if (!vec::has_arithmetic(op))
+        CHECK_THROWS_WITH(vec::arithmetic(op, &x, 1, &y, 1, &out, 1), doctest::Contains("no SIMD kernel"));
+    }
   }
 
   TEST_CASE("uniform draws core::uniform's float32 numbers bit for bit under every target") {
