@@ -32,7 +32,7 @@ Tensor GRU::step(const Tensor& x_t, const Tensor& h) const {
     throw Error("GRU", "a step takes x_t [B, ", input->in_features(), "], got ", x_t.shape());
   }
   const Tensor state = h.defined() ? h : initial_state(x_t.size(0), x_t.dtype(), x_t.device());
-  if (state.shape() != core::Shape{x_t.size(0), hidden_features}) {
+  if (state.shape() != Shape{x_t.size(0), hidden_features}) {
     throw Error("GRU", "the state must be h [", x_t.size(0), ", ", hidden_features, "], got ", state.shape());
   }
   return cell(input->forward(x_t), state);
@@ -43,7 +43,7 @@ std::pair<Tensor, Tensor> GRU::forward(const Tensor& x, Tensor h) const {
     throw Error("GRU", "expected x [B, T, ", input->in_features(), "], got ", x.shape());
   }
   if (!h.defined()) h = initial_state(x.size(0), x.dtype(), x.device());
-  if (h.shape() != core::Shape{x.size(0), hidden_features}) {
+  if (h.shape() != Shape{x.size(0), hidden_features}) {
     throw Error("GRU", "the state must be h [", x.size(0), ", ", hidden_features, "], got ", h.shape());
   }
   const Tensor projected = input->forward(x);  // [B, T, 3H], all steps at once

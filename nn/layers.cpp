@@ -23,7 +23,7 @@ Dense::Dense(int64_t in, int64_t out, Generator& gen, DenseOptions options) {
     throw Error("Dense", "init must be uniform or normal, got DenseInit(", static_cast<int>(options.init), ")");
   const double s = options.init_scale / std::sqrt(static_cast<double>(in));
   const bool normal = options.init == DenseInit::normal;
-  auto draw = [&](const core::Shape& shape) {
+  auto draw = [&](const Shape& shape) {
     if (s == 0) return init::constant(shape, 0);
     return normal ? init::normal(shape, 0, s, gen) : init::uniform(shape, -s, s, gen);
   };

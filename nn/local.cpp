@@ -97,7 +97,7 @@ int64_t local_first_visible(const LocalBlocks& blocks, int64_t columns_of_grid, 
   return first_row * columns_of_grid + first_column;
 }
 
-core::AttentionMask local_mask(const LocalBlocks& blocks, int64_t grid_rows, int64_t grid_columns) {
+AttentionMask local_mask(const LocalBlocks& blocks, int64_t grid_rows, int64_t grid_columns) {
   if (blocks.rows < 1 || blocks.columns < 1 || grid_rows < 1 || grid_columns < 1) {
     throw Error("local_mask", "blocks and the grid must be at least 1 x 1, got blocks ", blocks.rows, " x ",
                 blocks.columns, " on a grid ", grid_rows, " x ", grid_columns);
@@ -112,12 +112,12 @@ core::AttentionMask local_mask(const LocalBlocks& blocks, int64_t grid_rows, int
   }
   // Made once per shape (every layer of a model and every step share it).
   static std::mutex guard;
-  static std::map<std::array<int64_t, 4>, core::AttentionMask> made;
+  static std::map<std::array<int64_t, 4>, AttentionMask> made;
   const std::array<int64_t, 4> key{blocks.rows, blocks.columns, grid_rows, grid_columns};
   const std::lock_guard<std::mutex> lock(guard);
   auto found = made.find(key);
   if (found == made.end()) {
-    found = made.emplace(key, core::AttentionMask::blocks(grid.pattern(), "local_mask")).first;
+    found = made.emplace(key, AttentionMask::blocks(grid.pattern(), "local_mask")).first;
   }
   return found->second;
 }

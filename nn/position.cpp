@@ -3,7 +3,6 @@
 #include <cmath>
 
 #include "core/error.h"
-#include "core/factory.h"
 #include "autograd/factory.h"
 #include "nn/init.h"
 
@@ -61,7 +60,7 @@ Tensor sinusoidal_encoding(int64_t length, int64_t features, Dtype dtype) {
       values[t * features + 2 * i + 1] = std::cos(angle);
     }
   }
-  return Tensor(core::from_vector(values, {length, features}).to(dtype));  // the numbers, computed here
+  return from_vector(values, {length, features}).to(dtype);  // the numbers, computed here
 }
 
 }  // namespace axiom::nn

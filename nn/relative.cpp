@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "core/factory.h"
+#include "autograd/factory.h"
 
 namespace axiom::nn {
 
@@ -31,7 +31,7 @@ int64_t check_shapes(const char* op, const Tensor& q, const Tensor& table) {
 
 // int64 indices of the given shape, on a device.
 Tensor indices(const std::vector<int64_t>& values, const Shape& shape, Device device) {
-  return Tensor(core::from_vector(values, shape, device));
+  return from_vector(values, shape, device);
 }
 
 }  // namespace
