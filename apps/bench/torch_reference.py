@@ -1,10 +1,16 @@
 #!/usr/bin/env python3
-"""PyTorch reference for `axiom bench train` and `axiom bench sample`.
+"""PyTorch reference for `axiom bench train` and `axiom bench sample`, and the tests' PyTorch oracle.
 
 The same Axial Transformer as axiom's (models/axial_transformer.cpp: same presets, same block
-structure, same parameter count, same FLOP count), written in plain PyTorch the way a fair
-comparison would write it, printing the same figures under the same case names. Run both on the
-same machine, with the same thread count, and compare:
+structure, same parameter names and layouts, same parameter count, same FLOP count), written in
+plain PyTorch the way a fair comparison would write it, from the paper and autograd/ops.h; nothing
+here calls axiom. The benches run it in float32 and it prints the same figures under the same case
+names; the tests import it (tests/python/conftest.py puts apps/bench on sys.path):
+test_axial_transformer_vs_torch.py loads axiom's weights into it, in float64, with three channels
+and the channel encoder, and compares logits, loss and gradients; test_ops_vs_torch.py compares
+axiom's attention and shift ops with attention() and shift() here.
+
+Run axiom's bench and this one on the same machine, with the same thread count, and compare:
 
     axiom bench train --config small --threads 2
     /usr/bin/python3 apps/bench/torch_reference.py train --config small --threads 2
@@ -56,7 +62,7 @@ VALUES = 256  # 8-bit pixel values
 ROW_AXIS, COLUMN_AXIS = 2, 1  # on [B, H, W, D]: attend along W (a row) or along H (a column)
 
 
-# --- configuration: models/config.cpp --------------------------------------------------------------
+# --- configuration: models/config.cpp ------------------------------------------------------------
 
 PRESETS = {
     "tiny": dict(features=64, heads=4, upper_layers=2, row_layers=2),
@@ -68,22 +74,85 @@ PRESET_BATCH = {"tiny": 16, "small": 32, "medium": 16}  # apps/bench/bench_train
 
 def preset(name):
     # Every preset: 28 x 28, one channel, feed-forward width 4D, dropout 0 (so no dropout layers here).
-    return dict(height=28, width=28, ff_multiple=4, **PRESETS[name])
+    # More channels (the tests' 3) add the channel encoder, with encoder_layers blocks.
+    return dict(height=28, width=28, channels=1, encoder_layers=0, ff_multiple=4, **PRESETS[name])
 
 
-# --- the model ---------------------------------------------------------------------------------------
+# --- the operations: autograd/ops.h --------------------------------------------------------------
+
+
+def attention(qkv, axis, heads, causal=False, bias=None):
+    """Multi-head self-attention along `axis` from packed [q | k | v] projections [..., 3D] -> [..., D].
+
+    Each third holds the heads side by side, as axiom's. The other axes are batch axes; bias is added
+    to the scores [..., heads, L, L]; causal is inclusive: query i sees keys 0..i.
+    """
+    axis = axis % qkv.dim()
+    x = qkv.movedim(axis, -2)  # [..., L, 3D]  (a view)
+    d = x.shape[-1] // 3
+    dh = d // heads
+    q, k, v = (part.unflatten(-1, (heads, dh)).transpose(-2, -3) for part in x.split(d, dim=-1))  # [..., heads, L, Dh]
+    scores = torch.matmul(q, k.transpose(-1, -2)) * (1.0 / math.sqrt(dh))  # [..., heads, L, L]
+    if bias is not None:
+        scores = scores + bias
+    if causal:  # True where key j > query i is hidden
+        length = scores.shape[-1]
+        hidden = torch.ones(length, length, dtype=torch.bool, device=scores.device).triu(1)
+        scores = scores.masked_fill(hidden, -math.inf)
+    mixed = torch.matmul(scores.softmax(dim=-1), v)  # [..., heads, L, Dh]
+    return mixed.transpose(-2, -3).movedim(-3, axis).flatten(-2)  # [..., L, heads, Dh] -> L back at axis -> [..., D]
+
+
+def shift(x, axis, amount):
+    """x moved `amount` places along `axis`, zeros coming in: shift([1, 2, 3], 0, 1) = [0, 1, 2]."""
+    length = x.shape[axis]
+    if amount >= 0:
+        return torch.cat([torch.zeros_like(x.narrow(axis, 0, amount)), x.narrow(axis, 0, length - amount)], axis)
+    return torch.cat([x.narrow(axis, -amount, length + amount), torch.zeros_like(x.narrow(axis, 0, -amount))], axis)
+
+
+def shift_right(x):  # [B, H, W, D]: a zero column in on the left, the last column out
+    return shift(x, 2, 1)
+
+
+def shift_down(x):  # [B, H, W, D]: a zero row in on top, the last row out
+    return shift(x, 1, 1)
+
+
+# --- the model: nn/, models/axial_transformer.cpp, models/image_model.cpp ------------------------
+# Names and layouts are axiom's, so that a state_dict moves across unchanged, from axiom's
+# safetensors files (tests/python/test_axial_transformer_vs_torch.py does): a Dense weight is
+# [in, out], the packed projections of attention are [q | k | v] with the heads side by side.
+
+
+class Dense(nn.Module):
+    """x @ weight + bias, weight [in, out] (nn.Linear's is [out, in]); starts uniform in +-1/sqrt(in), as axiom's."""
+
+    def __init__(self, inputs, outputs):
+        super().__init__()
+        bound = 1.0 / math.sqrt(inputs)
+        self.weight = nn.Parameter(torch.empty(inputs, outputs).uniform_(-bound, bound))
+        self.bias = nn.Parameter(torch.empty(outputs).uniform_(-bound, bound))
+
+    def forward(self, x):  # [..., in] -> [..., out]: x @ weight + bias, the bias added by the product
+        if x.dim() == 2:  # [N, in], as the sampler's steps: one addmm, no transposed view to make
+            return torch.addmm(self.bias, x, self.weight)
+        return F.linear(x, self.weight.t(), self.bias)  # nn.Linear's call, its weight being [out, in]
+
+    def zero_(self):  # axiom's init_scale = 0
+        nn.init.zeros_(self.weight), nn.init.zeros_(self.bias)
 
 
 class FactorizedPosition(nn.Module):
-    """Additively factorized position embedding: table_rows[i] + table_columns[j] at pixel (i, j)."""
+    """Additively factorized position embedding: axis_1[i] + axis_2[j] at pixel (i, j)."""
 
     def __init__(self, height, width, d):
         super().__init__()
-        self.rows = nn.Parameter(torch.randn(height, d) * 0.02)  # axiom's "axis_1" [H, D]
-        self.columns = nn.Parameter(torch.randn(width, d) * 0.02)  # axiom's "axis_2" [W, D]
+        self.axis_1 = nn.Parameter(torch.randn(height, d) * 0.02)  # [H, D], the rows
+        self.axis_2 = nn.Parameter(torch.randn(width, d) * 0.02)  # [W, D], the columns
 
     def grid(self):  # [H, W, D]
-        return self.rows[:, None, :] + self.columns[None, :, :]
+        return self.axis_1[:, None, :] + self.axis_2[None, :, :]
 
 
 class AxialAttention(nn.Module):
@@ -91,24 +160,12 @@ class AxialAttention(nn.Module):
 
     def __init__(self, d, heads, axis, masked, length):
         super().__init__()
-        self.d, self.heads, self.axis, self.masked = d, heads, axis, masked
-        self.qkv = nn.Linear(d, 3 * d)  # queries, keys and values at once: [q | k | v]
-        self.out = nn.Linear(d, d)
-        # causal and inclusive: position i attends to 0..i (True where key j > query i is hidden)
-        self.register_buffer("mask", torch.ones(length, length, dtype=torch.bool).triu(1), persistent=False)
+        self.qkv = Dense(d, 3 * d)  # queries, keys and values at once: [q | k | v]
+        self.out = Dense(d, d)
+        self.heads, self.axis, self.masked, self.length = heads, axis, masked, length
 
     def forward(self, x):  # [B, H, W, D] -> [B, H, W, D]
-        b, h, w, d = x.shape
-        dh = d // self.heads
-        # [B, H, W, D] -> [B, H, W, heads, Dh] -> [B, other axis, heads, L, Dh]  (views)
-        order = (0, 1, 3, 2, 4) if self.axis == ROW_AXIS else (0, 2, 3, 1, 4)
-        q, k, v = (part.reshape(b, h, w, self.heads, dh).permute(order) for part in self.qkv(x).split(d, dim=-1))
-        scores = torch.matmul(q, k.transpose(-1, -2)) * (1.0 / math.sqrt(dh))  # [..., L, L]
-        if self.masked:
-            scores = scores.masked_fill(self.mask, float("-inf"))
-        mixed = torch.matmul(scores.softmax(dim=-1), v)  # [..., L, Dh]
-        inverse = [order.index(i) for i in range(5)]
-        return self.out(mixed.permute(inverse).reshape(b, h, w, d))
+        return self.out(attention(self.qkv(x), self.axis, self.heads, self.masked))
 
     def step(self, x_t, cache):
         """Masked attention for the next position t of N lines: x_t [N, D] -> [N, D].
@@ -119,8 +176,8 @@ class AxialAttention(nn.Module):
         dh, t = d // self.heads, cache["length"]
         q, k, v = (part.reshape(n, self.heads, dh) for part in self.qkv(x_t).split(d, dim=-1))
         if t == 0:
-            cache["keys"] = x_t.new_empty(n, self.heads, self.mask.shape[0], dh)
-            cache["values"] = x_t.new_empty(n, self.heads, self.mask.shape[0], dh)
+            cache["keys"] = x_t.new_empty(n, self.heads, self.length, dh)
+            cache["values"] = x_t.new_empty(n, self.heads, self.length, dh)
         cache["keys"][:, :, t] = k
         cache["values"][:, :, t] = v
         cache["length"] = t + 1
@@ -131,98 +188,147 @@ class AxialAttention(nn.Module):
         return self.out(mixed.reshape(n, d))
 
 
-class TransformerBlock(nn.Module):
-    """Pre-LayerNorm: x + Attention(LN(x)), then x + Dense(GELU(Dense(LN(x))))  (nn/blocks.h)."""
+class AttentionBlock(nn.Module):
+    """x + Attention(LayerNorm(x)): pre-LayerNorm (nn/blocks.h)."""
 
-    def __init__(self, d, heads, ff_multiple, axis, masked, length):
+    def __init__(self, d, heads, axis, masked, length):
         super().__init__()
-        self.attention_norm = nn.LayerNorm(d)
+        self.norm = nn.LayerNorm(d)
         self.attention = AxialAttention(d, heads, axis, masked, length)
-        self.feedforward_norm = nn.LayerNorm(d)
-        self.up = nn.Linear(d, ff_multiple * d)
-        self.down = nn.Linear(ff_multiple * d, d)
+        self.attention.out.zero_()  # axiom starts every residual branch's output at zero
 
-    def feedforward(self, x):
-        return x + self.down(F.gelu(self.up(self.feedforward_norm(x))))  # exact (erf) GELU
+    def forward(self, x):  # [B, H, W, D]
+        return x + self.attention(self.norm(x))
 
-    def forward(self, x):
-        return self.feedforward(x + self.attention(self.attention_norm(x)))
+    def step(self, x_t, cache):  # [N, D]
+        return x_t + self.attention.step(self.norm(x_t), cache)
+
+
+class FeedforwardBlock(nn.Module):
+    """x + Dense_D(GELU(Dense_4D(LayerNorm(x)))), the exact (erf) GELU (nn/blocks.h)."""
+
+    def __init__(self, d, multiple):
+        super().__init__()
+        self.norm = nn.LayerNorm(d)
+        self.up, self.down = Dense(d, multiple * d), Dense(multiple * d, d)
+        self.down.zero_()
+
+    def forward(self, x):  # [..., D]
+        return x + self.down(F.gelu(self.up(self.norm(x))))
+
+
+class TransformerBlock(nn.Module):
+    def __init__(self, d, heads, multiple, axis, masked, length):
+        super().__init__()
+        self.attention = AttentionBlock(d, heads, axis, masked, length)
+        self.feedforward = FeedforwardBlock(d, multiple)
+
+    def forward(self, x):  # [B, H, W, D] -> [B, H, W, D]
+        return self.feedforward(self.attention(x))
 
     def step(self, x_t, cache):  # masked blocks only: one position of N lines, [N, D] -> [N, D]
-        return self.feedforward(x_t + self.attention.step(self.attention_norm(x_t), cache))
-
-
-def shift_right(x):  # [B, H, W, D]: a zero column in on the left, the last column out
-    return F.pad(x, (0, 0, 1, 0))[:, :, :-1]
-
-
-def shift_down(x):  # [B, H, W, D]: a zero row in on top, the last row out
-    return F.pad(x, (0, 0, 0, 0, 1, 0))[:, :-1]
+        return self.feedforward(self.attention.step(x_t, cache))
 
 
 class AxialTransformer(nn.Module):
-    """models/axial_transformer.cpp, one channel:
+    """The Axial Transformer ("Axial Attention in Multidimensional Transformers", Ho et al., 2019,
+    arXiv:1912.12180, section 3), as models/axial_transformer.cpp: on images of values 0..255, the
+    logits [B, H, W, 256] of one channel of each image.
 
-    h = Embed(x); u = h + outer positions
+    h = Embed(x_c); u = h + outer positions (+ the channel encoder's context, when C > 1)
     u = (unmasked row block, then masked column block) x upper_layers/2      outer decoder
     z = ShiftRight(h) + ShiftDown(u) + inner positions
     z = masked row block x row_layers                                         inner decoder
     logits = Dense_256(LayerNorm(z))
+
+    c: a preset() dict; dtype: the parameters' (float32 for the benches, float64 for the tests).
     """
 
-    def __init__(self, c):
+    def __init__(self, c, dtype=torch.float32):
         super().__init__()
-        self.c = c
+        self.c, self.channels = c, c["channels"]
         d, heads, ff, h, w = c["features"], c["heads"], c["ff_multiple"], c["height"], c["width"]
+        # in the order axiom registers them: a state_dict's names come in the same order
         self.embedding = nn.Embedding(VALUES, d)  # starts normal(0, 1), as axiom's
         self.outer_position = FactorizedPosition(h, w, d)
-        self.outer_blocks = nn.ModuleList()
+        self.outer = nn.ModuleList()
         for _ in range(c["upper_layers"] // 2):
-            self.outer_blocks.append(TransformerBlock(d, heads, ff, ROW_AXIS, False, w))
-            self.outer_blocks.append(TransformerBlock(d, heads, ff, COLUMN_AXIS, True, h))
+            self.outer.append(TransformerBlock(d, heads, ff, ROW_AXIS, False, w))
+            self.outer.append(TransformerBlock(d, heads, ff, COLUMN_AXIS, True, h))
         self.inner_position = FactorizedPosition(h, w, d)
-        self.inner_blocks = nn.ModuleList(TransformerBlock(d, heads, ff, ROW_AXIS, True, w) for _ in range(c["row_layers"]))
+        self.inner = nn.ModuleList(TransformerBlock(d, heads, ff, ROW_AXIS, True, w) for _ in range(c["row_layers"]))
+        if self.channels > 1:  # the channel encoder (section 3.2.2)
+            self.channel_values = nn.Embedding(self.channels * VALUES, d)  # value v of channel k: row v + 256 k
+            self.channel_marker = nn.Embedding(self.channels, d)  # which channel is predicted
+            self.encoder_position = FactorizedPosition(h, w, d)
+            self.encoder = nn.ModuleList(
+                TransformerBlock(d, heads, ff, ROW_AXIS if i % 2 == 0 else COLUMN_AXIS, False, w if i % 2 == 0 else h)
+                for i in range(c["encoder_layers"])
+            )
         self.final_norm = nn.LayerNorm(d)
-        self.logits_layer = nn.Linear(d, VALUES)
-        # nn.Linear starts uniform in +-1/sqrt(in), as axiom's Dense; axiom starts every residual
-        # branch's output and the logits at zero, so an untrained model predicts 8.00 bits/dim.
-        for block in list(self.outer_blocks) + list(self.inner_blocks):
-            for layer in (block.attention.out, block.down):
-                nn.init.zeros_(layer.weight), nn.init.zeros_(layer.bias)
-        nn.init.zeros_(self.logits_layer.weight), nn.init.zeros_(self.logits_layer.bias)
+        self.logits = Dense(d, VALUES)
+        self.logits.zero_()  # with the zeroed residual outputs: an untrained model predicts 8.00 bits/dim
+        self.to(dtype)
 
     def embed(self, values):  # int64 [...] -> [..., D]
         return self.embedding(values)
 
-    def outer(self, h):  # [B, H, W, D] -> u [B, H, W, D]
+    def channel_of_each(self, images, channel):
+        """The values to predict: images [B, H, W] (one channel, channel None), or each image's
+        channel of images [B, C, H, W], channel [B] -> [B, H, W]."""
+        if channel is None:
+            return images
+        return images[torch.arange(images.shape[0], device=images.device), channel]
+
+    def encode(self, images, channel):
+        """The channel encoder's context [B, H, W, D] for predicting channel [B] of images [B, C, H, W]:
+        the channels before each image's own, embedded and summed, its marker and positions, then
+        the encoder's unmasked blocks (models/image_model.cpp, encode)."""
+        which = torch.arange(self.channels, device=images.device).reshape(1, -1, 1, 1)  # [1, C, 1, 1]
+        values = self.channel_values(images + VALUES * which)  # [B, C, H, W, D]
+        earlier = (which.reshape(1, -1) < channel.reshape(-1, 1)).to(values.dtype)  # [B, C]: k < c_b
+        context = (values * earlier[:, :, None, None, None]).sum(1)  # [B, H, W, D]
+        context = context + self.channel_marker(channel)[:, None, None, :] + self.encoder_position.grid()
+        for block in self.encoder:
+            context = block(context)
+        return context
+
+    def outer_decoder(self, h, context=None):  # h [B, H, W, D] (+ context, same) -> u [B, H, W, D]
         u = h + self.outer_position.grid()
-        for block in self.outer_blocks:
+        if context is not None:
+            u = u + context
+        for block in self.outer:
             u = block(u)
         return u
 
-    def inner(self, z):  # [B, rows, W, D] -> logits [B, rows, W, 256]
-        for block in self.inner_blocks:
+    def inner_decoder(self, z):  # [B, rows, W, D] -> logits [B, rows, W, 256]
+        for block in self.inner:
             z = block(z)
-        return self.logits_layer(self.final_norm(z))
+        return self.logits(self.final_norm(z))
 
-    def forward(self, images):  # int64 [B, H, W] -> logits [B, H, W, 256]
-        h = self.embed(images)
-        z = shift_right(h) + shift_down(self.outer(h)) + self.inner_position.grid()
-        return self.inner(z)
+    def forward(self, images, channel=None):
+        """int64 images [B, H, W], or [B, C, H, W] with channel [B] -> logits [B, H, W, 256]."""
+        h = self.embed(self.channel_of_each(images, channel))  # [B, H, W, D]
+        context = self.encode(images, channel) if self.channels > 1 else None
+        z = shift_right(h) + shift_down(self.outer_decoder(h, context)) + self.inner_position.grid()
+        return self.inner_decoder(z)
 
-    def loss(self, images):  # bits/dim, the mean over every pixel
-        logits = self(images)
-        return F.cross_entropy(logits.reshape(-1, VALUES), images.reshape(-1)) / math.log(2.0)
+    def loss(self, images, channel=None):  # bits/dim, the mean over every pixel of the predicted channels
+        logits = self(images, channel)
+        targets = self.channel_of_each(images, channel)
+        return F.cross_entropy(logits.reshape(-1, VALUES), targets.reshape(-1)) / math.log(2.0)
+
+    # --- the steps of the semi-parallel sampler, one channel (models/axial_transformer.cpp) ---------
 
     def start_outer_rows(self):  # one key/value cache per masked column block
-        return [{"length": 0} for _ in self.outer_blocks[1::2]]
+        return [{"length": 0} for _ in self.outer[1::2]]
 
     def outer_step(self, h_row, i, caches):
         """Row i of u from row i of h [N, W, D]: the row blocks see the row alone, the masked column
         blocks attend over the cached rows 0..i (models/axial_transformer.cpp, outer_step)."""
         n, w, d = h_row.shape
         u = h_row + self.outer_position.grid()[i]
-        for k, block in enumerate(self.outer_blocks):
+        for k, block in enumerate(self.outer):
             if k % 2 == 0:  # unmasked row block on a batch of one-row images [N, 1, W, D]
                 u = block(u.unsqueeze(1)).squeeze(1)
             else:  # masked column block: N * W columns, one step down each
@@ -230,12 +336,12 @@ class AxialTransformer(nn.Module):
         return u
 
     def start_inner_row(self):  # one key/value cache per inner block
-        return [{"length": 0} for _ in self.inner_blocks]
+        return [{"length": 0} for _ in self.inner]
 
     def inner_step(self, z_j, caches):  # pixel j of N images: [N, D] -> logits [N, 256]
-        for block, cache in zip(self.inner_blocks, caches):
+        for block, cache in zip(self.inner, caches):
             z_j = block.step(z_j, cache)
-        return self.logits_layer(self.final_norm(z_j))
+        return self.logits(self.final_norm(z_j))
 
 
 def parameter_count_formula(c):

@@ -1,6 +1,7 @@
 """The Axial Transformer in axiom against the same model written in PyTorch from the paper
-(torch_reference.AxialTransformer), with the same weights loaded into both through one safetensors
-file: logits, the loss in bits/dim and the gradient of every parameter, in float64.
+(torch_reference.AxialTransformer, apps/bench/torch_reference.py: the benches' model), with the same
+weights loaded into both through one safetensors file: logits, the loss in bits/dim and the gradient
+of every parameter, in float64.
 
 The weights are random everywhere (axiom starts the residual branches' output projections and the
 logits layer at zero, which would hide most of the network from the comparison). The images have
@@ -23,6 +24,13 @@ def config():
     return c
 
 
+def torch_model(channels):
+    """The PyTorch model of config(), in float64, with `channels` channels."""
+    c = dict(torch_reference.preset("tiny"), height=HEIGHT, width=WIDTH, channels=channels)
+    c.update(features=8, heads=2, upper_layers=2, row_layers=2, encoder_layers=2)
+    return torch_reference.AxialTransformer(c, dtype=torch.float64)
+
+
 @pytest.fixture(scope="module")
 def models(tmp_path_factory):
     """(axiom's model, PyTorch's model), in float64, holding the same random weights."""
@@ -33,7 +41,7 @@ def models(tmp_path_factory):
     path = str(tmp_path_factory.mktemp("weights") / "axial.safetensors")
     axiom.safetensors.save(path, weights)
     ours.load(path)
-    theirs = torch_reference.AxialTransformer(HEIGHT, WIDTH, CHANNELS, d=8, heads=2, upper_layers=2, row_layers=2, encoder_layers=2)
+    theirs = torch_model(CHANNELS)
     arrays, _ = axiom.safetensors.load(path)
     theirs.load_state_dict({name: torch.from_numpy(array) for name, array in arrays.items()})
     return ours, theirs
@@ -82,7 +90,7 @@ def test_the_training_loss_of_one_channel_images_is_the_same_bits(models):
     c.channels = 1
     ours = axiom.models.AxialTransformer(c, seed=3)
     ours.to(axiom.float64)
-    theirs = torch_reference.AxialTransformer(HEIGHT, WIDTH, 1, d=8, heads=2, upper_layers=2, row_layers=2, encoder_layers=2)
+    theirs = torch_model(1)
     rng = np.random.default_rng(4)
     state = {name: rng.normal(0, 0.5, size=p.shape) for name, p in ours.named_parameters()}
     ours.load_state_dict(state)
