@@ -9,14 +9,17 @@
 //   - every case on the emulated GPU (and a real one, when there is one) against the CPU: forward
 //     values, gradients and second derivatives (test_devices.cpp),
 //   - the coverage check: every op named in autograd/ops.h and every view method of autograd/tensor.h
-//     has a case (test_gradcheck_ops.cpp), so that a new op cannot be forgotten.
+//     has a case (test_gradcheck_ops.cpp), so that a new op cannot be forgotten,
+//   - every case against PyTorch (tests/python/test_ops_vs_torch.py, through the Python module's
+//     axiom._axiom._op_table): forward values, gradients and second derivatives in float64, and
+//     forward values in float32.
 // A new op gets its cases here, and nowhere else.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "tests/support/gradients.h"
+#include "tests/support/samples.h"
 
 namespace axiom::test {
 
@@ -28,6 +31,9 @@ struct OpCase {
   // the device with the rest.
   std::vector<Tensor> inputs;
   Fn f;
+  // The same in PyTorch: a Python expression over the inputs, named a, b, c, d, e in order, with
+  // torch, F (torch.nn.functional) and the helpers of tests/python/test_ops_vs_torch.py.
+  std::string pytorch;
   GradcheckOptions options = {};
 };
 

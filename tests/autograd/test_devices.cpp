@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "tests/autograd/op_table.h"
+#include "tests/support/gradients.h"
 #include "tests/support/emulated_cuda.h"
 
 using namespace axiom;
@@ -30,7 +31,8 @@ OpCase checkpoint_case() {
         const Tensor y = axiom::activation_linear(axiom::Activation::gelu, h, x[3].transpose(0, 1), x[1]);  // [2, 3, 4]
         return axiom::checkpoint(
             [w = x[3], b = x[4]](const Tensor& in) { return axiom::relu(axiom::linear(in, w, b)); }, y, {x[3], x[4]});
-      }};
+      },
+      "(not compared with PyTorch: a case of this file only)"};
 }
 
 // `x` on `device` with the same layout: its whole buffer moves, and the same view (shape, strides,

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tests/autograd/op_table.h"
+#include "tests/support/gradients.h"
 
 namespace core = axiom::core;
 using namespace axiom;

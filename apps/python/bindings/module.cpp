@@ -2,6 +2,12 @@
 // models and data. axiom/__init__.py re-exports it, with the few helpers written in Python.
 #include "apps/python/bindings/bindings.h"
 
+#ifdef AXIOM_PYTHON_OP_TABLE
+namespace axiom::python {
+void bind_op_table(pybind11::module_& m);  // tests/python/op_table_bindings.cpp: the C++ suites' op table
+}
+#endif
+
 PYBIND11_MODULE(_axiom, m) {
   namespace python = axiom::python;
   m.doc() = "axiom: a readable deep-learning framework in C++, from Python";
@@ -29,4 +35,7 @@ PYBIND11_MODULE(_axiom, m) {
         }
       },
       "whether axiom was built with CUDA and a GPU answers");
+#ifdef AXIOM_PYTHON_OP_TABLE
+  python::bind_op_table(m);
+#endif
 }
