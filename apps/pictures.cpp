@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/factory.h"
 #include "core/launch.h"
+#include "autograd/internal.h"
 
 namespace axiom::apps {
 
@@ -28,7 +29,7 @@ constexpr int64_t kMaxSide = std::numeric_limits<int>::max() / 4;
 
 void write_png(const std::string& path, const Tensor& picture) {
   if (!picture.defined()) throw Error("png", "cannot write '", path, "': the image is an undefined tensor");
-  const core::Tensor& image = picture.data();
+  const core::Tensor& image = core_tensor(picture);
   const bool grey = image.dim() == 2, rgb = image.dim() == 3 && image.size(2) == 3;
   if (image.dtype() != Dtype::uint8 || !(grey || rgb)) {
     throw Error("png", "cannot write '", path, "': the image must be uint8 [H, W] or [H, W, 3], got ", image.dtype(),
@@ -81,7 +82,7 @@ Tensor image_grid(const Tensor& images, int64_t columns, int64_t padding, uint8_
                 ", padding = ", padding);
   }
   if (!images.defined()) throw Error("image_grid", "images is an undefined tensor");
-  const Tiles tiles = as_tiles(images.data(), columns);
+  const Tiles tiles = as_tiles(core_tensor(images), columns);
   const int64_t count = tiles.images.size(0), height = tiles.images.size(1), width = tiles.images.size(2);
   const int64_t grid_columns = std::min(tiles.columns, count);
   const int64_t grid_rows = (count + grid_columns - 1) / grid_columns;

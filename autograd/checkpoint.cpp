@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "core/error.h"
+#include "autograd/internal.h"
 
 namespace axiom {
 
@@ -100,14 +101,14 @@ Tensor checkpoint(std::function<Tensor(const Tensor&)> f, const Tensor& x, const
   const bool wanted =
       grad_enabled() && std::any_of(inputs.begin(), inputs.end(), [](const Tensor& t) { return t.requires_grad(); });
   if (!wanted) return f(x);
-  SavedRun saved{std::move(f), x.data(), parameters, gen, gen ? *gen : Generator()};
+  SavedRun saved{std::move(f), core_tensor(x), parameters, gen, gen ? *gen : Generator()};
   Tensor y;
   {
     const NoGrad keep_nothing;
     y = saved.f(x);
   }
   if (!y.defined()) throw Error("checkpoint", "the function returned an undefined tensor");
-  return record("checkpoint", inputs, y.data(),
+  return record("checkpoint", inputs, core_tensor(y),
                 [saved = std::move(saved)](const Tensor& g, const Needs& needs) { return run_again(saved, g, needs); });
 }
 

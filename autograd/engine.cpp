@@ -13,6 +13,7 @@
 #include <unordered_set>
 
 #include "autograd/ops.h"
+#include "autograd/internal.h"
 #include "autograd/tensor.h"
 #include "core/error.h"
 #include "core/factory.h"
@@ -36,7 +37,9 @@ TensorImpl& value_of(const std::shared_ptr<TensorImpl>& impl) {
 }
 }  // namespace
 
-const core::Tensor& Tensor::data() const { return value_of(impl_).data; }
+const core::Tensor& Tensor::value() const { return value_of(impl_).data; }
+
+const core::Tensor& core_tensor(const Tensor& x) { return value_of(x.impl()).data; }
 
 Tensor& Tensor::set_requires_grad(bool wanted) {
   if (!is_leaf()) throw Error("set_requires_grad", "only a leaf can change requires_grad; use detach() first");
@@ -50,7 +53,7 @@ Tensor& Tensor::set_requires_grad(bool wanted) {
 Tensor Tensor::grad() const { return value_of(impl_).grad; }
 void Tensor::zero_grad() const { value_of(impl_).grad = Tensor(); }
 const std::shared_ptr<Node>& Tensor::grad_fn() const { return value_of(impl_).grad_fn; }
-Tensor Tensor::detach() const { return Tensor(data()); }
+Tensor Tensor::detach() const { return Tensor(value()); }
 
 std::ostream& operator<<(std::ostream& out, const Tensor& tensor) { return out << tensor.to_string(); }
 
@@ -113,7 +116,7 @@ Tensor recorded(const char* name, const std::vector<Tensor>& inputs, core::Tenso
     node->inputs.push_back(edge_to(input));
     node->input_shapes.push_back(input.defined() ? input.shape() : Shape{});
     node->input_dtypes.push_back(input.defined() ? input.dtype() : Dtype::float32);
-    if (input.defined()) remember_version(*node, input.data());
+    if (input.defined()) remember_version(*node, core_tensor(input));
   }
   remember_version(*node, output);
   auto impl = std::make_shared<TensorImpl>();
@@ -204,7 +207,7 @@ void accumulate(Tensor& slot, const Tensor& grad) { slot = slot.defined() ? add(
 // that the buffer is not shared, and keep it instead of copying it).
 core::Tensor numbers_of(Tensor grad) {
   if (grad.impl().use_count() == 1) return std::move(grad.impl()->data);
-  return grad.data();
+  return core_tensor(grad);
 }
 
 // A leaf's gradient is what users (and optimizers, which may scale its numbers in place) read: it
@@ -217,14 +220,14 @@ void accumulate_leaf(Tensor& slot, Tensor grad, bool create_graph) {
       slot = add(slot, grad);
     } else {
       const bool exclusive =
-          grad.impl().use_count() == 1 && grad.data().is_contiguous() && grad.data().storage().use_count() == 1;
+          grad.impl().use_count() == 1 && grad.is_contiguous() && core_tensor(grad).storage().use_count() == 1;
       slot = exclusive ? std::move(grad) : mul(grad, 1.0);  // mul by 1: a copy that keeps the graph
     }
     return;
   }
   core::Tensor numbers = numbers_of(std::move(grad));
   if (slot.defined()) {
-    slot = Tensor(core::add(slot.data(), numbers));
+    slot = Tensor(core::add(core_tensor(slot), numbers));
   } else {
     const bool exclusive = numbers.is_contiguous() && numbers.storage().use_count() == 1;
     slot = Tensor(exclusive ? std::move(numbers) : numbers.clone());

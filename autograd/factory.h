@@ -15,7 +15,7 @@ inline Tensor zeros(const Shape& shape, Dtype dtype = Dtype::float32, Device dev
 inline Tensor ones(const Shape& shape, Dtype dtype = Dtype::float32, Device device = Device::cpu()) {
   return Tensor(core::ones(shape, dtype, device));
 }
-inline Tensor zeros_like(const Tensor& like) { return Tensor(core::zeros_like(like.data())); }
+inline Tensor zeros_like(const Tensor& like) { return zeros(like.shape(), like.dtype(), like.device()); }
 // shape [], one number
 inline Tensor scalar(double value, Dtype dtype = Dtype::float32, Device device = Device::cpu()) {
   return Tensor(core::scalar(value, dtype, device));

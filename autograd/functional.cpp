@@ -3,6 +3,7 @@
 #include "autograd/ops.h"
 #include "core/error.h"
 #include "core/factory.h"
+#include "autograd/internal.h"
 
 namespace axiom {
 
@@ -16,7 +17,7 @@ std::vector<Tensor> fresh_leaves(const char* op, const std::vector<Tensor>& inpu
     if (!inputs[i].defined()) throw Error(op, "input ", i, " is undefined");
     if (!is_floating(inputs[i].dtype()))
       throw Error(op, "input ", i, " is ", inputs[i].dtype(), "; derivatives need float32 or float64");
-    leaves.emplace_back(inputs[i].data(), /*requires_grad=*/true);
+    leaves.emplace_back(core_tensor(inputs[i]), /*requires_grad=*/true);
   }
   return leaves;
 }

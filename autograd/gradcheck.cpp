@@ -8,6 +8,7 @@
 #include "core/factory.h"
 #include "core/launch.h"
 #include "core/random.h"
+#include "autograd/internal.h"
 
 namespace axiom {
 
@@ -19,7 +20,7 @@ std::vector<int64_t> unravel(int64_t flat, const Shape& shape) {
   return index;
 }
 
-std::vector<double> values(const Tensor& t) { return t.data().to_vector<double>(); }
+std::vector<double> values(const Tensor& t) { return t.to_vector<double>(); }
 
 double dot(const std::vector<double>& a, const std::vector<double>& b) {
   double total = 0;
@@ -87,11 +88,11 @@ class RestoredOnExit {
  public:
   RestoredOnExit(const std::vector<Tensor>& inputs, const std::vector<size_t>& checked)
       : inputs_(inputs), checked_(checked) {
-    for (size_t c : checked) originals_.push_back(inputs[c].data().clone());
+    for (size_t c : checked) originals_.push_back(core_tensor(inputs[c]).clone());
   }
   ~RestoredOnExit() {
     try {
-      for (size_t c = 0; c < checked_.size(); ++c) core::copy_into(originals_[c], inputs_[checked_[c]].data());
+      for (size_t c = 0; c < checked_.size(); ++c) core::copy_into(originals_[c], core_tensor(inputs_[checked_[c]]));
       zero_grads(inputs_);
     } catch (const std::exception&) {
       // the function changed an input beyond repair (another dtype or device): the check's own
@@ -110,7 +111,7 @@ class RestoredOnExit {
 // The analytic gradient of input i after a backward pass, as numbers (zeros if none arrived).
 std::vector<double> analytic_grad(const Tensor& input) {
   if (!input.grad().defined()) return std::vector<double>(static_cast<size_t>(input.numel()), 0.0);
-  return input.grad().data().to_vector<double>();
+  return input.grad().to_vector<double>();
 }
 
 void check_full_jacobian(const std::function<Tensor(const std::vector<Tensor>&)>& fn, const std::vector<Tensor>& inputs,
@@ -132,7 +133,7 @@ void check_full_jacobian(const std::function<Tensor(const std::vector<Tensor>&)>
   // numerical: two forward passes per input element.
   NoGrad no_grad;
   for (size_t c = 0; c < checked.size(); ++c) {
-    const core::Tensor& x = inputs[checked[c]].data();
+    const core::Tensor& x = core_tensor(inputs[checked[c]]);
     for (int64_t k = 0; k < x.numel(); ++k) {
       const std::vector<int64_t> at = unravel(k, x.shape());
       const double original = x.at(at);
@@ -178,12 +179,12 @@ void check_projections(const std::function<Tensor(const std::vector<Tensor>&)>& 
     auto moved_by = [&](double step) {
       std::vector<core::Tensor> originals;
       for (size_t c = 0; c < checked.size(); ++c) {
-        const core::Tensor& x = inputs[checked[c]].data();
+        const core::Tensor& x = core_tensor(inputs[checked[c]]);
         originals.push_back(x.clone());
         core::copy_into(core::add(originals.back(), core::mul(directions[r][c], step)), x);
       }
       const double projected = dot(values(fn(inputs)), vs[r].to_vector<double>());
-      for (size_t c = 0; c < checked.size(); ++c) core::copy_into(originals[c], inputs[checked[c]].data());
+      for (size_t c = 0; c < checked.size(); ++c) core::copy_into(originals[c], core_tensor(inputs[checked[c]]));
       return projected;
     };
     const double numerical = (moved_by(eps) - moved_by(-eps)) / (2 * eps);

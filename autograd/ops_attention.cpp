@@ -11,6 +11,7 @@
 #include "core/factory.h"
 #include "core/launch.h"
 #include "core/shape.h"
+#include "autograd/internal.h"
 
 namespace axiom {
 
@@ -134,7 +135,7 @@ Tensor attention_composite(const Tensor& qkv, int64_t axis, int64_t heads, const
 }  // namespace
 
 Tensor attention_queries(const Tensor& qkv, int64_t axis, int64_t heads) {
-  core::check_attention(qkv.data(), axis, heads, core::AttentionMask::all());
+  core::check_attention(core_tensor(qkv), axis, heads, core::AttentionMask::all());
   return heads_of(qkv, axis, heads, 0);
 }
 
@@ -144,14 +145,14 @@ Tensor attention_queries(const Tensor& qkv, int64_t axis, int64_t heads) {
 // Fused: a graph of the backward pass goes through attention_composite instead.
 Tensor attention(const Tensor& qkv, int64_t axis, int64_t heads, const core::AttentionMask& mask, const Tensor& bias) {
   if (bias.defined() || !core::attention_fused(qkv.device(), mask)) {
-    core::check_attention(qkv.data(), axis, heads, mask);
+    core::check_attention(core_tensor(qkv), axis, heads, mask);
     return attention_composite(qkv, axis, heads, mask, bias);
   }
-  core::AttentionResult r = core::attention(qkv.data(), axis, heads, mask);
+  core::AttentionResult r = core::attention(core_tensor(qkv), axis, heads, mask);
   return record_fused(
       "attention", {qkv}, r.output,
-      [qkv = qkv.data(), probs = r.probs, axis, heads, mask](const Tensor& g, const Needs&) {
-        return Grads{Tensor(core::attention_backward(qkv, probs, g.data(), axis, heads, mask))};
+      [qkv = core_tensor(qkv), probs = r.probs, axis, heads, mask](const Tensor& g, const Needs&) {
+        return Grads{Tensor(core::attention_backward(qkv, probs, core_tensor(g), axis, heads, mask))};
       },
       [axis, heads, mask](const std::vector<Tensor>& in) {
         return attention_composite(in[0], axis, heads, mask, Tensor());
@@ -163,7 +164,7 @@ Tensor attention_step(const Tensor& q, const Tensor& keys_t, const Tensor& value
   if (grad_enabled() && (q.requires_grad() || keys_t.requires_grad() || values.requires_grad())) {
     throw Error("attention_step", "has no backward rule: call it under NoGrad (for training, use attention)");
   }
-  return Tensor(core::attention_step(q.data(), keys_t.data(), values.data(), scale, hidden));
+  return Tensor(core::attention_step(core_tensor(q), core_tensor(keys_t), core_tensor(values), scale, hidden));
 }
 
 }  // namespace axiom

@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/factory.h"
 #include "core/launch.h"
+#include "autograd/internal.h"
 
 namespace axiom {
 
@@ -56,14 +57,16 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     if (b_vector) out = out.squeeze(-1);
     return out;
   }
-  return record("matmul", {a, b}, core::matmul(a.data(), b.data()), [a, b](const Tensor& g, const Needs& needs) {
-    Tensor da, db;
-    // dA = G @ B^T : [..., M, N] x [..., N, K] -> [..., M, K]
-    if (needs[0]) da = matmul(g, transposed(b));
-    // dB = A^T @ G : [..., K, M] x [..., M, N] -> [..., K, N]  (summed over broadcast batch axes)
-    if (needs[1]) db = (b.dim() == 2 && a.dim() > 2) ? shared_weight_grad(a, g) : matmul(transposed(a), g);
-    return Grads{da, db};
-  });
+  return record("matmul", {a, b}, core::matmul(core_tensor(a), core_tensor(b)),
+                [a, b](const Tensor& g, const Needs& needs) {
+                  Tensor da, db;
+                  // dA = G @ B^T : [..., M, N] x [..., N, K] -> [..., M, K]
+                  if (needs[0]) da = matmul(g, transposed(b));
+                  // dB = A^T @ G : [..., K, M] x [..., M, N] -> [..., K, N]  (summed over broadcast batch axes)
+                  if (needs[1])
+                    db = (b.dim() == 2 && a.dim() > 2) ? shared_weight_grad(a, g) : matmul(transposed(a), g);
+                  return Grads{da, db};
+                });
 }
 
 // out = x @ w + b (core::linear: the bias added inside the product)
@@ -72,7 +75,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 //   db = g       : summed over every axis but the last by the engine, as for any broadcast input
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   if (!bias.defined()) return matmul(x, weight);
-  return record("linear", {x, weight, bias}, core::linear(x.data(), weight.data(), bias.data()),
+  return record("linear", {x, weight, bias}, core::linear(core_tensor(x), core_tensor(weight), core_tensor(bias)),
                 [x, w = weight](const Tensor& g, const Needs& needs) {
                   Tensor dx, dw;
                   if (needs[0]) dx = matmul(g, transposed(w));
@@ -97,8 +100,9 @@ Tensor activate(Activation activation, const Tensor& x) {
 // The same kernels on the same values as linear(activate(h)), so the same bits. Fused: a graph of
 // the backward pass goes through the composite linear(activate(h), w, b) instead.
 Tensor activation_linear(Activation activation, const Tensor& h, const Tensor& weight, const Tensor& bias) {
-  const core::Tensor a = activated(activation, h.data());  // freed when this function returns
-  core::Tensor out = bias.defined() ? core::linear(a, weight.data(), bias.data()) : core::matmul(a, weight.data());
+  const core::Tensor a = activated(activation, core_tensor(h));  // freed when this function returns
+  core::Tensor out =
+      bias.defined() ? core::linear(a, core_tensor(weight), core_tensor(bias)) : core::matmul(a, core_tensor(weight));
   auto composite = [activation](const std::vector<Tensor>& in) {
     const Tensor a = activate(activation, in[0]);
     return in[2].defined() ? linear(a, in[1], in[2]) : matmul(a, in[1]);
@@ -110,12 +114,12 @@ Tensor activation_linear(Activation activation, const Tensor& h, const Tensor& w
         if (needs[0]) {
           // dh = (g @ w^T) * act'(h), multiplied in place; act(h), for dw = act(h)^T @ g,
           // comes out of the same pass over h (core::activation_backward)
-          const core::Tensor dh = core::matmul(g.data(), w.data().transpose(0, 1));
-          const core::Tensor a = core::activation_backward(unary_op_of(activation), h.data(), dh);
+          const core::Tensor dh = core::matmul(core_tensor(g), core_tensor(w).transpose(0, 1));
+          const core::Tensor a = core::activation_backward(unary_op_of(activation), core_tensor(h), dh);
           grads[0] = Tensor(dh);
           if (needs[1]) grads[1] = rules::weight_grad(Tensor(a), g);
         } else if (needs[1]) {
-          grads[1] = rules::weight_grad(Tensor(activated(activation, h.data())), g);
+          grads[1] = rules::weight_grad(Tensor(activated(activation, core_tensor(h))), g);
         }
         if (needs[2]) grads[2] = g;
         return grads;

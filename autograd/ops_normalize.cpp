@@ -12,12 +12,13 @@
 #include "core/error.h"
 #include "core/factory.h"
 #include "core/launch.h"
+#include "autograd/internal.h"
 
 namespace axiom {
 
 // dL/dx = y * (g - sum(g * y))             (sum along the softmax axis, kept for broadcasting)
 Tensor softmax(const Tensor& x, int64_t axis) {
-  return record_keeping_output("softmax", {x}, core::softmax(x.data(), axis),
+  return record_keeping_output("softmax", {x}, core::softmax(core_tensor(x), axis),
                                [axis](const Tensor& g, const Tensor& y, const Needs&) {
                                  const Tensor dot = sum(mul(g, y), {axis}, /*keepdim=*/true);
                                  return Grads{mul(y, sub(g, dot))};
@@ -26,7 +27,7 @@ Tensor softmax(const Tensor& x, int64_t axis) {
 
 // dL/dx = g - exp(y) * sum(g)              (y = log_softmax(x), so exp(y) = softmax(x))
 Tensor log_softmax(const Tensor& x, int64_t axis) {
-  return record_keeping_output("log_softmax", {x}, core::log_softmax(x.data(), axis),
+  return record_keeping_output("log_softmax", {x}, core::log_softmax(core_tensor(x), axis),
                                [axis](const Tensor& g, const Tensor& y, const Needs&) {
                                  const Tensor total = sum(g, {axis}, /*keepdim=*/true);
                                  return Grads{sub(g, mul(exp(y), total))};
@@ -50,7 +51,7 @@ Grads rules::layer_norm_grads(const core::Tensor& x, const core::Tensor& w, cons
 }
 
 namespace {
-core::Tensor data_or_undefined(const Tensor& t) { return t.defined() ? t.data() : core::Tensor(); }
+core::Tensor data_or_undefined(const Tensor& t) { return t.defined() ? core_tensor(t) : core::Tensor(); }
 
 // Layer norm in smaller ops, what the fused kernels compute (the variance divides by D):
 //   (x - mean) / sqrt(var + eps) * w + b
@@ -65,11 +66,11 @@ Tensor layer_norm_composite(const Tensor& x, const Tensor& w, const Tensor& b, d
 
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
   const core::Tensor w = data_or_undefined(weight);
-  core::LayerNormResult r = core::layer_norm(x.data(), w, data_or_undefined(bias), eps);
+  core::LayerNormResult r = core::layer_norm(core_tensor(x), w, data_or_undefined(bias), eps);
   return record_fused(
       "layer_norm", {x, weight, bias}, r.output,
-      [x = x.data(), w, mean = r.mean, rstd = r.rstd](const Tensor& g, const Needs& needs) {
-        return rules::layer_norm_grads(x, w, mean, rstd, g.data(), needs);
+      [x = core_tensor(x), w, mean = r.mean, rstd = r.rstd](const Tensor& g, const Needs& needs) {
+        return rules::layer_norm_grads(x, w, mean, rstd, core_tensor(g), needs);
       },
       [eps](const std::vector<Tensor>& in) { return layer_norm_composite(in[0], in[1], in[2], eps); });
 }
@@ -82,9 +83,9 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
 Tensor layer_norm_linear(const Tensor& x, const Tensor& norm_weight, const Tensor& norm_bias, double eps,
                          const Tensor& weight, const Tensor& bias) {
   const core::Tensor nw = data_or_undefined(norm_weight), nb = data_or_undefined(norm_bias);
-  core::LayerNormResult r = core::layer_norm(x.data(), nw, nb, eps);
-  core::Tensor out =
-      bias.defined() ? core::linear(r.output, weight.data(), bias.data()) : core::matmul(r.output, weight.data());
+  core::LayerNormResult r = core::layer_norm(core_tensor(x), nw, nb, eps);
+  core::Tensor out = bias.defined() ? core::linear(r.output, core_tensor(weight), core_tensor(bias))
+                                    : core::matmul(r.output, core_tensor(weight));
   r.output = core::Tensor();  // y is not kept
   auto composite = [eps](const std::vector<Tensor>& in) {
     const Tensor y = layer_norm_composite(in[0], in[1], in[2], eps);
@@ -92,13 +93,13 @@ Tensor layer_norm_linear(const Tensor& x, const Tensor& norm_weight, const Tenso
   };
   return record_fused(
       "layer_norm_linear", {x, norm_weight, norm_bias, weight, bias}, std::move(out),
-      [x = x.data(), nw, nb, eps, w = weight.data(), mean = r.mean, rstd = r.rstd](const Tensor& g,
-                                                                                   const Needs& needs) {
+      [x = core_tensor(x), nw, nb, eps, w = core_tensor(weight), mean = r.mean, rstd = r.rstd](const Tensor& g,
+                                                                                               const Needs& needs) {
         Grads grads(5);
         if (needs[3]) grads[3] = rules::weight_grad(Tensor(core::layer_norm(x, nw, nb, eps).output), g);
         if (needs[4]) grads[4] = g;
         if (needs[0] || needs[1] || needs[2]) {
-          const core::Tensor dy = core::matmul(g.data(), w.transpose(0, 1));
+          const core::Tensor dy = core::matmul(core_tensor(g), w.transpose(0, 1));
           const Grads norm = rules::layer_norm_grads(x, nw, mean, rstd, dy, {needs[0], needs[1], needs[2]});
           std::copy(norm.begin(), norm.end(), grads.begin());
         }
@@ -128,7 +129,7 @@ Tensor cross_entropy_composite(const Tensor& x, const Tensor& targets, const Cro
 //   dL/dlogits = (p - q) * g_i             (g_i = g / rows for the mean)   : [..., C]
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEntropyOptions& options) {
   const double s = options.label_smoothing;
-  const core::Tensor x = logits.data(), t = targets.data();
+  const core::Tensor x = core_tensor(logits), t = core_tensor(targets);
   const core::CrossEntropyResult forward = core::cross_entropy(x, t, s);
   core::Tensor loss = forward.losses;
   const double rows = static_cast<double>(loss.numel());
@@ -137,7 +138,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEnt
   return record_fused(
       "cross_entropy", {logits}, loss,
       [x, t, lse = forward.lse, s, rows, reduction = options.reduction](const Tensor& g, const Needs&) {
-        core::Tensor per_row = g.data();  // d loss / d loss_i: [...] for none, a scalar otherwise
+        core::Tensor per_row = core_tensor(g);  // d loss / d loss_i: [...] for none, a scalar otherwise
         if (reduction == Reduction::mean) per_row = core::div(per_row, rows);
         if (reduction != Reduction::none) per_row = per_row.expand(t.shape());
         return Grads{Tensor(core::cross_entropy_backward(x, t, lse, per_row, s))};

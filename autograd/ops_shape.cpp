@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "core/factory.h"
 #include "core/launch.h"
+#include "autograd/internal.h"
 
 namespace axiom {
 
@@ -21,37 +22,37 @@ Tensor reshaped(const char* name, const Tensor& x, core::Tensor y) {
 template <typename View>
 Tensor placed(const Tensor& g, const Shape& shape, View view) {
   core::Tensor out = core::zeros(shape, g.dtype(), g.device());
-  core::copy_into(g.data(), view(out));
+  core::copy_into(core_tensor(g), view(out));
   return record("place", {g}, std::move(out), [view](const Tensor& gg, const Needs&) { return Grads{view(gg)}; });
 }
 
 // dL/dx = zeros of x's shape with g written into the positions `view` picks.
 template <typename View>
 Tensor picked(const char* name, const Tensor& x, View view) {
-  return record(name, {x}, view(x.data()),
+  return record(name, {x}, view(core_tensor(x)),
                 [shape = x.shape(), view](const Tensor& g, const Needs&) { return Grads{placed(g, shape, view)}; });
 }
 }  // namespace
 
-Tensor Tensor::reshape(Shape shape) const { return reshaped("reshape", *this, data().reshape(std::move(shape))); }
-Tensor Tensor::squeeze(int64_t axis) const { return reshaped("squeeze", *this, data().squeeze(axis)); }
-Tensor Tensor::unsqueeze(int64_t axis) const { return reshaped("unsqueeze", *this, data().unsqueeze(axis)); }
+Tensor Tensor::reshape(Shape shape) const { return reshaped("reshape", *this, value().reshape(std::move(shape))); }
+Tensor Tensor::squeeze(int64_t axis) const { return reshaped("squeeze", *this, value().squeeze(axis)); }
+Tensor Tensor::unsqueeze(int64_t axis) const { return reshaped("unsqueeze", *this, value().unsqueeze(axis)); }
 
 // dL/dx = g permuted by the inverse order
 Tensor Tensor::permute(const std::vector<int64_t>& order) const {
-  core::Tensor y = data().permute(order);
+  core::Tensor y = value().permute(order);
   std::vector<int64_t> inverse(order.size());
   for (size_t i = 0; i < order.size(); ++i) inverse[(order[i] + dim()) % dim()] = static_cast<int64_t>(i);
   return record("permute", {*this}, y, [inverse](const Tensor& g, const Needs&) { return Grads{g.permute(inverse)}; });
 }
 
 Tensor Tensor::transpose(int64_t axis0, int64_t axis1) const {
-  return record("transpose", {*this}, data().transpose(axis0, axis1),
+  return record("transpose", {*this}, value().transpose(axis0, axis1),
                 [axis0, axis1](const Tensor& g, const Needs&) { return Grads{g.transpose(axis0, axis1)}; });
 }
 
 Tensor Tensor::movedim(int64_t from, int64_t to) const {
-  return record("movedim", {*this}, data().movedim(from, to),
+  return record("movedim", {*this}, value().movedim(from, to),
                 [from, to](const Tensor& g, const Needs&) { return Grads{g.movedim(to, from)}; });
 }
 
@@ -67,25 +68,25 @@ Tensor Tensor::select(int64_t axis, int64_t index) const {
 
 // dL/dx = g summed over the broadcast axes (done by the engine)
 Tensor Tensor::expand(const Shape& shape) const {
-  return record("expand", {*this}, data().expand(shape), [](const Tensor& g, const Needs&) { return Grads{g}; });
+  return record("expand", {*this}, value().expand(shape), [](const Tensor& g, const Needs&) { return Grads{g}; });
 }
 
 Tensor Tensor::contiguous() const {
-  if (data().is_contiguous()) return *this;
-  return record("contiguous", {*this}, data().contiguous(), [](const Tensor& g, const Needs&) { return Grads{g}; });
+  if (value().is_contiguous()) return *this;
+  return record("contiguous", {*this}, value().contiguous(), [](const Tensor& g, const Needs&) { return Grads{g}; });
 }
 
 // dL/dx = g converted back to x's dtype. An integer result has no gradient (rounding is flat).
 Tensor Tensor::to(Dtype dtype) const {
   if (dtype == this->dtype()) return *this;
-  if (!is_floating(dtype)) return Tensor(data().to(dtype));
-  return record("to", {*this}, data().to(dtype),
+  if (!is_floating(dtype)) return Tensor(value().to(dtype));
+  return record("to", {*this}, value().to(dtype),
                 [from = this->dtype()](const Tensor& g, const Needs&) { return Grads{g.to(from)}; });
 }
 
 Tensor Tensor::to(Device device) const {
   if (device == this->device()) return *this;
-  return record("to", {*this}, data().to(device),
+  return record("to", {*this}, value().to(device),
                 [from = this->device()](const Tensor& g, const Needs&) { return Grads{g.to(from)}; });
 }
 
@@ -95,13 +96,13 @@ void copy_into(const Tensor& src, const Tensor& dst) {
                 "the destination requires a gradient, and a write into it cannot be differentiated; "
                 "write into a tensor that does not (or its detach())");
   }
-  core::copy_into(src.data(), dst.data());
+  core::copy_into(core_tensor(src), core_tensor(dst));
 }
 
 // dL/dx_i = g narrowed to x_i's stretch of the axis
 Tensor concat(const std::vector<Tensor>& tensors, int64_t axis) {
   std::vector<core::Tensor> values;
-  for (const Tensor& t : tensors) values.push_back(t.data());
+  for (const Tensor& t : tensors) values.push_back(core_tensor(t));
   core::Tensor y = core::concat(values, axis);
   std::vector<int64_t> sizes;
   const int a = core::normalize_axis("concat", axis, y.dim());
@@ -126,7 +127,7 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t axis) {
 
 // dL/dx = g without the padding
 Tensor pad(const Tensor& x, int64_t axis, int64_t before, int64_t after, double value) {
-  core::Tensor y = core::pad(x.data(), axis, before, after, value);
+  core::Tensor y = core::pad(core_tensor(x), axis, before, after, value);
   return record("pad", {x}, y, [axis, before, size = x.size(axis)](const Tensor& g, const Needs&) {
     return Grads{g.narrow(axis, before, size)};
   });
@@ -134,7 +135,7 @@ Tensor pad(const Tensor& x, int64_t axis, int64_t before, int64_t after, double 
 
 // dL/dx = g shifted back: what moved forward by `amount` sends its gradient back by `amount`
 Tensor shift(const Tensor& x, int64_t axis, int64_t amount) {
-  return record("shift", {x}, core::shift(x.data(), axis, amount),
+  return record("shift", {x}, core::shift(core_tensor(x), axis, amount),
                 [axis, amount](const Tensor& g, const Needs&) { return Grads{shift(g, axis, -amount)}; });
 }
 

@@ -39,27 +39,28 @@ class Tensor {
   explicit Tensor(core::Tensor data, bool requires_grad = false);
 
   bool defined() const { return impl_ != nullptr; }
-  const core::Tensor& data() const;  // the numbers (shares memory; autograd never sees changes made through it)
-  const Shape& shape() const { return data().shape(); }
-  int64_t dim() const { return data().dim(); }
-  int64_t size(int64_t axis) const { return data().size(axis); }
-  int64_t numel() const { return data().numel(); }
-  Dtype dtype() const { return data().dtype(); }
-  Device device() const { return data().device(); }
-  double item() const { return data().item(); }
-  double at(const std::vector<int64_t>& index) const { return data().at(index); }  // one element, as double
+  const Shape& shape() const { return value().shape(); }
+  int64_t dim() const { return value().dim(); }
+  int64_t size(int64_t axis) const { return value().size(axis); }
+  int64_t numel() const { return value().numel(); }
+  Dtype dtype() const { return value().dtype(); }
+  Device device() const { return value().device(); }
+  double item() const { return value().item(); }
+  double at(const std::vector<int64_t>& index) const { return value().at(index); }  // one element, as double
   template <typename T>
   std::vector<T> to_vector() const {
-    return data().to_vector<T>();
+    return value().to_vector<T>();
   }  // all elements, row-major, converted to T
-  std::string to_string() const { return data().to_string(); }
+  std::string to_string() const { return value().to_string(); }
+  const std::vector<int64_t>& strides() const { return value().strides(); }  // in elements
+  bool is_contiguous() const { return value().is_contiguous(); }
 
   // --- gradients ------------------------------------------------------------------------------
   bool requires_grad() const;
   bool is_leaf() const;
   Tensor& set_requires_grad(bool wanted);  // leaves only
   // d(output)/d(this) summed over every backward() so far; undefined if none reached this tensor.
-  // Its numbers are a buffer of its own: an optimizer may scale grad().data() in place. After a
+  // Its numbers are a buffer of its own: an optimizer may scale them in place. After a
   // backward() with create_graph it has a graph, and can be differentiated again.
   Tensor grad() const;
   void zero_grad() const;  // forgets the gradient (the next backward starts from 0)
@@ -93,6 +94,7 @@ class Tensor {
   explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
 
  private:
+  const core::Tensor& value() const;  // the numbers; an Error for an undefined tensor
   std::shared_ptr<TensorImpl> impl_;
 };
 

@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/factory.h"
 #include "data/byte_stream.h"
+#include "autograd/internal.h"
 
 namespace axiom::data {
 
@@ -87,8 +88,8 @@ Tensor read_idx(const std::string& path) {
 }
 
 ImageDataset read_idx_dataset(const std::string& images_path, const std::string& labels_path, int64_t classes) {
-  core::Tensor images = read_idx(images_path).data();  // uint8 [N, H, W]
-  core::Tensor labels = read_idx(labels_path).data();  // uint8 [N]
+  core::Tensor images = core_tensor(read_idx(images_path));  // uint8 [N, H, W]
+  core::Tensor labels = core_tensor(read_idx(labels_path));  // uint8 [N]
   if (images.dim() != 3)
     throw Error("idx", quoted(images_path), ": images must have rank 3 [N, H, W], got ", images.shape());
   if (labels.dim() != 1) throw Error("idx", quoted(labels_path), ": labels must have rank 1 [N], got ", labels.shape());

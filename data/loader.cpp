@@ -10,6 +10,7 @@
 #include "core/factory.h"
 #include "core/launch.h"
 #include "core/random.h"
+#include "autograd/internal.h"
 
 namespace axiom::data {
 
@@ -18,7 +19,7 @@ DataLoader::DataLoader(TensorDataset dataset, LoaderOptions options) : dataset_(
   if (dataset_.columns.empty()) throw Error("DataLoader", "the dataset has no columns");
   for (size_t c = 0; c < dataset_.columns.size(); ++c) {
     if (!dataset_.columns[c].defined()) throw Error("DataLoader", "column ", c, " is undefined");
-    const core::Tensor& column = dataset_.columns[c].data();
+    const core::Tensor& column = core_tensor(dataset_.columns[c]);
     if (column.dim() == 0)
       throw Error("DataLoader", "column ", c, " is a scalar; columns need an example axis [N, ...]");
     if (column.size(0) != dataset_.columns[0].size(0)) {
@@ -52,9 +53,10 @@ std::vector<int64_t> DataLoader::order(int64_t epoch) const {
 Batch DataLoader::gather(const Tensor& order, int64_t index) const {
   const int64_t begin = index * options_.batch_size;
   const core::Tensor rows =
-      order.data().narrow(0, begin, std::min(options_.batch_size, examples_ - begin));  // int64 [B]
+      core_tensor(order).narrow(0, begin, std::min(options_.batch_size, examples_ - begin));  // int64 [B]
   Batch batch;
-  for (const Tensor& column : dataset_.columns) batch.columns.emplace_back(core::index_select(column.data(), 0, rows));
+  for (const Tensor& column : dataset_.columns)
+    batch.columns.emplace_back(core::index_select(core_tensor(column), 0, rows));
   return batch;
 }
 

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/factory.h"
 #include "data/byte_stream.h"
+#include "autograd/internal.h"
 
 namespace axiom::data {
 
@@ -267,7 +268,7 @@ std::map<std::string, Tensor> read_npz(const std::string& path) {
 
 void write_npy(const std::string& path, const Tensor& tensor) {
   if (!tensor.defined()) throw Error("write_npy", "cannot write '", path, "': the tensor is undefined");
-  const core::Tensor host = tensor.data().to(Device::cpu()).contiguous();
+  const core::Tensor host = core_tensor(tensor).to(Device::cpu()).contiguous();
   std::string shape;
   for (int64_t size : host.shape()) shape += std::to_string(size) + ", ";
   if (host.dim() > 1) shape.resize(shape.size() - 2);  // (2, 3); a 1-tuple keeps its comma: (5,)

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/factory.h"
 #include "core/random.h"
+#include "autograd/internal.h"
 
 namespace axiom::data {
 
@@ -44,7 +45,7 @@ Tensor moving_objects(const Tensor& images, int64_t count, int64_t frames, int64
     throw Error(op, "the canvas (", canvas, ") is smaller than the images (", h, " x ", w, ")");
   if (max_speed < 1 || max_speed > 1000) throw Error(op, "max_speed must be in 1..1000, got ", max_speed);
 
-  const core::Tensor source = images.data().contiguous();
+  const core::Tensor source = core_tensor(images).contiguous();
   const uint8_t* pixels = source.data<uint8_t>();  // [N, h, w]
   core::Tensor out = core::zeros({count, frames, canvas, canvas}, Dtype::uint8);
   uint8_t* video = out.data<uint8_t>();  // [count, frames, canvas, canvas]

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/launch.h"
+#include "autograd/internal.h"
 
 namespace axiom::nn {
 
@@ -30,7 +31,7 @@ Tensor Module::register_parameter(const std::string& name, const Tensor& value) 
                 "' is given a tensor that requires a gradient; register fresh values "
                 "(axiom::normal, zeros, ...) or value.detach() to share its numbers on purpose");
   }
-  Tensor parameter(value.data(), /*requires_grad=*/true);  // a leaf of its own, holding value's numbers
+  Tensor parameter(core_tensor(value), /*requires_grad=*/true);  // a leaf of its own, holding value's numbers
   parameters_.emplace_back(name, parameter);
   return parameter;
 }
@@ -64,12 +65,12 @@ void Module::train(bool on) {
 }
 
 void Module::to(Device device) {
-  for (auto& [name, parameter] : named_parameters()) parameter.impl()->data = parameter.data().to(device);
+  for (auto& [name, parameter] : named_parameters()) parameter.impl()->data = core_tensor(parameter).to(device);
 }
 
 void Module::to(Dtype dtype) {
   if (!is_floating(dtype)) throw Error("Module::to", "parameters must be float32 or float64, not ", dtype);
-  for (auto& [name, parameter] : named_parameters()) parameter.impl()->data = parameter.data().to(dtype);
+  for (auto& [name, parameter] : named_parameters()) parameter.impl()->data = core_tensor(parameter).to(dtype);
 }
 
 void Module::zero_grad() {
@@ -110,12 +111,12 @@ void Module::load_state(const StateDict& state) {
     throw Error("load_state", joined);
   }
   for (const auto& [name, parameter] : own)
-    core::copy_into(given.at(name).data().to(parameter.device()), parameter.data());
+    core::copy_into(core_tensor(given.at(name)).to(parameter.device()), core_tensor(parameter));
 }
 
 void Module::save(const std::string& path, const Metadata& metadata) const {
   NamedTensors values;  // the file format's own currency
-  for (const auto& [name, value] : state()) values.emplace_back(name, value.data());
+  for (const auto& [name, value] : state()) values.emplace_back(name, core_tensor(value));
   core::save_safetensors(path, values, metadata);
 }
 

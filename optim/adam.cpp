@@ -17,6 +17,7 @@
 #include "autograd/factory.h"
 #include "core/factory.h"
 #include "core/launch.h"
+#include "autograd/internal.h"
 
 namespace axiom::optim {
 
@@ -64,12 +65,12 @@ void Adam::update_all(const std::vector<PendingUpdate>& updates) {
     if (!m.defined()) m = zeros_like(u.param), v = zeros_like(u.param);
     // the fused update works in place on the numbers of contiguous memory; a parameter that is a
     // strided view is updated in a copy, then written back through the view
-    const core::Tensor& param = u.param.data();
+    const core::Tensor& param = core_tensor(u.param);
     const core::Tensor p = param.is_contiguous() ? param : param.contiguous();
     fused.push_back({p,
-                     u.grad.data(),
-                     m.data(),
-                     v.data(),
+                     core_tensor(u.grad),
+                     core_tensor(m),
+                     core_tensor(v),
                      {.lr = lr(),
                       .beta1 = o.betas.first,
                       .beta2 = o.betas.second,
@@ -81,7 +82,7 @@ void Adam::update_all(const std::vector<PendingUpdate>& updates) {
   core::adam_update_many(fused);  // checks every update before it changes any
   for (size_t i = 0; i < updates.size(); ++i) {
     ++updates[i].state->step;
-    if (!updates[i].param.data().is_contiguous()) core::copy_into(fused[i].param, updates[i].param.data());
+    if (!updates[i].param.is_contiguous()) core::copy_into(fused[i].param, core_tensor(updates[i].param));
   }
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/launch.h"
+#include "autograd/internal.h"
 
 namespace axiom::optim {
 
@@ -16,7 +17,7 @@ double clip_grad_norm(const NamedParameters& parameters, double max_norm) {
   core::Tensor sum_of_squares;
   for (const auto& [name, p] : parameters) {
     if (!p.grad().defined()) continue;
-    const core::Tensor g64 = p.grad().data().to(Dtype::float64);
+    const core::Tensor g64 = core_tensor(p.grad()).to(Dtype::float64);
     const core::Tensor squares = core::sum(core::mul(g64, g64));
     sum_of_squares = sum_of_squares.defined() ? core::add(sum_of_squares, squares) : squares;
   }
@@ -26,7 +27,7 @@ double clip_grad_norm(const NamedParameters& parameters, double max_norm) {
   const double scale = max_norm / (norm + 1e-6);
   for (const auto& [name, p] : parameters) {
     if (!p.grad().defined()) continue;
-    const core::Tensor& g = p.grad().data();
+    const core::Tensor& g = core_tensor(p.grad());
     core::copy_into(core::mul(g, scale), g);
   }
   return norm;

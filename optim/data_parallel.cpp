@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/factory.h"
 #include "core/launch.h"
+#include "autograd/internal.h"
 
 namespace axiom::optim {
 
@@ -112,7 +113,7 @@ void GradientAverager::start(Bucket& bucket) {
     const Tensor grad = parameters_[bucket.members[k]].second.grad();
     const core::Tensor slot = bucket.flat.narrow(0, bucket.offsets[k], parameters_[bucket.members[k]].second.numel());
     if (grad.defined()) {
-      core::copy_into(grad.data().reshape({-1}).to(Device::cpu()), slot);
+      core::copy_into(core_tensor(grad).reshape({-1}).to(Device::cpu()), slot);
     } else {
       core::copy_into(core::zeros(slot.shape(), slot.dtype()), slot);
     }
@@ -139,7 +140,7 @@ void GradientAverager::finish() {
       const Tensor& p = parameters_[bucket->members[k]].second;
       if (!p.grad().defined()) continue;
       const core::Tensor mean = core::mul(bucket->flat.narrow(0, bucket->offsets[k], p.numel()), scale);
-      core::copy_into(mean.reshape(p.shape()).to(p.grad().device()), p.grad().data());
+      core::copy_into(mean.reshape(p.shape()).to(p.grad().device()), core_tensor(p.grad()));
     }
     bucket->pending.reset();
     bucket->ready = 0;
@@ -153,7 +154,7 @@ void GradientAverager::finish() {
 }
 
 void broadcast_parameters(const NamedParameters& parameters, Communicator& comm, int root) {
-  for (const auto& [name, p] : parameters) comm.broadcast(p.data(), root);
+  for (const auto& [name, p] : parameters) comm.broadcast(core_tensor(p), root);
 }
 
 }  // namespace axiom::optim

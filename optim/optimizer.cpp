@@ -10,6 +10,7 @@
 
 #include "core/formats/json.h"
 #include "core/launch.h"
+#include "autograd/internal.h"
 
 namespace axiom::optim {
 
@@ -249,7 +250,7 @@ OptimizerState Optimizer::state() const {
                       {"step", states_[i].step}});
     // copies: the update changes the buffers in place (core::adam_update), and a snapshot must not move
     for (const auto& [buffer, tensor] : states_[i].buffers)
-      out.tensors.emplace_back(buffer + "." + key, tensor.data().clone());
+      out.tensors.emplace_back(buffer + "." + key, core_tensor(tensor).clone());
   }
   out.json = json{
       {"format", "axiom optimizer state"},

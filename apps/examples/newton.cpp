@@ -48,7 +48,12 @@ Problem make_problem(axiom::Generator& gen) {
   return {x, y};
 }
 
-Tensor leaf_copy(const Tensor& w) { return Tensor(w.data().clone(), /*requires_grad=*/true); }
+// A new leaf holding w's numbers (shared: nothing here writes to them), without w's history.
+Tensor leaf_copy(const Tensor& w) {
+  Tensor leaf = w.detach();
+  leaf.set_requires_grad(true);
+  return leaf;
+}
 
 // Conjugate gradients for H p = rhs, with H given only through products H v: at most `iterations`.
 Tensor conjugate_gradients(const std::function<Tensor(const Tensor&)>& hessian_times, const Tensor& rhs,

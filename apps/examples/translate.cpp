@@ -23,7 +23,6 @@
 #include "apps/pictures.h"
 #include "apps/progress.h"
 #include "autograd/factory.h"
-#include "core/factory.h"
 #include "models/models.h"
 
 using namespace axiom;
@@ -94,15 +93,14 @@ models::TrainingOptions options_of(const std::string& which, int64_t steps) {
 void draw_attention(const models::Translator& model, const Strings& strings, const std::string& path) {
   const models::Decoded d = model.decode(strings.source.narrow(0, 0, 1));
   const int64_t n = static_cast<int64_t>(strings.digits[0].size()), zoom = 24;
-  const core::Tensor weights =
-      d.weights.data().select(0, 0).narrow(0, 0, n + 1).narrow(1, 0, n).contiguous();  // [n + 1, n]
-  core::Tensor picture = core::empty({(n + 1) * zoom, n * zoom}, Dtype::uint8);
-  for (int64_t r = 0; r < picture.size(0); ++r) {
-    for (int64_t c = 0; c < picture.size(1); ++c) {
-      picture.set({r, c}, std::round(255 * (1 - weights.at({r / zoom, c / zoom}))));
+  const Tensor weights = d.weights.detach().select(0, 0).narrow(0, 0, n + 1).narrow(1, 0, n);  // [n + 1, n]
+  std::vector<uint8_t> pixels;                                                                 // [(n + 1) zoom, n zoom]
+  for (int64_t r = 0; r < (n + 1) * zoom; ++r) {
+    for (int64_t c = 0; c < n * zoom; ++c) {
+      pixels.push_back(static_cast<uint8_t>(std::round(255 * (1 - weights.at({r / zoom, c / zoom})))));
     }
   }
-  apps::write_png(path, Tensor(picture));
+  apps::write_png(path, from_vector<uint8_t>(pixels, {(n + 1) * zoom, n * zoom}));
   std::printf("attention of the decoder over \"");
   for (int64_t x : strings.digits[0]) std::printf("%lld", static_cast<long long>(x));
   std::printf("\" written to %s (rows: output digits and the end token, columns: input digits)\n", path.c_str());

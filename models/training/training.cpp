@@ -10,6 +10,7 @@
 #include "core/formats/json.h"
 #include "core/factory.h"
 #include "core/launch.h"
+#include "autograd/internal.h"
 
 namespace axiom::models {
 
@@ -19,7 +20,7 @@ namespace {
 // counted there (on a GPU, a few launches for every weight at once; no copy).
 core::Tensor weights_check(const Learner& model) {
   std::vector<core::Tensor> weights;
-  for (const auto& [name, p] : model.named_parameters()) weights.push_back(p.data());
+  for (const auto& [name, p] : model.named_parameters()) weights.push_back(core_tensor(p));
   return weights.empty() ? core::zeros({}, Dtype::float64, model.device()) : core::count_non_finite(weights);
 }
 
@@ -235,7 +236,7 @@ double Trainer::step() {
   // weights' check, read together. A loss that is not finite is reported first; the weights in
   // memory are then not to be used (a checkpoint refuses them), the last checkpoint is.
   const core::Tensor readings =
-      core::concat({loss.data().to(Dtype::float64).reshape({1}), weights_check(*model_).reshape({1})}, 0)
+      core::concat({core_tensor(loss).to(Dtype::float64).reshape({1}), weights_check(*model_).reshape({1})}, 0)
           .to(Device::cpu());
   const double mean = mean_over_ranks(comm_, readings.at({0}));  // the same on every rank, so all stop together
   if (!std::isfinite(mean)) {
@@ -254,7 +255,7 @@ void Trainer::check_weights_finite(int64_t after_step) const {
 void Trainer::throw_weights_not_finite(int64_t after_step) const {
   std::string name = "?";
   for (const auto& [parameter, p] : model_->named_parameters()) {
-    if (core::count_non_finite({p.data()}).item() != 0) {
+    if (core::count_non_finite({core_tensor(p)}).item() != 0) {
       name = parameter;
       break;
     }

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "tests/support/gradients.h"
+#include "autograd/internal.h"
 
 namespace core = axiom::core;
 using namespace axiom;
@@ -47,9 +48,9 @@ Gradients run(Dtype dtype, bool checkpointed) {
   const axiom::Tensor h = first(x);
   const axiom::Tensor y = checkpointed ? checkpoint(second, h, second.parameters(), &gen) : second(h);
   sum(mul(y, weights)).backward();
-  Gradients g{values_of(y.data()), values_of(x.grad().data()), {}, gen.offset()};
+  Gradients g{values_of(core_tensor(y)), values_of(core_tensor(x.grad())), {}, gen.offset()};
   for (const Block* block : {&first, &second}) {
-    for (const axiom::Tensor& p : block->parameters()) g.parameters.push_back(values_of(p.grad().data()));
+    for (const axiom::Tensor& p : block->parameters()) g.parameters.push_back(values_of(core_tensor(p.grad())));
   }
   return g;
 }
@@ -93,13 +94,14 @@ TEST_CASE("checkpoint: gradients from earlier backward passes are added to, not 
   const axiom::Tensor leaf_x = leaf(uniform64({4, 6}, 2));
   auto x_of = [&] { return mul(leaf_x, 1.0); };
   for (int pass = 0; pass < 2; ++pass) sum(block(x_of())).backward();
-  const std::vector<double> plain_x = values_of(leaf_x.grad().data()), plain_w = values_of(block.weight.grad().data());
+  const std::vector<double> plain_x = values_of(core_tensor(leaf_x.grad())),
+                            plain_w = values_of(core_tensor(block.weight.grad()));
   leaf_x.zero_grad();
   for (const axiom::Tensor& p : block.parameters()) p.zero_grad();
   gen = Generator(1);
   for (int pass = 0; pass < 2; ++pass) sum(checkpoint(block, x_of(), block.parameters(), &gen)).backward();
-  CHECK(values_of(leaf_x.grad().data()) == plain_x);
-  CHECK(values_of(block.weight.grad().data()) == plain_w);
+  CHECK(values_of(core_tensor(leaf_x.grad())) == plain_x);
+  CHECK(values_of(core_tensor(block.weight.grad())) == plain_w);
 }
 
 TEST_CASE("checkpoint: gradient-ready hooks hear of each parameter once, with its whole gradient") {
@@ -110,14 +112,14 @@ TEST_CASE("checkpoint: gradient-ready hooks hear of each parameter once, with it
   std::vector<std::vector<double>> told_values;
   const GradientReadyHook hook([&](const axiom::Tensor& leaf) {
     told.push_back(leaf.impl().get());
-    told_values.push_back(values_of(leaf.grad().data()));
+    told_values.push_back(values_of(core_tensor(leaf.grad())));
   });
   sum(checkpoint(block, x, block.parameters(), &gen)).backward();
   CHECK(told.size() == 5);  // x and the 4 parameters, once each
   for (const axiom::Tensor& p : block.parameters()) {
     const auto at = std::find(told.begin(), told.end(), p.impl().get());
     REQUIRE(at != told.end());
-    CHECK(told_values[static_cast<size_t>(at - told.begin())] == values_of(p.grad().data()));
+    CHECK(told_values[static_cast<size_t>(at - told.begin())] == values_of(core_tensor(p.grad())));
   }
 }
 

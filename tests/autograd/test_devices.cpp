@@ -11,6 +11,7 @@
 #include "tests/autograd/op_table.h"
 #include "tests/support/gradients.h"
 #include "tests/support/emulated_cuda.h"
+#include "autograd/internal.h"
 
 using namespace axiom;
 using test::Fn;
@@ -48,8 +49,8 @@ core::Tensor same_view_on(const core::Tensor& x, Device device) {
 std::vector<Tensor> inputs_on(const OpCase& c, Device device) {
   std::vector<Tensor> leaves;
   for (const Tensor& input : c.inputs) {
-    leaves.emplace_back(same_view_on(input.data(), device), input.requires_grad());
-    REQUIRE(leaves.back().data().is_contiguous() == input.data().is_contiguous());
+    leaves.emplace_back(same_view_on(core_tensor(input), device), input.requires_grad());
+    REQUIRE(leaves.back().is_contiguous() == input.is_contiguous());
   }
   return leaves;
 }
@@ -65,9 +66,9 @@ Result forward_backward(const OpCase& c, Device device) {
   const Tensor y = c.f(leaves);
   Generator gen(77);
   y.backward(Tensor(core::randn(y.shape(), gen, Dtype::float64).to(device)));
-  Result result{y.data().to(Device::cpu()), {}};
+  Result result{core_tensor(y).to(Device::cpu()), {}};
   for (const Tensor& leaf : leaves) {
-    if (leaf.requires_grad()) result.grads.push_back(leaf.grad().data().to(Device::cpu()));
+    if (leaf.requires_grad()) result.grads.push_back(core_tensor(leaf.grad()).to(Device::cpu()));
   }
   return result;
 }
@@ -94,7 +95,7 @@ std::vector<core::Tensor> second_derivatives(const OpCase& c, Device device) {
   std::vector<core::Tensor> result;
   if (!projected.defined()) return result;  // f is linear in its inputs: no second derivatives
   for (const Tensor& g : grad({projected}, floating, {}, {.allow_unused = true})) {
-    result.push_back(g.defined() ? g.data().to(Device::cpu()) : core::Tensor());
+    result.push_back(g.defined() ? core_tensor(g).to(Device::cpu()) : core::Tensor());
   }
   return result;
 }

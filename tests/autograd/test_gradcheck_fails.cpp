@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tests/support/gradients.h"
+#include "autograd/internal.h"
 
 namespace core = axiom::core;
 using namespace axiom;
@@ -21,7 +22,7 @@ namespace {
 
 // exp with the right rule (dL/dx = g * y) or a planted wrong one (g * x).
 axiom::Tensor planted_exp(const axiom::Tensor& x, bool wrong) {
-  const core::Tensor y = core::exp(x.data());
+  const core::Tensor y = core::exp(core_tensor(x));
   return record("exp", {x}, y, [x, y = axiom::Tensor(y), wrong](const axiom::Tensor& g, const Needs&) {
     return Grads{mul(g, wrong ? x : y)};
   });
@@ -31,7 +32,7 @@ axiom::Tensor planted_exp(const axiom::Tensor& x, bool wrong) {
 // derivative (the second derivative of exp) is then missing. With the output as the engine hands
 // it in (made by the exp Node), the rule is differentiable.
 axiom::Tensor exp_with_constant_output(const axiom::Tensor& x, bool constant) {
-  return record_keeping_output("exp", {x}, core::exp(x.data()),
+  return record_keeping_output("exp", {x}, core::exp(core_tensor(x)),
                                [constant](const axiom::Tensor& g, const axiom::Tensor& y, const Needs&) {
                                  return Grads{mul(g, constant ? y.detach() : y)};
                                });
@@ -40,8 +41,8 @@ axiom::Tensor exp_with_constant_output(const axiom::Tensor& x, bool constant) {
 // mul whose gradient for b is off by `errors[k]` at the elements `at[k]` of b (b is [2, 3]).
 axiom::Tensor mul_wrong_at(const axiom::Tensor& a, const axiom::Tensor& b, const std::vector<std::vector<int64_t>>& at,
                            const std::vector<double>& errors) {
-  return record("mul", {a, b}, core::mul(a.data(), b.data()),
-                [a = a.data(), b = b.data(), at, errors](const axiom::Tensor& g, const Needs&) {
+  return record("mul", {a, b}, core::mul(core_tensor(a), core_tensor(b)),
+                [a = core_tensor(a), b = core_tensor(b), at, errors](const axiom::Tensor& g, const Needs&) {
                   core::Tensor off = core::zeros(b.shape(), Dtype::float64);
                   for (size_t k = 0; k < at.size(); ++k) off.set(at[k], errors[k]);
                   return Grads{mul(g, axiom::Tensor(b)), mul(g, axiom::Tensor(core::add(a, off)))};
@@ -50,8 +51,8 @@ axiom::Tensor mul_wrong_at(const axiom::Tensor& a, const axiom::Tensor& b, const
 
 // mul whose rule forgets b's gradient: returned undefined, or not returned at all.
 axiom::Tensor mul_forgetting_b(const axiom::Tensor& a, const axiom::Tensor& b, bool short_list) {
-  return record("mul", {a, b}, core::mul(a.data(), b.data()),
-                [b = axiom::Tensor(b.data()), short_list](const axiom::Tensor& g, const Needs&) {
+  return record("mul", {a, b}, core::mul(core_tensor(a), core_tensor(b)),
+                [b = axiom::Tensor(core_tensor(b)), short_list](const axiom::Tensor& g, const Needs&) {
                   if (short_list) return Grads{mul(g, b)};
                   return Grads{mul(g, b), axiom::Tensor()};
                 });
@@ -94,7 +95,7 @@ TEST_CASE("a wrong exp rule (g * x instead of g * y) fails, naming input, elemen
   // The values reported are d exp(x) / dx = exp(x) (numerical) and x (the wrong rule) at the
   // element named.
   const std::string tail = result.message.substr(result.message.find("with respect to input 0 element "));
-  const std::vector<double> xs = x.data().to_vector<double>();
+  const std::vector<double> xs = x.to_vector<double>();
   bool matched = false;
   for (int64_t i = 0; i < 2; ++i) {
     for (int64_t j = 0; j < 3; ++j) {
@@ -110,7 +111,7 @@ TEST_CASE("a wrong exp rule (g * x instead of g * y) fails, naming input, elemen
 
 TEST_CASE("the failure names the input and the element whose gradient is wrong, the worst one first") {
   const auto a = leaf(uniform64({2, 3}, 3)), b = leaf(uniform64({2, 3}, 4));
-  const double a12 = a.data().at({1, 2});
+  const double a12 = a.at({1, 2});
   SUBCASE("one wrong element") {
     const GradcheckResult result = gradcheck(
         [](const In& in) {
@@ -148,7 +149,7 @@ TEST_CASE("the failure names the input and the element whose gradient is wrong, 
   }
   SUBCASE("only the inputs that require a gradient are checked") {
     // b's gradient is wrong, but b is a constant here: nothing to report.
-    const axiom::Tensor constant(b.data());
+    const axiom::Tensor constant(core_tensor(b));
     const GradcheckResult result = gradcheck(
         [&](const In& in) {
           return mul_wrong_at(in[0], constant, {{1, 2}}, {1.0});
@@ -198,7 +199,7 @@ TEST_CASE("a rule that forgets an input's gradient fails, naming that input") {
     CHECK_FALSE(projected.ok);
   }
   // With a alone checked, the same op passes: a's gradient is right.
-  const axiom::Tensor constant(b.data());
+  const axiom::Tensor constant(core_tensor(b));
   const GradcheckResult only_a = gradcheck([&](const In& in) { return mul_forgetting_b(in[0], constant, false); }, {a});
   CHECK_MESSAGE(only_a.ok, only_a.message);
 }
@@ -206,7 +207,7 @@ TEST_CASE("a rule that forgets an input's gradient fails, naming that input") {
 TEST_CASE("a rule that returns NaN fails") {
   const auto x = leaf(uniform64({3}, 10));
   const Fn fn = [](const In& in) {
-    return record("nan_rule", {in[0]}, core::mul(in[0].data(), 2.0), [](const axiom::Tensor& g, const Needs&) {
+    return record("nan_rule", {in[0]}, core::mul(core_tensor(in[0]), 2.0), [](const axiom::Tensor& g, const Needs&) {
       return Grads{mul(g, std::numeric_limits<double>::quiet_NaN())};
     });
   };
@@ -257,7 +258,7 @@ TEST_CASE("gradcheck leaves its inputs as it found them, in both modes, also whe
     options.full_jacobian = full;
     const GradcheckResult result = gradcheck([](const In& in) { return tanh(in[0]); }, {x}, options);
     CHECK_MESSAGE(result.ok, result.message);
-    CHECK(x.data().to_vector<double>() == before);
+    CHECK(x.to_vector<double>() == before);
     CHECK_FALSE(x.grad().defined());
     int calls = 0;  // the third call comes while an input is moved by eps
     const auto fails_on_the_third_call = [&calls](const In& in) {
@@ -265,7 +266,7 @@ TEST_CASE("gradcheck leaves its inputs as it found them, in both modes, also whe
       return tanh(in[0]);
     };
     check_error([&] { (void)gradcheck(fails_on_the_third_call, {x}, options); }, {"[test] the function failed"});
-    CHECK(x.data().to_vector<double>() == before);
+    CHECK(x.to_vector<double>() == before);
     CHECK_FALSE(x.grad().defined());
   }
 }

@@ -13,6 +13,7 @@
 
 #include "tests/autograd/op_table.h"
 #include "tests/support/gradients.h"
+#include "autograd/internal.h"
 
 namespace core = axiom::core;
 using namespace axiom;
@@ -86,8 +87,7 @@ TEST_CASE("dropout's mask is not trivial: some elements are zeroed, the others s
   constexpr double p = 0.4;
   const Tensor x = leaf(uniform64({4, 5}, 110, 0.5, 2));  // nonzero: dropped elements are recognisable
   Generator gen(1234);
-  const std::vector<double> in = x.data().to_vector<double>(),
-                            out = dropout(x, p, /*training=*/true, gen).data().to_vector<double>();
+  const std::vector<double> in = x.to_vector<double>(), out = dropout(x, p, /*training=*/true, gen).to_vector<double>();
   int zeroed = 0, kept = 0;
   for (size_t i = 0; i < in.size(); ++i) {
     if (out[i] == 0)
@@ -113,8 +113,9 @@ TEST_CASE("activation_linear: the bits of linear(activate(h)), keeping h alone f
       const axiom::Tensor out = fused ? activation_linear(Activation::gelu, h, w, b) : linear(gelu(h), w, b);
       const int64_t kept = core::allocation_stats().live_bytes - before;  // the output, and what backward needs
       sum(mul(out, weights)).backward();
-      return std::make_tuple(axiom::test::values_of(out.data()), axiom::test::values_of(h.grad().data()),
-                             axiom::test::values_of(w.grad().data()), axiom::test::values_of(b.grad().data()), kept);
+      return std::make_tuple(axiom::test::values_of(core_tensor(out)), axiom::test::values_of(core_tensor(h.grad())),
+                             axiom::test::values_of(core_tensor(w.grad())),
+                             axiom::test::values_of(core_tensor(b.grad())), kept);
     };
     const auto [out, dh, dw, db, kept] = gradients(false);
     const auto [fused_out, fused_dh, fused_dw, fused_db, fused_kept] = gradients(true);
@@ -141,8 +142,8 @@ TEST_CASE("layer_norm_linear: the bits of linear(layer_norm(x)), keeping x alone
           fused ? layer_norm_linear(x, nw, nb, 1e-5, w, b) : linear(layer_norm(x, nw, nb, 1e-5), w, b);
       const int64_t kept = core::allocation_stats().live_bytes - before;
       sum(mul(out, weights)).backward();
-      std::vector<std::vector<double>> values{axiom::test::values_of(out.data())};
-      for (const auto& t : {x, nw, nb, w, b}) values.push_back(axiom::test::values_of(t.grad().data()));
+      std::vector<std::vector<double>> values{axiom::test::values_of(core_tensor(out))};
+      for (const auto& t : {x, nw, nb, w, b}) values.push_back(axiom::test::values_of(core_tensor(t.grad())));
       return std::make_pair(values, kept);
     };
     const auto [plain, kept] = gradients(false);

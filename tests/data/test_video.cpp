@@ -5,6 +5,7 @@
 #include "core/factory.h"
 #include "data/video.h"
 #include "tests/support/files.h"
+#include "autograd/internal.h"
 
 using namespace axiom;
 using test::error_of;
@@ -20,7 +21,7 @@ Tensor squares(int64_t n, int64_t s) {
 
 // The bounding box [top, left, bottom, right] of the nonzero pixels of frame t of video v.
 std::array<int64_t, 4> box(const Tensor& videos, int64_t v, int64_t t) {
-  const core::Tensor frame = videos.data().select(0, v).select(0, t).contiguous();
+  const core::Tensor frame = core_tensor(videos).select(0, v).select(0, t).contiguous();
   const int64_t c = frame.size(0);
   const uint8_t* p = frame.data<uint8_t>();
   std::array<int64_t, 4> b{c, c, -1, -1};

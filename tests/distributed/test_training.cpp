@@ -16,6 +16,7 @@
 #include "tests/support/reference.h"
 #include "tests/support/emulated_cuda.h"
 #include "tests/support/tiny_models.h"
+#include "autograd/internal.h"
 
 using namespace axiom;
 namespace fs = std::filesystem;
@@ -44,7 +45,7 @@ Tensor images() {
 
 std::vector<std::vector<double>> weights_of(models::Trainer& t) {
   std::vector<std::vector<double>> all;
-  for (const auto& [name, p] : t.model().named_parameters()) all.push_back(values_of(p.data()));
+  for (const auto& [name, p] : t.model().named_parameters()) all.push_back(values_of(core_tensor(p)));
   return all;
 }
 
@@ -64,9 +65,9 @@ double weight_difference(models::Trainer& a, models::Trainer& b) {
 bool same_weights_on_every_rank(models::Trainer& t) {
   int64_t differs = 0;
   for (const auto& [name, p] : t.model().named_parameters()) {
-    const core::Tensor root = p.data().clone();
+    const core::Tensor root = core_tensor(p).clone();
     comm().broadcast(root, 0);
-    if (values_of(root) != values_of(p.data())) differs = 1;
+    if (values_of(root) != values_of(core_tensor(p))) differs = 1;
   }
   const core::Tensor any = core::from_vector<int64_t>({differs});
   comm().allreduce(any);
@@ -172,7 +173,7 @@ TEST_CASE("data parallel: distributed evaluation equals one process's") {
   Generator gen(8);
   models::AxialTransformer model(two_channel_config(), gen);
   for (const auto& [name, p] : model.named_parameters()) {  // non-zero weights everywhere, so that every image counts
-    core::copy_into(core::randn(p.shape(), gen), p.data());
+    core::copy_into(core::randn(p.shape(), gen), core_tensor(p));
   }
   const Tensor test_images = images().narrow(0, 0, 7);  // batches of 2: 4 batches, split unevenly over 3 ranks
   const models::Likelihood alone = models::evaluate_images(model, test_images, 2);
@@ -214,7 +215,8 @@ TEST_CASE("gradient averager: every gradient becomes the mean over the ranks, in
     for (int k = 0; k < 5; ++k) {
       const core::Tensor mean =
           core::mul(core::arange(1, 3.0 * (k + 1) + 1, 1, Dtype::float64).reshape({3, k + 1}), (k + 1) * (n + 1) / 2.0);
-      axiom::test::check_close(parameters[static_cast<size_t>(k)].second.grad().data(), values_of(mean), 1e-15, 0);
+      axiom::test::check_close(core_tensor(parameters[static_cast<size_t>(k)].second.grad()), values_of(mean), 1e-15,
+                               0);
     }
     CHECK(!parameters.back().second.grad().defined());
     CHECK(averager.stats().steps == (n > 1 ? 1 : 0));

@@ -6,6 +6,7 @@
 
 #include "models/models.h"
 #include "tests/support/gradients.h"
+#include "autograd/internal.h"
 
 using namespace axiom;
 
@@ -31,7 +32,7 @@ const std::vector<models::Attention> kRasterAttention{models::Attention::full, m
 void randomize(models::ImageModel& model, uint64_t seed) {
   Generator gen(seed);
   for (const auto& [name, p] : model.named_parameters()) {
-    core::copy_into(core::normal(p.shape(), 0, 0.5, gen, p.dtype()), p.data());
+    core::copy_into(core::normal(p.shape(), 0, 0.5, gen, p.dtype()), core_tensor(p));
   }
 }
 
@@ -86,7 +87,7 @@ TEST_CASE("relative positions: 8.00 bits per dimension at initialisation, and a 
 namespace {
 core::Tensor parameter(const models::ImageModel& model, const std::string& name) {
   for (const auto& [n, p] : model.named_parameters()) {
-    if (n == name) return p.data();
+    if (n == name) return core_tensor(p);
   }
   FAIL("no parameter named ", name);
   return {};
@@ -142,7 +143,7 @@ TEST_CASE("positions: \"shared\" gives both decoders one set of tables; \"separa
   Generator gen(22);
   const models::AxialTransformer shared(config, gen);
   for (const auto& [name, p] : shared.named_parameters()) CHECK_MESSAGE(name.rfind("inner_position", 0) != 0, name);
-  CHECK(test::values_of(shared.inner_position(0, 4).data()) ==
+  CHECK(test::values_of(core_tensor(shared.inner_position(0, 4))) ==
         test::values_of(core::add(parameter(shared, "outer_position.axis_1").reshape({4, 1, 8}),
                                   parameter(shared, "outer_position.axis_2").reshape({1, 5, 8}))));
   CHECK_FALSE(all_zero(parameter(shared, "encoder_position.axis_1")));  // the channel encoder keeps its own
@@ -168,16 +169,16 @@ TEST_CASE("the logits of every pixel depend only on the pixels before it in rast
     models::ImageModel& model = *made;
     model.to(Dtype::float64);
     randomize(model, 4);
-    const core::Tensor images = model.as_channels(random_images({2, 4, 5}, 5)).data();
+    const core::Tensor images = core_tensor(model.as_channels(random_images({2, 4, 5}, 5)));
     const core::Tensor values = images.select(1, 0).contiguous();
     const int64_t h = 4, w = 5;
     for (int64_t i = 0; i < h; ++i) {
       for (int64_t j = 0; j < w; ++j) {
-        const Tensor embedded(model.embed(Tensor(values)).data(),
+        const Tensor embedded(core_tensor(model.embed(Tensor(values))),
                               /*requires_grad=*/true);                     // the input embeddings, a leaf
         const Tensor log_p = log_softmax(model.decode(embedded, {}), -1);  // [B, H, W, 256]
         sum(log_p.select(1, i).select(1, j).select(-1, 7)).backward();
-        const core::Tensor influence = core::sum(core::abs(embedded.grad().data()), {0, 3});  // [H, W]
+        const core::Tensor influence = core::sum(core::abs(core_tensor(embedded.grad())), {0, 3});  // [H, W]
         bool some_earlier = i == 0 && j == 0;
         for (int64_t r = 0; r < h; ++r) {
           for (int64_t c = 0; c < w; ++c) {
@@ -204,13 +205,13 @@ TEST_CASE("channel c depends on channels before it and not on itself or later on
     const Tensor images = random_images({2, 3, 4, 5}, 8).to(Dtype::int64);
     for (int64_t c = 0; c < 3; ++c) {
       const Tensor channel = axiom::full({2}, static_cast<double>(c), Dtype::int64);
-      const core::Tensor base = model.logits(images, channel).data();
+      const core::Tensor base = core_tensor(model.logits(images, channel));
       for (int64_t k = 0; k < 3; ++k) {
         if (k == c) continue;  // its own channel is the decoder's input, checked above
-        core::Tensor changed = images.data().clone();
+        core::Tensor changed = core_tensor(images).clone();
         core::copy_into(core::full({2, 4, 5}, 255 - 3.0 * k, Dtype::int64), changed.select(1, k));
         const double difference =
-            core::max(core::abs(core::sub(model.logits(Tensor(changed), channel).data(), base))).item();
+            core::max(core::abs(core::sub(core_tensor(model.logits(Tensor(changed), channel)), base))).item();
         if (k < c) CHECK_MESSAGE(difference > 0, "channel ", c, " ignores earlier channel ", k);
         if (k > c) CHECK_MESSAGE(difference == 0, "channel ", c, " depends on later channel ", k);
       }
@@ -228,12 +229,12 @@ TEST_CASE("the inner decoder stepped one pixel at a time equals the inner decode
     model.to(Dtype::float64);
     randomize(model, 19);
     NoGrad no_grad;
-    const Tensor z(core::randn({3, 1, 5, 8}, gen, Dtype::float64));  // [B, 1 row, W, D]
-    const core::Tensor whole = model.inner(z).data().select(1, 0);   // [B, W, 256]
+    const Tensor z(core::randn({3, 1, 5, 8}, gen, Dtype::float64));       // [B, 1 row, W, D]
+    const core::Tensor whole = core_tensor(model.inner(z)).select(1, 0);  // [B, W, 256]
     models::InnerRowState row = model.start_inner_row();
     for (int64_t j = 0; j < 5; ++j) {
       CAPTURE(j);
-      const core::Tensor step = model.inner_step(z.select(1, 0).select(1, j), row).data();  // [B, 256]
+      const core::Tensor step = core_tensor(model.inner_step(z.select(1, 0).select(1, j), row));  // [B, 256]
       CHECK(core::max(core::abs(core::sub(step, whole.select(1, j)))).item() < 1e-10);
     }
   }
@@ -250,16 +251,16 @@ TEST_CASE("the outer decoder stepped one row at a time equals the outer decoder 
     randomize(model, 21);
     NoGrad no_grad;
     const Tensor images = random_images(channels == 1 ? Shape{3, 4, 5} : Shape{3, channels, 4, 5}, 22);
-    const core::Tensor all = model.as_channels(images).data();  // [B, C, H, W]
+    const core::Tensor all = core_tensor(model.as_channels(images));  // [B, C, H, W]
     const Tensor channel = axiom::full({3}, static_cast<double>(channels - 1), Dtype::int64);
     const Tensor h = model.embed(Tensor(all.select(1, channels - 1).contiguous()));  // [B, H, W, D]
     const Tensor context = model.encode(Tensor(all), channel);
-    const core::Tensor whole = model.outer(h, context).data();  // [B, H, W, D]
+    const core::Tensor whole = core_tensor(model.outer(h, context));  // [B, H, W, D]
     models::OuterRowState rows = model.start_outer_rows();
     for (int64_t i = 0; i < 4; ++i) {
       CAPTURE(i);
       const Tensor context_row = context.defined() ? context.select(1, i) : Tensor();
-      const core::Tensor step = model.outer_step(h.select(1, i), context_row, rows).data();  // [B, W, D]
+      const core::Tensor step = core_tensor(model.outer_step(h.select(1, i), context_row, rows));  // [B, W, D]
       CHECK(core::max(core::abs(core::sub(step, whole.select(1, i)))).item() < 1e-10);
     }
     CHECK_THROWS_WITH_AS(model.outer_step(h.select(1, 0), Tensor(), rows), doctest::Contains("all 4 rows"), Error);
@@ -295,13 +296,13 @@ TEST_CASE("the semi-parallel sampler makes exactly the naive sampler's images") 
     models::ImageModel& model = *made;
     randomize(model, 10);
     const models::SampleOptions options{.count = 2, .temperature = 1.0, .seed = 11};
-    const core::Tensor naive = models::sample_naive(model, options).data();
-    const core::Tensor fast = models::sample_fast(model, options).data();
+    const core::Tensor naive = core_tensor(models::sample_naive(model, options));
+    const core::Tensor fast = core_tensor(models::sample_fast(model, options));
     CHECK(naive.shape() == (c.channels == 1 ? Shape{2, 4, 5} : Shape{2, c.channels, 4, 5}));
     CHECK(core::sum(core::ne(naive, fast)).item() == 0);
     // not a constant image: the test can fail
     CHECK(core::max(naive.to(Dtype::int64)).item() != core::max(core::neg(naive.to(Dtype::int64))).item() * -1);
-    const core::Tensor other = models::sample_fast(model, {.count = 2, .temperature = 1.0, .seed = 12}).data();
+    const core::Tensor other = core_tensor(models::sample_fast(model, {.count = 2, .temperature = 1.0, .seed = 12}));
     CHECK(core::sum(core::ne(naive, other)).item() > 0);
   }
 }
@@ -315,8 +316,8 @@ TEST_CASE("a sampled image does not depend on the batch it is drawn in") {
     const std::unique_ptr<models::ImageModel> made = models::make_image_model(raster_config(attention, 2), gen);
     models::ImageModel& model = *made;
     randomize(model, 10);
-    const core::Tensor alone = models::sample_fast(model, {.count = 1, .temperature = 1.0, .seed = 5}).data();
-    const core::Tensor batch = models::sample_fast(model, {.count = 3, .temperature = 1.0, .seed = 5}).data();
+    const core::Tensor alone = core_tensor(models::sample_fast(model, {.count = 1, .temperature = 1.0, .seed = 5}));
+    const core::Tensor batch = core_tensor(models::sample_fast(model, {.count = 3, .temperature = 1.0, .seed = 5}));
     CHECK(core::sum(core::ne(alone.select(0, 0), batch.select(0, 0))).item() == 0);
     CHECK(core::sum(core::ne(batch.select(0, 0), batch.select(0, 1))).item() >
           0);  // the images differ: the test can fail
@@ -372,18 +373,18 @@ TEST_CASE("raster models: the decoder stepped one pixel at a time equals the dec
     model.to(Dtype::float64);
     randomize(model, 24);
     NoGrad no_grad;
-    const core::Tensor all = model.as_channels(random_images({3, 2, 4, 5}, 25)).data();  // [B, C, H, W]
+    const core::Tensor all = core_tensor(model.as_channels(random_images({3, 2, 4, 5}, 25)));  // [B, C, H, W]
     const Tensor channel = axiom::full({3}, 1.0, Dtype::int64);
     const core::Tensor values = all.select(1, 1).contiguous();
     const Tensor context = model.encode(Tensor(all), channel);
-    const core::Tensor whole = model.decode(model.embed(Tensor(values)), context).data();  // [B, H, W, 256]
+    const core::Tensor whole = core_tensor(model.decode(model.embed(Tensor(values)), context));  // [B, H, W, 256]
     models::RasterState state = model.start_raster();
     for (int64_t t = 0; t < 20; ++t) {
       CAPTURE(t);
       const int64_t i = t / 5, j = t % 5;
       Tensor z = add(model.positions().select(0, i).select(0, j), context.select(1, i).select(1, j));  // [B, D]
       if (t > 0) z = add(z, model.embed(Tensor(values.select(1, (t - 1) / 5).select(1, (t - 1) % 5).contiguous())));
-      const core::Tensor step = model.raster_step(z, state).data();  // [B, 256]
+      const core::Tensor step = core_tensor(model.raster_step(z, state));  // [B, 256]
       CHECK(core::max(core::abs(core::sub(step, whole.select(1, i).select(1, j)))).item() < 1e-10);
     }
   }
@@ -480,11 +481,13 @@ TEST_CASE(
   const double eps = 1e-5;
   auto gradient_moved_by = [&](double step) {
     for (size_t i = 0; i < parameters.size(); ++i) {
-      core::copy_into(core::add(parameters[i].data(), core::mul(direction[i].data(), step)), parameters[i].data());
+      core::copy_into(core::add(core_tensor(parameters[i]), core::mul(core_tensor(direction[i]), step)),
+                      core_tensor(parameters[i]));
     }
     std::vector<Tensor> g = grad({loss()}, parameters, {}, {.allow_unused = true});
     for (size_t i = 0; i < parameters.size(); ++i) {
-      core::copy_into(core::sub(parameters[i].data(), core::mul(direction[i].data(), step)), parameters[i].data());
+      core::copy_into(core::sub(core_tensor(parameters[i]), core::mul(core_tensor(direction[i]), step)),
+                      core_tensor(parameters[i]));
     }
     return g;
   };
@@ -493,8 +496,8 @@ TEST_CASE(
   int64_t compared = 0;
   for (size_t i = 0; i < parameters.size(); ++i) {
     if (!hv[i].defined()) continue;
-    const core::Tensor numerical = core::div(core::sub(plus[i].data(), minus[i].data()), 2 * eps);
-    const core::Tensor error = core::sub(numerical, hv[i].data());
+    const core::Tensor numerical = core::div(core::sub(core_tensor(plus[i]), core_tensor(minus[i])), 2 * eps);
+    const core::Tensor error = core::sub(numerical, core_tensor(hv[i]));
     difference += core::sum(core::mul(error, error)).item();
     size += core::sum(core::mul(numerical, numerical)).item();
     compared += hv[i].numel();

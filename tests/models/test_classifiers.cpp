@@ -2,6 +2,7 @@
 // right shape, gradchecks of both models in float64, and errors for images of the wrong shape.
 #include "models/classifiers.h"
 #include "tests/support/gradients.h"
+#include "autograd/internal.h"
 
 using namespace axiom;
 using axiom::test::check_close;
@@ -12,7 +13,7 @@ namespace {
 // gradcheck of model.forward(images) with respect to the images and every parameter.
 void check_classifier(const std::string& what, models::Classifier& model, const Tensor& images) {
   model.to(Dtype::float64);
-  std::vector<Tensor> inputs{Tensor(images.data(), true)};
+  std::vector<Tensor> inputs{Tensor(core_tensor(images), true)};
   for (const Tensor& p : model.parameters()) inputs.push_back(p);
   check_grad(
       what, [&](const std::vector<Tensor>& in) { return model.forward(in[0]); }, inputs);
@@ -27,9 +28,9 @@ TEST_CASE("ViT: patches in raster order, each patch's pixels in raster order") {
   const Tensor patches = vit.patches(image);                                      // [1, 6, 4]
   CHECK(patches.shape() == Shape{1, 6, 4});
   // patch 0: rows 0-1, columns 0-1; patch 1: columns 2-3; patch 3: rows 2-3, columns 0-1
-  check_close(patches.data().select(1, 0), {0, 1, 6, 7}, 0, 0);
-  check_close(patches.data().select(1, 1), {2, 3, 8, 9}, 0, 0);
-  check_close(patches.data().select(1, 3), {12, 13, 18, 19}, 0, 0);
+  check_close(core_tensor(patches).select(1, 0), {0, 1, 6, 7}, 0, 0);
+  check_close(core_tensor(patches).select(1, 1), {2, 3, 8, 9}, 0, 0);
+  check_close(core_tensor(patches).select(1, 3), {12, 13, 18, 19}, 0, 0);
 }
 
 TEST_CASE("classifiers: logits [B, 10] and gradchecks in float64 of a tiny ViT, GRU and LSTM reader") {

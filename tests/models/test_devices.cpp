@@ -7,6 +7,7 @@
 #include "models/models.h"
 #include "tests/support/reference.h"
 #include "tests/support/emulated_cuda.h"
+#include "autograd/internal.h"
 
 using namespace axiom;
 using axiom::Device;
@@ -33,7 +34,7 @@ double largest_weight_difference(models::Learner& a, models::Learner& b) {
   double worst = 0;
   for (size_t i = 0; i < pa.size(); ++i) {
     const core::Tensor diff =
-        core::abs(core::sub(pa[i].second.data().to(Device::cpu()), pb[i].second.data().to(Device::cpu())));
+        core::abs(core::sub(core_tensor(pa[i].second).to(Device::cpu()), core_tensor(pb[i].second).to(Device::cpu())));
     worst = std::max(worst, core::max(diff).item());
   }
   return worst;
@@ -180,14 +181,14 @@ TEST_SUITE("cuda-emulated") {
       const std::unique_ptr<models::ImageModel> made = models::make_image_model(config, gen);
       models::ImageModel& model = *made;
       for (const auto& [name, p] : model.named_parameters())
-        core::copy_into(core::normal(p.shape(), 0, 0.5, gen, p.dtype()), p.data());
+        core::copy_into(core::normal(p.shape(), 0, 0.5, gen, p.dtype()), core_tensor(p));
       model.eval();
       const models::SampleOptions options{.count = 2, .temperature = 1.0, .seed = 11};
-      const core::Tensor on_cpu = models::sample_fast(model, options).data();
+      const core::Tensor on_cpu = core_tensor(models::sample_fast(model, options));
       axiom::test::on_every_device([&] {
         model.to(Device::cuda());
-        const core::Tensor fast = models::sample_fast(model, options).data();
-        const core::Tensor naive = models::sample_naive(model, options).data();
+        const core::Tensor fast = core_tensor(models::sample_fast(model, options));
+        const core::Tensor naive = core_tensor(models::sample_naive(model, options));
         model.to(Device::cpu());
         CHECK(fast.device() == Device::cpu());  // samples come back to the host
         CHECK(core::sum(core::ne(fast, naive)).item() == 0);

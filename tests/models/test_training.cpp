@@ -12,6 +12,7 @@
 #include "models/models.h"
 #include "tests/support/reference.h"
 #include "tests/support/tiny_models.h"
+#include "autograd/internal.h"
 
 using namespace axiom;
 namespace fs = std::filesystem;
@@ -62,7 +63,7 @@ bool same_weights(models::Learner& a, models::Learner& b) {
   const auto pa = a.named_parameters(), pb = b.named_parameters();
   REQUIRE(pa.size() == pb.size());
   for (size_t i = 0; i < pa.size(); ++i) {
-    if (test::values_of(pa[i].second.data()) != test::values_of(pb[i].second.data())) return false;
+    if (test::values_of(core_tensor(pa[i].second)) != test::values_of(core_tensor(pb[i].second))) return false;
   }
   return true;
 }
@@ -318,14 +319,14 @@ TEST_CASE("training: weights that hold NaN or an infinity never reach a checkpoi
   trainer.save(dir.str());
   const std::string good = read_bytes(dir.path / "model-000002.safetensors");
   // A diverged weight (as a huge learning rate leaves): save refuses, the checkpoint stays.
-  trainer.model().named_parameters()[3].second.data().reshape({-1}).set({0}, INFINITY);
+  core_tensor(trainer.model().named_parameters()[3].second).reshape({-1}).set({0}, INFINITY);
   test::check_error([&] { trainer.save(dir.str()); },
                     {"[train] after step 2 the weights '", "' hold NaN or infinite values: the training diverged",
                      "the last checkpoint is kept"});
   CHECK(read_bytes(dir.path / "model-000002.safetensors") == good);
   CHECK(models::read_checkpoint(dir.str()).step == 2);
   // And the step that makes a weight NaN stops there, naming it.
-  trainer.model().named_parameters()[3].second.data().reshape({-1}).set({0}, NAN);
+  core_tensor(trainer.model().named_parameters()[3].second).reshape({-1}).set({0}, NAN);
   test::check_error([&] { trainer.step(); }, {"[train] "});
 }
 

@@ -7,6 +7,7 @@
 
 #include "models/models.h"
 #include "tests/support/gradients.h"
+#include "autograd/internal.h"
 
 using namespace axiom;
 using test::check_grad;
@@ -63,12 +64,12 @@ TEST_CASE("the Transformer translator's logits at step t do not depend on the de
   const models::TransformerTranslator model(tiny(models::TranslatorKind::transformer), gen);
   const Tensor source = examples()[0];
   const Tensor in = axiom::from_vector<int64_t>({5, 0, 1, 2, 5, 3, 3, 3, 5, 2, 1, 0}, {3, 4});
-  const core::Tensor base = model.logits(source, in).data();
+  const core::Tensor base = core_tensor(model.logits(source, in));
   for (int64_t t = 1; t < 4; ++t) {
     CAPTURE(t);
-    core::Tensor changed = in.data().clone();
+    core::Tensor changed = core_tensor(in).clone();
     core::copy_into(core::full({3}, 3, Dtype::int64), changed.select(1, t));
-    const core::Tensor after = model.logits(source, Tensor(changed)).data();
+    const core::Tensor after = core_tensor(model.logits(source, Tensor(changed)));
     CHECK(core::max(core::abs(core::sub(after.narrow(1, 0, t), base.narrow(1, 0, t)))).item() == 0);
     CHECK(core::max(core::abs(core::sub(after.narrow(1, t, 4 - t), base.narrow(1, t, 4 - t)))).item() >
           0);  // it can fail
@@ -86,8 +87,8 @@ TEST_CASE("a translator's score: the scored tokens' cross-entropy, and the examp
     CHECK(score.examples == 3);
     CHECK(score.mean_loss() == doctest::Approx(model->batch_loss(batch, gen).item()).epsilon(1e-6));
     // an example is right when its decoded tokens match the target wherever the target is not padding
-    const core::Tensor decoded = model->decode(batch[0]).tokens.data();
-    const core::Tensor target = batch[1].data();
+    const core::Tensor decoded = core_tensor(model->decode(batch[0]).tokens);
+    const core::Tensor target = core_tensor(batch[1]);
     int64_t right = 0;
     for (int64_t i = 0; i < 3; ++i) {
       bool all = true;
@@ -125,7 +126,7 @@ TEST_CASE("a translator trains through the Trainer, and a checkpoint resumes bit
     const auto a = straight.model().named_parameters(), b = resumed.model().named_parameters();
     REQUIRE(a.size() == b.size());
     for (size_t i = 0; i < a.size(); ++i)
-      CHECK(test::values_of(a[i].second.data()) == test::values_of(b[i].second.data()));
+      CHECK(test::values_of(core_tensor(a[i].second)) == test::values_of(core_tensor(b[i].second)));
     std::filesystem::remove_all(dir);
   }
 }

@@ -7,6 +7,7 @@
 
 #include "nn/nn.h"
 #include "tests/support/gradients.h"
+#include "autograd/internal.h"
 
 using namespace axiom;
 using axiom::test::check_close;
@@ -24,12 +25,12 @@ namespace {
 std::vector<double> attention_reference(const nn::AxialAttention& attention, const core::Tensor& x, int64_t axis) {
   const core::Shape shape = x.shape();
   const int64_t d = attention.features, heads = attention.heads, dh = d / heads, positions = x.numel() / d;
-  const std::vector<double> xs = values_of(x), wqkv = values_of(attention.qkv->weight.data()),
-                            bqkv = values_of(attention.qkv->bias.data()),
-                            wout = values_of(attention.out->weight.data()),
-                            bout = values_of(attention.out->bias.data());
+  const std::vector<double> xs = values_of(x), wqkv = values_of(core_tensor(attention.qkv->weight)),
+                            bqkv = values_of(core_tensor(attention.qkv->bias)),
+                            wout = values_of(core_tensor(attention.out->weight)),
+                            bout = values_of(core_tensor(attention.out->bias));
   const std::vector<double> table =
-      attention.relative.defined() ? values_of(attention.relative.data()) : std::vector<double>{};
+      attention.relative.defined() ? values_of(core_tensor(attention.relative)) : std::vector<double>{};
   const int64_t max_distance = attention.relative.defined() ? (attention.relative.size(0) - 1) / 2 : 0;
   // qkv[p][c] = x[p] . Wqkv[:, c] + b[c]
   std::vector<double> qkv(positions * 3 * d);
@@ -100,7 +101,7 @@ TEST_CASE(
           Generator gen(11);
           nn::AxialAttention attention(8, 2, axis, gen, {.masked = masked, .relative_distance = relative});
           const core::Tensor x = core::randn(shape, gen);
-          check_close(attention(Tensor(x)).data(), attention_reference(attention, x, axis), 1e-4, 1e-5);
+          check_close(core_tensor(attention(Tensor(x))), attention_reference(attention, x, axis), 1e-4, 1e-5);
         }
       }
     }
@@ -111,7 +112,7 @@ TEST_CASE("a negative axis counts spatial axes from the end") {
   Generator gen(3);
   nn::AxialAttention last(8, 2, -2, gen);
   const core::Tensor x = core::randn({2, 3, 4, 8}, gen);
-  check_close(last(Tensor(x)).data(), attention_reference(last, x, 2), 1e-4, 1e-5);
+  check_close(core_tensor(last(Tensor(x))), attention_reference(last, x, 2), 1e-4, 1e-5);
 }
 
 TEST_CASE("attention rejects a bad axis, heads or input shape") {
@@ -142,7 +143,7 @@ TEST_CASE(
       core::Tensor seed = core::zeros(shape, Dtype::float64);
       for (int64_t c = 0; c < 8; ++c) seed.set({at[0], at[1], at[2], c}, 1.0);
       y.backward(Tensor(seed));
-      const core::Tensor influence = core::sum(core::abs(x.grad().data()), {-1});  // [1, 4, 5]
+      const core::Tensor influence = core::sum(core::abs(core_tensor(x.grad())), {-1});  // [1, 4, 5]
       for (int64_t q = 0; q < 20; ++q) {
         const std::vector<int64_t> from = unravel(q, grid);
         bool same_line = true;
@@ -167,7 +168,7 @@ TEST_CASE("unmasked axial attention sees its whole line and nothing else") {
   core::Tensor seed = core::zeros({1, 4, 3, 8}, Dtype::float64);
   seed.set({0, 0, 1, 0}, 1.0);  // output at row 0, column 1
   attention(x).backward(Tensor(seed));
-  const core::Tensor influence = core::sum(core::abs(x.grad().data()), {-1});
+  const core::Tensor influence = core::sum(core::abs(core_tensor(x.grad())), {-1});
   for (int64_t r = 0; r < 4; ++r) {
     for (int64_t c = 0; c < 3; ++c) {
       if (c == 1) {
@@ -190,13 +191,13 @@ template <class Layer>
 double largest_step_error(const Layer& layer, const core::Tensor& x, int64_t axis) {
   NoGrad no_grad;
   const int64_t length = x.size(axis), features = x.size(-1), lines = x.numel() / (length * features);
-  const core::Tensor full = layer.forward(Tensor(x)).data().movedim(axis, 1);  // [B, L, ..., D]
-  const core::Tensor along = x.movedim(axis, 1);                               // [B, L, ..., D]
+  const core::Tensor full = core_tensor(layer.forward(Tensor(x))).movedim(axis, 1);  // [B, L, ..., D]
+  const core::Tensor along = x.movedim(axis, 1);                                     // [B, L, ..., D]
   nn::AttentionCache cache(length);
   double worst = 0;
   for (int64_t t = 0; t < length; ++t) {
     const core::Tensor x_t = along.select(1, t).contiguous().reshape({lines, features});  // [lines, D]
-    const core::Tensor y_t = layer.forward_step(Tensor(x_t), cache).data();               // [lines, D]
+    const core::Tensor y_t = core_tensor(layer.forward_step(Tensor(x_t), cache));         // [lines, D]
     const core::Tensor expected = full.select(1, t).contiguous().reshape({lines, features});
     worst = std::max(worst, core::max(core::abs(core::sub(y_t, expected))).item());
   }

@@ -4,6 +4,7 @@
 
 #include "nn/nn.h"
 #include "tests/support/gradients.h"
+#include "autograd/internal.h"
 
 using namespace axiom;
 using axiom::test::check_close;
@@ -34,7 +35,8 @@ TEST_CASE("Dense is x @ W + b over the last axis of any rank") {
   Generator gen(1);
   nn::Dense dense(3, 2, gen);
   const core::Tensor x = core::randn({2, 2, 3}, gen);
-  const std::vector<double> xs = values_of(x), w = values_of(dense.weight.data()), b = values_of(dense.bias.data());
+  const std::vector<double> xs = values_of(x), w = values_of(core_tensor(dense.weight)),
+                            b = values_of(core_tensor(dense.bias));
   std::vector<double> expected;
   for (int64_t p = 0; p < 4; ++p) {
     for (int64_t o = 0; o < 2; ++o) {
@@ -43,12 +45,12 @@ TEST_CASE("Dense is x @ W + b over the last axis of any rank") {
       expected.push_back(total);
     }
   }
-  check_close(dense(Tensor(x)).data(), expected, 1e-5, 1e-6);
+  check_close(core_tensor(dense(Tensor(x))), expected, 1e-5, 1e-6);
   CHECK(dense.weight.shape() == core::Shape{3, 2});
   for (double v : w) CHECK(std::abs(v) <= 1 / std::sqrt(3.0));
   nn::Dense zero(3, 2, gen, {.bias = false, .init_scale = 0});
   CHECK_FALSE(zero.bias.defined());
-  CHECK(core::sum(core::abs(zero.weight.data())).item() == 0);
+  CHECK(core::sum(core::abs(core_tensor(zero.weight))).item() == 0);
   CHECK_THROWS_WITH_AS(dense(Tensor(core::zeros({2, 4}))), doctest::Contains("[Dense]"), Error);
 }
 
@@ -70,17 +72,18 @@ TEST_CASE(
   const int64_t in = 256, out = 128;
   const double s = 1 / std::sqrt(static_cast<double>(in));
   const nn::Dense uniform(in, out, gen);
-  CHECK(core::max(core::abs(uniform.weight.data())).item() <= s);
-  CHECK(standard_deviation(uniform.weight.data()) ==
+  CHECK(core::max(core::abs(core_tensor(uniform.weight))).item() <= s);
+  CHECK(standard_deviation(core_tensor(uniform.weight)) ==
         doctest::Approx(s / std::sqrt(3.0)).epsilon(0.02));  // U(-s, s): s / sqrt(3)
-  CHECK(core::max(core::abs(uniform.bias.data())).item() > 0);
+  CHECK(core::max(core::abs(core_tensor(uniform.bias))).item() > 0);
   const nn::Dense normal(in, out, gen, {.init_scale = 2, .init = nn::DenseInit::normal});
-  CHECK(standard_deviation(normal.weight.data()) == doctest::Approx(2 * s).epsilon(0.02));  // 32768 draws: within 1%
-  CHECK(core::max(core::abs(normal.weight.data())).item() >
+  CHECK(standard_deviation(core_tensor(normal.weight)) ==
+        doctest::Approx(2 * s).epsilon(0.02));  // 32768 draws: within 1%
+  CHECK(core::max(core::abs(core_tensor(normal.weight))).item() >
         2 * 2 * s);  // not uniform: the tails of a normal reach past 2 sigma
-  CHECK(core::sum(core::abs(normal.bias.data())).item() == 0);
+  CHECK(core::sum(core::abs(core_tensor(normal.bias))).item() == 0);
   const nn::Dense zero(in, out, gen, {.init_scale = 0, .init = nn::DenseInit::normal});
-  CHECK(core::sum(core::abs(zero.weight.data())).item() == 0);
+  CHECK(core::sum(core::abs(core_tensor(zero.weight))).item() == 0);
   CHECK_THROWS_WITH_AS(nn::Dense(in, out, gen, {.init = static_cast<nn::DenseInit>(5)}),
                        "[Dense] init must be uniform or normal, got DenseInit(5)", Error);
 }
@@ -102,7 +105,7 @@ TEST_CASE("gradcheck: Dense, LayerNorm, Embedding, Dropout") {
   });
   drop.eval();
   const Tensor x(randn64({4, 4}, 3));
-  CHECK(core::sum(core::ne(drop(x).data(), x.data())).item() == 0);  // identity in eval mode
+  CHECK(core::sum(core::ne(core_tensor(drop(x)), core_tensor(x))).item() == 0);  // identity in eval mode
 }
 
 TEST_CASE("gradcheck: axial attention, masked and unmasked, along each axis, with and without relative positions") {
@@ -141,15 +144,15 @@ TEST_CASE("FeedforwardBlock's fused ops give the bits of Dense(GELU(Dense(LayerN
     const auto gradients = [&](const Tensor& y) {
       block.zero_grad(), x.zero_grad();
       y.backward(seed);
-      std::vector<core::Tensor> all{x.grad().data().clone()};
-      for (const Tensor& p : block.parameters()) all.push_back(p.grad().data().clone());
+      std::vector<core::Tensor> all{core_tensor(x.grad()).clone()};
+      for (const Tensor& p : block.parameters()) all.push_back(core_tensor(p.grad()).clone());
       return all;
     };
     const Tensor fused = block(x);
     const std::vector<core::Tensor> fused_grads = gradients(fused);
     const Tensor plain = add(x, block.down->forward(activate(activation, block.up->forward(block.norm->forward(x)))));
     const std::vector<core::Tensor> plain_grads = gradients(plain);
-    CHECK(core::sum(core::ne(fused.data(), plain.data())).item() == 0);
+    CHECK(core::sum(core::ne(core_tensor(fused), core_tensor(plain))).item() == 0);
     for (size_t i = 0; i < fused_grads.size(); ++i) {
       CAPTURE(i);
       CHECK(core::sum(core::ne(fused_grads[i], plain_grads[i])).item() == 0);
@@ -161,18 +164,17 @@ TEST_CASE("blocks with output_init_scale 0 start as the identity") {
   Generator gen(5);
   nn::TransformerBlock block(8, 2, gen, {.heads = 2, .output_init_scale = 0});
   const Tensor x(core::randn({2, 3, 4, 8}, gen));
-  CHECK(core::sum(core::ne(block(x).data(), x.data())).item() == 0);
+  CHECK(core::sum(core::ne(core_tensor(block(x)), core_tensor(x))).item() == 0);
 }
 
 TEST_CASE("factorized position embeddings add one table per axis") {
   Generator gen(6);
   nn::FactorizedPositionEmbedding position({2, 3}, 4, gen, 1.0);
-  const core::Tensor grid = position.embeddings().data();  // [2, 3, 4]
+  const core::Tensor grid = core_tensor(position.embeddings());  // [2, 3, 4]
   for (int64_t i = 0; i < 2; ++i) {
     for (int64_t j = 0; j < 3; ++j) {
       for (int64_t c = 0; c < 4; ++c) {
-        CHECK(grid.at({i, j, c}) ==
-              doctest::Approx(position.tables[0].data().at({i, c}) + position.tables[1].data().at({j, c})));
+        CHECK(grid.at({i, j, c}) == doctest::Approx(position.tables[0].at({i, c}) + position.tables[1].at({j, c})));
       }
     }
   }
@@ -183,7 +185,7 @@ TEST_CASE("factorized position embeddings add one table per axis") {
 }
 
 TEST_CASE("sinusoidal encoding follows its formula") {
-  const core::Tensor pe = nn::sinusoidal_encoding(5, 6, Dtype::float64).data();
+  const core::Tensor pe = core_tensor(nn::sinusoidal_encoding(5, 6, Dtype::float64));
   for (int64_t t = 0; t < 5; ++t) {
     for (int64_t i = 0; i < 3; ++i) {
       const double angle = t / std::pow(10000.0, 2.0 * i / 6);
@@ -196,8 +198,8 @@ TEST_CASE("sinusoidal encoding follows its formula") {
 
 TEST_CASE("shift_right and shift_down move one step along W and H") {
   const Tensor x(core::arange(1, 7, 1, Dtype::float64).reshape({1, 2, 3, 1}));  // rows [1 2 3], [4 5 6]
-  check_close(nn::shift_right(x).data(), {0, 1, 2, 0, 4, 5}, 0, 0);
-  check_close(nn::shift_down(x).data(), {0, 0, 0, 1, 2, 3}, 0, 0);
+  check_close(core_tensor(nn::shift_right(x)), {0, 1, 2, 0, 4, 5}, 0, 0);
+  check_close(core_tensor(nn::shift_down(x)), {0, 0, 0, 1, 2, 3}, 0, 0);
   check_grad("shift_right", [](const std::vector<Tensor>& in) { return nn::shift_right(in[0]); },
              {test::leaf(randn64({1, 2, 3, 2}, 9))});
 }
@@ -208,8 +210,8 @@ TEST_CASE("LSTM: one step follows the cell equations, a sequence equals its step
   lstm.to(Dtype::float64);
   const core::Tensor x = randn64({2, 4, 3}, 10);
   // one step from zero state, by hand: gates = x W_x + b (h = 0), c = s(i) t(g), h = s(o) t(c)
-  const std::vector<double> xs = values_of(x.select(1, 0)), w = values_of(lstm.input->weight.data()),
-                            b = values_of(lstm.input->bias.data());
+  const std::vector<double> xs = values_of(x.select(1, 0)), w = values_of(core_tensor(lstm.input->weight)),
+                            b = values_of(core_tensor(lstm.input->bias));
   auto sigmoid = [](double v) { return 1 / (1 + std::exp(-v)); };
   std::vector<double> expected_h;
   for (int64_t n = 0; n < 2; ++n) {
@@ -224,14 +226,14 @@ TEST_CASE("LSTM: one step follows the cell equations, a sequence equals its step
     }
   }
   const nn::LSTMState first = lstm.step(Tensor(x.select(1, 0)), {});
-  check_close(first.h.data(), expected_h, 1e-12, 1e-12);
+  check_close(core_tensor(first.h), expected_h, 1e-12, 1e-12);
 
   auto [outputs, final_state] = lstm.forward(Tensor(x));
   CHECK(outputs.shape() == core::Shape{2, 4, 2});
   nn::LSTMState state;
   for (int64_t t = 0; t < 4; ++t) {
     state = lstm.step(Tensor(x.select(1, t)), state);
-    check_close(outputs.data().select(1, t), values_of(state.h.data()), 1e-12, 1e-12);
+    check_close(core_tensor(outputs).select(1, t), values_of(core_tensor(state.h)), 1e-12, 1e-12);
   }
   check_module("LSTM", lstm, x, [&](const Tensor& in) { return lstm.forward(in).first; });
   CHECK_THROWS_WITH_AS(lstm.forward(Tensor(core::zeros({2, 3}))), doctest::Contains("[LSTM]"), Error);
@@ -244,8 +246,10 @@ TEST_CASE("GRU: one step follows the gate equations, a sequence equals its steps
   const core::Tensor x = randn64({2, 4, 3}, 11), h0 = randn64({2, 2}, 12);
   // one step by hand: r, z, n from x W_x + b_x and h W_h + b_h, then h' = (1 - z) n + z h
   const std::vector<double> xs = values_of(x.select(1, 0)), hs = values_of(h0),
-                            wx = values_of(gru.input->weight.data()), bx = values_of(gru.input->bias.data()),
-                            wh = values_of(gru.hidden->weight.data()), bh = values_of(gru.hidden->bias.data());
+                            wx = values_of(core_tensor(gru.input->weight)),
+                            bx = values_of(core_tensor(gru.input->bias)),
+                            wh = values_of(core_tensor(gru.hidden->weight)),
+                            bh = values_of(core_tensor(gru.hidden->bias));
   auto sigmoid = [](double v) { return 1 / (1 + std::exp(-v)); };
   std::vector<double> expected_h;
   for (int64_t b = 0; b < 2; ++b) {
@@ -260,16 +264,16 @@ TEST_CASE("GRU: one step follows the gate equations, a sequence equals its steps
       expected_h.push_back((1 - update) * candidate + update * hs[b * 2 + u]);
     }
   }
-  check_close(gru.step(Tensor(x.select(1, 0)), Tensor(h0)).data(), expected_h, 1e-12, 1e-12);
+  check_close(core_tensor(gru.step(Tensor(x.select(1, 0)), Tensor(h0))), expected_h, 1e-12, 1e-12);
 
   auto [outputs, final_h] = gru.forward(Tensor(x));
   CHECK(outputs.shape() == core::Shape{2, 4, 2});
   Tensor h;
   for (int64_t t = 0; t < 4; ++t) {
     h = gru.step(Tensor(x.select(1, t)), h);
-    check_close(outputs.data().select(1, t), values_of(h.data()), 1e-12, 1e-12);
+    check_close(core_tensor(outputs).select(1, t), values_of(core_tensor(h)), 1e-12, 1e-12);
   }
-  check_close(final_h.data(), values_of(h.data()), 0, 0);
+  check_close(core_tensor(final_h), values_of(core_tensor(h)), 0, 0);
   check_module("GRU", gru, x, [&](const Tensor& in) { return gru.forward(in).first; });
   CHECK_THROWS_WITH_AS(gru.forward(Tensor(core::zeros({2, 3}))), doctest::Contains("[GRU]"), Error);
   CHECK_THROWS_WITH_AS(gru.step(Tensor(core::zeros({2, 3})), Tensor(core::zeros({2, 5}))),

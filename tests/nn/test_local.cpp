@@ -9,6 +9,7 @@
 
 #include "nn/nn.h"
 #include "tests/support/gradients.h"
+#include "autograd/internal.h"
 
 using namespace axiom;
 using axiom::test::check_close;
@@ -73,7 +74,7 @@ void check_against_loop(const core::Shape& shape, const nn::LocalBlocks& blocks)
   const core::Tensor q = uniform64(shape, 1), k = uniform64(shape, 2), v = uniform64(shape, 3);
   const Tensor out = local_attention(Tensor(q), Tensor(k), Tensor(v), blocks);
   CHECK(out.shape() == shape);
-  check_close(out.data(), loop_reference(q, k, v, blocks), 1e-12, 1e-12);
+  check_close(core_tensor(out), loop_reference(q, k, v, blocks), 1e-12, 1e-12);
 }
 
 }  // namespace
@@ -133,7 +134,7 @@ TEST_CASE("local attention with one block over the whole grid is full causal att
     return Tensor(qkv.narrow(-1, i * depth, depth).contiguous().reshape({2, rows, columns, depth}));
   };
   const Tensor local = local_attention(part(0), part(1), part(2), {.rows = rows, .columns = columns});
-  check_close(local.data(), values_of(full.data()), 1e-12, 1e-12);
+  check_close(core_tensor(local), values_of(core_tensor(full)), 1e-12, 1e-12);
 }
 
 TEST_CASE("local attention: gradcheck with respect to q, k and v, 1-D and 2-D") {
@@ -154,11 +155,11 @@ TEST_CASE("local attention whose blocks span several chunks of the kernel: the f
   const AttentionMask mask = nn::local_mask({.rows = 1, .columns = 80}, 1, 160);
   const Tensor seed(uniform64({1, 160, 64}, 12));
   attention(qkv, 1, 1, mask).backward(seed);
-  const core::Tensor fused = qkv.grad().data().clone();
+  const core::Tensor fused = core_tensor(qkv.grad()).clone();
   qkv.zero_grad();
   attention(qkv, 1, 1, mask, Tensor(core::zeros({1, 1, 160, 160}, Dtype::float64)))
       .backward(seed);  // a bias: the composite path
-  check_close(fused, values_of(qkv.grad().data()), 1e-11, 1e-12);
+  check_close(fused, values_of(core_tensor(qkv.grad())), 1e-11, 1e-12);
 }
 
 TEST_CASE("local_first_visible: no position before it is visible, and it bounds what a step must read") {
@@ -184,13 +185,13 @@ TEST_CASE("masked attention with local blocks, stepped in raster order with a ca
     const int64_t rows = blocks.rows == 1 ? 1 : 3, columns = blocks.rows == 1 ? 8 : 5;
     const core::Tensor x = core::randn({2, rows, columns, 8}, gen, Dtype::float64);
     NoGrad no_grad;
-    const core::Tensor whole = attention.forward(Tensor(x)).data().reshape({2, rows * columns, 8});
+    const core::Tensor whole = core_tensor(attention.forward(Tensor(x))).reshape({2, rows * columns, 8});
     const core::Tensor raster = x.reshape({2, rows * columns, 8});
     nn::AttentionCache cache(rows * columns, columns);
     for (int64_t t = 0; t < rows * columns; ++t) {
       CAPTURE(t);
       const core::Tensor y_t =
-          attention.forward_step(Tensor(raster.select(1, t).contiguous()), cache).data();  // [B, D]
+          core_tensor(attention.forward_step(Tensor(raster.select(1, t).contiguous()), cache));  // [B, D]
       CHECK(core::max(core::abs(core::sub(y_t, whole.select(1, t)))).item() < 1e-10);
     }
   }

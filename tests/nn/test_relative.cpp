@@ -6,6 +6,7 @@
 
 #include "nn/relative.h"
 #include "tests/support/gradients.h"
+#include "autograd/internal.h"
 
 using namespace axiom;
 using axiom::test::check_close;
@@ -46,8 +47,8 @@ void check_both_ways(const core::Shape& q_shape, int64_t max_distance) {
   logits_shape.push_back(q_shape[q_shape.size() - 2]);
   CHECK(direct.shape() == logits_shape);
   CHECK(skewed.shape() == logits_shape);
-  check_close(direct.data(), expected, 1e-12, 1e-12);
-  check_close(skewed.data(), expected, 1e-12, 1e-12);
+  check_close(core_tensor(direct), expected, 1e-12, 1e-12);
+  check_close(core_tensor(skewed), expected, 1e-12, 1e-12);
 }
 
 }  // namespace
@@ -67,7 +68,7 @@ TEST_CASE("relative logits: a step's query against the keys so far is that row o
     const Tensor step =
         nn::relative_logits_step(Tensor(q.narrow(2, t, 1)), Tensor(table), t, t + 1);  // [2, 3, 1, t + 1]
     CHECK(step.shape() == core::Shape{2, 3, 1, t + 1});
-    check_close(step.data(), values_of(whole.data().narrow(2, t, 1).narrow(3, 0, t + 1)), 1e-12, 1e-12);
+    check_close(core_tensor(step), values_of(core_tensor(whole).narrow(2, t, 1).narrow(3, 0, t + 1)), 1e-12, 1e-12);
   }
   CHECK_THROWS_WITH_AS(nn::relative_logits_step(Tensor(q), Tensor(table), 0, 1), doctest::Contains("q_t [2, 3, 5, 4]"),
                        Error);

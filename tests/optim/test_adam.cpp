@@ -2,6 +2,7 @@
 // written out in double (helpers.h, ReferenceAdam): default and other betas, L2 weight decay,
 // AdamW, in float64 and float32, for a few steps of the tiny problem with gradients from backward().
 #include "tests/support/optimizers.h"
+#include "autograd/internal.h"
 
 using namespace axiom;
 using namespace axiom::test;
@@ -22,8 +23,8 @@ void check_adam(optim::Optimizer& opt, const optim::NamedParameters& params, Ref
     for (const auto& [name, p] : params) {
       const optim::ParamState& state = opt.state_of(name);
       CHECK(state.step == step);
-      test::check_close(state.buffers.at("exp_avg").data(), ref.m.at(name), rtol, atol, "m of " + name, where);
-      test::check_close(state.buffers.at("exp_avg_sq").data(), ref.v.at(name), rtol, atol, "v of " + name, where);
+      test::check_close(core_tensor(state.buffers.at("exp_avg")), ref.m.at(name), rtol, atol, "m of " + name, where);
+      test::check_close(core_tensor(state.buffers.at("exp_avg_sq")), ref.v.at(name), rtol, atol, "v of " + name, where);
     }
   }
 }
@@ -91,5 +92,5 @@ TEST_CASE("Adam: the first step moves every element by lr (m^ / sqrt(v^) = g / |
   optim::Adam opt(params, {.lr = 0.01, .eps = 1e-12});
   train_step(opt);
   // w = [0.3, -0.7, 1.2], g = [-0.7, 3.9, 2.8]
-  test::check_close(params[0].second.data(), {0.31, -0.71, 1.19}, 1e-10, 1e-12, "w");
+  test::check_close(core_tensor(params[0].second), {0.31, -0.71, 1.19}, 1e-10, 1e-12, "w");
 }

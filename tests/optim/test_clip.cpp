@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "tests/support/optimizers.h"
+#include "autograd/internal.h"
 
 using namespace axiom;
 using namespace axiom::test;
@@ -23,7 +24,7 @@ double reference_norm(const Values& grads) {
 Values grads_of(const optim::NamedParameters& params) {
   Values out;
   for (const auto& [name, p] : params) {
-    if (p.grad().defined()) out[name] = test::values_of(p.grad().data());
+    if (p.grad().defined()) out[name] = test::values_of(core_tensor(p.grad()));
   }
   return out;
 }
@@ -46,7 +47,7 @@ TEST_CASE("clip_grad_norm returns the global norm and scales every gradient by m
     for (const auto& [name, p] : params) {
       std::vector<double> expected;
       for (double g : before.at(name)) expected.push_back(g * scale);
-      test::check_close(p.grad().data(), expected, rtol, 0, name);
+      test::check_close(core_tensor(p.grad()), expected, rtol, 0, name);
     }
     // The norm is now just under max_norm.
     const double after = reference_norm(grads_of(params));
@@ -73,7 +74,7 @@ TEST_CASE("clip_grad_norm skips parameters without a gradient") {
   const double norm = optim::clip_grad_norm(params, 1.0);
   CHECK(norm == doctest::Approx(std::sqrt(300.0)).epsilon(1e-15));
   const double g = 10 / (std::sqrt(300.0) + 1e-6);
-  test::check_close(w.grad().data(), {g, g, g}, 1e-15, 0, "w");
+  test::check_close(core_tensor(w.grad()), {g, g, g}, 1e-15, 0, "w");
   CHECK_FALSE(params[1].second.grad().defined());
   // No gradient at all: norm 0.
   optim::NamedParameters fresh = make_parameters(Dtype::float64);
@@ -83,11 +84,11 @@ TEST_CASE("clip_grad_norm skips parameters without a gradient") {
 TEST_CASE("clip_grad_norm writes into the gradients' own buffers") {
   optim::NamedParameters params = make_parameters(Dtype::float32);
   loss_of(params).backward();
-  const core::Tensor held = params[0].second.grad().data();  // a handle to w's gradient
+  const core::Tensor held = core_tensor(params[0].second.grad());  // a handle to w's gradient
   const double first = held.at({0});
   optim::clip_grad_norm(params, 0.5);
   CHECK(held.at({0}) != first);
-  CHECK(held.storage() == params[0].second.grad().data().storage());
+  CHECK(held.storage() == core_tensor(params[0].second.grad()).storage());
 }
 
 TEST_CASE("a non-finite norm is returned and the gradients are left as they are") {
@@ -95,15 +96,15 @@ TEST_CASE("a non-finite norm is returned and the gradients are left as they are"
     CAPTURE(bad);
     optim::NamedParameters params = make_parameters(Dtype::float64);
     loss_of(params).backward();
-    params[1].second.grad().data().set({1, 0}, bad);
-    const std::vector<double> w_before = test::values_of(params[0].second.grad().data());
+    core_tensor(params[1].second.grad()).set({1, 0}, bad);
+    const std::vector<double> w_before = test::values_of(core_tensor(params[0].second.grad()));
     const double norm = optim::clip_grad_norm(params, 1.0);
     if (std::isnan(bad)) {
       CHECK(std::isnan(norm));
     } else {
       CHECK(norm == INFINITY);
     }
-    CHECK(test::values_of(params[0].second.grad().data()) == w_before);
+    CHECK(test::values_of(core_tensor(params[0].second.grad())) == w_before);
   }
 }
 

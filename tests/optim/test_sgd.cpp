@@ -2,6 +2,7 @@
 // with momentum (with and without dampening), Nesterov, weight decay, all of them together, in
 // float64 and float32, for a few steps of the tiny problem with gradients from backward().
 #include "tests/support/optimizers.h"
+#include "autograd/internal.h"
 
 using namespace axiom;
 using namespace axiom::test;
@@ -27,7 +28,7 @@ void check_sgd(const optim::SGDOptions& options, Dtype dtype, int steps = 5,
       const optim::ParamState& state = opt.state_of(name);
       CHECK(state.step == step);
       if (options.momentum != 0) {
-        test::check_close(state.buffers.at("momentum_buffer").data(), ref.buffer.at(name), rtol, atol,
+        test::check_close(core_tensor(state.buffers.at("momentum_buffer")), ref.buffer.at(name), rtol, atol,
                           "momentum buffer of " + name, where);
       } else {
         CHECK(state.buffers.empty());
@@ -65,5 +66,5 @@ TEST_CASE("SGD: the first step moves p by exactly lr g (checked by hand)") {
   optim::NamedParameters params = make_parameters(Dtype::float64);
   optim::SGD opt(params, {.lr = 0.1, .momentum = 0.9});
   train_step(opt);
-  test::check_close(params[0].second.data(), {0.37, -1.09, 0.92}, 1e-15, 1e-15, "w");
+  test::check_close(core_tensor(params[0].second), {0.37, -1.09, 0.92}, 1e-15, 1e-15, "w");
 }

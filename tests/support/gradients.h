@@ -13,6 +13,7 @@
 #include "autograd/autograd.h"
 #include "tests/support/reference.h"
 #include "tests/support/samples.h"
+#include "autograd/internal.h"
 
 namespace axiom::test {
 
@@ -44,7 +45,7 @@ inline void check_grad(const std::string& what, const Fn& fn, const std::vector<
 inline int64_t grad_buffers(const std::vector<axiom::Tensor>& tensors) {
   std::set<const core::Storage*> storages;
   for (const axiom::Tensor& t : tensors) {
-    if (t.grad().defined()) storages.insert(t.grad().data().storage().get());
+    if (t.grad().defined()) storages.insert(core_tensor(t.grad()).storage().get());
   }
   return static_cast<int64_t>(storages.size());
 }

@@ -17,6 +17,7 @@
 #include "autograd/autograd.h"
 #include "optim/optim.h"
 #include "tests/support/reference.h"
+#include "autograd/internal.h"
 
 namespace axiom::test {
 
@@ -65,7 +66,7 @@ inline void train_step(optim::Optimizer& opt) {
 // The parameters' values, read element by element.
 inline Values values_of(const optim::NamedParameters& params) {
   Values out;
-  for (const auto& [name, p] : params) out[name] = test::values_of(p.data());
+  for (const auto& [name, p] : params) out[name] = test::values_of(core_tensor(p));
   return out;
 }
 
@@ -73,7 +74,7 @@ inline Values values_of(const optim::NamedParameters& params) {
 inline void check_values(const optim::NamedParameters& params, const Values& expected, double rtol, double atol,
                          const std::string& what, std::source_location where = std::source_location::current()) {
   for (const auto& [name, p] : params)
-    test::check_close(p.data(), expected.at(name), rtol, atol, what + ", " + name, where);
+    test::check_close(core_tensor(p), expected.at(name), rtol, atol, what + ", " + name, where);
 }
 
 // --- references, from the published equations, in double --------------------------------------------

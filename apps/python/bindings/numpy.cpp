@@ -13,6 +13,7 @@
 #include <pybind11/numpy.h>
 
 #include "apps/python/bindings/bindings.h"
+#include "autograd/internal.h"
 
 namespace axiom::python {
 
@@ -145,7 +146,7 @@ Tensor as_tensor(const py::handle& value, const Tensor* like) {
         "[" + std::string(dtype_name(like->dtype())) +
         "] a fractional number beside an integer tensor: convert the tensor first, .double() or .float()");
   }
-  return Tensor(copy.data().to(like->dtype()).to(like->device()));
+  return Tensor(core_tensor(copy).to(like->dtype()).to(like->device()));
 }
 
 void bind_numpy(py::module_& m) {
@@ -157,9 +158,10 @@ void bind_numpy(py::module_& m) {
   m.def(
       "tensor",
       [](const py::object& data, std::optional<Dtype> dtype, const Device& device, bool requires_grad) {
-        Tensor value = py::isinstance<Tensor>(data) ? Tensor(data.cast<Tensor>().data().clone()) : as_tensor(data);
-        if (dtype) value = Tensor(value.data().to(*dtype));
-        if (!(device == value.device())) value = Tensor(value.data().to(device));
+        Tensor value =
+            py::isinstance<Tensor>(data) ? Tensor(core_tensor(data.cast<Tensor>()).clone()) : as_tensor(data);
+        if (dtype) value = Tensor(core_tensor(value).to(*dtype));
+        if (!(device == value.device())) value = Tensor(core_tensor(value).to(device));
         if (requires_grad) value.set_requires_grad(true);
         return value;
       },

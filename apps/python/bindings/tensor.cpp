@@ -10,6 +10,7 @@
 #include <pybind11/operators.h>
 
 #include "apps/python/bindings/bindings.h"
+#include "autograd/internal.h"
 
 namespace axiom::python {
 
@@ -110,9 +111,9 @@ std::pair<const char*, const char*> byte_range(const core::Tensor& t) {
 
 bool may_overlap(const Tensor& a, const Tensor& b) {
   if (a.device().type != DeviceType::cpu || b.device().type != DeviceType::cpu)
-    return a.data().storage() == b.data().storage();
-  const auto [a_first, a_last] = byte_range(a.data());
-  const auto [b_first, b_last] = byte_range(b.data());
+    return core_tensor(a).storage() == core_tensor(b).storage();
+  const auto [a_first, a_last] = byte_range(core_tensor(a));
+  const auto [b_first, b_last] = byte_range(core_tensor(b));
   return a_first <= b_last && b_first <= a_last;
 }
 
@@ -121,7 +122,7 @@ bool may_overlap(const Tensor& a, const Tensor& b) {
 // dst[...] = src[...]; a source over the same memory as dst (x[1:] = x[:-1], also through two
 // tensors over one NumPy array) is read whole before anything is written.
 void copy_without_overlap(const Tensor& src, const Tensor& dst) {
-  copy_into(may_overlap(src, dst) ? Tensor(src.data().clone()) : src, dst);
+  copy_into(may_overlap(src, dst) ? Tensor(core_tensor(src).clone()) : src, dst);
 }
 
 namespace {
@@ -200,9 +201,9 @@ bool layout_accepted(const Tensor& x, int flags) {
   if (wants_f && !wants_any) {
     int64_t long_axes = 0;
     for (int64_t axis = 0; axis < x.dim(); ++axis) long_axes += x.size(axis) > 1;
-    return x.data().is_contiguous() && long_axes <= 1;
+    return x.is_contiguous() && long_axes <= 1;
   }
-  return x.data().is_contiguous() || (wants_strides && !wants_c && !wants_any);
+  return x.is_contiguous() || (wants_strides && !wants_c && !wants_any);
 }
 
 // The buffer protocol written out (pybind11's own would end the process on a C++ exception):
@@ -213,15 +214,15 @@ extern "C" int tensor_getbuffer(PyObject* object, Py_buffer* view, int flags) {
     if (const std::string why = why_not_shared(x); !why.empty()) throw py::buffer_error(why);
     if (!layout_accepted(x, flags))
       throw py::buffer_error("[buffer] the tensor is not contiguous: call .contiguous() first");
-    auto* layout = new BufferLayout{x.data(), {}, {}};
+    auto* layout = new BufferLayout{core_tensor(x), {}, {}};
     const auto itemsize = static_cast<Py_ssize_t>(dtype_size(x.dtype()));
     for (int64_t axis = 0; axis < x.dim(); ++axis) {
       layout->shape.push_back(x.size(axis));
-      layout->strides.push_back(x.data().stride(axis) * itemsize);
+      layout->strides.push_back(core_tensor(x).stride(axis) * itemsize);
     }
     *view = Py_buffer{};
     view->obj = py::handle(object).inc_ref().ptr();
-    view->buf = x.data().raw_data();
+    view->buf = core_tensor(x).raw_data();
     view->itemsize = itemsize;
     view->len = static_cast<Py_ssize_t>(x.numel()) * itemsize;
     view->readonly = 0;
@@ -263,7 +264,7 @@ py::object as_numpy(const py::object& self) {
 py::object item_of(const Tensor& x) {
   if (x.numel() != 1) return py::float_(x.item());  // x.item()'s Error names the element count
   if (is_floating(x.dtype())) return py::float_(x.item());
-  return py::int_(x.data().to(Dtype::int64).to_vector<int64_t>().front());
+  return py::int_(core_tensor(x).to(Dtype::int64).to_vector<int64_t>().front());
 }
 
 // --- operators ----------------------------------------------------------------------------------------
@@ -476,8 +477,8 @@ void bind_tensor(py::module_& m) {
           },
           py::arg("axis") = py::none())
       .def(
-          "stride", [](const Tensor& x) { return as_tuple(x.data().strides()); }, "the strides, in elements")
-      .def("is_contiguous", [](const Tensor& x) { return x.data().is_contiguous(); })
+          "stride", [](const Tensor& x) { return as_tuple(x.strides()); }, "the strides, in elements")
+      .def("is_contiguous", [](const Tensor& x) { return x.is_contiguous(); })
       .def("item", &item_of, "the one element: an int for integer tensors, else a float")
       .def("tolist",
            [](const py::object& self) { return as_numpy(self.attr("detach")().attr("cpu")()).attr("tolist")(); })

@@ -1,0 +1,15 @@
+// From a Tensor to the kernels' value: for axiom's own layers (autograd's rules, the optimizers,
+// the data loaders, the Python module) and for its tests, which call core's launch layer
+// (core/launch.h) on the numbers. Not installed and not reached from axiom.h: a user's program
+// speaks axiom::Tensor only, and reads numbers with item(), at() and to_vector().
+#pragma once
+
+#include "tensor.h"
+
+namespace axiom {
+
+// The numbers of x as core's tensor: they share memory, and autograd never sees a change made
+// through them. An Error for an undefined x.
+const core::Tensor& core_tensor(const Tensor& x);
+
+}  // namespace axiom
