@@ -2,6 +2,7 @@
 #pragma once
 
 #include "checkpoint.h"
+#include "custom_op.h"
 #include "factory.h"
 #include "functional.h"
 #include "gradcheck.h"

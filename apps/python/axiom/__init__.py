@@ -13,7 +13,7 @@ import functools as _functools
 
 from . import _axiom
 from ._axiom import *  # noqa: F401,F403  Tensor, the ops, the factories, grad, gradcheck, ...
-from ._axiom import _EnableGrad, _NoGrad
+from ._axiom import _CustomOp, _EnableGrad, _NoGrad
 
 # The star import brought the compiled submodules; the package's own files (nn.py, ...) wrap them.
 del nn, optim, models, data  # noqa: F821
@@ -72,3 +72,65 @@ def randn(*shape, generator=None, dtype=float32, device="cpu"):
 
 def _shape(sizes):
     return sizes[0] if len(sizes) == 1 and not isinstance(sizes[0], int) else sizes
+
+
+class custom_op:
+    """Your own op: a forward, and the backward you write for it, recorded under your name.
+
+        @axiom.custom_op("softplus")
+        def softplus(x):                     # any code of tensors; recording is off inside
+            return axiom.log(axiom.exp(x) + 1.0)
+
+        @softplus.backward
+        def softplus_backward(ctx):          # ctx.inputs, ctx.output, ctx.grad_output, ctx.needs
+            return ctx.grad_output * axiom.sigmoid(ctx.inputs[0])  # one gradient per input (None: none)
+
+        y = softplus(x)                      # y.grad_fn names 'softplus'
+
+    This is the form of MLX's mx.custom_function and JAX's custom_vjp, not PyTorch's Function class:
+    it is C++'s axiom::CustomOp one for one (autograd/custom_op.h), the backward is given the inputs
+    and the output (nothing to save by hand), and the op is a function, called as one. A backward
+    written in axiom's ops is differentiable again (gradgradcheck, create_graph=True); pass
+    once_differentiable=True for one that is not. An exception raised in the forward or the
+    backward arrives as it was raised, with a note naming the op. A name is one op for the life of
+    the process: defining a second op under it is an error.
+    """
+
+    def __init__(self, name, once_differentiable=False):
+        self.name = name
+        self.once_differentiable = once_differentiable
+        self._forward = None
+        self._op = None
+
+    def __call__(self, *args):
+        if self._forward is None:  # @custom_op("name") on the forward
+            (forward,) = args
+            self._forward = forward
+            _functools.update_wrapper(self, forward)
+            return self
+        if self._op is None:
+            raise RuntimeError(f"custom op '{self.name}' has no backward: define one with @{self.__name__}.backward")
+        return self._op(*args)
+
+    def backward(self, backward):
+        """Decorates the op's backward, backward(ctx) -> one gradient per input."""
+        if self._forward is None:
+            raise RuntimeError(f"custom op '{self.name}': decorate the forward before the backward")
+        self._op = _CustomOp(self.name, self._noted(self._forward, "forward"), self._noted(backward, "backward"),
+                             self.once_differentiable)
+        return backward
+
+    def _noted(self, function, part):  # function, whose exceptions carry a note naming the op
+        name = self.name
+
+        @_functools.wraps(function)
+        def call(*args):
+            try:
+                return function(*args)
+            except Exception as error:
+                error.add_note(f"(in the {part} of custom op '{name}')")
+                raise
+        return call
+
+    def __repr__(self):
+        return f"<axiom.custom_op '{self.name}'>"

@@ -48,6 +48,73 @@ TensorFunction as_function(const py::function& f) {
   };
 }
 
+// A custom op's backward in Python, backward(ctx) -> a Tensor or a sequence of Tensors and Nones
+// (None: no gradient), as the C++ CustomOp::Backward. The context is copied: Python may keep it.
+struct PythonBackwardContext {
+  std::vector<Tensor> inputs;
+  Tensor output, grad_output;
+  Needs needs;
+};
+
+Grads gradients_of(const py::object& result, const std::string& op) {
+  if (py::isinstance<Tensor>(result)) return {result.cast<Tensor>()};
+  if (!py::isinstance<py::sequence>(result) || py::isinstance<py::str>(result)) {
+    throw py::type_error("custom op '" + op +
+                         "': the backward must return a Tensor or a sequence of Tensors and Nones, got " +
+                         std::string(py::repr(result)));
+  }
+  Grads grads;
+  for (const py::handle item : result) {
+    if (item.is_none()) {
+      grads.emplace_back();
+    } else if (py::isinstance<Tensor>(item)) {
+      grads.push_back(item.cast<Tensor>());
+    } else {
+      throw py::type_error("custom op '" + op + "': the backward returned " + std::string(py::repr(item)) +
+                           " where a Tensor or None belongs");
+    }
+  }
+  return grads;
+}
+
+CustomOp::Backward as_backward(const py::function& backward, const std::string& op) {
+  std::shared_ptr<py::function> held(new py::function(backward), [](py::function* function) {
+    if (!Py_IsInitialized()) return;
+    py::gil_scoped_acquire gil;
+    delete function;
+  });
+  return [held, op](const BackwardContext& c) {
+    py::gil_scoped_acquire gil;
+    const py::object result = (*held)(PythonBackwardContext{c.inputs, c.output, c.grad_output, c.needs});
+    return gradients_of(result, op);
+  };
+}
+
+void bind_custom_op(py::module_& m) {
+  py::class_<PythonBackwardContext>(m, "BackwardContext", "what a custom op's backward is given")
+      .def_readonly("inputs", &PythonBackwardContext::inputs, "the op's inputs, as its forward saw them")
+      .def_readonly("output", &PythonBackwardContext::output, "the op's output")
+      .def_readonly("grad_output", &PythonBackwardContext::grad_output, "dL/d(output), in the output's shape")
+      .def_readonly("needs", &PythonBackwardContext::needs, "needs[i]: whether input i wants a gradient");
+  py::class_<CustomOp>(m, "_CustomOp", "a custom op (autograd/custom_op.h); axiom.custom_op makes one")
+      .def(py::init([](const std::string& name, const py::function& forward, const py::function& backward,
+                       bool once_differentiable) {
+             return CustomOp(name, as_function(forward), as_backward(backward, name),
+                             {.once_differentiable = once_differentiable});
+           }),
+           py::arg("name"), py::arg("forward"), py::arg("backward"), py::arg("once_differentiable") = false)
+      .def_property_readonly("name", &CustomOp::name)
+      .def("__call__", [](const CustomOp& op, const py::args& args) {
+        std::vector<Tensor> inputs;
+        for (const py::handle arg : args) {
+          if (!py::isinstance<Tensor>(arg))
+            throw py::type_error("custom op '" + op.name() + "' takes Tensors, got " + std::string(py::repr(arg)));
+          inputs.push_back(arg.cast<Tensor>());
+        }
+        return op(inputs);
+      });
+}
+
 py::object one_or_tuple(const std::vector<Tensor>& values, bool one) {
   if (one) return py::cast(values.at(0));
   return py::cast(values);
@@ -190,6 +257,7 @@ void bind_autograd(py::module_& m) {
   m.def("is_grad_enabled", &grad_enabled);
   bind_gradcheck(m);
   bind_functional(m);
+  bind_custom_op(m);
 }
 
 }  // namespace axiom::python
