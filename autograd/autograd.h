@@ -6,5 +6,6 @@
 #include "factory.h"
 #include "functional.h"
 #include "gradcheck.h"
+#include "graph.h"
 #include "ops.h"
 #include "tensor.h"

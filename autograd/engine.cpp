@@ -109,9 +109,27 @@ bool any_requires_grad(const std::vector<Tensor>& inputs) {
   return std::any_of(inputs.begin(), inputs.end(), [](const Tensor& t) { return t.requires_grad(); });
 }
 
+// Whether this thread is recording a backward pass (backward or grad with create_graph): the
+// Nodes it records belong to the graph of a gradient (Node::in_backward_pass).
+thread_local bool recording_backward_pass = false;
+
+class RecordingBackwardPass {
+ public:
+  explicit RecordingBackwardPass(bool create_graph) : previous_(recording_backward_pass) {
+    recording_backward_pass = previous_ || create_graph;
+  }
+  ~RecordingBackwardPass() { recording_backward_pass = previous_; }
+  RecordingBackwardPass(const RecordingBackwardPass&) = delete;
+  RecordingBackwardPass& operator=(const RecordingBackwardPass&) = delete;
+
+ private:
+  bool previous_;
+};
+
 // The output of a new Node for `output` made from `inputs` by `name` with `backward`.
 Tensor recorded(const char* name, const std::vector<Tensor>& inputs, core::Tensor output, std::shared_ptr<Node> node) {
   node->name = name;
+  node->in_backward_pass = recording_backward_pass;
   for (const Tensor& input : inputs) {
     node->inputs.push_back(edge_to(input));
     node->input_shapes.push_back(input.defined() ? input.shape() : Shape{});
@@ -256,6 +274,18 @@ std::vector<std::shared_ptr<Node>> topological_order(const std::vector<std::shar
   std::reverse(post_order.begin(), post_order.end());
   return post_order;
 }
+
+}  // namespace
+
+std::vector<std::shared_ptr<Node>> nodes_of(const std::vector<Tensor>& outputs) {
+  std::vector<std::shared_ptr<Node>> roots;
+  for (const Tensor& output : outputs) {
+    if (output.defined()) roots.push_back(output.grad_fn());
+  }
+  return topological_order(roots);
+}
+
+namespace {
 
 // How many uses of each leaf are still to run, among the Nodes of one backward pass; a leaf
 // whose count reaches zero has its whole gradient (hooks are told). Only kept when a hook lives.
@@ -412,6 +442,7 @@ void free_node(Node& node) {
 // are collected, and only the Nodes that lead to one run.
 void walk(const std::vector<std::shared_ptr<Node>>& order, std::unordered_map<Node*, Tensor>& grads, Targets* targets,
           bool create_graph, bool retain_graph, LeafCountdown* countdown) {
+  const RecordingBackwardPass marking(create_graph);
   std::unordered_set<Node*> leading;
   if (targets) leading = nodes_leading_to(order, *targets);
   for (const auto& node : order) {

@@ -152,6 +152,7 @@ struct Node {
   // Every input's and the output's storage with its write version when recorded: a backward
   // rule must see the values the forward pass saw.
   std::vector<std::pair<std::weak_ptr<core::Storage>, uint64_t>> versions;
+  bool in_backward_pass = false;  // recorded by a backward pass with create_graph (a gradient's graph)
 
   Node() = default;
   Node(const Node&) = delete;
@@ -233,6 +234,10 @@ Tensor record_keeping_output(const char* name, const std::vector<Tensor>& inputs
                              Node::Backward rule);
 Tensor record_fused(const char* name, const std::vector<Tensor>& inputs, core::Tensor output, Rule rule,
                     Node::Composite composite);
+
+// Every Node that made `outputs`, each before the Nodes of its inputs: the order in which a
+// backward pass visits them (autograd/graph.h draws them).
+std::vector<std::shared_ptr<Node>> nodes_of(const std::vector<Tensor>& outputs);
 
 // --- gradients as values ----------------------------------------------------------------------------
 struct GradOptions {

@@ -134,3 +134,15 @@ class custom_op:
 
     def __repr__(self):
         return f"<axiom.custom_op '{self.name}'>"
+
+
+def draw(outputs, names=None):
+    """The graph that made `outputs`, drawn by Graphviz (Debian's python3-graphviz): a notebook
+    shows the returned graphviz.Source as a picture; .render("graph", format="svg") writes a file.
+    See axiom.to_dot for what it shows."""
+    try:
+        import graphviz
+    except ImportError as missing:
+        raise ImportError("axiom.draw needs Graphviz's Python module: apt-get install python3-graphviz "
+                          "(or use axiom.to_dot, and dot -Tsvg)") from missing
+    return graphviz.Source(to_dot(outputs, names))  # noqa: F405

@@ -251,6 +251,29 @@ void bind_functional(py::module_& m) {
 
 }  // namespace
 
+// Names for to_dot's leaves: a dict {name: Tensor} or pairs (a module's named_parameters()).
+TensorNames names_of(const py::object& names) {
+  TensorNames named;
+  if (names.is_none()) return named;
+  const py::object pairs = py::isinstance<py::dict>(names) ? names.attr("items")() : names;
+  for (const py::handle pair : pairs) {
+    const auto [name, tensor] =
+        cast_or_type_error<std::pair<std::string, Tensor>>(pair, "names: expected (name, Tensor) pairs or a dict");
+    named.emplace_back(name, tensor);
+  }
+  return named;
+}
+
+void bind_graph(py::module_& m) {
+  m.def(
+      "to_dot",
+      [](const py::object& outputs, const py::object& names) { return to_dot(tensors_of(outputs), names_of(names)); },
+      py::arg("outputs"), py::arg("names") = py::none(),
+      "The graph that made `outputs` (a Tensor or a list) as Graphviz's DOT text: a box per op, an ellipse per leaf "
+      "that requires a gradient (named from `names`: a dict or (name, Tensor) pairs such as a module's "
+      "named_parameters()), the ops of a backward pass recorded with create_graph filled orange. axiom.draw shows it.");
+}
+
 void bind_autograd(py::module_& m) {
   bind_guard<NoGrad>(m, "_NoGrad", "While entered, ops record nothing (axiom.no_grad).");
   bind_guard<EnableGrad>(m, "_EnableGrad", "While entered, ops record again (axiom.enable_grad).");
@@ -258,6 +281,7 @@ void bind_autograd(py::module_& m) {
   bind_gradcheck(m);
   bind_functional(m);
   bind_custom_op(m);
+  bind_graph(m);
 }
 
 }  // namespace axiom::python

@@ -1,0 +1,26 @@
+// The graph, drawn: the Nodes that made some tensors, as Graphviz's DOT text.
+//
+//   const Tensor loss = sum(tanh(matmul(x, w)));
+//   std::cout << axiom::to_dot({loss}, {{"w", w}});     // then: dot -Tsvg graph.dot > graph.svg
+//
+// Boxes are ops (recorded Nodes), each with its name (a custom op's too), and the shape and dtype
+// of what it made; ellipses are leaves that require a gradient, with their names where `names`
+// gives them (a module's named_parameters()); arrows run from an op's inputs to the op, so the
+// outputs are at the bottom. Constants (tensors that want no gradient) are not in the graph, as
+// they are not in the engine's. The ops a backward pass recorded with create_graph (the graph of
+// a gradient, which can be differentiated again) are filled orange; the forward's are white.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tensor.h"
+
+namespace axiom {
+
+using TensorNames = std::vector<std::pair<std::string, Tensor>>;
+
+std::string to_dot(const std::vector<Tensor>& outputs, const TensorNames& names = {});
+
+}  // namespace axiom
