@@ -79,7 +79,8 @@ TEST_CASE("a custom op inside a graph: second derivatives through it, and a mode
   const Tensor dy = grad({sum(softplus()({x}))}, {x}, {}, {.create_graph = true})[0];  // sigmoid(x)
   const Tensor d2y = grad({sum(dy)}, {x})[0];                                          // sigmoid(x) (1 - sigmoid(x))
   const Tensor s = sigmoid(x);
-  check_close(core_tensor(d2y), core_tensor(mul(s, sub(full({4}, 1.0, Dtype::float64), s))).to_vector<double>(), 1e-12, 1e-12);
+  check_close(core_tensor(d2y), core_tensor(mul(s, sub(full({4}, 1.0, Dtype::float64), s))).to_vector<double>(), 1e-12,
+              1e-12);
   // Between built-in ops, with a weight: the loss's gradient reaches the weight through the op.
   const Tensor w = leaf(uniform64({4, 3}, 6));
   check_grad("linear, softplus, sum", [](const In& in) { return sum(softplus()({matmul(in[0], in[1])})); },
