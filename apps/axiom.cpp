@@ -45,6 +45,7 @@ std::string config_help() { return "A preset (" + axiom::models::preset_names() 
 
 using axiom::apps::ClassifyCommand;
 using axiom::apps::EvalCommand;
+using axiom::apps::GraphCommand;
 using axiom::apps::SampleCommand;
 using axiom::apps::TrainCommand;
 
@@ -225,6 +226,22 @@ void add_eval(CLI::App* eval, EvalCommand& c) {
   eval->add_flag("--json", c.json, "Print one JSON object");
 }
 
+void add_graph(CLI::App* graph, GraphCommand& c) {
+  graph->add_option("--config", c.config, "A preset (tiny, small, ...) or a JSON file")
+      ->capture_default_str()
+      ->check(utf8_path());
+  graph->add_option("--batch", c.batch, "Images in the step")
+      ->capture_default_str()
+      ->check(whole_number<int64_t>(1, 64));
+  graph->add_flag("--gradient", c.gradient,
+                  "Draw the graph of the loss's gradient too (recorded with create_graph; its ops filled orange)");
+  graph->add_option("--out", c.out, "A new .dot or .gv file, or a picture drawn by Graphviz: .svg, .png or .pdf")
+      ->check(utf8_path());
+  graph->add_option("--seed", c.seed, "Seed of the weights and the random images")
+      ->capture_default_str()
+      ->check(whole_number<uint64_t>(0, kMaxSeed));
+}
+
 void add_sample(CLI::App* sample, SampleCommand& c) {
   sample->add_option("--checkpoint", c.checkpoint, "A run's directory or a model-*.safetensors file")
       ->required()
@@ -391,6 +408,11 @@ int main(int argc, char** argv) {
       "Train a classifier of Fashion-MNIST's labels (vit, gru, lstm), with checkpoints, and print its test accuracy");
   add_classify(classify, classify_command);
 
+  GraphCommand graph_command;
+  auto* graph = app.add_subcommand(
+      "graph", "Print the graph of one training step of a model as Graphviz's DOT text (or draw it into --out)");
+  add_graph(graph, graph_command);
+
   BenchCommands bench;
   add_bench(app, bench);
   for (CLI::App* command : {train, eval, sample, classify, bench.bench}) add_threads(command, threads);
@@ -405,8 +427,8 @@ int main(int argc, char** argv) {
     axiom::core::Communicator& comm = axiom::apps::join_job(argc, argv, threads > 0);
     if (threads > 0) axiom::core::set_num_threads(threads);
     axiom::core::num_threads();  // (reads AXIOM_NUM_THREADS now: a bad value is refused before any work)
-    const bool one_process_only = sample->parsed() || bench.ops->parsed() || bench.autograd->parsed() ||
-                                  bench.layers->parsed() || bench.sample->parsed();
+    const bool one_process_only = sample->parsed() || graph->parsed() || bench.ops->parsed() ||
+                                  bench.autograd->parsed() || bench.layers->parsed() || bench.sample->parsed();
     if (one_process_only && comm.size() > 1) {
       throw axiom::Error("axiom", "this command runs in one process; mpirun started ", comm.size(),
                          " (train, classify, eval, bench train and bench allreduce run across processes)");
@@ -417,6 +439,7 @@ int main(int argc, char** argv) {
     }
     if (eval->parsed()) return axiom::apps::evaluate(eval_command);
     if (sample->parsed()) return axiom::apps::sample(sample_command);
+    if (graph->parsed()) return axiom::apps::graph(graph_command);
     if (classify->parsed()) {
       classify_command.run.given = given_flags(classify);
       return axiom::apps::classify(classify_command);

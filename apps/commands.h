@@ -87,6 +87,18 @@ struct ClassifyCommand {
 };
 int classify(const ClassifyCommand& command);
 
+// axiom graph --config tiny [--batch N] [--gradient] [--out FILE]: the graph of one training step
+// (graph.cpp), as DOT text on standard output or in FILE (.dot, .gv; .svg, .png, .pdf drawn by
+// Graphviz's dot). A FILE that exists is an Error: axiom writes a new one only.
+struct GraphCommand {
+  std::string config = "tiny";
+  int64_t batch = 2;
+  bool gradient = false;  // also the graph of the loss's gradient (create_graph)
+  std::string out;        // "" = standard output
+  uint64_t seed = 0;
+};
+int graph(const GraphCommand& command);
+
 // The device a --device flag names, checked to be usable here (an Error naming `command` if not:
 // axiom built without CUDA, or no GPU).
 Device device_of(const char* command, const std::string& flag);
