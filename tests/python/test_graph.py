@@ -43,3 +43,18 @@ def test_the_graph_of_a_gradient_is_filled_orange():
     dot = axiom.to_dot(dx, {"x": x})
     assert 'fillcolor="#fdd0a2"' in dot
     assert 'label="tanh\\n[4] float64"]' in dot  # the forward's tanh, which the gradient uses, stays white
+
+
+def test_grad_fn_is_a_node_with_next_functions_as_in_pytorch():
+    x = leaf(3)
+    y = (x * 3.0).tanh().sum()
+    assert y.grad_fn.name() == "sum" and repr(y.grad_fn) == "<axiom.Node sum>"
+    (tanh, index), = y.grad_fn.next_functions
+    assert tanh.name() == "tanh" and index == 0
+    (mul, _), = tanh.next_functions
+    (accumulate, _), (constant, _) = mul.next_functions
+    assert accumulate.name() == "AccumulateGrad" and constant is None
+    assert accumulate.variable.shape == (3,) and accumulate.variable.requires_grad
+    assert x.grad_fn is None
+    y.backward()
+    assert y.grad_fn.next_functions == ()  # the graph is freed after backward

@@ -85,7 +85,7 @@ class custom_op:
         def softplus_backward(ctx):          # ctx.inputs, ctx.output, ctx.grad_output, ctx.needs
             return ctx.grad_output * axiom.sigmoid(ctx.inputs[0])  # one gradient per input (None: none)
 
-        y = softplus(x)                      # y.grad_fn names 'softplus'
+        y = softplus(x)                      # y.grad_fn.name() is 'softplus'
 
     This is the form of MLX's mx.custom_function and JAX's custom_vjp, not PyTorch's Function class:
     it is C++'s axiom::CustomOp one for one (autograd/custom_op.h), the backward is given the inputs

@@ -425,11 +425,8 @@ void bind_gradients(py::class_<Tensor>& c) {
           "the gradient summed over every backward() so far, or None")
       .def_property_readonly("is_leaf", by_reference(&Tensor::is_leaf))
       .def_property_readonly(
-          "grad_fn",
-          [](const Tensor& x) -> std::optional<std::string> {
-            return x.grad_fn() ? std::optional<std::string>(x.grad_fn()->name) : std::nullopt;
-          },
-          "the name of the op that made this tensor, or None for a leaf")
+          "grad_fn", [](const Tensor& x) { return x.grad_fn(); },
+          "the Node of the op that made this tensor (.name(), .next_functions), or None for a leaf")
       .def("zero_grad", by_reference(&Tensor::zero_grad), graph_lock())
       .def("detach", by_reference(&Tensor::detach))
       .def(
@@ -444,7 +441,43 @@ void bind_gradients(py::class_<Tensor>& c) {
 
 }  // namespace
 
+namespace {
+
+// A leaf's end of the graph, as PyTorch's AccumulateGrad: where a gradient is added to .grad.
+struct AccumulateGrad {
+  Tensor variable;
+};
+
+// The graph from Python, as PyTorch shows it: a Node's name() and, per input, (the Node that made
+// it, or the leaf's AccumulateGrad, or None for an input that wants no gradient; 0).
+void bind_graph_nodes(py::module_& m) {
+  py::class_<AccumulateGrad>(m, "AccumulateGrad", "where a leaf's gradient is added to its .grad")
+      .def_readonly("variable", &AccumulateGrad::variable, "the leaf")
+      .def("name", [](const AccumulateGrad&) { return "AccumulateGrad"; })
+      .def("__repr__", [](const AccumulateGrad&) { return std::string("<axiom.AccumulateGrad>"); });
+  py::class_<Node, std::shared_ptr<Node>>(m, "Node", "a recorded op of the graph: what Tensor.grad_fn holds")
+      .def(
+          "name", [](const Node& node) { return std::string(node.name); }, "the op's name (a custom op's own)")
+      .def_property_readonly(
+          "next_functions",
+          [](const Node& node) {
+            py::list next;
+            for (const Edge& input : node.inputs) {
+              py::object fn = py::none();
+              if (input.node) fn = py::cast(input.node);
+              if (input.leaf) fn = py::cast(AccumulateGrad{Tensor(input.leaf)});
+              next.append(py::make_tuple(fn, 0));
+            }
+            return py::tuple(next);
+          },
+          "per input: (its Node, an AccumulateGrad for a leaf, or None; 0); empty once the graph is freed")
+      .def("__repr__", [](const Node& node) { return "<axiom.Node " + std::string(node.name) + ">"; });
+}
+
+}  // namespace
+
 void bind_tensor(py::module_& m) {
+  bind_graph_nodes(m);
   py::enum_<Dtype>(m, "dtype", "The element types: float32, float64, int64, uint8.")
       .value("float32", Dtype::float32)
       .value("float64", Dtype::float64)
