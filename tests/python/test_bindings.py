@@ -360,3 +360,20 @@ def test_python_modules_find_layers_in_a_module_list_and_count_a_shared_layer_on
             self.layers = [axiom.nn.Dense(2, 2)]
     with pytest.raises(TypeError, match="ModuleList"):
         Listed().named_parameters()
+
+
+def test_tensors_pickle_as_values_device_and_a_leafs_requires_grad_without_the_graph():
+    import copy
+    import pickle
+    x = axiom.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    for dtype in (axiom.float32, axiom.float64, axiom.int64, axiom.uint8):
+        value = axiom.tensor([[1, 2], [3, 4]], dtype=dtype).transpose(0, 1)
+        back = pickle.loads(pickle.dumps(value))
+        assert back.dtype == dtype and back.tolist() == [[1, 3], [2, 4]]
+    leaf = pickle.loads(pickle.dumps(x))
+    assert leaf.requires_grad and leaf.is_leaf and leaf.tolist() == x.tolist()
+    made = pickle.loads(pickle.dumps(x * 2.0))
+    assert not made.requires_grad and made.grad_fn is None and made.tolist() == [[2.0, 4.0], [6.0, 8.0]]
+    deep = copy.deepcopy(x)
+    deep.detach()[0, 0] = -1.0
+    assert x[0, 0].item() == 1.0  # a copy, not a view of the same memory

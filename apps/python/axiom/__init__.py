@@ -60,6 +60,23 @@ class enable_grad(_GradMode):
     _guard = _EnableGrad
 
 
+def _tensor_from_state(values, device, requires_grad):
+    """Unpickles a Tensor: a copy of the values on the device, a leaf."""
+    return tensor(values, device=device, requires_grad=requires_grad)  # noqa: F405
+
+
+def _reduce_tensor(x):
+    """Pickling (pickle, copy.deepcopy, multiprocessing): a tensor travels as its values (a NumPy
+    copy), its device and, for a leaf, whether it requires a gradient. Its graph does not travel,
+    as in PyTorch."""
+    import numpy
+    values = numpy.array(x.detach().to("cpu"))
+    return _tensor_from_state, (values, str(x.device), x.is_leaf and x.requires_grad)
+
+
+Tensor.__reduce__ = _reduce_tensor  # noqa: F405
+
+
 def rand(*shape, generator=None, dtype=float32, device="cpu"):
     """Uniform in [0, 1): rand(2, 3) or rand((2, 3))."""
     return uniform(_shape(shape), 0.0, 1.0, generator=generator, dtype=dtype, device=device)  # noqa: F405
