@@ -377,3 +377,14 @@ def test_tensors_pickle_as_values_device_and_a_leafs_requires_grad_without_the_g
     deep = copy.deepcopy(x)
     deep.detach()[0, 0] = -1.0
     assert x[0, 0].item() == 1.0  # a copy, not a view of the same memory
+
+
+def test_a_freed_graph_is_a_runtime_error_that_speaks_python():
+    x = axiom.tensor([1.0, 2.0], requires_grad=True)
+    y = (x * x).sum()
+    y.backward()
+    with pytest.raises(axiom.Error) as freed:
+        y.backward()
+    assert type(freed.value) is axiom.Error and isinstance(freed.value, RuntimeError)
+    assert str(freed.value) == ("[backward] the graph through sum was freed by an earlier backward(); pass "
+                                "retain_graph=True to the first backward to go through it twice")

@@ -9,7 +9,10 @@
 //                                        "unknown": a preset, dataset, device or config key)
 //
 // The kind is read from the message (one library-wide exception type in C++), in that order:
-// a message that names both a dtype and a shape is a DtypeError.
+// a message that names both a dtype and a shape is a DtypeError. A graph's state (freed by an
+// earlier backward, changed in place, not differentiable again) is an axiom.Error, as PyTorch's
+// RuntimeError. C++'s options in a message are spelt as Python's ({.retain_graph = true} is
+// retain_graph=True).
 #include <regex>
 #include <string>
 
@@ -22,6 +25,10 @@ namespace {
 enum class Kind { dtype, index, value, runtime };
 
 Kind kind_of(const std::string& message) {
+  // the state of a graph, as PyTorch's RuntimeError: freed, changed in place, not differentiable again
+  static const std::regex graph_words(
+      R"(freed by an earlier backward|modified after the forward pass|once_differentiable|calls the op itself)");
+  if (std::regex_search(message, graph_words)) return Kind::runtime;
   // a dtype named after "is", "must be" or "got", unless a shape follows it ("is float32 [2, 3]")
   static const std::regex dtype_words(
       R"(dtype|\b(is|must be|got|not) (uint8 or int64|float32|float64|int64|uint8)\b(?! \[))");
@@ -32,6 +39,12 @@ Kind kind_of(const std::string& message) {
   if (std::regex_search(message, index_words)) return Kind::index;
   if (std::regex_search(message, value_words)) return Kind::value;
   return Kind::runtime;
+}
+
+// The message in Python's spelling: C++'s option "{.retain_graph = true}" is retain_graph=True.
+std::string python_spelling(const std::string& message) {
+  static const std::regex option(R"(\{\.(\w+) = true\})");
+  return std::regex_replace(message, option, "$1=True");
 }
 
 // A new exception class axiom.<name> deriving from every class in `bases`.
@@ -61,7 +74,7 @@ void bind_errors(py::module_& m) {
     try {
       if (thrown) std::rethrow_exception(thrown);
     } catch (const Error& error) {
-      const std::string message = error.what();
+      const std::string message = python_spelling(error.what());
       PyObject* types[] = {dtype_error, index_error, shape_error, base};  // in Kind's order
       // Every byte of the message kept: bytes that are not UTF-8 (a file's own) as \xNN escapes.
       const py::object text = py::reinterpret_steal<py::object>(
