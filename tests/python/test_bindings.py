@@ -388,3 +388,10 @@ def test_a_freed_graph_is_a_runtime_error_that_speaks_python():
     assert type(freed.value) is axiom.Error and isinstance(freed.value, RuntimeError)
     assert str(freed.value) == ("[backward] the graph through sum was freed by an earlier backward(); pass "
                                 "retain_graph=True to the first backward to go through it twice")
+
+
+def test_a_gradcheck_result_shows_its_worst_error_as_python_does():
+    x = axiom.tensor([0.3, 0.7], requires_grad=True)
+    result = axiom.gradcheck(lambda v: (v * v).tanh(), (x,))
+    assert repr(result) == f"GradcheckResult(ok=True, worst_error={result.worst_error!r})"
+    assert 0 < result.worst_error < 1e-6

@@ -142,7 +142,8 @@ void bind_gradcheck(py::module_& m) {
       .def_readonly("worst_error", &GradcheckResult::worst_error)
       .def("__bool__", [](const GradcheckResult& r) { return r.ok; })
       .def("__repr__", [](const GradcheckResult& r) {
-        return r.ok ? "GradcheckResult(ok=True, worst_error=" + std::to_string(r.worst_error) + ")"
+        // worst_error as Python's repr of a float: 4.1e-11, not std::to_string's 0.000000
+        return r.ok ? "GradcheckResult(ok=True, worst_error=" + std::string(py::repr(py::float_(r.worst_error))) + ")"
                     : "GradcheckResult(ok=False, message=" + std::string(py::repr(py::str(r.message))) + ")";
       });
   const auto check = [](auto checker) {
