@@ -8,7 +8,8 @@
 // gives them (a module's named_parameters()); arrows run from an op's inputs to the op, so the
 // outputs are at the bottom. Constants (tensors that want no gradient) are not in the graph, as
 // they are not in the engine's. The ops a backward pass recorded with create_graph (the graph of
-// a gradient, which can be differentiated again) are filled orange; the forward's are white.
+// a gradient, which can be differentiated again) are filled orange; the forward's are white. A
+// graph of over 200 ops asks dot for its quicker layout: seconds, not minutes.
 #pragma once
 
 #include <string>
