@@ -4,6 +4,7 @@
 // its module's name. With --gradient, the graph of the loss's gradient as well (recorded with
 // create_graph, its ops filled orange): what a second derivative differentiates.
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -47,14 +48,17 @@ void write_graph(const std::string& dot, const std::string& path) {
     if (!(out << dot) || !out.flush()) throw Error("graph", "cannot write '", path, "'");
     return;
   }
-  const std::string command = "dot -T" + format + " -o '" + path + "'";
+  // The path reaches dot through the environment, never through the shell's parsing: a name
+  // with quotes or `$(...)` in it is a name, not a command.
+  ::setenv("AXIOM_GRAPH_OUT", path.c_str(), 1);
+  const std::string command = "dot -T" + format + " -o \"$AXIOM_GRAPH_OUT\"";
   FILE* dot_program = ::popen(command.c_str(), "w");
   if (!dot_program) throw Error("graph", "cannot start Graphviz's dot (apt-get install graphviz)");
   const bool written = std::fwrite(dot.data(), 1, dot.size(), dot_program) == dot.size();
   const int status = ::pclose(dot_program);
   if (!written || status != 0) {
-    throw Error("graph", "Graphviz's dot failed to draw '", path, "' (exit status ", status,
-                "); is it installed? apt-get install graphviz");
+    throw Error("graph", "Graphviz's dot could not draw '", path, "' (exit status ", status,
+                "; dot's own message is above; without dot: apt-get install graphviz)");
   }
 }
 

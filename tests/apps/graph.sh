@@ -3,7 +3,7 @@
 # orange). A name that exists is refused, as is a format dot is not asked for here; neither writes
 # anything. Run as: sh graph.sh AXIOM
 set -eu
-axiom=$1
+axiom=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")  # absolute: one run below is from another folder
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 . "$(dirname "$0")/../support/run_helpers.sh"
@@ -19,6 +19,12 @@ dot -Tsvg "$work/step.dot" -o "$work/by_hand.svg" || fail "dot cannot read axiom
 "$axiom" graph --config tiny --out "$work/step.svg" 2> "$work/said.txt"
 grep -q '<svg' "$work/step.svg" || fail "--out step.svg is not an SVG"
 grep -qF "graph: wrote $work/step.svg" "$work/said.txt" || fail "says '$(cat "$work/said.txt")'"
+
+# A name with a quote and $(...) in it is a name: dot writes that file, and no command runs.
+odd="it's \$(touch ran).svg"
+(cd "$work" && "$axiom" graph --config tiny --out "$odd" 2> /dev/null) || fail "--out with a quote in its name was refused"
+grep -q '<svg' "$work/$odd" || fail "--out with a quote in its name is not an SVG"
+[ ! -e "$work/ran" ] || fail "a command in --out's name ran"
 
 "$axiom" graph --config tiny --gradient --out "$work/gradient.dot" 2> /dev/null
 backward=$(grep -c 'fdd0a2' "$work/gradient.dot")
