@@ -3,7 +3,8 @@
 # the libraries, the dataset, and Python's headers, pybind11, NumPy, pytest and PyTorch for the
 # Python module, its comparison with PyTorch (apps/python, tests/python), and matplotlib and
 # Jupyter (nbconvert, ipykernel) for the tutorial notebook that the suite executes (apps/notebooks),
-# and Graphviz (its `dot`, and its Python module) to draw and check the graphs of autograd/graph.h.
+# Graphviz (its `dot`, and its Python module) to draw and check the graphs of autograd/graph.h,
+# and python3-venv, for `pip install .` into a virtual environment (tests/python/test_pip_install.py).
 # Works as root, or as a user with sudo. Does nothing when everything is there.
 # With --fuzz, also clang and its runtime with libFuzzer, for the build with the sanitizers and the
 # fuzzers (tests/fuzz; CI): clang 15 or newer, for std::source_location, so clang-16 on Debian 12,
@@ -15,7 +16,7 @@
 # flag, not the default. The tests start daemons of their own and skip, with one line, where a
 # package is missing.
 set -e
-packages="build-essential cmake git pkgconf libopenblas-dev libdnnl-dev ocl-icd-opencl-dev libtbb-dev libhwy-dev doctest-dev nlohmann-json3-dev libcli11-dev zlib1g-dev libzip-dev libstb-dev giza-dev libboost-dev libboost-context-dev libopenmpi-dev openmpi-bin dataset-fashion-mnist pybind11-dev python3-dev python3-numpy python3-pytest python3-torch python3-matplotlib python3-nbconvert python3-ipykernel graphviz python3-graphviz"
+packages="build-essential cmake git pkgconf libopenblas-dev libdnnl-dev ocl-icd-opencl-dev libtbb-dev libhwy-dev doctest-dev nlohmann-json3-dev libcli11-dev zlib1g-dev libzip-dev libstb-dev giza-dev libboost-dev libboost-context-dev libopenmpi-dev openmpi-bin dataset-fashion-mnist pybind11-dev python3-dev python3-numpy python3-pytest python3-torch python3-matplotlib python3-nbconvert python3-ipykernel python3-venv graphviz python3-graphviz"
 if [ "${1:-}" = "--fuzz" ]; then
   if grep -q '^VERSION_ID="12"' /etc/os-release 2>/dev/null; then
     packages="$packages clang-16 libclang-rt-16-dev libomp-16-dev clang-format"

@@ -11,7 +11,7 @@ packages_of() { sed -n 's/^packages="\([^"]*\)".*/\1/p' "$1" | head -n1; }
 installed=$(packages_of "$source_dir/apps/install-deps.sh")
 bundled=$(packages_of "$source_dir/apps/gpu/bundle.sh")
 left_out="build-essential cmake git libopenmpi-dev openmpi-bin libdnnl-dev ocl-icd-opencl-dev dataset-fashion-mnist"
-left_out="$left_out pybind11-dev python3-dev python3-numpy python3-pytest python3-torch python3-matplotlib python3-nbconvert python3-ipykernel"
+left_out="$left_out pybind11-dev python3-dev python3-numpy python3-pytest python3-torch python3-matplotlib python3-nbconvert python3-ipykernel python3-venv"
 left_out="$left_out graphviz python3-graphviz"
 [ -n "$installed" ] && [ -n "$bundled" ] || { echo "no package list found in install-deps.sh or bundle.sh"; exit 1; }
 missing=""
