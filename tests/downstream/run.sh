@@ -1,8 +1,8 @@
 #!/bin/sh
 # axiom as a library: installs the build into a fresh prefix (cmake --install), then builds this
 # folder's program against it twice, with CMake's find_package(axiom) and with pkg-config, and runs
-# both, builds and runs the READMEs' C++ programs, and imports the Python package axiom from the
-# prefix when the build has one. Run as: sh run.sh BUILD_DIR CMAKE_COMMAND CXX_COMPILER
+# both; builds every C++ block of the READMEs (and runs those that run); imports the Python package
+# axiom from the prefix when the build has one. Run as: sh run.sh BUILD_DIR CMAKE_COMMAND CXX_COMPILER
 set -eu
 build=$1 cmake=$2 cxx=$3
 here=$(cd "$(dirname "$0")" && pwd)
@@ -38,28 +38,35 @@ echo "pkg-config: $flags"
 "$cxx" -std=c++20 "$here/main.cpp" $flags -o "$work/downstream-pkg-config"
 "$work/downstream-pkg-config"
 
-# The READMEs' C++ blocks that are whole programs (they have a main), built the same way and run:
-# a README's program that stops compiling or throws fails here. (Their Python blocks run in
-# tests/python/test_readme_snippets.py.)
-echo "== the READMEs' C++ programs, built with pkg-config and run"
+# The READMEs' C++ blocks (tests/docs/readme_snippets.py sorts them and checks those that quote
+# axiom's source): programs, and fragments wrapped into programs, are built and run; fragments
+# too long to run are compiled. A README block that stops compiling or throws fails here. (Their
+# Python blocks run in tests/python/test_readme_snippets.py.)
+echo "== the READMEs' C++ blocks, built with pkg-config"
 source_dir=$(cd "$here/../.." && pwd)
-for readme in $(cd "$source_dir" && ls README.md ./*/README.md ./*/*/README.md 2>/dev/null); do
-  awk -v prefix="$work/program-$(echo "$readme" | tr '/.' '__')" '
-    /^```cpp$/ { inside = 1; text = ""; next }
-    /^```$/ && inside { inside = 0; if (text ~ /int main\(/) print text > (prefix "-" ++n ".cpp"); next }
-    inside { text = text $0 "\n" }' "$source_dir/$readme"
+python3 "$source_dir/tests/docs/readme_snippets.py" "$source_dir" "$work/snippets"
+# The fragments of apps/README.md use apps/'s headers, which are not installed: found in the source
+# tree after the installed headers, so that both include the installed core.
+include_flags="-I$include/axiom -I$source_dir"
+built=0
+for snippet in "$work"/snippets/*.cpp; do
+  [ -e "$snippet" ] || continue
+  name=$(basename "$snippet")
+  case "$name" in
+    *.compile.cpp)
+      # shellcheck disable=SC2086 # the flags are words
+      "$cxx" -std=c++20 -fsyntax-only "$snippet" $flags $include_flags || { echo "$name ($(head -n1 "$snippet")) does not compile"; exit 1; }
+      echo "$name: compiles" ;;
+    *.run.cpp)
+      # shellcheck disable=SC2086 # the flags are words
+      "$cxx" -std=c++20 "$snippet" $flags $include_flags -o "${snippet%.cpp}" || { echo "$name ($(head -n1 "$snippet")) does not compile"; exit 1; }
+      "${snippet%.cpp}" > "${snippet%.cpp}.out" || { echo "$name ($(head -n1 "$snippet")) failed"; cat "${snippet%.cpp}.out"; exit 1; }
+      echo "$name: built and run" ;;
+  esac
+  built=$((built + 1))
 done
-programs=0
-for program in "$work"/program-*.cpp; do
-  [ -e "$program" ] || continue
-  echo "$(basename "$program")"
-  # shellcheck disable=SC2086 # the flags are words
-  "$cxx" -std=c++20 "$program" $flags -o "${program%.cpp}" || { echo "$(basename "$program") does not compile"; exit 1; }
-  "${program%.cpp}" > "${program%.cpp}.out" || { echo "$(basename "$program") failed"; cat "${program%.cpp}.out"; exit 1; }
-  programs=$((programs + 1))
-done
-[ "$programs" -gt 0 ] || { echo "no C++ program found in the READMEs"; exit 1; }
-echo "$programs README program(s) built and run"
+[ "$built" -gt 0 ] || { echo "no C++ block found in the READMEs"; exit 1; }
+echo "$built README C++ block(s) built"
 
 # The Python package, where the build made one: imported from the prefix alone, from another folder.
 package=$(find "$work/prefix" -path '*/dist-packages/axiom/__init__.py' | head -n 1)
