@@ -5,6 +5,7 @@
 #include <mutex>
 #include <set>
 
+#include "autograd/factory.h"
 #include "autograd/internal.h"
 #include "core/error.h"
 
@@ -43,6 +44,38 @@ class ForwardRunning {
 Rule no_second_derivative(const std::string& name) {
   return [name](const Tensor&, const Needs&) -> Grads {
     throw Error(name, "the backward is once_differentiable: its gradients cannot be differentiated again");
+  };
+}
+
+// J u from the op's jvp rule, checked: a tensor like the output.
+Tensor checked_jvp(const std::string& name, const Jvp& jvp, const std::vector<Tensor>& inputs,
+                   const std::vector<Tensor>& tangents, const Tensor& output) {
+  const Tensor tangent = jvp(inputs, tangents);
+  if (!tangent.defined()) throw Error(name, "the jvp returned an undefined tensor");
+  if (tangent.shape() != output.shape() || tangent.dtype() != output.dtype() || tangent.device() != output.device()) {
+    throw Error(name, "the jvp returned ", core::shape_str(tangent.shape()), " ", tangent.dtype(), " on ",
+                tangent.device(), "; the output is ", core::shape_str(output.shape()), " ", output.dtype(), " on ",
+                output.device());
+  }
+  return tangent;
+}
+
+// The rule of gradient `i` (J_i^T g, in input i's shape) of a once_differentiable op with a jvp
+// rule. Its sources are the op's inputs and g. It is linear in g, so its derivative along c is
+// J_i c: the jvp with tangent c for input i and zeros for the others. Its derivative with respect
+// to the inputs is not known.
+Rule through_jvp(const std::string& name, const Jvp& jvp, const std::vector<Tensor>& inputs, const Tensor& output,
+                 size_t i) {
+  return [=](const Tensor& c, const Needs& needs) -> Grads {
+    for (size_t j = 0; j < inputs.size(); ++j) {
+      if (needs[j]) return no_second_derivative(name)(c, needs);
+    }
+    std::vector<Tensor> tangents;
+    for (const Tensor& input : inputs) tangents.push_back(zeros_like(input));
+    tangents[i] = c;
+    Grads grads(inputs.size() + 1);
+    grads.back() = checked_jvp(name, jvp, inputs, tangents, output);  // d(J_i^T g)/dg along c
+    return grads;
   };
 }
 
@@ -111,8 +144,15 @@ struct CustomOp::Definition {
     check_gradients(name, grads, inputs, needs);
     std::vector<Tensor> sources = inputs;
     sources.push_back(grad_output);
-    for (Tensor& grad : grads) {
-      if (grad.defined()) grad = record(recorded_name, sources, core_tensor(grad), no_second_derivative(name));
+    for (size_t i = 0; i < grads.size(); ++i) {
+      if (!grads[i].defined()) continue;
+      if (options.jvp) {
+        const Tensor summed = sum_to_shape(grads[i], inputs[i].shape());  // numbers with no graph
+        grads[i] = record(recorded_name, sources, core_tensor(summed),
+                          through_jvp(name, options.jvp, inputs, output.detach(), i));
+      } else {
+        grads[i] = record(recorded_name, sources, core_tensor(grads[i]), no_second_derivative(name));
+      }
     }
     return grads;
   }
@@ -121,6 +161,9 @@ struct CustomOp::Definition {
 CustomOp::CustomOp(std::string name, Forward forward, Backward backward, CustomOpOptions options) {
   if (name.empty()) throw Error("CustomOp", "a custom op needs a name");
   if (!forward || !backward) throw Error(name, "a custom op needs both a forward and a backward");
+  if (options.jvp && !options.once_differentiable) {
+    throw Error(name, "a jvp rule is for a once_differentiable op: forward mode differentiates this op's backward");
+  }
   const char* recorded_name = register_name(name);
   definition_ = std::make_shared<const Definition>(
       Definition{std::move(name), recorded_name, std::move(forward), std::move(backward), options});

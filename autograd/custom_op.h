@@ -19,7 +19,8 @@
 // defined where the input needs one, with the input's dtype and device and its shape (or a shape
 // it broadcasts to: the engine sums the gradient back, as for a built-in op); the inputs and the
 // output are not changed in place between the forward and the backward (the engine compares their
-// storages' write counters); no two ops are defined under one name.
+// storages' write counters); no two ops are defined under one name; a jvp rule is given only to a
+// once_differentiable op and returns a tensor like the output.
 #pragma once
 
 #include <functional>
@@ -39,10 +40,19 @@ struct BackwardContext {
   const Needs& needs;                 // needs[i]: whether input i wants a gradient
 };
 
+// A forward-mode rule: J u, the op's directional derivative at `inputs` along `tangents` (one per
+// input, each in its input's shape; zeros for an input that does not move), in the output's shape.
+using Jvp = std::function<Tensor(const std::vector<Tensor>& inputs, const std::vector<Tensor>& tangents)>;
+
 struct CustomOpOptions {
   // The backward is not written in differentiable ops: its gradients cannot be differentiated
   // again (doing so is an Error naming the op).
   bool once_differentiable = false;
+  // For a once_differentiable op, the rule that gives forward mode (axiom::jvp, which computes J u
+  // as the derivative of J^T w with respect to w) what the backward cannot: the gradients are
+  // linear in grad_output, and their derivative along c is J c. Differentiating them with respect
+  // to the inputs stays an Error. (An op whose backward is differentiable needs no such rule.)
+  Jvp jvp = {};
 };
 
 class CustomOp {

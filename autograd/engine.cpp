@@ -204,11 +204,7 @@ Node::~Node() {
 
 // --- backward --------------------------------------------------------------------------------------
 
-namespace {
-
-// Sums a gradient over the axes that broadcasting added or stretched, back to `shape`.
-//   [4, 5, 3] -> [5, 1]: sum over axis 0 (added) and axis 2 (stretched from 1)
-// In differentiable ops, like the rules: a graph of the backward pass goes through it too.
+// (internal.h) In differentiable ops, like the rules: a graph of the backward pass goes through it too.
 Tensor sum_to_shape(Tensor grad, const Shape& shape) {
   if (grad.shape() == shape) return grad;
   const int64_t extra = grad.dim() - static_cast<int64_t>(shape.size());
@@ -218,6 +214,8 @@ Tensor sum_to_shape(Tensor grad, const Shape& shape) {
   }
   return sum(grad, axes, /*keepdim=*/true).reshape(shape);
 }
+
+namespace {
 
 void accumulate(Tensor& slot, const Tensor& grad) { slot = slot.defined() ? add(slot, grad) : grad; }
 

@@ -12,4 +12,9 @@ namespace axiom {
 // through them. An Error for an undefined x.
 const core::Tensor& core_tensor(const Tensor& x);
 
+// A gradient summed over the axes that broadcasting added or stretched, back to `shape` (the
+// engine's, for every op's gradients; a custom op's checks use it too).
+//   [4, 5, 3] -> [5, 1]: sum over axis 0 (added) and axis 2 (stretched from 1)
+Tensor sum_to_shape(Tensor grad, const Shape& shape);
+
 }  // namespace axiom

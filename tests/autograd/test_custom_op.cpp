@@ -1,6 +1,7 @@
 // Custom ops (autograd/custom_op.h): a user's forward and backward, recorded under the user's name,
 // checked to second order by gradcheck and gradgradcheck like any built-in op; a once_differentiable
-// backward; and every misuse, each an Error with its exact message.
+// backward, with and without a forward-mode rule; and every misuse, each an Error with its exact
+// message.
 #include <string>
 #include <vector>
 
@@ -40,6 +41,28 @@ const CustomOp& product() {
 // marked once_differentiable.
 const CustomOp& opaque_softplus() {
   static const CustomOp op("test_opaque_softplus", softplus_forward, softplus_backward, {.once_differentiable = true});
+  return op;
+}
+
+// The same, with a forward-mode rule: J u = u * sigmoid(x).
+Tensor softplus_jvp(const In& inputs, const In& tangents) { return mul(tangents[0], sigmoid(inputs[0])); }
+
+const CustomOp& opaque_softplus_with_jvp() {
+  static const CustomOp op("test_opaque_softplus_jvp", softplus_forward, softplus_backward,
+                           {.once_differentiable = true, .jvp = softplus_jvp});
+  return op;
+}
+
+// x * y, y broadcast along x's rows, once_differentiable, whose backward returns y's gradient in
+// the broadcast shape [2, 3] (the engine sums it to [3]); J u = u_x * y + x * u_y.
+const CustomOp& opaque_row_product() {
+  static const CustomOp op(
+      "test_opaque_row_product", [](const In& in) { return mul(in[0], in[1]); },
+      [](const BackwardContext& c) {
+        return Grads{mul(c.grad_output, c.inputs[1]), mul(c.grad_output, c.inputs[0])};
+      },
+      {.once_differentiable = true,
+       .jvp = [](const In& in, const In& u) { return add(mul(u[0], in[1]), mul(in[0], u[1])); }});
   return op;
 }
 
@@ -99,6 +122,30 @@ TEST_CASE("a once_differentiable backward gives first derivatives, and its gradi
         "[test_opaque_softplus] the backward is once_differentiable: its gradients cannot be differentiated again");
 }
 
+TEST_CASE("a once_differentiable op with a jvp rule: forward mode through it, and no second derivative") {
+  const Tensor x = leaf(uniform64({2, 3}, 11));
+  const Tensor u = Tensor(uniform64({2, 3}, 12));
+  const JvpResult through_rule = jvp([](const In& in) { return opaque_softplus_with_jvp()(in); }, {x}, {u});
+  const JvpResult reference = jvp(softplus_forward, {x}, {u});
+  check_close(core_tensor(through_rule.tangent), core_tensor(reference.tangent).to_vector<double>(), 1e-12, 1e-12);
+
+  const Tensor y = leaf(uniform64({3}, 13));
+  const Tensor uy = Tensor(uniform64({3}, 14));
+  const JvpResult product_tangent = jvp([](const In& in) { return opaque_row_product()(in); }, {x, y}, {u, uy});
+  const JvpResult product_reference = jvp([](const In& in) { return mul(in[0], in[1]); }, {x, y}, {u, uy});
+  check_close(core_tensor(product_tangent.tangent), core_tensor(product_reference.tangent).to_vector<double>(), 1e-12,
+              1e-12);
+  CHECK(gradcheck([](const In& in) { return opaque_row_product()(in); }, {x, y}).ok);
+
+  // Without a rule, forward mode cannot differentiate the backward; with one, a second derivative
+  // with respect to the inputs is still refused.
+  CHECK(error_message([&] { (void)jvp([](const In& in) { return opaque_softplus()(in); }, {x}, {u}); }) ==
+        "[test_opaque_softplus] the backward is once_differentiable: its gradients cannot be differentiated again");
+  CHECK(error_message([&] { (void)hvp([](const In& in) { return sum(opaque_softplus_with_jvp()(in)); }, {x}, {u}); }) ==
+        "[test_opaque_softplus_jvp] the backward is once_differentiable: its gradients cannot be differentiated "
+        "again");
+}
+
 TEST_CASE("misuse of a custom op: each is an Error with the op's name") {
   const Tensor x = leaf(uniform64({2, 3}, 9));
   SUBCASE("a backward returning the wrong count") {
@@ -138,6 +185,18 @@ TEST_CASE("misuse of a custom op: each is an Error with the op's name") {
     self = &recursive;
     CHECK(error_message([&] { (void)recursive({x}); }) == "[test_recursive] the forward calls the op itself");
     CHECK(error_message([&] { (void)recursive({x}); }) == "[test_recursive] the forward calls the op itself");
+  }
+  SUBCASE("a jvp rule on an op whose backward is differentiable, a jvp that returns the wrong shape") {
+    CHECK(error_message([&] {
+            CustomOp op("test_jvp_not_needed", softplus_forward, softplus_backward, {.jvp = softplus_jvp});
+          }) ==
+          "[test_jvp_not_needed] a jvp rule is for a once_differentiable op: forward mode differentiates this op's "
+          "backward");
+    static const CustomOp summing(
+        "test_jvp_wrong_shape", softplus_forward, softplus_backward,
+        {.once_differentiable = true, .jvp = [](const In&, const In& u) { return sum(u[0]); }});
+    CHECK(error_message([&] { (void)jvp([](const In& in) { return summing(in); }, {x}, {x.detach()}); }) ==
+          "[test_jvp_wrong_shape] the jvp returned [] float64 on cpu; the output is [2, 3] float64 on cpu");
   }
   SUBCASE("two ops of one name") {
     const CustomOp once("test_defined_twice", softplus_forward, softplus_backward);

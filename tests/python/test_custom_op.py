@@ -73,6 +73,60 @@ def test_a_once_differentiable_backward_refuses_a_second_derivative():
         axiom.grad(dy.sum(), [x])
 
 
+def test_a_jvp_rule_gives_forward_mode_through_a_once_differentiable_op():
+    @axiom.custom_op("py_opaque_softplus_jvp", once_differentiable=True)
+    def opaque(x):
+        return axiom.log(axiom.exp(x) + 1.0)
+
+    opaque.backward(softplus_backward)
+
+    @opaque.jvp
+    def opaque_jvp(inputs, tangents):
+        return tangents[0] * axiom.sigmoid(inputs[0])
+
+    x, u = leaf(2, 3), leaf(2, 3).detach()
+    _, tangent = axiom.jvp(opaque, x, tangents=u)
+    _, expected = axiom.jvp(softplus, x, tangents=u)
+    np.testing.assert_allclose(np.asarray(tangent), np.asarray(expected), rtol=1e-12)
+    with pytest.raises(axiom.Error, match=r"^\[py_opaque_softplus_jvp\] the backward is once_differentiable"):
+        axiom.hvp(lambda t: opaque(t).sum(), x, v=u)
+    with pytest.raises(RuntimeError, match=r"^custom op 'py_opaque_softplus_jvp' has been called already: "
+                                           r"decorate its jvp before$"):
+        opaque.jvp(opaque_jvp)
+
+
+def test_a_jvp_rules_exception_and_wrong_result_name_the_op():
+    @axiom.custom_op("py_jvp_raises", once_differentiable=True)
+    def raises(x):
+        return x * 2.0
+
+    raises.backward(lambda ctx: [ctx.grad_output * 2.0])
+
+    @raises.jvp
+    def raising_jvp(inputs, tangents):
+        raise ZeroDivisionError("in the jvp")
+
+    x = leaf(3)
+    with pytest.raises(ZeroDivisionError, match="in the jvp") as caught:
+        axiom.jvp(raises, x, tangents=x.detach())
+    assert "(in the jvp of custom op 'py_jvp_raises')" in caught.value.__notes__
+
+    @axiom.custom_op("py_jvp_returns_a_number", once_differentiable=True)
+    def numbered(x):
+        return x * 2.0
+
+    numbered.backward(lambda ctx: [ctx.grad_output * 2.0])
+    numbered.jvp(lambda inputs, tangents: 1.0)
+    with pytest.raises(TypeError, match=r"^the jvp must return an axiom.Tensor, got 1.0$"):
+        axiom.jvp(numbered, x, tangents=x.detach())
+
+    with pytest.raises(axiom.Error, match=r"^\[py_jvp_not_needed\] a jvp rule is for a once_differentiable op"):
+        needless = axiom.custom_op("py_jvp_not_needed")(lambda t: t * 2.0)
+        needless.backward(lambda ctx: [ctx.grad_output * 2.0])
+        needless.jvp(lambda inputs, tangents: tangents[0] * 2.0)
+        needless(x)
+
+
 def test_python_exceptions_arrive_intact_with_the_ops_name():
     class Mine(Exception):
         pass
@@ -124,7 +178,9 @@ def test_a_backward_that_returns_the_wrong_thing_is_an_error_naming_the_op(name,
 
 def test_misuse_of_the_decorator_and_of_names():
     with pytest.raises(axiom.Error, match=r"^\[py_softplus\] a custom op of this name is defined already; define each op once$"):
-        axiom.custom_op("py_softplus")(lambda x: x).backward(softplus_backward)
+        again = axiom.custom_op("py_softplus")(lambda x: x)
+        again.backward(softplus_backward)
+        again(leaf(2))  # the op is made on its first call
     unfinished = axiom.custom_op("py_unfinished")(lambda x: x)
     with pytest.raises(RuntimeError, match=r"^custom op 'py_unfinished' has no backward: define one with @<lambda>.backward$"):
         unfinished(leaf(2))

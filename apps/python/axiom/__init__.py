@@ -10,6 +10,7 @@ context manager and a decorator).
     x.grad            # tensor([2, 4, 6], ...)
 """
 import functools as _functools
+import threading as _threading
 
 from . import _axiom
 from ._axiom import *  # noqa: F401,F403  Tensor, the ops, the factories, grad, gradcheck, ...
@@ -108,16 +109,26 @@ class custom_op:
     it is C++'s axiom::CustomOp one for one (autograd/custom_op.h), the backward is given the inputs
     and the output (nothing to save by hand), and the op is a function, called as one. A backward
     written in axiom's ops is differentiable again (gradgradcheck, create_graph=True); pass
-    once_differentiable=True for one that is not. An exception raised in the forward or the
-    backward arrives as it was raised, with a note naming the op. A name is one op for the life of
-    the process: defining a second op under it is an error.
+    once_differentiable=True for one that is not. Such an op can also be given a forward-mode rule,
+    for axiom.jvp through it (JAX's custom_jvp), by a third decorator:
+
+        @softplus.jvp
+        def softplus_jvp(inputs, tangents):  # J u: lists of tensors in, a tensor like the output out
+            return tangents[0] * axiom.sigmoid(inputs[0])
+
+    An exception raised in the forward, the backward or the jvp arrives as it was raised, with a
+    note naming the op. A name is one op for the life of the process: defining a second op under it
+    is an error. The op is made on its first call; decorate everything before that.
     """
 
     def __init__(self, name, once_differentiable=False):
         self.name = name
         self.once_differentiable = once_differentiable
         self._forward = None
+        self._backward = None
+        self._jvp = None
         self._op = None
+        self._making = _threading.Lock()
 
     def __call__(self, *args):
         if self._forward is None:  # @custom_op("name") on the forward
@@ -125,17 +136,32 @@ class custom_op:
             self._forward = forward
             _functools.update_wrapper(self, forward)
             return self
-        if self._op is None:
+        if self._backward is None:
             raise RuntimeError(f"custom op '{self.name}' has no backward: define one with @{self.__name__}.backward")
+        with self._making:  # two threads' first calls make one op
+            if self._op is None:
+                jvp = self._noted(self._jvp, "jvp") if self._jvp else None
+                self._op = _CustomOp(self.name, self._noted(self._forward, "forward"),
+                                     self._noted(self._backward, "backward"), self.once_differentiable, jvp)
         return self._op(*args)
 
     def backward(self, backward):
         """Decorates the op's backward, backward(ctx) -> one gradient per input."""
-        if self._forward is None:
-            raise RuntimeError(f"custom op '{self.name}': decorate the forward before the backward")
-        self._op = _CustomOp(self.name, self._noted(self._forward, "forward"), self._noted(backward, "backward"),
-                             self.once_differentiable)
+        self._check_decorating("backward")
+        self._backward = backward
         return backward
+
+    def jvp(self, jvp):
+        """Decorates a once_differentiable op's forward-mode rule, jvp(inputs, tangents) -> J u."""
+        self._check_decorating("jvp")
+        self._jvp = jvp
+        return jvp
+
+    def _check_decorating(self, part):
+        if self._forward is None:
+            raise RuntimeError(f"custom op '{self.name}': decorate the forward before the {part}")
+        if self._op is not None:
+            raise RuntimeError(f"custom op '{self.name}' has been called already: decorate its {part} before")
 
     def _noted(self, function, part):  # function, whose exceptions carry a note naming the op
         name = self.name

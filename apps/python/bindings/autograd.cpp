@@ -90,6 +90,23 @@ CustomOp::Backward as_backward(const py::function& backward, const std::string& 
   };
 }
 
+// A custom op's forward-mode rule in Python, jvp(inputs, tangents) -> Tensor (two lists of Tensors).
+Jvp as_jvp(const py::object& jvp) {
+  if (jvp.is_none()) return {};
+  std::shared_ptr<py::object> held(new py::object(jvp), [](py::object* function) {
+    if (!Py_IsInitialized()) return;
+    py::gil_scoped_acquire gil;
+    delete function;
+  });
+  return [held](const std::vector<Tensor>& inputs, const std::vector<Tensor>& tangents) {
+    py::gil_scoped_acquire gil;
+    const py::object result = (*held)(inputs, tangents);
+    if (!py::isinstance<Tensor>(result))
+      throw py::type_error("the jvp must return an axiom.Tensor, got " + std::string(py::repr(result)));
+    return result.cast<Tensor>();
+  };
+}
+
 void bind_custom_op(py::module_& m) {
   py::class_<PythonBackwardContext>(m, "BackwardContext", "what a custom op's backward is given")
       .def_readonly("inputs", &PythonBackwardContext::inputs, "the op's inputs, as its forward saw them")
@@ -98,11 +115,12 @@ void bind_custom_op(py::module_& m) {
       .def_readonly("needs", &PythonBackwardContext::needs, "needs[i]: whether input i wants a gradient");
   py::class_<CustomOp>(m, "_CustomOp", "a custom op (autograd/custom_op.h); axiom.custom_op makes one")
       .def(py::init([](const std::string& name, const py::function& forward, const py::function& backward,
-                       bool once_differentiable) {
+                       bool once_differentiable, const py::object& jvp) {
              return CustomOp(name, as_function(forward), as_backward(backward, name),
-                             {.once_differentiable = once_differentiable});
+                             {.once_differentiable = once_differentiable, .jvp = as_jvp(jvp)});
            }),
-           py::arg("name"), py::arg("forward"), py::arg("backward"), py::arg("once_differentiable") = false)
+           py::arg("name"), py::arg("forward"), py::arg("backward"), py::arg("once_differentiable") = false,
+           py::arg("jvp") = py::none())
       .def_property_readonly("name", &CustomOp::name)
       .def("__call__", [](const CustomOp& op, const py::args& args) {
         std::vector<Tensor> inputs;
