@@ -4,8 +4,8 @@
 // one; so the backward rules' kernels (un-broadcasting sums, index_add and scatter_add, the layer
 // norm and attention backward kernels, matmuls of transposed views) run here as they would on a
 // GPU. The second derivatives are a Hessian-vector product of each case, through the graphs that
-// create_graph records (fused ops through their composites). A checkpointed function, which is not
-// an op of the table, is compared too.
+// create_graph records (fused ops through their composites). A checkpointed function and a custom
+// op, which are not ops of the table, are compared too, and a custom op's forward-mode rule.
 #include <functional>
 
 #include "tests/autograd/op_table.h"
@@ -34,6 +34,28 @@ OpCase checkpoint_case() {
             [w = x[3], b = x[4]](const Tensor& in) { return axiom::relu(axiom::linear(in, w, b)); }, y, {x[3], x[4]});
       },
       "(not compared with PyTorch: a case of this file only)"};
+}
+
+// Beyond the table: a user's op (autograd/custom_op.h), softplus(x) * w with w [3] broadcast over
+// x [2, 3]; its backward, in axiom's ops, returns w's gradient in the broadcast shape for the engine
+// to sum on the device, and is differentiated again for the second derivatives.
+const CustomOp& scaled_softplus() {
+  static const CustomOp op(
+      "device_scaled_softplus", [](const std::vector<Tensor>& x) { return mul(log(add(exp(x[0]), 1.0)), x[1]); },
+      [](const BackwardContext& c) {  // dL/dx = g w sigmoid(x), dL/dw = g softplus(x) ([2, 3], summed to [3])
+        return Grads{mul(mul(c.grad_output, c.inputs[1]), sigmoid(c.inputs[0])),
+                     mul(c.grad_output, log(add(exp(c.inputs[0]), 1.0)))};
+      });
+  return op;
+}
+
+OpCase custom_op_case() {
+  auto u = [](const core::Shape& shape, uint64_t seed) { return test::leaf(test::uniform64(shape, seed)); };
+  return {"custom op",
+          "softplus(x) * w, w broadcast",
+          {u({2, 3}, 23), u({3}, 24)},
+          [](const std::vector<Tensor>& x) { return scaled_softplus()(x); },
+          "(not compared with PyTorch: a case of this file only)"};
 }
 
 // `x` on `device` with the same layout: its whole buffer moves, and the same view (shape, strides,
@@ -104,7 +126,9 @@ std::vector<core::Tensor> second_derivatives(const OpCase& c, Device device) {
 
 TEST_SUITE("cuda-emulated") {
   TEST_CASE("second derivatives of every case of the op table on the device equal the CPU's") {
-    for (const OpCase& c : test::op_table()) {
+    std::vector<OpCase> cases = test::op_table();
+    cases.push_back(custom_op_case());
+    for (const OpCase& c : cases) {
       const std::string name = c.op + ": " + c.what;
       INFO(name);
       const std::vector<core::Tensor> expected = second_derivatives(c, Device::cpu());
@@ -125,6 +149,7 @@ TEST_SUITE("cuda-emulated") {
   TEST_CASE("forward and backward of every case of the op table on the device equal the CPU's") {
     std::vector<OpCase> cases = test::op_table();
     cases.push_back(checkpoint_case());
+    cases.push_back(custom_op_case());
     for (const OpCase& c : cases) {
       const std::string name = c.op + ": " + c.what;
       INFO(name);
@@ -139,6 +164,28 @@ TEST_SUITE("cuda-emulated") {
         }
       });
     }
+  }
+
+  TEST_CASE("a custom op on the device: forward mode through its jvp rule, and a gradient left on the CPU") {
+    static const CustomOp opaque(
+        "device_opaque_softplus", [](const std::vector<Tensor>& x) { return log(add(exp(x[0]), 1.0)); },
+        [](const BackwardContext& c) { return Grads{mul(c.grad_output, sigmoid(c.inputs[0]))}; },
+        {.once_differentiable = true,
+         .jvp = [](const std::vector<Tensor>& x, const std::vector<Tensor>& u) { return mul(u[0], sigmoid(x[0])); }});
+    static const CustomOp stays_on_cpu(
+        "device_gradient_on_cpu", [](const std::vector<Tensor>& x) { return mul(x[0], 2.0); },
+        [](const BackwardContext& c) { return Grads{mul(c.grad_output, 2.0).to(Device::cpu())}; });
+    const core::Tensor x = test::uniform64({2, 3}, 25), u = test::uniform64({2, 3}, 26);
+    const auto opaque_f = [](const std::vector<Tensor>& in) { return opaque(in); };
+    const JvpResult expected = jvp(opaque_f, {Tensor(x)}, {Tensor(u)});
+    axiom::test::on_every_device([&] {
+      const JvpResult actual = jvp(opaque_f, {Tensor(x.to(Device::cuda()))}, {Tensor(u.to(Device::cuda()))});
+      test::check_close(core_tensor(actual.tangent).to(Device::cpu()), test::values_of(core_tensor(expected.tangent)),
+                        1e-12, 1e-12, "the jvp on the device");
+      const Tensor leaf(x.to(Device::cuda()), /*requires_grad=*/true);
+      CHECK(test::error_message([&] { sum(stays_on_cpu({leaf})).backward(); }) ==
+            "[device_gradient_on_cpu] the backward's gradient for input 0 is on cpu; the input is on cuda:0");
+    });
   }
 
 }  // TEST_SUITE
