@@ -235,6 +235,11 @@ void add_graph(CLI::App* graph, GraphCommand& c) {
       ->check(whole_number<int64_t>(1, 64));
   graph->add_flag("--gradient", c.gradient,
                   "Draw the graph of the loss's gradient too (recorded with create_graph; its ops filled orange)");
+  graph
+      ->add_option("--collapse", c.collapse,
+                   "Draw each Transformer block as one box (1; each scope 2 deep: 2, ...); 0: every op")
+      ->capture_default_str()
+      ->check(whole_number<int>(0, 8));
   graph->add_option("--out", c.out, "A new .dot or .gv file, or a picture drawn by Graphviz: .svg, .png or .pdf")
       ->check(utf8_path());
   graph->add_option("--seed", c.seed, "Seed of the weights and the random images")

@@ -94,6 +94,7 @@ struct GraphCommand {
   std::string config = "tiny";
   int64_t batch = 2;
   bool gradient = false;  // also the graph of the loss's gradient (create_graph)
+  int collapse = 0;       // draw each name scope this deep as one box (a Transformer block: 1)
   std::string out;        // "" = standard output
   uint64_t seed = 0;
 };

@@ -2,7 +2,8 @@
 // The forward pass of the model's loss on a batch of random images, which is the graph that the
 // step's backward pass walks: every op a box (a fused op one box), every parameter an ellipse under
 // its module's name. With --gradient, the graph of the loss's gradient as well (recorded with
-// create_graph, its ops filled orange): what a second derivative differentiates.
+// create_graph, its ops filled orange): what a second derivative differentiates. With --collapse 1,
+// each Transformer block is one box (the models record each in a NameScope of its module name).
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -77,7 +78,7 @@ int graph(const GraphCommand& command) {
     drawn = grad({loss}, weights, {}, {.create_graph = true, .allow_unused = true});
     std::erase_if(drawn, [](const Tensor& g) { return !g.defined(); });
   }
-  write_graph(to_dot(drawn, parameters), command.out);
+  write_graph(to_dot(drawn, parameters, {.collapse = command.collapse}), command.out);
   if (!command.out.empty()) std::fprintf(stderr, "graph: wrote %s\n", command.out.c_str());
   return 0;
 }

@@ -11,6 +11,7 @@
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "autograd/ops.h"
 #include "autograd/internal.h"
@@ -68,6 +69,21 @@ NoGrad::NoGrad() : previous_(grad_mode) { grad_mode = false; }
 NoGrad::~NoGrad() { grad_mode = previous_; }
 EnableGrad::EnableGrad() : previous_(grad_mode) { grad_mode = true; }
 EnableGrad::~EnableGrad() { grad_mode = previous_; }
+
+// --- name scopes ------------------------------------------------------------------------------------
+
+namespace {
+thread_local std::shared_ptr<const std::string> name_scope;  // the innermost scope's whole name
+}
+
+NameScope::NameScope(const std::string& name) : previous_(name_scope) {
+  if (name.empty() || name.find('/') != std::string::npos) {
+    throw Error("NameScope", "a scope's name is not empty and has no '/' (scopes nest by \"/\"), got '", name, "'");
+  }
+  name_scope = std::make_shared<const std::string>(previous_ ? *previous_ + "/" + name : name);
+}
+NameScope::~NameScope() { name_scope = previous_; }
+std::string current_name_scope() { return name_scope ? *name_scope : std::string(); }
 
 // --- gradient-ready hooks -----------------------------------------------------------------------
 
@@ -130,6 +146,7 @@ class RecordingBackwardPass {
 Tensor recorded(const char* name, const std::vector<Tensor>& inputs, core::Tensor output, std::shared_ptr<Node> node) {
   node->name = name;
   node->in_backward_pass = recording_backward_pass;
+  node->scope = name_scope;
   for (const Tensor& input : inputs) {
     node->inputs.push_back(edge_to(input));
     node->input_shapes.push_back(input.defined() ? input.shape() : Shape{});
@@ -350,6 +367,18 @@ Grads composite_grads(const Node& node, const Tensor& g, const Needs& needs) {
   return grads;
 }
 
+// While it lives, ops record in the scope of `node` (whatever scope is current).
+class InScopeOf {
+ public:
+  explicit InScopeOf(const Node& node) : previous_(std::exchange(name_scope, node.scope)) {}
+  ~InScopeOf() { name_scope = previous_; }
+  InScopeOf(const InScopeOf&) = delete;
+  InScopeOf& operator=(const InScopeOf&) = delete;
+
+ private:
+  std::shared_ptr<const std::string> previous_;
+};
+
 // A Node's rule: with recording off for first derivatives, on (and, for a fused op, through its
 // composite) when a graph of the backward pass is wanted.
 Grads run_rule(const std::shared_ptr<Node>& node, const Tensor& grad_out, const Needs& needs, bool create_graph) {
@@ -360,6 +389,7 @@ Grads run_rule(const std::shared_ptr<Node>& node, const Tensor& grad_out, const 
     return node->backward(grad_out, output_of(node), needs);
   }
   const EnableGrad recording;
+  const InScopeOf in_scope(*node);  // the gradient's ops are drawn with the op they differentiate
   if (node->composite) return composite_grads(*node, grad_out, needs);
   return node->backward(grad_out, output_of(node), needs);
 }

@@ -153,6 +153,9 @@ struct Node {
   // rule must see the values the forward pass saw.
   std::vector<std::pair<std::weak_ptr<core::Storage>, uint64_t>> versions;
   bool in_backward_pass = false;  // recorded by a backward pass with create_graph (a gradient's graph)
+  // The NameScope it was recorded in ("outer.3/attention"; null: none). A rule run with
+  // create_graph records its ops in its own Node's scope.
+  std::shared_ptr<const std::string> scope;
 
   Node() = default;
   Node(const Node&) = delete;
@@ -186,6 +189,23 @@ class EnableGrad {
  private:
   bool previous_;
 };
+
+// --- name scopes -------------------------------------------------------------------------------------
+// While a NameScope is alive (on this thread), the ops recorded carry its name, joined with the
+// scopes around it by "/": "outer.3/attention". to_dot (graph.h) can draw each scope as one box;
+// the models name every Transformer block by its module name ("outer.3"), PyTorch's
+// record_function and JAX's named_scope do the same. An Error for an empty name or one with "/".
+class NameScope {
+ public:
+  explicit NameScope(const std::string& name);
+  ~NameScope();
+  NameScope(const NameScope&) = delete;
+  NameScope& operator=(const NameScope&) = delete;
+
+ private:
+  std::shared_ptr<const std::string> previous_;
+};
+std::string current_name_scope();  // "" outside every scope
 
 // --- gradient-ready hooks -----------------------------------------------------------------------
 // While a GradientReadyHook is alive (on this thread), backward() calls it with each leaf whose

@@ -49,7 +49,7 @@ Tensor AxialTransformer::outer(const Tensor& h, const Tensor& context) const {
   Tensor u = outer_position_->forward(h);
   if (context.defined()) u = add(u, context);
   u = dropout(u);
-  u = run_blocks(*outer_, u, encoder_blocks());  // forward order: the encoder's blocks come first
+  u = run_blocks(*outer_, "outer", u, encoder_blocks());  // forward order: the encoder's blocks come first
   return u;
 }
 
@@ -63,7 +63,7 @@ Tensor AxialTransformer::inner(const Tensor& z_in) const {
     const Shape shape = z.shape();
     z = inner_lstm_->forward(z.reshape({shape[0] * shape[1], shape[2], shape[3]})).first.reshape(shape);
   } else {
-    z = run_blocks(*inner_, z, encoder_blocks() + static_cast<int64_t>(outer_->size()));
+    z = run_blocks(*inner_, "inner", z, encoder_blocks() + static_cast<int64_t>(outer_->size()));
   }
   return logits_of(z);
 }

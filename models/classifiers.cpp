@@ -154,7 +154,10 @@ Tensor VisionTransformer::forward(const Tensor& images) const {
   const Tensor tokens = embed_->forward(patches(images));        // [B, N, D]
   const Tensor cls = class_token_.expand({batch, 1, features});  // [B, 1, D]
   Tensor x = add(concat({cls, tokens}, 1), positions_);          // [B, N + 1, D]
-  for (const auto& block : *blocks_) x = block->forward(x);
+  for (size_t i = 0; i < blocks_->size(); ++i) {
+    const NameScope scope("blocks." + std::to_string(i));  // drawn as one box by to_dot
+    x = (*blocks_)[i].forward(x);
+  }
   return head_->forward(norm_->forward(x.select(1, 0)));  // [B, classes]
 }
 

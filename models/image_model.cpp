@@ -118,7 +118,7 @@ Tensor ImageModel::encode(const Tensor& images, const Tensor& channel) const {
   Tensor context = sum(mul(values, keep), {1});  // [B, H, W, D]
   context = add(context, channel_marker_->forward(channel).reshape({b, 1, 1, config_.features}));
   context = encoder_position_->forward(context);
-  context = run_blocks(*encoder_, context, 0);
+  context = run_blocks(*encoder_, "encoder", context, 0);
   return context;
 }
 
@@ -185,9 +185,11 @@ void ImageModel::set_checkpoint_blocks(int64_t blocks) {
 
 int64_t ImageModel::encoder_blocks() const { return encoder_ ? static_cast<int64_t>(encoder_->size()) : 0; }
 
-Tensor ImageModel::run_blocks(const nn::ModuleList<nn::TransformerBlock>& blocks, Tensor x, int64_t first) const {
+Tensor ImageModel::run_blocks(const nn::ModuleList<nn::TransformerBlock>& blocks, const std::string& name, Tensor x,
+                              int64_t first) const {
   for (size_t i = 0; i < blocks.size(); ++i) {
     const std::shared_ptr<nn::TransformerBlock>& block = blocks.at(i);
+    const NameScope scope(name + "." + std::to_string(i));
     if (first + static_cast<int64_t>(i) >= checkpoint_blocks_) {
       x = block->forward(x);
     } else {  // blocks draw no random numbers (dropout acts on the decoders' inputs, outside them): no generator

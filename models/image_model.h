@@ -102,9 +102,11 @@ class ImageModel : public Learner {
   double position_std() const;
   std::shared_ptr<nn::FactorizedPositionEmbedding> make_positions(Generator& gen) const;  // [H, W] tables of D
 
-  // x through each of `blocks` in turn, the first being block number `first` in forward order; those
-  // among the first checkpoint_blocks() go through checkpoint().
-  Tensor run_blocks(const nn::ModuleList<nn::TransformerBlock>& blocks, Tensor x, int64_t first) const;
+  // x through each of `blocks` (registered as `name`) in turn, the first being block number `first`
+  // in forward order; those among the first checkpoint_blocks() go through checkpoint(). Each block
+  // records in a NameScope of its module name ("outer.3"), for to_dot to draw as one box.
+  Tensor run_blocks(const nn::ModuleList<nn::TransformerBlock>& blocks, const std::string& name, Tensor x,
+                    int64_t first) const;
   int64_t encoder_blocks() const;  // 0 without a channel encoder
   virtual int64_t decoder_blocks() const = 0;
   Tensor logits_of(const Tensor& z) const;  // the final LayerNorm and the logits layer: [..., D] -> [..., 256]

@@ -36,7 +36,7 @@ Tensor RasterTransformer::decode(const Tensor& h, const Tensor& context) const {
   z = position_->forward(z);
   if (context.defined()) z = add(z, context);
   z = dropout(z);
-  z = run_blocks(*blocks_, z.reshape({b, grid_rows, grid_columns, d}), encoder_blocks());  // [B, grid, D]
+  z = run_blocks(*blocks_, "blocks", z.reshape({b, grid_rows, grid_columns, d}), encoder_blocks());  // [B, grid, D]
   return logits_of(z).reshape({b, c.height, c.width, kValues});
 }
 

@@ -1,6 +1,6 @@
 # `axiom graph`: the graph of one training step of the tiny preset, as DOT text that Graphviz's dot
 # draws (an SVG here), and the graph of its gradient, whose ops a backward pass recorded (filled
-# orange). A name that exists is refused, as is a format dot is not asked for here; neither writes
+# orange), and with each Transformer block collapsed into one box. A name that exists is refused, as is a format dot is not asked for here; neither writes
 # anything. Run as: sh graph.sh AXIOM
 set -eu
 axiom=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")  # absolute: one run below is from another folder
@@ -30,6 +30,19 @@ grep -q '<svg' "$work/$odd" || fail "--out with a quote in its name is not an SV
 backward=$(grep -c 'fdd0a2' "$work/gradient.dot")
 [ "$backward" -gt "$ops" ] || fail "the gradient's graph has $backward backward-pass ops, the step $ops ops"
 echo "a tiny step: $ops ops, $parameters parameters; its gradient's graph: $backward backward-pass ops"
+
+# Collapsed: each Transformer block one box, with its parameters inside; fewer boxes, dot reads it.
+"$axiom" graph --config tiny --collapse 1 > "$work/blocks.dot"
+blocks=$(grep -c '^  scope[0-9]* \[shape=box3d' "$work/blocks.dot")
+boxes=$(grep -c '^  [a-z]*[0-9]* \[' "$work/blocks.dot")
+[ "$blocks" -eq 4 ] || fail "--collapse 1 drew $blocks blocks of tiny's 4"
+grep -q 'label="outer.0\\n[0-9]* ops, [0-9]* parameters"' "$work/blocks.dot" || fail "no box for block outer.0"
+[ "$boxes" -lt "$((ops + parameters))" ] || fail "--collapse 1 drew $boxes boxes, no fewer than $((ops + parameters))"
+dot -Tsvg "$work/blocks.dot" -o "$work/blocks.svg" || fail "dot cannot read the collapsed graph"
+echo "collapsed: $boxes boxes, $blocks of them blocks"
+status=0
+"$axiom" graph --config tiny --collapse -1 > "$work/out.txt" 2>&1 || status=$?
+[ "$status" -ne 0 ] || fail "--collapse -1 accepted"
 
 for refused in "$work/step.svg:exists; axiom writes a new file only" "$work/graph.jpg:name a .dot, .gv, .svg, .png or .pdf file"; do
   path=${refused%%:*}

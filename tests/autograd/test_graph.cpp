@@ -1,7 +1,9 @@
 // The graph, drawn (autograd/graph.h): the DOT text has one box per Node the engine recorded, one
 // ellipse per leaf that requires a gradient and one arrow per edge, counted here by a walk of our
 // own over grad_fn() and Node::inputs; Graphviz's `dot` reads it; a custom op appears under its
-// name; the graph of a gradient (create_graph) marks the Nodes its backward pass recorded.
+// name; the graph of a gradient (create_graph) marks the Nodes its backward pass recorded; name
+// scopes nest, and collapse draws each as one box.
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -83,6 +85,13 @@ void check_dot_reads(const std::string& dot) {
   CHECK(text.find("<svg") != std::string::npos);
 }
 
+// The id of the box that draws `scope` ("scope3").
+std::string box_of_scope(const std::string& dot, const std::string& scope) {
+  std::smatch found;
+  REQUIRE(std::regex_search(dot, found, std::regex(R"(  (scope\d+) \[[^\n]*label=")" + scope + R"(\\n)")));
+  return found[1];
+}
+
 }  // namespace
 
 TEST_CASE("to_dot draws every Node, leaf and edge of a first-order graph, and dot reads it") {
@@ -126,4 +135,57 @@ TEST_CASE("quotes and backslashes in names are escaped") {
   const std::string dot = to_dot({sum(x)}, {{"say \"hi\" \\o/", x}});
   CHECK(dot.find("say \\\"hi\\\" \\\\o/") != std::string::npos);
   check_dot_reads(dot);
+}
+
+TEST_CASE("name scopes nest, a gradient's ops take the scope of the op they differentiate, bad names are refused") {
+  const Tensor x = leaf(uniform64({3}, 6));
+  Tensor y;
+  {
+    const NameScope block("block.0");
+    {
+      const NameScope inner("attention");
+      CHECK(current_name_scope() == "block.0/attention");
+      y = tanh(x);
+    }
+    CHECK(current_name_scope() == "block.0");
+  }
+  CHECK(current_name_scope().empty());
+  REQUIRE(y.grad_fn()->scope);
+  CHECK(*y.grad_fn()->scope == "block.0/attention");
+  const Tensor dx = grad({sum(y)}, {x}, {}, {.create_graph = true})[0];  // recorded by tanh's rule
+  REQUIRE(dx.grad_fn()->scope);
+  CHECK(*dx.grad_fn()->scope == "block.0/attention");
+  CHECK(dx.grad_fn()->in_backward_pass);
+  CHECK(error_message([] { NameScope empty(""); }) ==
+        "[NameScope] a scope's name is not empty and has no '/' (scopes nest by \"/\"), got ''");
+  CHECK(error_message([] { NameScope slash("a/b"); }) ==
+        "[NameScope] a scope's name is not empty and has no '/' (scopes nest by \"/\"), got 'a/b'");
+}
+
+TEST_CASE("collapse draws each scope as one box, with the parameters that only it uses") {
+  const Tensor x(uniform64({2, 3}, 7));  // a constant: not drawn
+  std::vector<Tensor> weights;
+  Tensor h = x;
+  for (int i = 0; i < 3; ++i) {
+    weights.push_back(leaf(uniform64({3, 3}, 8 + i)));
+    const NameScope block("block." + std::to_string(i));
+    h = add(tanh(matmul(h, weights.back())), h);  // 3 ops
+  }
+  const Tensor loss = sum(h);
+  const std::string dot = to_dot({loss}, {}, {.collapse = 1});
+  CHECK(counted_in(dot).ops == 1);     // sum, outside every scope
+  CHECK(counted_in(dot).leaves == 0);  // each weight inside its block's box
+  for (int i = 0; i < 3; ++i) {
+    CHECK(dot.find("label=\"block." + std::to_string(i) + "\\n3 ops, 1 parameter\"") != std::string::npos);
+  }
+  // One arrow between two blocks (h goes to both matmul and add), and from the last to the sum.
+  CHECK(dot.find(box_of_scope(dot, "block.0") + " -> " + box_of_scope(dot, "block.1") + ";") != std::string::npos);
+  CHECK(dot.find(box_of_scope(dot, "block.1") + " -> " + box_of_scope(dot, "block.2") + ";") != std::string::npos);
+  CHECK(std::regex_search(dot, std::regex(box_of_scope(dot, "block.2") + R"( -> op\d+;)")));
+  CHECK(std::count(dot.begin(), dot.end(), '>') == 3);  // the three arrows: none inside a box
+  check_dot_reads(dot);
+  // Deeper than any scope: every op its own box again, as without collapse.
+  check_counts({loss}, to_dot({loss}, {}, {.collapse = 2}));
+  CHECK(error_message([&] { (void)to_dot({loss}, {}, {.collapse = -1}); }) ==
+        "[to_dot] collapse is a depth of scopes, 0 or more; got -1");
 }

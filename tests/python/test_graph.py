@@ -1,7 +1,8 @@
 """The graph, drawn, from Python: axiom.to_dot names leaves from a dict or a module's
 named_parameters(), shows custom ops under their names and the graph of a gradient in its own
-colour; axiom.draw hands it to Graphviz (python3-graphviz), whose dot draws it."""
+colour, and each name_scope as one box when collapsed; axiom.draw hands it to Graphviz (python3-graphviz), whose dot draws it."""
 import numpy as np
+import pytest
 
 import axiom
 
@@ -43,6 +44,26 @@ def test_the_graph_of_a_gradient_is_filled_orange():
     dot = axiom.to_dot(dx, {"x": x})
     assert 'fillcolor="#fdd0a2"' in dot
     assert 'label="tanh\\n[4] float64"]' in dot  # the forward's tanh, which the gradient uses, stays white
+
+
+def test_name_scopes_nest_and_collapse_draws_each_as_one_box():
+    x = leaf(3)
+    h = x
+    for i in range(3):
+        with axiom.name_scope(f"block.{i}"):
+            with axiom.name_scope("inner"):
+                assert axiom.current_name_scope() == f"block.{i}/inner"
+                h = axiom.tanh(h) * 2.0
+    assert axiom.current_name_scope() == ""
+    loss = h.sum()
+    dot = axiom.to_dot(loss, {"x": x}, collapse=1)
+    assert dot.count("shape=box3d") == 3 and 'label="block.1\\n2 ops"' in dot
+    assert 'label="block.0\\n2 ops, 1 parameter"' in dot and "ellipse" not in dot  # x: only block.0 uses it
+    assert axiom.to_dot(loss, collapse=2).count("shape=box3d") == 3  # "block.1/inner"
+    assert "shape=box3d" not in axiom.to_dot(loss, collapse=3)
+    assert "<svg" in axiom.draw(loss, collapse=1).pipe(format="svg").decode()
+    with pytest.raises(axiom.Error, match=r"^\[NameScope\] a scope's name is not empty and has no '/'"):
+        axiom.name_scope("a/b")
 
 
 def test_grad_fn_is_a_node_with_next_functions_as_in_pytorch():

@@ -179,7 +179,7 @@ class custom_op:
         return f"<axiom.custom_op '{self.name}'>"
 
 
-def draw(outputs, names=None):
+def draw(outputs, names=None, collapse=0):
     """The graph that made `outputs`, drawn by Graphviz (Debian's python3-graphviz): a notebook
     shows the returned graphviz.Source as a picture; .render("graph", format="svg") writes a file.
     See axiom.to_dot for what it shows."""
@@ -188,4 +188,4 @@ def draw(outputs, names=None):
     except ImportError as missing:
         raise ImportError("axiom.draw needs Graphviz's Python module: apt-get install python3-graphviz "
                           "(or use axiom.to_dot, and dot -Tsvg)") from missing
-    return graphviz.Source(to_dot(outputs, names))  # noqa: F405
+    return graphviz.Source(to_dot(outputs, names, collapse))  # noqa: F405

@@ -283,14 +283,38 @@ TensorNames names_of(const py::object& names) {
   return named;
 }
 
+// `with axiom.name_scope("block 3"):` holds a NameScope between __enter__ and __exit__ (one thread).
+struct PythonNameScope {
+  std::string name;
+  std::unique_ptr<NameScope> active;
+};
+
 void bind_graph(py::module_& m) {
   m.def(
       "to_dot",
-      [](const py::object& outputs, const py::object& names) { return to_dot(tensors_of(outputs), names_of(names)); },
-      py::arg("outputs"), py::arg("names") = py::none(),
+      [](const py::object& outputs, const py::object& names, int collapse) {
+        return to_dot(tensors_of(outputs), names_of(names), {.collapse = collapse});
+      },
+      py::arg("outputs"), py::arg("names") = py::none(), py::arg("collapse") = 0,
       "The graph that made `outputs` (a Tensor or a list) as Graphviz's DOT text: a box per op, an ellipse per leaf "
       "that requires a gradient (named from `names`: a dict or (name, Tensor) pairs such as a module's "
-      "named_parameters()), the ops of a backward pass recorded with create_graph filled orange. axiom.draw shows it.");
+      "named_parameters()), the ops of a backward pass recorded with create_graph filled orange; with collapse=N, "
+      "one box per name_scope N deep. axiom.draw shows it.");
+  py::class_<PythonNameScope>(m, "name_scope",
+                              "with axiom.name_scope(\"block\"): the ops recorded inside carry the name (nested "
+                              "scopes join by \"/\"), and axiom.to_dot(..., collapse=1) draws them as one box")
+      .def(py::init([](const std::string& name) {
+             const NameScope checked(name);  // an Error now for a name no scope can have
+             return PythonNameScope{name, nullptr};
+           }),
+           py::arg("name"))
+      .def("__enter__",
+           [](PythonNameScope& scope) {
+             if (scope.active) throw py::value_error("name_scope '" + scope.name + "' is entered already");
+             scope.active = std::make_unique<NameScope>(scope.name);
+           })
+      .def("__exit__", [](PythonNameScope& scope, const py::args&) { scope.active.reset(); });
+  m.def("current_name_scope", &current_name_scope, "the scopes around this point, joined by \"/\" (\"\": none)");
 }
 
 void bind_autograd(py::module_& m) {
