@@ -185,6 +185,11 @@ void add_run_flags(CLI::App* command, TrainCommand& c, const std::string& data_h
   command->add_option("--matmul", c.matmul, kMatmulHelp)
       ->capture_default_str()
       ->check(CLI::IsMember({"float32", "bfloat16", "tf32"}));
+  command
+      ->add_option("--profile", c.profile,
+                   "Profile N steps (after this invocation's first): a table per op, forward and backward, and "
+                   "profile.csv, profile.trace.json (chrome://tracing) in --out")
+      ->check(whole_number<int64_t>(1, kMaxSteps));
   command->add_flag("--resume", c.resume, "Continue the run in --out where it stopped (start one if there is none)");
   command->add_flag("--force", c.force,
                     "Start a run in an --out that holds other files (never ones a run writes: metrics.jsonl, loss.png, "
@@ -346,6 +351,10 @@ void add_bench(CLI::App& app, BenchCommands& b) {
   b.train->add_option("--matmul", b.train_options.matmul, kMatmulHelp)
       ->capture_default_str()
       ->check(CLI::IsMember({"float32", "bfloat16", "tf32"}));
+  b.train
+      ->add_option("--profile", b.train_options.profile,
+                   "Then profile N more steps and print where their time goes, per op, forward and backward")
+      ->check(whole_number(1, 1000));
   b.allreduce = b.bench->add_subcommand("allreduce",
                                         "MPI allreduce of 1 to 64 MiB across the ranks of mpirun: time and bandwidth");
   b.sample = b.bench->add_subcommand("sample", "Milliseconds per image of the naive and the semi-parallel sampler");

@@ -38,6 +38,7 @@ struct TrainCommand {
   std::string device = "cpu";      // where the model trains: cpu or cuda
   int64_t checkpoint_blocks = 0;   // blocks recomputed in backward instead of kept (less memory, slower)
   std::string matmul = "float32";  // how float32 products multiply: float32, or bfloat16 (faster, less exact)
+  int64_t profile = 0;             // profile this many steps (after this invocation's first); 0 = none
   // The flags the user typed, by name ("--lr"): on --resume those that decide the run must agree
   // with the run's own values.
   std::set<std::string> given;

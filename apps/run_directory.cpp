@@ -26,7 +26,8 @@ constexpr const char* kLockName = "train.lock";
 
 bool is_run_file(const std::string& name) {
   return name == "checkpoint.json" || name == "checkpoint.pending.json" || name == "metrics.jsonl" ||
-         name == "loss.png" || models::is_checkpoint_file_name(name);
+         name == "loss.png" || name == "profile.csv" || name == "profile.trace.json" ||
+         models::is_checkpoint_file_name(name);
 }
 
 // NAME.tmp-PID-N or loss.png.tmp-PID.png, for NAME a run's file: `stem` receives NAME.

@@ -3,8 +3,8 @@
 // a killed write left behind. axiom never deletes or overwrites a file it did not write.
 //
 //   run directory        checkpoint.json, model-NNNNNN.safetensors, optimizer-NNNNNN.safetensors,
-//                        checkpoint.pending.json (models/training/training.h), metrics.jsonl, loss.png
-//                        (train.cpp), and train.lock
+//                        checkpoint.pending.json (models/training/training.h), metrics.jsonl, loss.png,
+//                        profile.csv, profile.trace.json (train.cpp), and train.lock
 //   temporary files      NAME.tmp-PID-N (core/formats/atomic_file.h) and loss.png.tmp-PID.png (the plot),
 //                        for NAME one of the above: renamed over NAME when complete
 #pragma once

@@ -41,6 +41,7 @@
 #include "core/parallel.h"
 #include "data/datasets.h"
 #include "models/models.h"
+#include "autograd/profiler.h"
 
 namespace axiom::apps {
 
@@ -299,16 +300,47 @@ struct Loop {
 
   bool out_of_time() const { return command.minutes > 0 && clock.seconds() >= command.minutes * 60; }
 
+  // --profile N: steps 2 to N + 1 of this invocation (the first allocates what the others reuse).
+  std::optional<Profiler> profiler;
+  int64_t steps_this_invocation = 0;
+
+  void profile_before_step() {
+    if (command.profile > 0 && steps_this_invocation == 1) profiler.emplace();
+  }
+
+  // The table on standard output, profile.csv and profile.trace.json in the run's directory.
+  void write_profile() {
+    const Profile profile = profiler->stop();
+    const int64_t steps = steps_this_invocation - 1;
+    profiler.reset();
+    if (comm().rank() != 0) return;
+    char said[160];
+    std::snprintf(said, sizeof said, "profile of %lld steps (rank 0), %.1f ms a step; also in %s/profile.csv, %s",
+                  static_cast<long long>(steps),
+                  1e3 * profile.wall_seconds() / static_cast<double>(std::max<int64_t>(steps, 1)), command.out.c_str(),
+                  "profile.trace.json (chrome://tracing, ui.perfetto.dev):");
+    line.show(said, true);
+    std::printf("%s", profile.table().c_str());
+    std::fflush(stdout);  // before the status lines that follow on standard error
+    core::write_file_atomically((std::filesystem::path(command.out) / "profile.csv").string(), profile.csv(), "train");
+    core::write_file_atomically((std::filesystem::path(command.out) / "profile.trace.json").string(),
+                                profile.chrome_trace(), "train");
+  }
+
   void one_step() {
+    profile_before_step();
     Stopwatch step_clock;
     const double loss = trainer.step();
     const double seconds = step_clock.seconds();
+    ++steps_this_invocation;
+    const ProfileRange bookkeeping("log, checkpoint, evaluate");  // when profiling, a row of its own
     average_step = average_step == 0 ? seconds : 0.9 * average_step + 0.1 * seconds;
     const int64_t step = trainer.steps_done();
     if (log) log->train_step(step, loss, trainer.lr_at(step - 1), seconds, run_seconds());
     line.show(status(trainer, target, loss, average_step, run_seconds(), seconds_left(target - step)), step % 10 == 0);
     if (step % command.checkpoint_every == 0) trainer.save(command.out);
     if (step % command.eval_every == 0) evaluate_and_plot();
+    if (profiler && steps_this_invocation == 1 + command.profile) write_profile();
   }
 
   // Why to stop now, agreed by every rank: kSignalled + the signal that some rank received, else
@@ -323,6 +355,12 @@ struct Loop {
 
   // Trains until the target step, the time budget or a signal; returns how it stopped.
   const char* run() {
+    const char* why = run_steps();
+    if (profiler) write_profile();  // stopped before the profile's last step: what it recorded
+    return why;
+  }
+
+  const char* run_steps() {
     while (trainer.steps_done() < target) {
       const int64_t reason = stop_reason();
       if (reason >= kSignalled) {

@@ -7,5 +7,6 @@
 #include "functional.h"
 #include "gradcheck.h"
 #include "graph.h"
+#include "profiler.h"
 #include "ops.h"
 #include "tensor.h"

@@ -176,6 +176,7 @@ Tensor CustomOp::operator()(const std::vector<Tensor>& inputs) const {
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].defined()) throw Error(name, "input ", i, " is undefined");
   }
+  const ProfiledSpan profiled(definition_->recorded_name, "op");  // its own ops nest inside it
   Tensor output;
   {
     const ForwardRunning running(definition_.get(), name);

@@ -163,6 +163,7 @@ Tensor recorded(const char* name, const std::vector<Tensor>& inputs, core::Tenso
 }  // namespace
 
 Tensor record(const char* name, const std::vector<Tensor>& inputs, core::Tensor output, Rule rule) {
+  if (profiling()) profile_op(name, inputs, output);
   if (!grad_mode || !any_requires_grad(inputs)) return Tensor(std::move(output));
   auto node = std::make_shared<Node>();
   node->backward = [rule = std::move(rule)](const Tensor& g, const Tensor&, const Needs& needs) {
@@ -173,6 +174,7 @@ Tensor record(const char* name, const std::vector<Tensor>& inputs, core::Tensor 
 
 Tensor record_keeping_output(const char* name, const std::vector<Tensor>& inputs, core::Tensor output,
                              Node::Backward rule) {
+  if (profiling()) profile_op(name, inputs, output);
   if (!grad_mode || !any_requires_grad(inputs)) return Tensor(std::move(output));
   auto node = std::make_shared<Node>();
   node->backward = std::move(rule);
@@ -182,6 +184,7 @@ Tensor record_keeping_output(const char* name, const std::vector<Tensor>& inputs
 
 Tensor record_fused(const char* name, const std::vector<Tensor>& inputs, core::Tensor output, Rule rule,
                     Node::Composite composite) {
+  if (profiling()) profile_op(name, inputs, output);
   if (!grad_mode || !any_requires_grad(inputs)) return Tensor(std::move(output));
   auto node = std::make_shared<Node>();
   node->backward = [rule = std::move(rule)](const Tensor& g, const Tensor&, const Needs& needs) {
@@ -384,6 +387,7 @@ class InScopeOf {
 Grads run_rule(const std::shared_ptr<Node>& node, const Tensor& grad_out, const Needs& needs, bool create_graph) {
   check_not_freed(*node);
   check_versions(*node);
+  const ProfiledSpan profiled(node->name, "rule");
   if (!create_graph) {
     const NoGrad first_order;
     return node->backward(grad_out, output_of(node), needs);
@@ -471,6 +475,7 @@ void free_node(Node& node) {
 void walk(const std::vector<std::shared_ptr<Node>>& order, std::unordered_map<Node*, Tensor>& grads, Targets* targets,
           bool create_graph, bool retain_graph, LeafCountdown* countdown) {
   const RecordingBackwardPass marking(create_graph);
+  const InBackwardWalk profiled_as_backward;
   std::unordered_set<Node*> leading;
   if (targets) leading = nodes_leading_to(order, *targets);
   for (const auto& node : order) {

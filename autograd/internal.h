@@ -17,4 +17,33 @@ const core::Tensor& core_tensor(const Tensor& x);
 //   [4, 5, 3] -> [5, 1]: sum over axis 0 (added) and axis 2 (stretched from 1)
 Tensor sum_to_shape(Tensor grad, const Shape& shape);
 
+// --- the profiler's hooks (profiler.cpp) ----------------------------------------------------------
+// Whether a Profiler is running: one relaxed atomic load, what an op pays when none is.
+bool profiling();
+// An op that has just computed `output` from `inputs` (call only while profiling()).
+void profile_op(const char* name, const std::vector<Tensor>& inputs, const core::Tensor& output);
+
+// While it lives, an event of `kind` ("rule", "op", "range") under `name`: what runs inside it
+// nests in it. Costs nothing when no profiler runs.
+class ProfiledSpan {
+ public:
+  ProfiledSpan(const char* name, const char* kind);
+  ~ProfiledSpan();
+  ProfiledSpan(const ProfiledSpan&) = delete;
+  ProfiledSpan& operator=(const ProfiledSpan&) = delete;
+
+ private:
+  bool open_;
+  uint64_t generation_ = 0;
+};
+
+// While it lives, the ops this thread records belong to a backward pass (the engine's walk).
+class InBackwardWalk {
+ public:
+  InBackwardWalk();
+  ~InBackwardWalk();
+  InBackwardWalk(const InBackwardWalk&) = delete;
+  InBackwardWalk& operator=(const InBackwardWalk&) = delete;
+};
+
 }  // namespace axiom

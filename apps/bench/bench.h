@@ -87,7 +87,8 @@ struct TrainBenchOptions {
   std::string device = "cpu";     // where the model trains; the clock is read after the device has finished
   int64_t checkpoint_blocks = 0;  // blocks recomputed in backward (ImageModel::set_checkpoint_blocks)
   std::string matmul =
-      "float32";  // how float32 products multiply: float32 or bfloat16 (MatmulPrecision, core/launch.h)
+      "float32";    // how float32 products multiply: float32 or bfloat16 (MatmulPrecision, core/launch.h)
+  int profile = 0;  // then profile this many more steps (autograd/profiler.h) and print the table; 0 = none
 };
 // Under mpirun, `batch` is the global batch, split over the ranks; the step's communication is reported too.
 void bench_train(const Reporter& reporter, const TrainBenchOptions& options, Communicator& comm);

@@ -19,6 +19,7 @@
 // products from a formula of the architecture, three times the forward pass's.
 #include <cblas.h>
 
+#include <ctime>
 #include <fstream>
 #include <optional>
 #include <string>
@@ -28,6 +29,8 @@
 #include "core/core.h"
 #include "core/launch.h"
 #include "models/models.h"
+#include "autograd/profiler.h"
+#include "core/cpu/vector_math.h"
 
 namespace axiom::bench {
 
@@ -108,6 +111,31 @@ MemoryBreakdown memory_breakdown(const models::Trainer& trainer) {
   return m;
 }
 
+// "AMD EPYC 9R14 96-Core Processor": /proc/cpuinfo's model name ("" where there is none).
+std::string cpu_model() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);) {
+    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) return line.substr(line.find(':') + 2);
+  }
+  return "";
+}
+
+// --profile N: N more steps under the profiler, the table, and the machine and day it ran on.
+void print_profile(const Reporter& reporter, models::Trainer& trainer, int steps, core::Backend& backend) {
+  Profiler profiler;
+  for (int i = 0; i < steps; ++i) {
+    trainer.step();
+    backend.synchronize();
+  }
+  const Profile profile = profiler.stop();
+  char day[16];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(day, sizeof day, "%Y-%m-%d", std::localtime(&now));
+  reporter.note("profile of " + std::to_string(steps) + " steps (autograd/profiler.h), " + cpu_model() + ", SIMD " +
+                core::cpu::vec::target() + ", " + std::to_string(core::num_threads()) + " threads, " + day + ":");
+  reporter.note(profile.table());
+}
+
 }  // namespace
 
 void bench_train(const Reporter& reporter, const TrainBenchOptions& options, Communicator& comm) {
@@ -177,6 +205,7 @@ void bench_train(const Reporter& reporter, const TrainBenchOptions& options, Com
                    .value = flops / step_seconds / 1e9,
                    .baseline = gemm,
                    .baseline_name = gemm ? "sgemm" : ""});
+  if (options.profile > 0) print_profile(reporter, trainer, options.profile, backend);
 }
 
 }  // namespace axiom::bench

@@ -11,6 +11,7 @@
 #include "core/factory.h"
 #include "core/launch.h"
 #include "autograd/internal.h"
+#include "autograd/profiler.h"
 
 namespace axiom::models {
 
@@ -213,28 +214,42 @@ double mean_over_ranks(Communicator& comm, double value) {
 }
 }  // namespace
 
+// Each phase of a step is a ProfileRange (autograd/profiler.h): a box in a profile's trace.
 double Trainer::step() {
-  const int64_t batches = loader_.size();
-  const data::Batch batch = loader_.batch(step_ / batches, step_ % batches);  // each column [B, ...]
-  const int64_t share = batch.size() / comm_.size(), first = comm_.rank() * share;
   std::vector<Tensor> mine;  // this rank's share of every column
-  for (const Tensor& column : batch.columns) mine.push_back(column.narrow(0, first, share));
+  int64_t share = 0, first = 0, batch_size = 0;
+  {
+    const ProfileRange phase("data");
+    const int64_t batches = loader_.size();
+    const data::Batch batch = loader_.batch(step_ / batches, step_ % batches);  // each column [B, ...]
+    batch_size = batch.size();
+    share = batch_size / comm_.size(), first = comm_.rank() * share;
+    for (const Tensor& column : batch.columns) mine.push_back(column.narrow(0, first, share));
+  }
   model_->train();
   schedule_.apply(*optimizer_, step_);
   optimizer_->zero_grad();
   Tensor loss;  // of this rank's share
   forward_memory_.before = core::allocation_stats().live_bytes;
   {
-    const core::BatchShare draws(gen_, first, share, batch.size());  // the channels and dropout of the whole batch
+    const ProfileRange phase("forward");
+    const core::BatchShare draws(gen_, first, share, batch_size);  // the channels and dropout of the whole batch
     loss = model_->batch_loss(mine, gen_);
   }
   forward_memory_.after = core::allocation_stats().live_bytes;
-  averager_->backward(loss);  // loss.backward(), gradients averaged over the ranks
-  if (options_.max_grad_norm > 0) optim::clip_grad_norm(optimizer_->parameters(), options_.max_grad_norm);
-  optimizer_->step();
+  {
+    const ProfileRange phase("backward");
+    averager_->backward(loss);  // loss.backward(), gradients averaged over the ranks
+  }
+  {
+    const ProfileRange phase("optimizer");
+    if (options_.max_grad_norm > 0) optim::clip_grad_norm(optimizer_->parameters(), options_.max_grad_norm);
+    optimizer_->step();
+  }
   // The step's one copy back to the host (on a GPU, a wait for its queue): the loss and the
   // weights' check, read together. A loss that is not finite is reported first; the weights in
   // memory are then not to be used (a checkpoint refuses them), the last checkpoint is.
+  const ProfileRange phase("check");
   const core::Tensor readings =
       core::concat({core_tensor(loss).to(Dtype::float64).reshape({1}), weights_check(*model_).reshape({1})}, 0)
           .to(Device::cpu());

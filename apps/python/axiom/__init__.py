@@ -14,7 +14,7 @@ import threading as _threading
 
 from . import _axiom
 from ._axiom import *  # noqa: F401,F403  Tensor, the ops, the factories, grad, gradcheck, ...
-from ._axiom import _CustomOp, _EnableGrad, _NoGrad
+from ._axiom import _CustomOp, _EnableGrad, _NoGrad, _Profiler
 
 # The star import brought the compiled submodules; the package's own files (nn.py, ...) wrap them.
 del nn, optim, models, data  # noqa: F821
@@ -177,6 +177,53 @@ class custom_op:
 
     def __repr__(self):
         return f"<axiom.custom_op '{self.name}'>"
+
+
+class profile:
+    """Where the time goes, op by op (C++'s axiom::Profiler, autograd/profiler.h):
+
+        with axiom.profile() as prof:
+            loss = model(x).sum()
+            loss.backward()
+        print(prof.table())                          # per op and pass (forward, backward), slowest first
+        open("trace.json", "w").write(prof.chrome_trace())   # chrome://tracing, ui.perfetto.dev
+
+    A forward op's time runs from the end of the event before it on its thread to its recording, so
+    Python's own work between two ops counts toward the second; axiom.profile_range("name") marks
+    a part of your own. One profiler at a time."""
+
+    def __init__(self):
+        self._profiler = None
+        self._result = None
+
+    def __enter__(self):
+        self._profiler = _Profiler()
+        return self
+
+    def __exit__(self, *exc):
+        self._result = self._profiler.stop()
+        return False
+
+    def _profile(self):
+        if self._result is None:
+            raise RuntimeError("the profile is ready when its `with` block has ended")
+        return self._result
+
+    def table(self, max_rows=25):
+        return self._profile().table(max_rows)
+
+    def csv(self):
+        return self._profile().csv()
+
+    def chrome_trace(self):
+        return self._profile().chrome_trace()
+
+    def rows(self):
+        return self._profile().rows()
+
+    @property
+    def wall_seconds(self):
+        return self._profile().wall_seconds
 
 
 def draw(outputs, names=None, collapse=0):

@@ -317,6 +317,46 @@ void bind_graph(py::module_& m) {
   m.def("current_name_scope", &current_name_scope, "the scopes around this point, joined by \"/\" (\"\": none)");
 }
 
+// `with axiom.profile_range("data"):` holds a ProfileRange between __enter__ and __exit__.
+struct PythonProfileRange {
+  std::string name;
+  std::unique_ptr<ProfileRange> active;
+};
+
+void bind_profiler(py::module_& m) {
+  py::class_<ProfileRow>(m, "ProfileRow", "one row of a profile: the events of one name, kind and pass")
+      .def_readonly("name", &ProfileRow::name)
+      .def_readonly("kind", &ProfileRow::kind, "op, rule (a backward rule) or range")
+      .def_readonly("pass_name", &ProfileRow::pass, "forward, backward, in backward, or '' for a range")
+      .def_readonly("calls", &ProfileRow::calls)
+      .def_readonly("seconds", &ProfileRow::seconds)
+      .def_readonly("bytes", &ProfileRow::bytes, "-1: not known")
+      .def_readonly("flops", &ProfileRow::flops, "-1: not known")
+      .def("__repr__", [](const ProfileRow& r) {
+        return "ProfileRow(" + r.name + ", " + r.kind + ", " + r.pass + ", calls=" + std::to_string(r.calls) + ")";
+      });
+  py::class_<Profile>(m, "Profile", "what a profiler recorded (autograd/profiler.h)")
+      .def("table", &Profile::table, py::arg("max_rows") = 25, "one row per op and pass, the slowest first")
+      .def("csv", &Profile::csv)
+      .def("chrome_trace", &Profile::chrome_trace, "Trace Event Format JSON, for chrome://tracing or Perfetto")
+      .def("rows", &Profile::rows)
+      .def_property_readonly("wall_seconds", &Profile::wall_seconds);
+  py::class_<Profiler>(m, "_Profiler", "records while it runs; axiom.profile() makes one")
+      .def(py::init<>())
+      .def("stop", &Profiler::stop);
+  py::class_<PythonProfileRange>(m, "profile_range", "with axiom.profile_range(\"data\"): one event of a profile")
+      .def(py::init([](const std::string& name) {
+             return PythonProfileRange{name, nullptr};
+           }),
+           py::arg("name"))
+      .def("__enter__",
+           [](PythonProfileRange& range) {
+             if (range.active) throw py::value_error("profile_range '" + range.name + "' is entered already");
+             range.active = std::make_unique<ProfileRange>(range.name);
+           })
+      .def("__exit__", [](PythonProfileRange& range, const py::args&) { range.active.reset(); });
+}
+
 void bind_autograd(py::module_& m) {
   bind_guard<NoGrad>(m, "_NoGrad", "While entered, ops record nothing (axiom.no_grad).");
   bind_guard<EnableGrad>(m, "_EnableGrad", "While entered, ops record again (axiom.enable_grad).");
@@ -325,6 +365,7 @@ void bind_autograd(py::module_& m) {
   bind_functional(m);
   bind_custom_op(m);
   bind_graph(m);
+  bind_profiler(m);
 }
 
 }  // namespace axiom::python
