@@ -96,6 +96,25 @@ TEST_CASE("train writes a checkpoint, metrics and a loss curve") {
   CHECK(trained_steps(w.run("run")) == std::vector<int64_t>{1, 2, 3, 4, 5, 6});
 }
 
+TEST_CASE("train --profile writes a table's CSV and a Chrome trace of the profiled steps") {
+  Workspace w;
+  apps::TrainCommand profiled = w.train_command("run", 5);
+  profiled.profile = 3;  // steps 2, 3, 4
+  REQUIRE(apps::train(profiled) == 0);
+  const std::string csv = bytes_of(w.run("run") + "/profile.csv");
+  CHECK(csv.rfind("op,kind,pass,calls,seconds,share,bytes,flops\n", 0) == 0);
+  CHECK(csv.find("\"layer_norm_linear\",rule,backward,") != std::string::npos);
+  const auto trace = nlohmann::json::parse(bytes_of(w.run("run") + "/profile.trace.json"));
+  const auto forward_phases = std::count_if(trace["traceEvents"].begin(), trace["traceEvents"].end(),
+                                            [](const auto& e) { return e["name"] == "forward"; });
+  CHECK(forward_phases == 3);
+  // A run stopped before its profile is complete writes what was recorded.
+  apps::TrainCommand short_run = w.train_command("short", 2);
+  short_run.profile = 5;
+  REQUIRE(apps::train(short_run) == 0);
+  CHECK(nlohmann::json::parse(bytes_of(w.run("short") + "/profile.trace.json"))["traceEvents"].size() > 0);
+}
+
 TEST_CASE("train --resume continues exactly: 3 + 3 steps give the files of 6 steps") {
   Workspace w;
   REQUIRE(apps::train(w.train_command("straight", 6)) == 0);
