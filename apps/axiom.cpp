@@ -186,6 +186,16 @@ void add_run_flags(CLI::App* command, TrainCommand& c, const std::string& data_h
       ->capture_default_str()
       ->check(CLI::IsMember({"float32", "bfloat16", "tf32"}));
   command
+      ->add_option("--patience", c.patience,
+                   "Stop when N held-out evaluations in a row have not improved (by more than --min-delta); the best "
+                   "one's checkpoint is kept in --out/best")
+      ->check(whole_number<int64_t>(1, kMaxSteps));
+  command
+      ->add_option("--min-delta", c.min_delta,
+                   "With --patience: an improvement is a held-out loss lower than the best by more than this")
+      ->capture_default_str()
+      ->check(real_number(0, 1e6));
+  command
       ->add_option("--profile", c.profile,
                    "Profile N steps (after this invocation's first): a table per op, forward and backward, and "
                    "profile.csv, profile.trace.json (chrome://tracing) in --out")

@@ -39,6 +39,8 @@ struct TrainCommand {
   int64_t checkpoint_blocks = 0;   // blocks recomputed in backward instead of kept (less memory, slower)
   std::string matmul = "float32";  // how float32 products multiply: float32, or bfloat16 (faster, less exact)
   int64_t profile = 0;             // profile this many steps (after this invocation's first); 0 = none
+  int64_t patience = 0;            // stop after this many held-out evaluations without improvement; 0 = never
+  double min_delta = 0;            // an improvement is a held-out loss lower than the best by more than this
   // The flags the user typed, by name ("--lr"): on --resume those that decide the run must agree
   // with the run's own values.
   std::set<std::string> given;

@@ -26,7 +26,7 @@ constexpr const char* kLockName = "train.lock";
 
 bool is_run_file(const std::string& name) {
   return name == "checkpoint.json" || name == "checkpoint.pending.json" || name == "metrics.jsonl" ||
-         name == "loss.png" || name == "profile.csv" || name == "profile.trace.json" ||
+         name == "loss.png" || name == "profile.csv" || name == "profile.trace.json" || name == "best" ||
          models::is_checkpoint_file_name(name);
 }
 

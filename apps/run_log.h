@@ -36,6 +36,8 @@ class RunLog {
   std::string curve_path() const { return curve_; }
   // The largest wall_seconds of the lines kept (0 if none): where this invocation's clock starts.
   double seconds_before() const { return seconds_before_; }
+  // The held-out losses kept and written so far: x the steps, y the losses.
+  const Series& held_out_history() const { return held_out_; }
 
  private:
   void write(const std::string& line);

@@ -114,6 +114,8 @@ void check_resume_flags(const TrainCommand& c, const RunRequest& request, const 
   check_same(c, op, "--clip", c.clip, o.max_grad_norm);
   check_same(c, op, "--weight-decay", c.weight_decay, o.weight_decay);
   check_same(c, op, "--seed", c.seed, o.seed);
+  check_same(c, op, "--patience", c.patience, o.patience);
+  check_same(c, op, "--min-delta", c.min_delta, o.min_delta);
 }
 
 models::TrainingOptions options_of(const TrainCommand& c, const char* op) {
@@ -123,6 +125,7 @@ models::TrainingOptions options_of(const TrainCommand& c, const char* op) {
   o.warmup_steps = c.warmup_steps, o.schedule = models::lr_schedule_named(c.schedule, op, "--schedule");
   o.steps = o.schedule == models::LrSchedule::constant ? 0 : c.steps;
   o.max_grad_norm = c.clip, o.weight_decay = c.weight_decay, o.seed = c.seed;
+  o.patience = c.patience, o.min_delta = c.min_delta;
   return o;
 }
 
@@ -242,6 +245,9 @@ void check_command(const TrainCommand& c, const char* op) {
   if (c.eval_every <= 0) throw Error(op, "--eval-every must be positive, got ", c.eval_every);
   if (c.eval_images <= 0) throw Error(op, "--eval-images must be positive, got ", c.eval_images);
   if (c.checkpoint_every <= 0) throw Error(op, "--checkpoint-every must be positive, got ", c.checkpoint_every);
+  if (c.min_delta > 0 && c.patience == 0) {
+    throw Error(op, "--min-delta ", c.min_delta, " says what an improvement is for --patience, which is not given");
+  }
 }
 
 // --- the loop -----------------------------------------------------------------------------------------
@@ -280,9 +286,14 @@ struct Loop {
 
   bool classifier() const { return std::holds_alternative<models::ClassifierConfig>(trainer.config()); }
 
+  // --patience: the held-out losses so far (on every rank alike), and where the best one's checkpoint goes.
+  std::optional<models::EarlyStopping> early;
+  std::string best_dir() const { return (fs::path(command.out) / "best").string(); }
+
   void evaluate_and_plot() {
     line.show("evaluating " + std::to_string(held_out.columns[0].size(0)) + " held-out images...", false);
-    const models::Score score = models::evaluate(trainer.model(), held_out, 50, {}, comm());
+    const models::Score score = models::evaluate(trainer.model(), held_out, 50, {}, comm());  // the same on every rank
+    if (early && early->record(trainer.steps_done(), score.mean_loss())) trainer.save(best_dir());
     if (!log) return;
     const std::optional<double> accuracy = classifier() ? std::optional<double>(score.accuracy()) : std::nullopt;
     log->held_out(trainer.steps_done(), score.mean_loss(), accuracy, run_seconds());
@@ -299,6 +310,8 @@ struct Loop {
   }
 
   bool out_of_time() const { return command.minutes > 0 && clock.seconds() >= command.minutes * 60; }
+
+  std::string stopped_early;  // why, when --patience stopped the run
 
   // --profile N: steps 2 to N + 1 of this invocation (the first allocates what the others reuse).
   std::optional<Profiler> profiler;
@@ -344,10 +357,14 @@ struct Loop {
   }
 
   // Why to stop now, agreed by every rank: kSignalled + the signal that some rank received, else
-  // kOutOfTime when rank 0's time budget is spent, else 0 (a signal outranks the clock).
-  static constexpr int64_t kOutOfTime = 1, kSignalled = 100;
+  // kStoppedImproving when --patience says so (on every rank alike), else kOutOfTime when rank 0's
+  // time budget is spent, else 0 (a signal outranks the others).
+  static constexpr int64_t kOutOfTime = 1, kStoppedImproving = 2, kSignalled = 100;
   int64_t stop_reason() {
-    const int64_t mine = interrupted ? kSignalled + interrupted : comm().rank() == 0 && out_of_time() ? kOutOfTime : 0;
+    const int64_t mine = interrupted                           ? kSignalled + interrupted
+                         : early && early->should_stop()       ? kStoppedImproving
+                         : comm().rank() == 0 && out_of_time() ? kOutOfTime
+                                                               : 0;
     const core::Tensor reason = core::from_vector<int64_t>({mine});
     comm().allreduce(reason, AllreduceOp::max);
     return static_cast<int64_t>(reason.item());
@@ -369,6 +386,10 @@ struct Loop {
                : interrupted == SIGUSR1 ? "asked to stop (SIGUSR1)"
                                         : "interrupted";
       }
+      if (reason == kStoppedImproving) {
+        stopped_early = "stopped early: " + early->reason(models::loss_unit(trainer.config()));
+        return stopped_early.c_str();
+      }
       if (reason == kOutOfTime) return "the time budget (--minutes) is spent";
       one_step();
     }
@@ -389,12 +410,51 @@ const char* run_until_stopped(Loop& loop) {
   return why;
 }
 
+// --patience: the best held-out checkpoint goes into out/best, which must be absent, empty, or a
+// checkpoint (this run's, from an earlier invocation): axiom writes there only its own files.
+void check_best_directory(const std::string& best, const char* op) {
+  std::error_code ec;
+  if (!fs::exists(best, ec) || has_checkpoint(best)) return;
+  if (!fs::is_directory(best, ec) || !fs::is_empty(best, ec)) {
+    throw Error(op, "'", best, "' exists and is not a checkpoint; --patience keeps the best one there, and axiom ",
+                "writes only where it wrote before (move it away, or choose another --out)");
+  }
+}
+
+// --patience on a resumed run: the held-out losses that the metrics recorded, replayed (rank 0
+// reads them; every rank gets them, so that all decide alike).
+models::EarlyStopping early_stopping_so_far(const models::TrainingOptions& o, const std::optional<RunLog>& log,
+                                            Communicator& comm) {
+  std::vector<double> steps_and_losses;
+  if (log) {
+    const Series& history = log->held_out_history();
+    for (size_t i = 0; i < history.x.size(); ++i)
+      steps_and_losses.push_back(history.x[i]), steps_and_losses.push_back(history.y[i]);
+  }
+  const core::Tensor count = core::from_vector<int64_t>({static_cast<int64_t>(steps_and_losses.size())});
+  comm.broadcast(count, 0);
+  const auto n = static_cast<int64_t>(count.item());
+  const core::Tensor values =
+      comm.rank() == 0 ? core::from_vector<double>(steps_and_losses) : core::zeros({n}, Dtype::float64);
+  if (n > 0) comm.broadcast(values, 0);
+  models::EarlyStopping early(o.patience, o.min_delta);
+  for (int64_t i = 0; i + 1 < n; i += 2) {
+    early.record(static_cast<int64_t>(values.at({i})), values.at({i + 1}));
+  }
+  return early;
+}
+
 // The last lines a finished (or stopped) run prints: where it is, and how to go on.
 void print_summary(const TrainCommand& command, const char* op, const Loop& loop, const models::Trainer& trainer,
                    const char* why) {
   std::fprintf(stderr, "axiom: stopped at step %lld after %s: %s\n  checkpoint: %s/checkpoint.json\n  loss curve: %s\n",
                static_cast<long long>(trainer.steps_done()), format_duration(loop.clock.seconds()).c_str(), why,
                command.out.c_str(), loop.log->curve_path().c_str());
+  if (loop.early && loop.early->any()) {
+    std::fprintf(stderr, "  best held-out: %s (step %lld, %.4f %s)\n", loop.best_dir().c_str(),
+                 static_cast<long long>(loop.early->best_step()), loop.early->best_loss(),
+                 models::loss_unit(trainer.config()));
+  }
   if (interrupted) {
     std::fprintf(stderr, "  continue with: axiom %s --out %s --resume --steps %lld\n", op, command.out.c_str(),
                  static_cast<long long>(loop.target));
@@ -445,6 +505,18 @@ int train_run(const TrainCommand& command, const RunRequest& request) {
             StatusLine(writer),
             {},
             0};
+  if (trainer->options().patience > 0) {
+    check_best_directory(loop.best_dir(), op);
+    loop.early = early_stopping_so_far(trainer->options(), loop.log, comm);
+    if (loop.early->should_stop()) {  // an earlier invocation stopped it: say so, train no further
+      if (writer)
+        std::fprintf(stderr, "axiom: '%s' stopped early at step %lld: %s; nothing to train\n  best held-out: %s\n",
+                     command.out.c_str(), static_cast<long long>(trainer->steps_done()),
+                     loop.early->reason(models::loss_unit(trainer->config())).c_str(), loop.best_dir().c_str());
+      if (request.after) request.after(*trainer);
+      return 0;
+    }
+  }
   if (writer && comm.size() > 1) {
     std::fprintf(stderr,
                  "axiom: %d processes (%d on this machine, %d threads each) over %s, %lld images each per step\n",

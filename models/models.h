@@ -5,6 +5,7 @@
 #include "classifiers.h"
 #include "config.h"
 #include "training/cost.h"
+#include "training/early_stopping.h"
 #include "image_model.h"
 #include "learner.h"
 #include "training/memory_budget.h"

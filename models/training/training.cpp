@@ -72,7 +72,7 @@ constexpr core::EnumNames<LrSchedule, 3> kScheduleNames{{
     {LrSchedule::cosine, "cosine"},
 }};
 
-const std::array<core::JsonField<TrainingOptions>, 12> kOptionFields{{
+const std::array<core::JsonField<TrainingOptions>, 14> kOptionFields{{
     {"data", &TrainingOptions::data},
     {"data_dir", &TrainingOptions::data_dir},
     {"batch_size", &TrainingOptions::batch_size},
@@ -85,6 +85,8 @@ const std::array<core::JsonField<TrainingOptions>, 12> kOptionFields{{
     {"max_grad_norm", &TrainingOptions::max_grad_norm},
     {"weight_decay", &TrainingOptions::weight_decay},
     {"seed", &TrainingOptions::seed},
+    {"patience", &TrainingOptions::patience},
+    {"min_delta", &TrainingOptions::min_delta},
 }};
 
 // The rate of every step: the warmup, then the run's schedule (checked by validate()).
@@ -136,6 +138,10 @@ void TrainingOptions::validate() const {
     throw Error("train", "max_grad_norm must be >= 0, got ", max_grad_norm);
   if (!(weight_decay >= 0) || !std::isfinite(weight_decay))
     throw Error("train", "weight_decay must be >= 0, got ", weight_decay);
+  if (patience < 0) throw Error("train", "patience must be >= 0 (0: no early stopping), got ", patience);
+  if (!(min_delta >= 0) || !std::isfinite(min_delta)) throw Error("train", "min_delta must be >= 0, got ", min_delta);
+  if (min_delta > 0 && patience == 0)
+    throw Error("train", "min_delta ", min_delta, " needs a patience (early stopping)");
 }
 
 std::string TrainingOptions::to_json() const { return core::write_fields(*this, kOptionFields).dump(2); }

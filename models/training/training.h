@@ -72,6 +72,10 @@ struct TrainingOptions {
   double max_grad_norm = 0;  // clip the gradients' global norm to this; 0 = no clipping
   double weight_decay = 0;   // AdamW's decoupled weight decay; 0 = Adam
   uint64_t seed = 0;         // the initial weights, the batch order, channels and dropout
+  // Early stopping (early_stopping.h), which the loop of `axiom train` applies: stop after this
+  // many held-out evaluations without an improvement of more than min_delta; 0 = never.
+  int64_t patience = 0;
+  double min_delta = 0;
 
   void validate() const;  // an Error names the bad field and value
   std::string to_json() const;

@@ -18,6 +18,7 @@
 #include "core/factory.h"
 #include "core/random.h"
 #include "data/npy.h"
+#include "models/training/training.h"
 #include "tests/support/reference.h"
 
 using namespace axiom;
@@ -113,6 +114,40 @@ TEST_CASE("train --profile writes a table's CSV and a Chrome trace of the profil
   short_run.profile = 5;
   REQUIRE(apps::train(short_run) == 0);
   CHECK(nlohmann::json::parse(bytes_of(w.run("short") + "/profile.trace.json"))["traceEvents"].size() > 0);
+}
+
+TEST_CASE("train --patience stops a run that stalls, keeps the best checkpoint, and a resume says so") {
+  Workspace w;
+  apps::TrainCommand stalled = w.train_command("run", 30);
+  stalled.lr = 1e-12, stalled.warmup_steps = 0;  // the held-out loss cannot move by 0.01
+  stalled.patience = 2, stalled.min_delta = 0.01;
+  REQUIRE(apps::train(stalled) == 0);
+  CHECK(trained_steps(w.run("run")).back() == 9);  // evaluations at 3 (the best), 6 and 9: two without improvement
+  CHECK(models::read_checkpoint(w.run("run") + "/best").step == 3);
+  CHECK(models::read_checkpoint(w.run("run")).step == 9);
+  apps::TrainCommand again = w.train_command("run", 30);
+  again.resume = true;
+  REQUIRE(apps::train(again) == 0);  // says it stopped early; trains no further
+  CHECK(trained_steps(w.run("run")).back() == 9);
+  apps::TrainCommand other = w.train_command("run", 30);
+  other.resume = true, other.patience = 5, other.given.insert("--patience");
+  CHECK(test::error_message([&] { apps::train(other); }) ==
+        "[train] --patience 5 differs from the run's 2; a resumed run keeps its settings (or use a new --out)");
+}
+
+TEST_CASE("train --patience refuses a best/ that is not a checkpoint, and --min-delta alone") {
+  Workspace w;
+  fs::create_directories(w.run("run") + "/best");
+  std::ofstream(w.run("run") + "/best/notes.txt") << "mine";
+  apps::TrainCommand c = w.train_command("run", 6);
+  c.patience = 2, c.force = true;
+  CHECK(test::error_message([&] { apps::train(c); }).find("holds 'best', a name that a run writes") !=
+        std::string::npos);
+  CHECK(bytes_of(w.run("run") + "/best/notes.txt") == "mine");
+  apps::TrainCommand alone = w.train_command("other", 6);
+  alone.min_delta = 0.1;
+  CHECK(test::error_message([&] { apps::train(alone); }) ==
+        "[train] --min-delta 0.1 says what an improvement is for --patience, which is not given");
 }
 
 TEST_CASE("train --resume continues exactly: 3 + 3 steps give the files of 6 steps") {
