@@ -160,7 +160,9 @@ void add_run_flags(CLI::App* command, TrainCommand& c, const std::string& data_h
   command->add_option("--weight-decay", c.weight_decay, "AdamW's decoupled weight decay (0: Adam)")
       ->capture_default_str()
       ->check(real_number(0, 10));
-  command->add_option("--warmup", c.warmup_steps, "Steps of linear warmup from 0 to --lr")
+  command
+      ->add_option("--warmup", c.warmup_steps,
+                   "Steps of linear warmup from 0 to --lr (default: this value or a fifth of --steps, the smaller)")
       ->capture_default_str()
       ->check(whole_number<int64_t>(0, kMaxSteps));
   command->add_option("--schedule", c.schedule, "After the warmup: constant, or linear or cosine decay to 0 at --steps")
@@ -306,9 +308,13 @@ void add_classify(CLI::App* classify, ClassifyCommand& c) {
   run.schedule = "linear";
   run.eval_every = 500, run.checkpoint_every = 500;
   add_run_flags(classify, run, "fashion-mnist or mnist", CLI::IsMember({"fashion-mnist", "mnist"}));
-  classify->add_option("--model", c.model, "vit (a Vision Transformer), gru or lstm (reading the image row by row)")
+  // Parsed by name, so that --help lists names (vit, gru, lstm), never the enum's numbers.
+  classify
+      ->add_option_function<std::string>(
+          "--model", [&c](const std::string& name) { c.model = classifier_kinds().at(name); },
+          "vit (a Vision Transformer), gru or lstm (reading the image row by row)")
       ->default_str(axiom::models::name_of(c.model))
-      ->transform(CLI::CheckedTransformer(classifier_kinds()));
+      ->check(CLI::IsMember({"vit", "gru", "lstm"}));
   classify->add_option("--width", c.width, "The ViT's features, or the RNN's hidden size")
       ->capture_default_str()
       ->check(whole_number<int64_t>(1, 4096));

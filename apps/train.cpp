@@ -122,7 +122,10 @@ models::TrainingOptions options_of(const TrainCommand& c, const char* op) {
   models::TrainingOptions o;
   o.data = c.data, o.data_dir = c.data_dir, o.batch_size = c.batch_size, o.lr = c.lr, o.beta1 = c.beta1,
   o.beta2 = c.beta2;
-  o.warmup_steps = c.warmup_steps, o.schedule = models::lr_schedule_named(c.schedule, op, "--schedule");
+  // The default warmup fits any run: at most a fifth of its steps. A --warmup the user gives is
+  // theirs (one that a decaying schedule cannot follow stays an Error).
+  o.warmup_steps = c.was_given("--warmup") ? c.warmup_steps : std::min(c.warmup_steps, c.steps / 5);
+  o.schedule = models::lr_schedule_named(c.schedule, op, "--schedule");
   o.steps = o.schedule == models::LrSchedule::constant ? 0 : c.steps;
   o.max_grad_norm = c.clip, o.weight_decay = c.weight_decay, o.seed = c.seed;
   o.patience = c.patience, o.min_delta = c.min_delta;

@@ -32,6 +32,8 @@ refused "--threads: '4294967297' is outside the accepted range [1, 4096]" train 
 refused "--checkpoint-blocks: '-1' is outside the accepted range [0, 1048576]" train $out --checkpoint-blocks -1
 refused "--checkpoint-blocks: '2x' is not a whole number in [0, 1048576]" bench train --checkpoint-blocks 2x
 refused "--profile: '0' is outside the accepted range [1, 1000000000000]" train $out --profile 0
+refused "--patience: '0' is outside the accepted range [1, 1000000000000]" train $out --patience 0
+refused "--min-delta: '-1' is outside the accepted range [0, 1e+06]" classify $out --patience 2 --min-delta -1
 refused "--profile: '0' is outside the accepted range [1, 1000]" bench train --profile 0
 refused "--matmul: fp16 not in {float32,bfloat16,tf32}" train $out --matmul fp16
 refused "--schedule: step not in {constant,linear,cosine}" train $out --schedule step

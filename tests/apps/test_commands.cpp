@@ -53,6 +53,7 @@ struct Workspace {
     apps::TrainCommand c;
     c.out = run(name), c.config = config(), c.data = data(), c.steps = steps, c.batch_size = 4, c.warmup_steps = 2;
     c.eval_every = 3, c.eval_images = 4, c.checkpoint_every = 2;
+    c.given = {"--warmup"};  // as typed (the default warmup is a fifth of --steps at most)
     return c;
   }
 };
@@ -116,6 +117,18 @@ TEST_CASE("train --profile writes a table's CSV and a Chrome trace of the profil
   CHECK(nlohmann::json::parse(bytes_of(w.run("short") + "/profile.trace.json"))["traceEvents"].size() > 0);
 }
 
+TEST_CASE("the default warmup fits a short decaying run; a --warmup given that does not fit is an Error") {
+  Workspace w;
+  apps::TrainCommand short_run = w.train_command("run", 10);
+  short_run.schedule = "linear", short_run.warmup_steps = 100, short_run.given.clear();  // 100: classify's default
+  REQUIRE(apps::train(short_run) == 0);
+  CHECK(models::read_checkpoint(w.run("run")).options.warmup_steps == 2);  // a fifth of 10
+  apps::TrainCommand typed = w.train_command("typed", 10);
+  typed.schedule = "linear", typed.warmup_steps = 100;
+  CHECK(test::error_message([&] { apps::train(typed); }) ==
+        "[train] a linear schedule decays after the warmup: steps (10) must be greater than warmup_steps (100)");
+}
+
 TEST_CASE("train --patience stops a run that stalls, keeps the best checkpoint, and a resume says so") {
   Workspace w;
   apps::TrainCommand stalled = w.train_command("run", 30);
@@ -126,11 +139,11 @@ TEST_CASE("train --patience stops a run that stalls, keeps the best checkpoint, 
   CHECK(models::read_checkpoint(w.run("run") + "/best").step == 3);
   CHECK(models::read_checkpoint(w.run("run")).step == 9);
   apps::TrainCommand again = w.train_command("run", 30);
-  again.resume = true;
-  REQUIRE(apps::train(again) == 0);  // says it stopped early; trains no further
+  again.resume = true, again.given.clear();  // the run's own settings
+  REQUIRE(apps::train(again) == 0);          // says it stopped early; trains no further
   CHECK(trained_steps(w.run("run")).back() == 9);
   apps::TrainCommand other = w.train_command("run", 30);
-  other.resume = true, other.patience = 5, other.given.insert("--patience");
+  other.resume = true, other.patience = 5, other.given = {"--patience"};
   CHECK(test::error_message([&] { apps::train(other); }) ==
         "[train] --patience 5 differs from the run's 2; a resumed run keeps its settings (or use a new --out)");
 }
