@@ -46,6 +46,7 @@ std::string config_help() { return "A preset (" + axiom::models::preset_names() 
 using axiom::apps::ClassifyCommand;
 using axiom::apps::EvalCommand;
 using axiom::apps::GraphCommand;
+using axiom::apps::LrFindCommand;
 using axiom::apps::SampleCommand;
 using axiom::apps::TrainCommand;
 
@@ -243,6 +244,31 @@ void add_eval(CLI::App* eval, EvalCommand& c) {
   eval->add_flag("--json", c.json, "Print one JSON object");
 }
 
+void add_lr_find(CLI::App* lr_find, LrFindCommand& c) {
+  lr_find->add_option("--out", c.out, "A new or empty directory for lr_find.csv and lr_find.png")
+      ->required()
+      ->check(utf8_path());
+  lr_find->add_option("--config", c.config, "An image model: a preset (tiny, small, ...) or a JSON file")
+      ->capture_default_str()
+      ->check(utf8_path());
+  lr_find->add_option("--model", c.model, "Or a classifier with axiom classify's default sizes: vit, gru or lstm")
+      ->check(CLI::IsMember({"vit", "gru", "lstm"}));
+  lr_find->add_option("--data", c.data, "Dataset (default fashion-mnist)")->check(utf8_path());
+  lr_find->add_option("--data-dir", c.data_dir, "Where the dataset's files are")->check(utf8_path());
+  lr_find->add_option("--batch", c.batch_size, "Images per step (default: train's 32, classify's 64)")
+      ->check(whole_number<int64_t>(1, kMaxBatch));
+  lr_find->add_option("--steps", c.steps, "Steps of the test, one rate each")
+      ->capture_default_str()
+      ->check(whole_number<int64_t>(10, 100000));
+  lr_find->add_option("--start", c.start, "The first rate")->capture_default_str()->check(real_number(1e-12, 10));
+  lr_find->add_option("--end", c.end, "The last rate (above --start)")
+      ->capture_default_str()
+      ->check(real_number(1e-12, 100));
+  lr_find->add_option("--seed", c.seed, "Seed of the weights and the batch order")
+      ->capture_default_str()
+      ->check(whole_number<uint64_t>(0, kMaxSeed));
+}
+
 void add_graph(CLI::App* graph, GraphCommand& c) {
   graph->add_option("--config", c.config, "A preset (tiny, small, ...) or a JSON file")
       ->capture_default_str()
@@ -393,11 +419,14 @@ void run_bench(const BenchCommands& b, axiom::core::Communicator& comm) {
 int parse_error(const CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
   if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
   const std::string first = argc > 1 ? argv[1] : "";
-  const bool a_command =
-      first == "train" || first == "eval" || first == "sample" || first == "classify" || first == "bench";
+  std::string commands;  // the app's own list, so that a new command is never called unknown
+  bool a_command = false;
+  for (const CLI::App* command : app.get_subcommands([](const CLI::App*) { return true; })) {
+    commands += (commands.empty() ? "" : ", ") + command->get_name();
+    a_command = a_command || command->get_name() == first;
+  }
   if (!first.empty() && first[0] != '-' && !a_command) {  // (CLI11 would say "A subcommand is required")
-    std::fprintf(stderr, "axiom: '%s' is not a command: train, eval, sample, classify or bench (see axiom --help)\n",
-                 argv[1]);
+    std::fprintf(stderr, "axiom: '%s' is not a command: %s (see axiom --help)\n", argv[1], commands.c_str());
     return static_cast<int>(CLI::ExitCodes::ExtrasError);
   }
   std::fprintf(stderr, "axiom: %s (see axiom --help)\n", e.what());
@@ -443,9 +472,14 @@ int main(int argc, char** argv) {
       "graph", "Print the graph of one training step of a model as Graphviz's DOT text (or draw it into --out)");
   add_graph(graph, graph_command);
 
+  LrFindCommand lr_find_command;
+  auto* lr_find = app.add_subcommand(
+      "lr-find", "Find a learning rate: train a fresh model at rates growing from --start to --end, suggest one");
+  add_lr_find(lr_find, lr_find_command);
+
   BenchCommands bench;
   add_bench(app, bench);
-  for (CLI::App* command : {train, eval, sample, classify, bench.bench}) add_threads(command, threads);
+  for (CLI::App* command : {train, eval, sample, classify, lr_find, bench.bench}) add_threads(command, threads);
 
   try {
     app.parse(argc, argv);
@@ -457,7 +491,7 @@ int main(int argc, char** argv) {
     axiom::core::Communicator& comm = axiom::apps::join_job(argc, argv, threads > 0);
     if (threads > 0) axiom::core::set_num_threads(threads);
     axiom::core::num_threads();  // (reads AXIOM_NUM_THREADS now: a bad value is refused before any work)
-    const bool one_process_only = sample->parsed() || graph->parsed() || bench.ops->parsed() ||
+    const bool one_process_only = sample->parsed() || graph->parsed() || lr_find->parsed() || bench.ops->parsed() ||
                                   bench.autograd->parsed() || bench.layers->parsed() || bench.sample->parsed();
     if (one_process_only && comm.size() > 1) {
       throw axiom::Error("axiom", "this command runs in one process; mpirun started ", comm.size(),
@@ -470,6 +504,7 @@ int main(int argc, char** argv) {
     if (eval->parsed()) return axiom::apps::evaluate(eval_command);
     if (sample->parsed()) return axiom::apps::sample(sample_command);
     if (graph->parsed()) return axiom::apps::graph(graph_command);
+    if (lr_find->parsed()) return axiom::apps::lr_find(lr_find_command);
     if (classify->parsed()) {
       classify_command.run.given = given_flags(classify);
       return axiom::apps::classify(classify_command);

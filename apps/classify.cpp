@@ -16,16 +16,15 @@
 
 namespace axiom::apps {
 
-namespace {
-
-// The classifier the flags describe, for the 28 x 28 images of the datasets with labels.
-models::ClassifierConfig config_of(const ClassifyCommand& c) {
+models::ClassifierConfig classifier_config_of(const ClassifyCommand& c) {
   models::ClassifierConfig config;
   config.classifier = c.model, config.features = c.width, config.heads = c.heads, config.layers = c.layers,
   config.patch = c.patch;
   config.validate();
   return config;
 }
+
+namespace {
 
 bool config_flags_given(const ClassifyCommand& c) {
   for (const char* flag : {"--model", "--width", "--heads", "--layers", "--patch"}) {
@@ -55,7 +54,7 @@ void print_test_accuracy(const ClassifyCommand& c, models::Trainer& trainer) {
 int classify(const ClassifyCommand& c) {
   return train_run(c.run, {.command = "classify",
                            .classifier = true,
-                           .config = [&] { return models::ModelConfig(config_of(c)); },
+                           .config = [&] { return models::ModelConfig(classifier_config_of(c)); },
                            .config_given = config_flags_given(c),
                            .after = [&](models::Trainer& trainer) { print_test_accuracy(c, trainer); }});
 }

@@ -89,6 +89,23 @@ struct ClassifyCommand {
   int64_t limit = 0;   // test images to score at the end; 0 = all
 };
 int classify(const ClassifyCommand& command);
+// The classifier the flags describe, for the 28 x 28 images of the datasets with labels.
+models::ClassifierConfig classifier_config_of(const ClassifyCommand& command);
+
+// axiom lr-find --out DIR [--config P | --model vit|gru|lstm]: the learning-rate range test
+// (lr_find.cpp; models/training/lr_find.h) from a fresh model, its curve into DIR, a rate suggested.
+struct LrFindCommand {
+  std::string out;              // a new or empty directory: lr_find.csv, lr_find.png
+  std::string config = "tiny";  // an image model's preset or JSON file
+  std::string model;            // or a classifier with classify's default sizes: vit, gru or lstm
+  std::string data;             // "" = fashion-mnist
+  std::string data_dir;
+  int64_t batch_size = 0;  // 0: train's default (32), or classify's (64)
+  int64_t steps = 200;
+  double start = 1e-6, end = 1;
+  uint64_t seed = 0;
+};
+int lr_find(const LrFindCommand& command);
 
 // axiom graph --config tiny [--batch N] [--gradient] [--out FILE]: the graph of one training step
 // (graph.cpp), as DOT text on standard output or in FILE (.dot, .gv; .svg, .png, .pdf drawn by

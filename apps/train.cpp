@@ -135,17 +135,6 @@ models::TrainingOptions options_of(const TrainCommand& c, const char* op) {
 // The step this invocation trains to: a decaying run's own length, else --steps.
 int64_t target_step(const TrainCommand& c, const models::TrainingOptions& o) { return o.steps > 0 ? o.steps : c.steps; }
 
-// The examples a model trains and is scored on: an image model's images, or a classifier's images and labels.
-data::TensorDataset examples_of(const models::TrainingOptions& o, const models::ModelConfig& config,
-                                const std::string& split) {
-  if (const auto* image = std::get_if<models::ImageModelConfig>(&config)) {
-    return {
-        {data::load_images(o.data, split, {.root = o.data_dir, .frames = image->channels, .canvas = image->height})}};
-  }
-  const data::ImageDataset labelled = data::load_labelled(o.data, split, {.root = o.data_dir});
-  return {{labelled.images, labelled.labels}};
-}
-
 // The first `count` examples (or all, if fewer).
 data::TensorDataset first_examples(const data::TensorDataset& examples, int64_t count) {
   data::TensorDataset first;
@@ -465,6 +454,17 @@ void print_summary(const TrainCommand& command, const char* op, const Loop& loop
 }
 
 }  // namespace
+
+// The examples a model trains and is scored on: an image model's images, or a classifier's images and labels.
+data::TensorDataset examples_of(const models::TrainingOptions& o, const models::ModelConfig& config,
+                                const std::string& split) {
+  if (const auto* image = std::get_if<models::ImageModelConfig>(&config)) {
+    return {
+        {data::load_images(o.data, split, {.root = o.data_dir, .frames = image->channels, .canvas = image->height})}};
+  }
+  const data::ImageDataset labelled = data::load_labelled(o.data, split, {.root = o.data_dir});
+  return {{labelled.images, labelled.labels}};
+}
 
 int train(const TrainCommand& command) {
   return train_run(command, {.command = "train",

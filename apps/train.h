@@ -23,4 +23,9 @@ struct RunRequest {
 // Trains as `command` asks; returns the process's exit code (128 + the signal that stopped it).
 int train_run(const TrainCommand& command, const RunRequest& request);
 
+// The examples a model trains and is scored on (`split`: "train" or "test"): an image model's
+// images, or a classifier's images and labels, from the options' dataset.
+data::TensorDataset examples_of(const models::TrainingOptions& o, const models::ModelConfig& config,
+                                const std::string& split);
+
 }  // namespace axiom::apps

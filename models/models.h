@@ -6,6 +6,7 @@
 #include "config.h"
 #include "training/cost.h"
 #include "training/early_stopping.h"
+#include "training/lr_find.h"
 #include "image_model.h"
 #include "learner.h"
 #include "training/memory_budget.h"

@@ -220,8 +220,11 @@ double mean_over_ranks(Communicator& comm, double value) {
 }
 }  // namespace
 
+double Trainer::step() { return step_with_lr(schedule_.lr(step_)); }
+
 // Each phase of a step is a ProfileRange (autograd/profiler.h): a box in a profile's trace.
-double Trainer::step() {
+double Trainer::step_with_lr(double lr) {
+  if (!(lr >= 0) || !std::isfinite(lr)) throw Error("train", "a step's learning rate must be >= 0, got ", lr);
   std::vector<Tensor> mine;  // this rank's share of every column
   int64_t share = 0, first = 0, batch_size = 0;
   {
@@ -233,7 +236,7 @@ double Trainer::step() {
     for (const Tensor& column : batch.columns) mine.push_back(column.narrow(0, first, share));
   }
   model_->train();
-  schedule_.apply(*optimizer_, step_);
+  optimizer_->set_lr(lr);
   optimizer_->zero_grad();
   Tensor loss;  // of this rank's share
   forward_memory_.before = core::allocation_stats().live_bytes;

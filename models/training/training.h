@@ -174,6 +174,9 @@ class Trainer {
   // with the others (optim::GradientAverager): N processes take the single-process step, up to the order of float sums.
   // The loss returned is the whole batch's, on every rank.
   double step();
+  // The same step at the learning rate `lr` instead of the schedule's: for the learning-rate range
+  // test (lr_find.h), whose trainer is never checkpointed.
+  double step_with_lr(double lr);
   // A checkpoint of the run as it is now. In a data-parallel job rank 0 writes it (a checkpoint
   // does not depend on N) and every rank returns once it is written, or throws if it failed.
   // Weights that hold NaN or an infinity are never written (an Error; the last checkpoint stays).

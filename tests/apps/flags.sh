@@ -33,6 +33,8 @@ refused "--checkpoint-blocks: '-1' is outside the accepted range [0, 1048576]" t
 refused "--checkpoint-blocks: '2x' is not a whole number in [0, 1048576]" bench train --checkpoint-blocks 2x
 refused "--profile: '0' is outside the accepted range [1, 1000000000000]" train $out --profile 0
 refused "--patience: '0' is outside the accepted range [1, 1000000000000]" train $out --patience 0
+refused "--steps: '5' is outside the accepted range [10, 100000]" lr-find $out --steps 5
+refused "[lr-find] the rates run from start to end, 0 < start < end; got start 1, end 0.001" lr-find $out --start 1 --end 0.001
 refused "--min-delta: '-1' is outside the accepted range [0, 1e+06]" classify $out --patience 2 --min-delta -1
 refused "--profile: '0' is outside the accepted range [1, 1000]" bench train --profile 0
 refused "--matmul: fp16 not in {float32,bfloat16,tf32}" train $out --matmul fp16
@@ -65,5 +67,5 @@ long=$(printf "%05000d" 0)
 refused "is neither a checkpoint directory nor a file (File name too long)" eval --checkpoint "$work/$long"
 ln -s loop "$work/loop"
 refused "cannot create the run's directory '$work/loop': Too many levels of symbolic links" train --out "$work/loop"
-refused "'frobnicate' is not a command: train, eval, sample, classify or bench" frobnicate
+refused "'frobnicate' is not a command: train, eval, sample, classify, graph, lr-find, bench" frobnicate
 AXIOM_NUM_THREADS=' 2' refused "[AXIOM_NUM_THREADS] expected a whole number from 1 to 4096, got ' 2'" sample --checkpoint "$work/run"

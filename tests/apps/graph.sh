@@ -43,6 +43,7 @@ echo "collapsed: $boxes boxes, $blocks of them blocks"
 status=0
 "$axiom" graph --config tiny --collapse -1 > "$work/out.txt" 2>&1 || status=$?
 [ "$status" -ne 0 ] || fail "--collapse -1 accepted"
+grep -qF -- "--collapse: '-1' is outside the accepted range [0, 8]" "$work/out.txt" || fail "--collapse -1 says '$(cat "$work/out.txt")'"
 
 for refused in "$work/step.svg:exists; axiom writes a new file only" "$work/graph.jpg:name a .dot, .gv, .svg, .png or .pdf file"; do
   path=${refused%%:*}

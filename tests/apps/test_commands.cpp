@@ -117,7 +117,7 @@ TEST_CASE("train --profile writes a table's CSV and a Chrome trace of the profil
   CHECK(nlohmann::json::parse(bytes_of(w.run("short") + "/profile.trace.json"))["traceEvents"].size() > 0);
 }
 
-TEST_CASE("the default warmup fits a short decaying run; a --warmup given that does not fit is an Error") {
+TEST_CASE("the default warmup fits a short decaying run, and a --warmup given that does not fit is an Error") {
   Workspace w;
   apps::TrainCommand short_run = w.train_command("run", 10);
   short_run.schedule = "linear", short_run.warmup_steps = 100, short_run.given.clear();  // 100: classify's default
@@ -161,6 +161,24 @@ TEST_CASE("train --patience refuses a best/ that is not a checkpoint, and --min-
   alone.min_delta = 0.1;
   CHECK(test::error_message([&] { apps::train(alone); }) ==
         "[train] --min-delta 0.1 says what an improvement is for --patience, which is not given");
+}
+
+TEST_CASE("lr-find writes its curve into a new directory, suggests a rate, and refuses a directory in use") {
+  Workspace w;
+  apps::LrFindCommand c;
+  c.out = w.run("lr"), c.config = w.config(), c.data = w.data(), c.batch_size = 4, c.steps = 10;
+  REQUIRE(apps::lr_find(c) == 0);
+  const std::string csv = bytes_of(w.run("lr") + "/lr_find.csv");
+  CHECK(csv.rfind("step,lr,loss,smoothed\n0,1e-06,", 0) == 0);
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 11);
+  CHECK(fs::file_size(w.run("lr") + "/lr_find.png") > 1000);
+  CHECK(!fs::exists(w.run("lr") + "/checkpoint.json"));  // no run
+  CHECK(test::error_message([&] { apps::lr_find(c); }) ==
+        "[lr-find] --out '" + w.run("lr") + "' is not a new or empty directory; axiom writes only where nothing is");
+  apps::LrFindCommand upside_down = c;
+  upside_down.out = w.run("other"), upside_down.start = 1, upside_down.end = 1e-3;
+  CHECK(test::error_message([&] { apps::lr_find(upside_down); }).find("0 < start < end") != std::string::npos);
+  CHECK(!fs::exists(w.run("other")));  // refused before anything is written
 }
 
 TEST_CASE("train --resume continues exactly: 3 + 3 steps give the files of 6 steps") {
