@@ -27,7 +27,7 @@ constexpr const char* kLockName = "train.lock";
 bool is_run_file(const std::string& name) {
   return name == "checkpoint.json" || name == "checkpoint.pending.json" || name == "metrics.jsonl" ||
          name == "loss.png" || name == "profile.csv" || name == "profile.trace.json" || name == "best" ||
-         models::is_checkpoint_file_name(name);
+         name == "events.out.tfevents.axiom" || models::is_checkpoint_file_name(name);
 }
 
 // NAME.tmp-PID-N or loss.png.tmp-PID.png, for NAME a run's file: `stem` receives NAME.

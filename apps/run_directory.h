@@ -4,8 +4,8 @@
 //
 //   run directory        checkpoint.json, model-NNNNNN.safetensors, optimizer-NNNNNN.safetensors,
 //                        checkpoint.pending.json (models/training/training.h), metrics.jsonl, loss.png,
-//                        profile.csv, profile.trace.json, best/ (the best held-out evaluation's
-//                        checkpoint, with --patience) (train.cpp), and train.lock
+//                        events.out.tfevents.axiom (TensorBoard), profile.csv, profile.trace.json, best/ (the best
+//                        held-out evaluation's checkpoint, with --patience) (train.cpp), and train.lock
 //   temporary files      NAME.tmp-PID-N (core/formats/atomic_file.h) and loss.png.tmp-PID.png (the plot),
 //                        for NAME one of the above: renamed over NAME when complete
 #pragma once

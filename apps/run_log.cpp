@@ -1,6 +1,7 @@
 #include "apps/run_log.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -25,14 +26,23 @@ bool usable(const nlohmann::json& j, int64_t last_step) {
   return std::all_of(j.begin(), j.end(), [](const nlohmann::json& value) { return value.is_number(); });
 }
 
+// Seconds since 1970, TensorBoard's wall_time.
+double unix_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 }  // namespace
 
-RunLog::RunLog(const std::string& dir, int64_t step, const std::string& loss_key, const std::string& unit)
+RunLog::RunLog(const std::string& dir, int64_t step, const std::string& loss_key, const std::string& unit,
+               int64_t batch_size)
     : path_((std::filesystem::path(dir) / "metrics.jsonl").string()),
       curve_((std::filesystem::path(dir) / "loss.png").string()),
+      loss_key_(loss_key),
       train_key_("train_" + loss_key),
       held_out_key_("held_out_" + loss_key),
-      unit_(unit) {
+      unit_(unit),
+      batch_size_(batch_size),
+      events_((std::filesystem::path(dir) / "events.out.tfevents.axiom").string(), step) {
   std::error_code ec;
   const std::filesystem::file_status status = std::filesystem::status(path_, ec);
   if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
@@ -59,6 +69,11 @@ void RunLog::train_step(int64_t step, double loss, double lr, double seconds, do
   const nlohmann::ordered_json j = {
       {"step", step}, {train_key_, loss}, {"lr", lr}, {"seconds", seconds}, {"wall_seconds", wall_seconds}};
   write(j.dump());
+  const double now = unix_seconds();
+  events_.scalar("train/" + loss_key_, step, loss, now);
+  events_.scalar("train/lr", step, lr, now);
+  if (batch_size_ > 0 && seconds > 0)
+    events_.scalar("train/images_per_second", step, static_cast<double>(batch_size_) / seconds, now);
 }
 
 void RunLog::held_out(int64_t step, double loss, std::optional<double> accuracy, double wall_seconds) {
@@ -67,6 +82,9 @@ void RunLog::held_out(int64_t step, double loss, std::optional<double> accuracy,
   if (accuracy) j["held_out_accuracy"] = *accuracy;
   j["wall_seconds"] = wall_seconds;
   write(j.dump());
+  const double now = unix_seconds();
+  events_.scalar("held_out/" + loss_key_, step, loss, now);
+  if (accuracy) events_.scalar("held_out/accuracy", step, *accuracy, now);
 }
 
 void RunLog::plot(const std::string& title) const {

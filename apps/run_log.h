@@ -7,6 +7,9 @@
 //                   classifier's loss is "train_loss" and "held_out_loss" (nats), and its held-out
 //                   lines add "held_out_accuracy".
 //   loss.png        the curves of both, redrawn after each evaluation
+//   events.out.tfevents.axiom   the same figures for TensorBoard (event_file.h), on by default:
+//                   train/<loss>, train/lr, train/images_per_second after each step;
+//                   held_out/<loss> and held_out/accuracy after each evaluation
 #pragma once
 
 #include <cstdint>
@@ -15,6 +18,7 @@
 #include <optional>
 #include <string>
 
+#include "apps/event_file.h"
 #include "apps/plot.h"
 
 namespace axiom::apps {
@@ -26,8 +30,9 @@ class RunLog {
   // axiom's), and appends from there. Each line is flushed as it is written; a write that fails
   // is an Error naming the file.
   // The loss is written as "train_<loss_key>" and "held_out_<loss_key>", and plotted in `unit`.
+  // `batch_size` gives TensorBoard's images_per_second. The event file is kept up to `step` too.
   RunLog(const std::string& dir, int64_t step, const std::string& loss_key = "bits_per_dim",
-         const std::string& unit = "bits/dim");
+         const std::string& unit = "bits/dim", int64_t batch_size = 0);
 
   void train_step(int64_t step, double loss, double lr, double seconds, double wall_seconds);
   void held_out(int64_t step, double loss, std::optional<double> accuracy, double wall_seconds);
@@ -44,8 +49,10 @@ class RunLog {
   struct Closer {
     void operator()(std::FILE* file) const { std::fclose(file); }
   };
-  std::string path_, curve_, train_key_, held_out_key_, unit_;
+  std::string path_, curve_, loss_key_, train_key_, held_out_key_, unit_;
+  int64_t batch_size_;
   std::unique_ptr<std::FILE, Closer> file_;
+  EventFile events_;
   Series train_{"training batch", {}, {}}, held_out_{"held-out test images", {}, {}};
   double seconds_before_ = 0;
 };

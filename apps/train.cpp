@@ -503,7 +503,8 @@ int train_run(const TrainCommand& command, const RunRequest& request) {
             target,
             first_examples(test, command.eval_images),
             writer ? std::optional<RunLog>(std::in_place, command.out, trainer->steps_done(),
-                                           models::loss_key(trainer->config()), models::loss_unit(trainer->config()))
+                                           models::loss_key(trainer->config()), models::loss_unit(trainer->config()),
+                                           trainer->options().batch_size)
                    : std::nullopt,
             StatusLine(writer),
             {},

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "models/training/training.h"
+#include "training.h"
 
 namespace axiom::models {
 
