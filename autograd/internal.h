@@ -18,7 +18,7 @@ const core::Tensor& core_tensor(const Tensor& x);
 Tensor sum_to_shape(Tensor grad, const Shape& shape);
 
 // --- the profiler's hooks (profiler.cpp) ----------------------------------------------------------
-// Whether a Profiler is running: one relaxed atomic load, what an op pays when none is.
+// Whether a Profiler is running: one atomic load (a plain load on x86), what an op pays when none is.
 bool profiling();
 // An op that has just computed `output` from `inputs` (call only while profiling()).
 void profile_op(const char* name, const std::vector<Tensor>& inputs, const core::Tensor& output);

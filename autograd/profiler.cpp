@@ -26,7 +26,7 @@ std::atomic<bool> running{false};
 std::mutex events_mutex;
 std::vector<ProfileEvent> events;
 Clock::time_point started;
-uint64_t generation = 0;
+std::atomic<uint64_t> generation{0};  // written under events_mutex before `running` is set
 std::atomic<int> next_thread{0};
 
 struct OpenSpan {
@@ -107,7 +107,7 @@ int64_t flops_of(std::string_view name, const std::vector<Tensor>& inputs, const
 
 // --- the hooks (internal.h) --------------------------------------------------------------------------
 
-bool profiling() { return running.load(std::memory_order_relaxed); }
+bool profiling() { return running.load(std::memory_order_acquire); }  // (a plain load on x86)
 
 void profile_op(const char* name, const std::vector<Tensor>& inputs, const core::Tensor& output) {
   ThreadState& s = thread_state();

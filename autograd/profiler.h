@@ -21,7 +21,7 @@
 //   - a ProfileRange: its own time is what no op inside it took (an optimizer's update, say).
 // Events nest (an op inside a rule inside a range), as the Chrome trace shows them; the table's
 // rows are the outermost ops and rules, and each range's own time, so they add up to the time
-// profiled. Off, each op pays one relaxed atomic load.
+// profiled. Off, each op pays one atomic load.
 #pragma once
 
 #include <chrono>
