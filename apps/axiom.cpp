@@ -162,8 +162,10 @@ void add_run_flags(CLI::App* command, TrainCommand& c, const std::string& data_h
       ->capture_default_str()
       ->check(real_number(0, 10));
   command
-      ->add_option("--warmup", c.warmup_steps,
-                   "Steps of linear warmup from 0 to --lr (default: this value or a fifth of --steps, the smaller)")
+      ->add_option(
+          "--warmup", c.warmup_steps,
+          "Steps of linear warmup from 0 to --lr (default for a linear or cosine schedule: this value or a fifth of "
+          "--steps, the smaller)")
       ->capture_default_str()
       ->check(whole_number<int64_t>(0, kMaxSteps));
   command->add_option("--schedule", c.schedule, "After the warmup: constant, or linear or cosine decay to 0 at --steps")

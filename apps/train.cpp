@@ -122,10 +122,13 @@ models::TrainingOptions options_of(const TrainCommand& c, const char* op) {
   models::TrainingOptions o;
   o.data = c.data, o.data_dir = c.data_dir, o.batch_size = c.batch_size, o.lr = c.lr, o.beta1 = c.beta1,
   o.beta2 = c.beta2;
-  // The default warmup fits any run: at most a fifth of its steps. A --warmup the user gives is
-  // theirs (one that a decaying schedule cannot follow stays an Error).
-  o.warmup_steps = c.was_given("--warmup") ? c.warmup_steps : std::min(c.warmup_steps, c.steps / 5);
+  // The default warmup fits any decaying run, whose length is part of it: at most a fifth of its
+  // steps. (A constant schedule's run may be extended, so its default stays what it is: --steps
+  // does not change it.) A --warmup the user gives is theirs; one that a decaying schedule cannot
+  // follow stays an Error.
   o.schedule = models::lr_schedule_named(c.schedule, op, "--schedule");
+  const bool decaying = o.schedule != models::LrSchedule::constant;
+  o.warmup_steps = decaying && !c.was_given("--warmup") ? std::min(c.warmup_steps, c.steps / 5) : c.warmup_steps;
   o.steps = o.schedule == models::LrSchedule::constant ? 0 : c.steps;
   o.max_grad_norm = c.clip, o.weight_decay = c.weight_decay, o.seed = c.seed;
   o.patience = c.patience, o.min_delta = c.min_delta;
