@@ -246,6 +246,13 @@ void add_eval(CLI::App* eval, EvalCommand& c) {
   eval->add_flag("--json", c.json, "Print one JSON object");
 }
 
+std::map<std::string, axiom::models::ClassifierKind> classifier_kinds() {
+  std::map<std::string, axiom::models::ClassifierKind> kinds;
+  using Kind = axiom::models::ClassifierKind;
+  for (const Kind kind : {Kind::vit, Kind::gru, Kind::lstm}) kinds[axiom::models::name_of(kind)] = kind;
+  return kinds;
+}
+
 void add_lr_find(CLI::App* lr_find, LrFindCommand& c) {
   lr_find->add_option("--out", c.out, "A new or empty directory for lr_find.csv and lr_find.png")
       ->required()
@@ -253,7 +260,10 @@ void add_lr_find(CLI::App* lr_find, LrFindCommand& c) {
   lr_find->add_option("--config", c.config, "An image model: a preset (tiny, small, ...) or a JSON file")
       ->capture_default_str()
       ->check(utf8_path());
-  lr_find->add_option("--model", c.model, "Or a classifier with axiom classify's default sizes: vit, gru or lstm")
+  lr_find
+      ->add_option_function<std::string>(
+          "--model", [&c](const std::string& name) { c.model = classifier_kinds().at(name); },
+          "Or a classifier with axiom classify's default sizes: vit, gru or lstm")
       ->check(CLI::IsMember({"vit", "gru", "lstm"}));
   lr_find->add_option("--data", c.data, "Dataset (default fashion-mnist)")->check(utf8_path());
   lr_find->add_option("--data-dir", c.data_dir, "Where the dataset's files are")->check(utf8_path());
@@ -323,12 +333,6 @@ void add_sample(CLI::App* sample, SampleCommand& c) {
 }
 
 // --model's names, and the classifiers they name.
-std::map<std::string, axiom::models::ClassifierKind> classifier_kinds() {
-  std::map<std::string, axiom::models::ClassifierKind> kinds;
-  using Kind = axiom::models::ClassifierKind;
-  for (const Kind kind : {Kind::vit, Kind::gru, Kind::lstm}) kinds[axiom::models::name_of(kind)] = kind;
-  return kinds;
-}
 
 void add_classify(CLI::App* classify, ClassifyCommand& c) {
   TrainCommand& run = c.run;  // classify's defaults: AdamW, a linear decay to 0 at the last step

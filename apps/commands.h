@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -95,10 +96,10 @@ models::ClassifierConfig classifier_config_of(const ClassifyCommand& command);
 // axiom lr-find --out DIR [--config P | --model vit|gru|lstm]: the learning-rate range test
 // (lr_find.cpp; models/training/lr_find.h) from a fresh model, its curve into DIR, a rate suggested.
 struct LrFindCommand {
-  std::string out;              // a new or empty directory: lr_find.csv, lr_find.png
-  std::string config = "tiny";  // an image model's preset or JSON file
-  std::string model;            // or a classifier with classify's default sizes: vit, gru or lstm
-  std::string data;             // "" = fashion-mnist
+  std::string out;                              // a new or empty directory: lr_find.csv, lr_find.png
+  std::string config = "tiny";                  // an image model's preset or JSON file
+  std::optional<models::ClassifierKind> model;  // or a classifier with classify's default sizes
+  std::string data;                             // "" = fashion-mnist
   std::string data_dir;
   int64_t batch_size = 0;  // 0: train's default (32), or classify's (64)
   int64_t steps = 200;

@@ -31,17 +31,15 @@ void check_out(const std::string& out) {
 }
 
 models::ModelConfig config_of(const LrFindCommand& c) {
-  if (c.model.empty()) return models::load_config(c.config);
+  if (!c.model) return models::load_config(c.config);
   ClassifyCommand classify;  // classify's default sizes
-  classify.model = c.model == "gru"    ? models::ClassifierKind::gru
-                   : c.model == "lstm" ? models::ClassifierKind::lstm
-                                       : models::ClassifierKind::vit;
+  classify.model = *c.model;
   return classifier_config_of(classify);
 }
 
 // train's or classify's defaults: Adam with batch 32, or AdamW (weight decay 0.05) with batch 64.
 models::TrainingOptions options_of(const LrFindCommand& c) {
-  const bool classifier = !c.model.empty();
+  const bool classifier = c.model.has_value();
   models::TrainingOptions o;
   o.data = c.data.empty() ? "fashion-mnist" : c.data, o.data_dir = c.data_dir, o.seed = c.seed;
   o.batch_size = c.batch_size > 0 ? c.batch_size : classifier ? 64 : 32;

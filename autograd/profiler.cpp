@@ -112,8 +112,12 @@ bool profiling() { return running.load(std::memory_order_acquire); }  // (a plai
 void profile_op(const char* name, const std::vector<Tensor>& inputs, const core::Tensor& output) {
   ThreadState& s = thread_state();
   finish(s,
-         {name, "op", pass_of("op"), s.last_event_ns, 0, 0, 0, true, bytes_of(inputs, output),
-          flops_of(name, inputs, output)},
+         {.name = name,
+          .kind = "op",
+          .pass = pass_of("op"),
+          .start_ns = s.last_event_ns,
+          .bytes = bytes_of(inputs, output),
+          .flops = flops_of(name, inputs, output)},
          0);
 }
 
@@ -131,7 +135,8 @@ ProfiledSpan::~ProfiledSpan() {
   OpenSpan span = std::move(state.open.back());
   state.open.pop_back();
   const bool range = std::string_view(span.kind) == "range";
-  finish(state, {std::move(span.name), span.kind, range ? "" : span.pass, span.start_ns, 0, 0, 0, true, -1, -1},
+  finish(state,
+         {.name = std::move(span.name), .kind = span.kind, .pass = range ? "" : span.pass, .start_ns = span.start_ns},
          span.children_ns);
 }
 

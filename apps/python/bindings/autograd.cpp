@@ -152,6 +152,32 @@ void bind_guard(py::module_& m, const char* name, const char* doc) {
       .def("__exit__", [](GradModeGuard<Guard>& g, const py::args&) { g.active.reset(); });
 }
 
+// `with axiom.NAME("text"):` holds a Guard("text") between __enter__ and __exit__ (one thread);
+// `check`, if given, refuses a bad name when the object is made rather than when it is entered.
+template <typename Guard>
+struct NamedGuard {
+  std::string name;
+  std::unique_ptr<Guard> active;
+};
+
+template <typename Guard>
+void bind_named_guard(py::module_& m, const char* python_name, const char* doc,
+                      void (*check)(const std::string&) = nullptr) {
+  py::class_<NamedGuard<Guard>>(m, python_name, doc)
+      .def(py::init([check](const std::string& name) {
+             if (check) check(name);
+             return NamedGuard<Guard>{name, nullptr};
+           }),
+           py::arg("name"))
+      .def("__enter__",
+           [python_name](NamedGuard<Guard>& guard) {
+             if (guard.active)
+               throw py::value_error(std::string(python_name) + " '" + guard.name + "' is entered already");
+             guard.active = std::make_unique<Guard>(guard.name);
+           })
+      .def("__exit__", [](NamedGuard<Guard>& guard, const py::args&) { guard.active.reset(); });
+}
+
 void bind_gradcheck(py::module_& m) {
   py::class_<GradcheckResult>(m, "GradcheckResult",
                               "What gradcheck found: truthy when it passed; .message says where it failed.")
@@ -283,12 +309,6 @@ TensorNames names_of(const py::object& names) {
   return named;
 }
 
-// `with axiom.name_scope("block 3"):` holds a NameScope between __enter__ and __exit__ (one thread).
-struct PythonNameScope {
-  std::string name;
-  std::unique_ptr<NameScope> active;
-};
-
 void bind_graph(py::module_& m) {
   m.def(
       "to_dot",
@@ -300,28 +320,12 @@ void bind_graph(py::module_& m) {
       "that requires a gradient (named from `names`: a dict or (name, Tensor) pairs such as a module's "
       "named_parameters()), the ops of a backward pass recorded with create_graph filled orange; with collapse=N, "
       "one box per name_scope N deep. axiom.draw shows it.");
-  py::class_<PythonNameScope>(m, "name_scope",
+  bind_named_guard<NameScope>(m, "name_scope",
                               "with axiom.name_scope(\"block\"): the ops recorded inside carry the name (nested "
-                              "scopes join by \"/\"), and axiom.to_dot(..., collapse=1) draws them as one box")
-      .def(py::init([](const std::string& name) {
-             const NameScope checked(name);  // an Error now for a name no scope can have
-             return PythonNameScope{name, nullptr};
-           }),
-           py::arg("name"))
-      .def("__enter__",
-           [](PythonNameScope& scope) {
-             if (scope.active) throw py::value_error("name_scope '" + scope.name + "' is entered already");
-             scope.active = std::make_unique<NameScope>(scope.name);
-           })
-      .def("__exit__", [](PythonNameScope& scope, const py::args&) { scope.active.reset(); });
+                              "scopes join by \"/\"), and axiom.to_dot(..., collapse=1) draws them as one box",
+                              [](const std::string& name) { const NameScope checked(name); });
   m.def("current_name_scope", &current_name_scope, "the scopes around this point, joined by \"/\" (\"\": none)");
 }
-
-// `with axiom.profile_range("data"):` holds a ProfileRange between __enter__ and __exit__.
-struct PythonProfileRange {
-  std::string name;
-  std::unique_ptr<ProfileRange> active;
-};
 
 void bind_profiler(py::module_& m) {
   py::class_<ProfileRow>(m, "ProfileRow", "one row of a profile: the events of one name, kind and pass")
@@ -344,17 +348,7 @@ void bind_profiler(py::module_& m) {
   py::class_<Profiler>(m, "_Profiler", "records while it runs; axiom.profile() makes one")
       .def(py::init<>())
       .def("stop", &Profiler::stop);
-  py::class_<PythonProfileRange>(m, "profile_range", "with axiom.profile_range(\"data\"): one event of a profile")
-      .def(py::init([](const std::string& name) {
-             return PythonProfileRange{name, nullptr};
-           }),
-           py::arg("name"))
-      .def("__enter__",
-           [](PythonProfileRange& range) {
-             if (range.active) throw py::value_error("profile_range '" + range.name + "' is entered already");
-             range.active = std::make_unique<ProfileRange>(range.name);
-           })
-      .def("__exit__", [](PythonProfileRange& range, const py::args&) { range.active.reset(); });
+  bind_named_guard<ProfileRange>(m, "profile_range", "with axiom.profile_range(\"data\"): one event of a profile");
 }
 
 void bind_autograd(py::module_& m) {
