@@ -51,6 +51,11 @@ void bytes_field(std::string& out, int field, std::string_view bytes) {
   out += bytes;
 }
 
+void varint_field(std::string& out, int field, uint64_t value) {
+  key(out, field, 0);
+  varint(out, value);
+}
+
 void double_field(std::string& out, int field, double value) {
   uint64_t bits;
   std::memcpy(&bits, &value, sizeof bits);
@@ -124,6 +129,14 @@ std::string records_up_to(const std::string& text, int64_t last_step) {
   return kept;
 }
 
+// TensorBoard's first record: file_version "brain.Event:2", at time 0.
+std::string version_event() {
+  std::string event;
+  double_field(event, 1, 0);
+  bytes_field(event, 3, "brain.Event:2");
+  return event;
+}
+
 }  // namespace
 
 uint32_t crc32c(std::string_view bytes) {
@@ -148,16 +161,39 @@ std::string tf_record(std::string_view data) {
   return record;
 }
 
-std::string scalar_event(const std::string& tag, int64_t step, double value, double wall_time) {
-  std::string value_message, summary, event;
-  bytes_field(value_message, 1, tag);
-  float_field(value_message, 2, static_cast<float>(value));
+namespace {
+
+// Whether `records` begin with the file_version record this file writes.
+bool starts_with_version_record(const std::string& records) { return records.starts_with(tf_record(version_event())); }
+
+// An Event of one Summary of one Value (its bytes).
+std::string summary_event(std::string_view value_message, int64_t step, double wall_time) {
+  std::string summary, event;
   bytes_field(summary, 1, value_message);
   double_field(event, 1, wall_time);
-  key(event, 2, 0);
-  varint(event, static_cast<uint64_t>(step));
+  varint_field(event, 2, static_cast<uint64_t>(step));
   bytes_field(event, 5, summary);
   return event;
+}
+
+}  // namespace
+
+std::string scalar_event(const std::string& tag, int64_t step, double value, double wall_time) {
+  std::string value_message;
+  bytes_field(value_message, 1, tag);
+  float_field(value_message, 2, static_cast<float>(value));
+  return summary_event(value_message, step, wall_time);
+}
+
+std::string image_event(const std::string& tag, int64_t step, const EncodedImage& image, double wall_time) {
+  std::string image_message, value_message;
+  varint_field(image_message, 1, static_cast<uint64_t>(image.height));
+  varint_field(image_message, 2, static_cast<uint64_t>(image.width));
+  varint_field(image_message, 3, static_cast<uint64_t>(image.channels));
+  bytes_field(image_message, 4, image.png);
+  bytes_field(value_message, 1, tag);
+  bytes_field(value_message, 4, image_message);
+  return summary_event(value_message, step, wall_time);
 }
 
 EventFile::EventFile(const std::string& path, int64_t last_step) : path_(path) {
@@ -167,22 +203,23 @@ EventFile::EventFile(const std::string& path, int64_t last_step) : path_(path) {
     throw Error("train", "'", path_, "' is not a regular file; move it away to resume");
   }
   std::ifstream old(path_, std::ios::binary);
-  const std::string kept =
-      records_up_to(std::string((std::istreambuf_iterator<char>(old)), std::istreambuf_iterator<char>()), last_step);
-  std::string start = kept;
-  if (kept.empty()) {  // a new file: TensorBoard's version record first
-    std::string version_event;
-    double_field(version_event, 1, 0);
-    bytes_field(version_event, 3, "brain.Event:2");
-    start = tf_record(version_event);
+  const std::string text((std::istreambuf_iterator<char>(old)), std::istreambuf_iterator<char>());
+  const std::string kept = records_up_to(text, last_step);
+  if (!text.empty() && !starts_with_version_record(kept)) {
+    throw Error("train", "'", path_, "' is not an event file axiom wrote (it does not start with a file_version ",
+                "record); axiom rewrites only its own files: move it away to resume");
   }
-  core::write_file_atomically(path_, start, "train");
+  core::write_file_atomically(path_, kept.empty() ? tf_record(version_event()) : kept, "train");
   file_.reset(std::fopen(path_.c_str(), "ab"));
   if (!file_) throw Error("train", "cannot append to '", path_, "': ", std::strerror(errno));
 }
 
 void EventFile::scalar(const std::string& tag, int64_t step, double value, double wall_time) {
   write(tf_record(scalar_event(tag, step, value, wall_time)));
+}
+
+void EventFile::image(const std::string& tag, int64_t step, const EncodedImage& image, double wall_time) {
+  write(tf_record(image_event(tag, step, image, wall_time)));
 }
 
 void EventFile::write(std::string_view record) {

@@ -27,17 +27,17 @@ constexpr int64_t kMaxSide = std::numeric_limits<int>::max() / 4;
 
 }  // namespace
 
-void write_png(const std::string& path, const Tensor& picture) {
-  if (!picture.defined()) throw Error("png", "cannot write '", path, "': the image is an undefined tensor");
+std::string encode_png(const Tensor& picture, const std::string& what) {
+  if (!picture.defined()) throw Error("png", "cannot write ", what, ": the image is an undefined tensor");
   const core::Tensor& image = core_tensor(picture);
   const bool grey = image.dim() == 2, rgb = image.dim() == 3 && image.size(2) == 3;
   if (image.dtype() != Dtype::uint8 || !(grey || rgb)) {
-    throw Error("png", "cannot write '", path, "': the image must be uint8 [H, W] or [H, W, 3], got ", image.dtype(),
-                " ", image.shape());
+    throw Error("png", "cannot write ", what, ": the image must be uint8 [H, W] or [H, W, 3], got ", image.dtype(), " ",
+                image.shape());
   }
   const int64_t height = image.size(0), width = image.size(1), channels = grey ? 1 : 3;
   if (height < 1 || width < 1 || height > kMaxSide || width > kMaxSide) {
-    throw Error("png", "cannot write '", path, "': the image is ", height, " x ", width,
+    throw Error("png", "cannot write ", what, ": the image is ", height, " x ", width,
                 " pixels; each side must be 1 to ", kMaxSide);
   }
   const core::Tensor pixels = image.to(Device::cpu()).contiguous();  // rows one after another
@@ -45,8 +45,12 @@ void write_png(const std::string& path, const Tensor& picture) {
   const int ok =
       stbi_write_png_to_func(append_bytes, &bytes, static_cast<int>(width), static_cast<int>(height),
                              static_cast<int>(channels), pixels.data<uint8_t>(), static_cast<int>(width * channels));
-  if (!ok) throw Error("png", "cannot write '", path, "': stb_image_write could not encode the image");
-  core::write_file_atomically(path, bytes, "png");
+  if (!ok) throw Error("png", "cannot write ", what, ": stb_image_write could not encode the image");
+  return bytes;
+}
+
+void write_png(const std::string& path, const Tensor& image) {
+  core::write_file_atomically(path, encode_png(image, "'" + path + "'"), "png");
 }
 
 // --- grids of images -----------------------------------------------------------------------------

@@ -19,6 +19,9 @@ namespace axiom::apps {
 // (row 0 at the top). Any strides and device; the target's directory must exist.
 void write_png(const std::string& path, const Tensor& image);
 
+// The bytes of that PNG file; `what` names the picture in an Error ("'run/samples.png'").
+std::string encode_png(const Tensor& image, const std::string& what);
+
 // Lays images out as tiles of a grid, row by row, with `padding` pixels of value `pad_value`
 // between the tiles and around the border (the layout of torchvision's make_grid):
 //

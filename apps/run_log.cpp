@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "apps/pictures.h"
 #include "core/formats/atomic_file.h"
 #include "core/error.h"
 
@@ -64,14 +65,15 @@ RunLog::RunLog(const std::string& dir, int64_t step, const std::string& loss_key
   if (!file_) throw Error("train", "cannot append to '", path_, "': ", std::strerror(errno));
 }
 
-void RunLog::train_step(int64_t step, double loss, double lr, double seconds, double wall_seconds) {
+void RunLog::train_step(int64_t step, double loss, double lr, double grad_norm, double seconds, double wall_seconds) {
   train_.x.push_back(static_cast<double>(step)), train_.y.push_back(loss);
-  const nlohmann::ordered_json j = {
-      {"step", step}, {train_key_, loss}, {"lr", lr}, {"seconds", seconds}, {"wall_seconds", wall_seconds}};
+  const nlohmann::ordered_json j = {{"step", step},           {train_key_, loss},   {"lr", lr},
+                                    {"grad_norm", grad_norm}, {"seconds", seconds}, {"wall_seconds", wall_seconds}};
   write(j.dump());
   const double now = unix_seconds();
   events_.scalar("train/" + loss_key_, step, loss, now);
   events_.scalar("train/lr", step, lr, now);
+  events_.scalar("train/gradient_norm", step, grad_norm, now);
   if (batch_size_ > 0 && seconds > 0)
     events_.scalar("train/images_per_second", step, static_cast<double>(batch_size_) / seconds, now);
 }
@@ -85,6 +87,14 @@ void RunLog::held_out(int64_t step, double loss, std::optional<double> accuracy,
   const double now = unix_seconds();
   events_.scalar("held_out/" + loss_key_, step, loss, now);
   if (accuracy) events_.scalar("held_out/accuracy", step, *accuracy, now);
+}
+
+void RunLog::image(const std::string& tag, int64_t step, const Tensor& picture) {
+  const EncodedImage image{.png = encode_png(picture, "the TensorBoard image '" + tag + "'"),
+                           .height = picture.size(0),
+                           .width = picture.size(1),
+                           .channels = picture.dim() == 3 ? picture.size(2) : 1};
+  events_.image(tag, step, image, unix_seconds());
 }
 
 void RunLog::plot(const std::string& title) const {

@@ -1,6 +1,6 @@
 // A run's metrics file and loss curve (`axiom train`, `axiom classify`):
-//   metrics.jsonl   one JSON object a line: {"step": 12, "train_bits_per_dim": 6.1, "lr": 6e-5, "seconds": 2.4,
-//                   "wall_seconds": 30.5} after each step, {"step": 100, "held_out_bits_per_dim": 4.2,
+//   metrics.jsonl   one JSON object a line: {"step": 12, "train_bits_per_dim": 6.1, "lr": 6e-5, "grad_norm": 0.8,
+//                   "seconds": 2.4, "wall_seconds": 30.5} after each step, {"step": 100, "held_out_bits_per_dim": 4.2,
 //                   "wall_seconds": 250.1} after each evaluation. "seconds" is the step's own time;
 //                   "wall_seconds" the run's wall-clock time when the line was written, summed over
 //                   the invocations that made it (the time between them not counted). A
@@ -8,8 +8,9 @@
 //                   lines add "held_out_accuracy".
 //   loss.png        the curves of both, redrawn after each evaluation
 //   events.out.tfevents.axiom   the same figures for TensorBoard (event_file.h), on by default:
-//                   train/<loss>, train/lr, train/images_per_second after each step;
-//                   held_out/<loss> and held_out/accuracy after each evaluation
+//                   train/<loss>, train/lr, train/gradient_norm, train/images_per_second after
+//                   each step; held_out/<loss> and held_out/accuracy after each evaluation, and an
+//                   image model's samples: a grid of images drawn from the same seed each time
 #pragma once
 
 #include <cstdint>
@@ -20,6 +21,7 @@
 
 #include "apps/event_file.h"
 #include "apps/plot.h"
+#include "autograd/tensor.h"
 
 namespace axiom::apps {
 
@@ -34,8 +36,11 @@ class RunLog {
   RunLog(const std::string& dir, int64_t step, const std::string& loss_key = "bits_per_dim",
          const std::string& unit = "bits/dim", int64_t batch_size = 0);
 
-  void train_step(int64_t step, double loss, double lr, double seconds, double wall_seconds);
+  // grad_norm: the gradients' global norm before clipping (Trainer::last_gradient_norm).
+  void train_step(int64_t step, double loss, double lr, double grad_norm, double seconds, double wall_seconds);
   void held_out(int64_t step, double loss, std::optional<double> accuracy, double wall_seconds);
+  // A picture for TensorBoard only: uint8 [H, W] or [H, W, 3] as a PNG, under `tag`.
+  void image(const std::string& tag, int64_t step, const Tensor& picture);
   // loss.png: the loss of each training batch and of the held-out examples, against the step.
   void plot(const std::string& title) const;
   std::string curve_path() const { return curve_; }

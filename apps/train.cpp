@@ -292,11 +292,20 @@ struct Loop {
     if (!log) return;
     const std::optional<double> accuracy = classifier() ? std::optional<double>(score.accuracy()) : std::nullopt;
     log->held_out(trainer.steps_done(), score.mean_loss(), accuracy, run_seconds());
+    if (!classifier()) log->image("samples", trainer.steps_done(), sample_grid());
     log->plot(trainer.options().data + ", " + std::to_string(trainer.options().batch_size) + " images a batch");
     char text[160];
     std::snprintf(text, sizeof text, "step %lld: held-out %.4f %s", static_cast<long long>(trainer.steps_done()),
                   score.mean_loss(), models::loss_unit(trainer.config()));
     line.show(text + (accuracy ? ", " + percent(*accuracy) + " accuracy" : std::string()), true);
+  }
+
+  // TensorBoard's picture of the model so far: 8 images drawn from seed 0 (the same noise each
+  // time, so that the grids differ only as the model does), 4 to a row. uint8 [GH, GW(, 3)].
+  Tensor sample_grid() {
+    models::ImageModel& model = trainer.image_model();
+    model.eval();  // no dropout; the next step sets training mode again
+    return image_grid(models::sample_fast(model, {.count = 8, .seed = 0}), 4);
   }
 
   double seconds_left(int64_t steps_left) const {
@@ -344,7 +353,7 @@ struct Loop {
     const ProfileRange bookkeeping("log, checkpoint, evaluate");  // when profiling, a row of its own
     average_step = average_step == 0 ? seconds : 0.9 * average_step + 0.1 * seconds;
     const int64_t step = trainer.steps_done();
-    if (log) log->train_step(step, loss, trainer.lr_at(step - 1), seconds, run_seconds());
+    if (log) log->train_step(step, loss, trainer.lr_at(step - 1), trainer.last_gradient_norm(), seconds, run_seconds());
     line.show(status(trainer, target, loss, average_step, run_seconds(), seconds_left(target - step)), step % 10 == 0);
     if (step % command.checkpoint_every == 0) trainer.save(command.out);
     if (step % command.eval_every == 0) evaluate_and_plot();
@@ -413,6 +422,24 @@ void check_best_directory(const std::string& best, const char* op) {
   if (!fs::is_directory(best, ec) || !fs::is_empty(best, ec)) {
     throw Error(op, "'", best, "' exists and is not a checkpoint; --patience keeps the best one there, and axiom ",
                 "writes only where it wrote before (move it away, or choose another --out)");
+  }
+}
+
+// --profile writes profile.csv and profile.trace.json into --out: over an earlier profile's, never
+// over files of the same names that axiom did not write.
+void check_profile_files(const std::string& out, const char* op) {
+  for (const auto& [name, start] :
+       {std::pair{"profile.csv", Profile::kCsvStart}, std::pair{"profile.trace.json", Profile::kTraceStart}}) {
+    const fs::path path = fs::path(out) / name;
+    std::error_code ec;
+    if (!fs::exists(path, ec)) continue;
+    std::string head(start.size(), '\0');
+    std::ifstream file(path, std::ios::binary);
+    file.read(head.data(), static_cast<std::streamsize>(head.size()));
+    if (!fs::is_regular_file(path, ec) || !file || head != start) {
+      throw Error(op, "'", path.string(), "' is not a profile axiom wrote; --profile writes there, and axiom ",
+                  "overwrites only its own files (move it away, or choose another --out)");
+    }
   }
 }
 
@@ -491,6 +518,7 @@ int train_run(const TrainCommand& command, const RunRequest& request) {
   }
   const std::unique_ptr<models::Trainer> trainer = start_or_resume(command, request, plan, comm);
   check_same_run(*trainer, op, comm);
+  if (command.profile > 0) check_profile_files(command.out, op);
   const int64_t target = target_step(command, trainer->options());
   if (trainer->steps_done() >= target) {
     if (writer)
@@ -499,6 +527,7 @@ int train_run(const TrainCommand& command, const RunRequest& request) {
     if (request.after) request.after(*trainer);
     return 0;
   }
+  trainer->measure_gradient_norm();  // for the metrics and TensorBoard
   const data::TensorDataset test = examples_of(trainer->options(), trainer->config(), "test");
   if (trainer->steps_done() == 0) trainer->save(command.out);  // the run exists from the start (before its metrics)
   Loop loop{*trainer,

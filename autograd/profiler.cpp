@@ -265,7 +265,7 @@ std::string Profile::table(size_t max_rows) const {
 
 std::string Profile::csv() const {
   std::ostringstream out;
-  out << "op,kind,pass,calls,seconds,share,bytes,flops\n";
+  out << kCsvStart;
   out.precision(9);
   for (const ProfileRow& row : rows()) {
     out << json_string(row.name) << ',' << row.kind << ',' << row.pass << ',' << row.calls << ',' << row.seconds << ','
@@ -276,7 +276,7 @@ std::string Profile::csv() const {
 
 std::string Profile::chrome_trace() const {
   std::ostringstream out;
-  out << "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [";
+  out << kTraceStart;
   char times[96];
   for (size_t i = 0; i < events_.size(); ++i) {
     const ProfileEvent& e = events_[i];

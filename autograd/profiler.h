@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace axiom {
@@ -64,6 +65,9 @@ class Profile {
   std::string table(size_t max_rows = 25) const;
   std::string csv() const;           // every row, the same columns, seconds and bytes in full
   std::string chrome_trace() const;  // Trace Event Format JSON: one complete ("X") event per event
+  // How each of those begins, whatever the profile: a file that does not is not one of them.
+  static constexpr std::string_view kCsvStart = "op,kind,pass,calls,seconds,share,bytes,flops\n";
+  static constexpr std::string_view kTraceStart = "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [";
 
  private:
   std::vector<ProfileEvent> events_;

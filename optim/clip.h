@@ -15,4 +15,12 @@ namespace axiom::optim {
 //   if (!std::isfinite(clip_grad_norm(params, 1.0))) { opt.zero_grad(); continue; }
 double clip_grad_norm(const NamedParameters& parameters, double max_norm);
 
+// The same, given the gradients' sum of squares (gradient_sum_of_squares) already computed.
+double clip_grad_norm(const NamedParameters& parameters, double max_norm, const core::Tensor& sum_of_squares);
+
+// sum_i sum(g_i^2) over the gradients that are defined, float64 [1], where the gradients are (0
+// where none is): the global norm squared, not yet read back, so that a training step can read it
+// together with its loss in one copy.
+core::Tensor gradient_sum_of_squares(const NamedParameters& parameters);
+
 }  // namespace axiom::optim

@@ -58,14 +58,15 @@ LrRange lr_range_test(const ModelConfig& config, const TrainingOptions& options,
       break;
     }
   }
-  // The suggestion is taken before the divergence: the steps up to the lowest smoothed loss.
+  // The steepest descent is looked for before the lowest point (and so before any divergence).
   const auto lowest_at = std::min_element(result.smoothed.begin(), result.smoothed.end()) - result.smoothed.begin();
   const std::vector<double> lrs(result.lrs.begin(), result.lrs.begin() + std::max<int64_t>(lowest_at + 1, 3));
   const std::vector<double> smoothed(result.smoothed.begin(),
                                      result.smoothed.begin() + static_cast<int64_t>(lrs.size()));
-  result.suggestion_step = steepest_descent(lrs, smoothed);
-  result.suggestion = result.lrs[static_cast<size_t>(result.suggestion_step)];
-  result.rule = "the steepest descent of the smoothed loss against log(rate), before its lowest point";
+  result.steepest_step = steepest_descent(lrs, smoothed), result.lowest_step = lowest_at;
+  result.suggestion = std::sqrt(result.lrs[static_cast<size_t>(result.steepest_step)] *
+                                result.lrs[static_cast<size_t>(result.lowest_step)] / 10);
+  result.rule = "the geometric mean of the steepest descent's rate and a tenth of the lowest loss's rate";
   return result;
 }
 

@@ -6,10 +6,15 @@
 //   const models::LrRange range = models::lr_range_test(config, options, examples, {.steps = 200});
 //   std::cout << range.suggestion << " (" << range.rule << ")\n";
 //
-// The suggestion is the rate where the smoothed loss falls fastest against log(rate) (the
-// steepest descent), over the rates past the first tenth of the test and before the loss
-// diverges: a rate the model still learns fast at, short of the cliff. The test stops early when
-// the smoothed loss passes `diverge` times its lowest.
+// Two common rules read the curve (fastai's "steep" and "minimum"): the rate where the smoothed
+// loss falls fastest against log(rate) (the steepest descent, past the first tenth of the test and
+// before the lowest point), and a tenth of the rate where the smoothed loss is lowest. On a small
+// Axial Transformer the first is too low and the second too high (models/training/README.md has
+// the figures); the suggestion is their geometric mean, the middle of the two on a log scale:
+//
+//   suggestion = sqrt(lrs[steepest_step] * lrs[lowest_step] / 10)
+//
+// The test stops early when the smoothed loss passes `diverge` times its lowest.
 #pragma once
 
 #include <cstdint>
@@ -29,8 +34,9 @@ struct LrRangeOptions {
 
 struct LrRange {
   std::vector<double> lrs, losses, smoothed;  // one per step taken
-  double suggestion = 0;                      // a rate of lrs
-  int64_t suggestion_step = 0;                // its index
+  int64_t steepest_step = 0;                  // the steepest descent of the smoothed loss, before its lowest point
+  int64_t lowest_step = 0;                    // the lowest smoothed loss
+  double suggestion = 0;                      // sqrt(lrs[steepest_step] * lrs[lowest_step] / 10)
   bool diverged = false;                      // stopped before `steps`
   std::string rule;                           // how the suggestion was chosen, in words
 };

@@ -238,7 +238,8 @@ double Trainer::step_with_lr(double lr) {
   model_->train();
   optimizer_->set_lr(lr);
   optimizer_->zero_grad();
-  Tensor loss;  // of this rank's share
+  Tensor loss;                    // of this rank's share
+  core::Tensor gradient_squares;  // [1] float64
   forward_memory_.before = core::allocation_stats().live_bytes;
   {
     const ProfileRange phase("forward");
@@ -252,16 +253,22 @@ double Trainer::step_with_lr(double lr) {
   }
   {
     const ProfileRange phase("optimizer");
-    if (options_.max_grad_norm > 0) optim::clip_grad_norm(optimizer_->parameters(), options_.max_grad_norm);
+    // the norm of the averaged gradients (the same on every rank), before clipping
+    const bool clip = options_.max_grad_norm > 0;
+    if (clip || gradient_norm_wanted_) gradient_squares = optim::gradient_sum_of_squares(optimizer_->parameters());
+    if (clip) optim::clip_grad_norm(optimizer_->parameters(), options_.max_grad_norm, gradient_squares);
     optimizer_->step();
   }
-  // The step's one copy back to the host (on a GPU, a wait for its queue): the loss and the
-  // weights' check, read together. A loss that is not finite is reported first; the weights in
-  // memory are then not to be used (a checkpoint refuses them), the last checkpoint is.
+  // The step's one copy back to the host (on a GPU, a wait for its queue): the loss, the weights'
+  // check and the gradients' norm, read together. A loss that is not finite is reported first; the
+  // weights in memory are then not to be used (a checkpoint refuses them), the last checkpoint is.
   const ProfileRange phase("check");
-  const core::Tensor readings =
-      core::concat({core_tensor(loss).to(Dtype::float64).reshape({1}), weights_check(*model_).reshape({1})}, 0)
-          .to(Device::cpu());
+  std::vector<core::Tensor> read = {core_tensor(loss).to(Dtype::float64).reshape({1}),
+                                    weights_check(*model_).reshape({1})};
+  if (gradient_squares.defined()) read.push_back(gradient_squares);
+  const core::Tensor readings = core::concat(read, 0).to(Device::cpu());
+  last_gradient_norm_ =
+      gradient_squares.defined() ? std::sqrt(readings.at({2})) : std::numeric_limits<double>::quiet_NaN();
   const double mean = mean_over_ranks(comm_, readings.at({0}));  // the same on every rank, so all stop together
   if (!std::isfinite(mean)) {
     throw Error("train", "the loss is ", mean, " at step ", step_, " (lr ", optimizer_->lr(),

@@ -40,6 +40,7 @@
 #pragma once
 
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -183,6 +184,11 @@ class Trainer {
   void save(const std::string& dir) const;
 
   int64_t steps_done() const { return step_; }
+  // The global norm of the last step's gradients (averaged over the ranks), before any clipping:
+  // measured when asked for (a pass over every gradient; on a GPU, a few launches for each) or when
+  // clipping needs it, NaN otherwise.
+  void measure_gradient_norm(bool on = true) { gradient_norm_wanted_ = on; }
+  double last_gradient_norm() const { return last_gradient_norm_; }
   double lr_at(int64_t step) const { return schedule_.lr(step); }
   const ModelConfig& config() const { return config_; }
   const TrainingOptions& options() const { return options_; }
@@ -218,6 +224,8 @@ class Trainer {
   std::unique_ptr<optim::GradientAverager> averager_;
   ForwardMemory forward_memory_;
   int64_t step_ = 0;
+  bool gradient_norm_wanted_ = false;
+  double last_gradient_norm_ = std::numeric_limits<double>::quiet_NaN();
 };
 
 }  // namespace axiom::models

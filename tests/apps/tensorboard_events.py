@@ -1,13 +1,15 @@
 """axiom's TensorBoard event files, read back by a reader written here from the published format
-(TFRecord framing with masked CRC-32C; the Event, Summary and Value protobuf messages), not by
-axiom's code: every scalar must equal metrics.jsonl's (as float32), a resumed run's file must hold
-each step once, and a record with a bad CRC must be refused. Run as: python3 tensorboard_events.py AXIOM"""
+(TFRecord framing with masked CRC-32C; the Event, Summary, Value and Image protobuf messages; PNG's
+chunks), not by axiom's code: every scalar must equal metrics.jsonl's (as float32), each sample
+grid must be a whole PNG of its stated size, a resumed run's file must hold each step once, a
+record with a bad CRC must be refused, and so must a file of that name that axiom did not write. Run as: python3 tensorboard_events.py AXIOM"""
 import json
 import os
 import struct
 import subprocess
 import sys
 import tempfile
+import zlib
 
 
 def crc32c(data):
@@ -70,8 +72,29 @@ def varint(data, at):
             return value, at
 
 
-def events(path):
-    """[(step, tag, value)] of the scalar events; checks the first record is the file version."""
+def png_pixels(png, height, width, channels):
+    """Checks that `png` is a PNG file of that size (8-bit grey or RGB) whose pixel rows inflate to
+    the right length; returns the rows' bytes (each row a filter byte and its pixels)."""
+    assert png[:8] == b"\x89PNG\r\n\x1a\n", png[:8]
+    at, idat, header = 8, b"", None
+    while at < len(png):
+        (length,) = struct.unpack_from(">I", png, at)
+        kind, body = png[at + 4:at + 8], png[at + 8:at + 8 + length]
+        assert struct.unpack_from(">I", png, at + 8 + length)[0] == zlib.crc32(kind + body), kind
+        if kind == b"IHDR":
+            header = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            idat += body
+        at += 12 + length
+    assert header[:4] == (width, height, 8, {1: 0, 3: 2}[channels]), (header, height, width, channels)
+    rows = zlib.decompress(idat)
+    assert len(rows) == height * (1 + width * channels), (len(rows), height, width)
+    return rows
+
+
+def events(path, images=None):
+    """[(step, tag, value)] of the scalar events; checks the first record is the file version.
+    Image events are checked as PNG files and appended to `images` as (step, tag, height, width)."""
     out = []
     with open(path, "rb") as f:
         blob = f.read()
@@ -83,6 +106,12 @@ def events(path):
         struct.unpack("<d", event[1])  # a wall_time
         summary = dict(fields(event[5]))
         value = dict(fields(summary[1]))
+        if 4 in value:  # Summary.Image: height 1, width 2, colorspace 3, encoded_image_string 4
+            image = dict(fields(value[4]))
+            png_pixels(image[4], image[1], image[2], image[3])
+            if images is not None:
+                images.append((event.get(2, 0), value[1].decode(), image[1], image[2]))
+            continue
         out.append((event.get(2, 0), value[1].decode(), struct.unpack("<f", value[2])[0]))
     return out
 
@@ -121,6 +150,7 @@ def expected_from_metrics(run):
             if "train_bits_per_dim" in j:
                 out += [(j["step"], "train/bits_per_dim", float32(j["train_bits_per_dim"])),
                         (j["step"], "train/lr", float32(j["lr"])),
+                        (j["step"], "train/gradient_norm", float32(j["grad_norm"])),
                         (j["step"], "train/images_per_second", float32(4 / j["seconds"]))]
             if "held_out_bits_per_dim" in j:
                 out.append((j["step"], "held_out/bits_per_dim", float32(j["held_out_bits_per_dim"])))
@@ -138,11 +168,25 @@ def main(axiom):
         run = os.path.join(work, "run")
         train(axiom, run, "--steps", "6")
         path = os.path.join(run, "events.out.tfevents.axiom")
-        got = events(path)
+        images = []
+        got = events(path, images)
         expected = expected_from_metrics(run)
         for (s, t, v), (es, et, ev) in zip(got, expected):
             assert (s, t) == (es, et) and abs(v - ev) <= 1e-6 * max(1, abs(ev)), ((s, t, v), (es, et, ev))
-        assert len(got) == len(expected) == 6 * 3 + 2, (len(got), len(expected))
+        assert len(got) == len(expected) == 6 * 4 + 2, (len(got), len(expected))
+        assert all(v > 0 for _, t, v in got if t == "train/gradient_norm"), got
+        # After each evaluation, 8 samples of 28 x 28, 4 to a row with 2 pixels between: 62 x 122.
+        assert images == [(3, "samples", 62, 122), (6, "samples", 62, 122)], images
+
+        # A file of that name that axiom did not write is refused, not replaced.
+        other = os.path.join(work, "other")
+        train(axiom, other, "--steps", "1")
+        with open(os.path.join(other, "events.out.tfevents.axiom"), "wb") as f:
+            f.write(b"someone else's notes")
+        refused = subprocess.run([axiom, "train", "--out", other, "--steps", "2", "--resume"], capture_output=True,
+                                 text=True)
+        assert refused.returncode != 0 and "is not an event file axiom wrote" in refused.stderr, refused.stderr
+        assert open(os.path.join(other, "events.out.tfevents.axiom"), "rb").read() == b"someone else's notes"
 
         # A record of a step after the checkpoint (what a crash leaves), then a resume: it is dropped,
         # and the file holds each step once, as metrics.jsonl does.
@@ -169,7 +213,8 @@ def main(axiom):
             assert "bad data CRC" in str(error)
         else:
             raise AssertionError("a bad CRC was read")
-        print(f"tensorboard: {len(resumed)} scalars read back, equal to metrics.jsonl; a bad CRC refused")
+        print(f"tensorboard: {len(resumed)} scalars read back, equal to metrics.jsonl; {len(images)} sample grids "
+              "decoded; a bad CRC and a file axiom did not write refused")
 
 
 if __name__ == "__main__":

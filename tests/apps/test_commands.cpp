@@ -115,6 +115,18 @@ TEST_CASE("train --profile writes a table's CSV and a Chrome trace of the profil
   short_run.profile = 5;
   REQUIRE(apps::train(short_run) == 0);
   CHECK(nlohmann::json::parse(bytes_of(w.run("short") + "/profile.trace.json"))["traceEvents"].size() > 0);
+  // A second profile replaces the first; a file of that name that axiom did not write is refused before any step.
+  apps::TrainCommand again = w.train_command("run", 7);
+  again.resume = true, again.profile = 1, again.given.clear();
+  REQUIRE(apps::train(again) == 0);
+  std::ofstream(w.run("run") + "/profile.csv") << "my own table";
+  again.steps = 9;
+  CHECK(test::error_message([&] { apps::train(again); }) ==
+        "[train] '" + w.run("run") +
+            "/profile.csv' is not a profile axiom wrote; --profile writes there, and axiom "
+            "overwrites only its own files (move it away, or choose another --out)");
+  CHECK(bytes_of(w.run("run") + "/profile.csv") == "my own table");
+  CHECK(models::read_checkpoint(w.run("run")).step == 7);
 }
 
 TEST_CASE("the default warmup fits a short decaying run, and a --warmup given that does not fit is an Error") {

@@ -1,5 +1,7 @@
 // The learning-rate range test (models/training/lr_find.h): rates growing exponentially from
-// start to end, one step each; the suggestion by the steepest descent; the ranges it refuses.
+// start to end, one step each; the suggestion between the steepest descent and a tenth of the
+// lowest point; the ranges it refuses.
+#include <algorithm>
 #include <cmath>
 
 #include "models/models.h"
@@ -36,8 +38,13 @@ TEST_CASE("the range test takes one step a rate, from start to end, and suggests
     CHECK(range.lrs[i] / range.lrs[i - 1] == doctest::Approx(std::pow(1e4, 1.0 / 11)));
   }
   CHECK(range.losses.front() == doctest::Approx(8.0).epsilon(1e-3));  // a fresh model: uniform over 256 values
-  CHECK(range.suggestion == range.lrs.at(static_cast<size_t>(range.suggestion_step)));
-  CHECK(range.rule.find("steepest descent") != std::string::npos);
+  const double steep = range.lrs.at(static_cast<size_t>(range.steepest_step)),
+               lowest = range.lrs.at(static_cast<size_t>(range.lowest_step));
+  CHECK(range.steepest_step <= std::max<int64_t>(range.lowest_step, 2));
+  CHECK(range.smoothed.at(static_cast<size_t>(range.lowest_step)) ==
+        *std::min_element(range.smoothed.begin(), range.smoothed.end()));
+  CHECK(range.suggestion == doctest::Approx(std::sqrt(steep * lowest / 10)).epsilon(1e-12));
+  CHECK(range.rule.find("geometric mean") != std::string::npos);
 }
 
 TEST_CASE("the range test refuses a range upside down, too few steps, and a bad smoothing before any work") {

@@ -155,6 +155,34 @@ TEST_CASE("training: the loss goes down on a small set of images") {
   CHECK(last < first - 0.5);
 }
 
+// sqrt(sum over every gradient element of g^2), a plain loop in double over the values.
+static double gradient_norm_of(models::Learner& model) {
+  double squares = 0;
+  for (const auto& [name, p] : model.named_parameters()) {
+    for (const double g : test::values_of(core_tensor(p.grad()))) squares += g * g;
+  }
+  return std::sqrt(squares);
+}
+
+TEST_CASE("training: the gradients' norm of a step, before clipping") {
+  models::Trainer unasked(two_channel_config(), small_batches(), images_for(two_channel_config()));
+  unasked.step();
+  CHECK(std::isnan(unasked.last_gradient_norm()));  // a pass over the gradients that no one asked for
+
+  models::Trainer plain(two_channel_config(), small_batches(), images_for(two_channel_config()));
+  plain.measure_gradient_norm();
+  plain.step();
+  CHECK(plain.last_gradient_norm() == doctest::Approx(gradient_norm_of(plain.model())).epsilon(1e-9));
+  CHECK(plain.last_gradient_norm() > 0);
+
+  models::TrainingOptions clipped = small_batches();
+  clipped.max_grad_norm = plain.last_gradient_norm() / 4;  // the same first step's gradients, scaled to 1/4
+  models::Trainer trainer(two_channel_config(), clipped, images_for(two_channel_config()));
+  trainer.step();
+  CHECK(trainer.last_gradient_norm() == doctest::Approx(plain.last_gradient_norm()).epsilon(1e-12));
+  CHECK(gradient_norm_of(trainer.model()) == doctest::Approx(clipped.max_grad_norm).epsilon(1e-5));
+}
+
 TEST_CASE("training: the learning rate warms up linearly, then stays") {
   models::Trainer trainer(two_channel_config(), small_batches(), images_for(two_channel_config()));
   CHECK(trainer.lr_at(0) == 0);
