@@ -209,7 +209,9 @@ EventFile::EventFile(const std::string& path, int64_t last_step) : path_(path) {
     throw Error("train", "'", path_, "' is not an event file axiom wrote (it does not start with a file_version ",
                 "record); axiom rewrites only its own files: move it away to resume");
   }
-  core::write_file_atomically(path_, kept.empty() ? tf_record(version_event()) : kept, "train");
+  // rewritten only when records go (a copy of a file of many images needs room for two)
+  if (kept.empty() || kept.size() != text.size())
+    core::write_file_atomically(path_, kept.empty() ? tf_record(version_event()) : kept, "train");
   file_.reset(std::fopen(path_.c_str(), "ab"));
   if (!file_) throw Error("train", "cannot append to '", path_, "': ", std::strerror(errno));
 }

@@ -16,25 +16,29 @@ EarlyStopping::EarlyStopping(int64_t patience, double min_delta) : patience_(pat
 }
 
 bool EarlyStopping::record(int64_t step, double loss) {
-  const bool improved = std::isfinite(loss) && (best_step_ < 0 || loss < best_loss_ - min_delta_);
+  const bool finite = std::isfinite(loss);
+  const bool improved = finite && (improved_step_ < 0 || loss < improved_loss_ - min_delta_);
+  const bool lowest = finite && (best_step_ < 0 || loss < best_loss_);
   if (improved) {
-    best_step_ = step, best_loss_ = loss, since_best_ = 0;
+    improved_step_ = step, improved_loss_ = loss, since_improvement_ = 0;
   } else {
-    ++since_best_;
+    ++since_improvement_;
   }
-  return improved;
+  if (lowest) best_step_ = step, best_loss_ = loss;
+  return lowest;
 }
 
 std::string EarlyStopping::reason(const std::string& unit) const {
-  char text[200];
+  char text[240];
   if (best_step_ < 0) {
     std::snprintf(text, sizeof text, "no held-out evaluation was finite in %lld evaluations",
-                  static_cast<long long>(since_best_));
+                  static_cast<long long>(since_improvement_));
   } else {
     std::snprintf(text, sizeof text,
-                  "the held-out loss has not improved by more than %g for %lld evaluations: best %.4f %s at step %lld",
-                  min_delta_, static_cast<long long>(since_best_), best_loss_, unit.c_str(),
-                  static_cast<long long>(best_step_));
+                  "the held-out loss has not improved by more than %g for %lld evaluations (since %.4f at step "
+                  "%lld); best %.4f %s at step %lld",
+                  min_delta_, static_cast<long long>(since_improvement_), improved_loss_,
+                  static_cast<long long>(improved_step_), best_loss_, unit.c_str(), static_cast<long long>(best_step_));
   }
   return text;
 }

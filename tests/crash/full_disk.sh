@@ -1,5 +1,5 @@
 # A full disk: training on a small tmpfs that fills up at different moments (the first checkpoint,
-# a later one, the loss curve, an append to metrics.jsonl) stops with an error that names the file
+# a later one, the loss curve, an append to metrics.jsonl or the event file) stops with an error that names the file
 # and says why, exit status 1; the last checkpoint stays whole, and once there is room again the
 # run resumes and ends bitwise equal to a run that never ran out of room.
 # The tmpfs is mounted in a private mount namespace (unshare), which needs root or user namespaces;
@@ -58,15 +58,16 @@ for free in 40 100 300 450; do
   echo "  resumed with room: step $steps, equal to the run that had room"
 done
 
-# An append to metrics.jsonl: a run at step 12, then a disk with one page free and only metrics to
-# write (no checkpoint or curve for a while) until a new page of metrics is needed.
+# An append to metrics.jsonl or the event file: a run at step 12, then a disk with one page free and
+# only metrics to write (no checkpoint, curve or samples for a while) until a new page is needed.
 echo "metrics.jsonl:"
-fresh_disk 500
+fresh_disk 600
 "$axiom" train $train --out "$disk/run" < /dev/null > /dev/null 2>&1 || fail "the run before filling the disk failed"
 dd if=/dev/zero of="$disk/more" bs=4k 2> /dev/null || true  # the disk is full,
 truncate -s -4096 "$disk/more"                              # but for one page
 expect_full_disk $common --steps 300 --checkpoint-every 1000 --eval-every 1000 --resume --out "$disk/run"
-grep -q "metrics.jsonl" "$work/log.txt" || fail "the failed write was not metrics.jsonl's: $(cat "$work/log.txt")"
+grep -q "metrics.jsonl\|events.out.tfevents.axiom" "$work/log.txt" ||
+  fail "the failed write was not an append to metrics.jsonl or the event file: $(cat "$work/log.txt")"
 [ -z "$(tail -c 1 "$disk/run/metrics.jsonl")" ] || echo "  (metrics.jsonl ends in a torn line)"
 rm "$disk/filler" "$disk/more"
 "$axiom" train $common --steps 14 --checkpoint-every 2 --eval-every 5 --resume --out "$disk/run" < /dev/null > "$work/log.txt" 2>&1 || fail "no resume with room: $(cat "$work/log.txt")"
