@@ -203,6 +203,9 @@ EventFile::EventFile(const std::string& path, int64_t last_step) : path_(path) {
     throw Error("train", "'", path_, "' is not a regular file; move it away to resume");
   }
   std::ifstream old(path_, std::ios::binary);
+  if (std::filesystem::exists(status) && !old) {
+    throw Error("train", "cannot read '", path_, "': ", std::strerror(errno), "; axiom rewrites only what it can read");
+  }
   const std::string text((std::istreambuf_iterator<char>(old)), std::istreambuf_iterator<char>());
   const std::string kept = records_up_to(text, last_step);
   if (!text.empty() && !starts_with_version_record(kept)) {

@@ -301,11 +301,15 @@ struct Loop {
   }
 
   // TensorBoard's picture of the model so far: 8 images drawn from seed 0 (the same noise each
-  // time, so that the grids differ only as the model does), 4 to a row. uint8 [GH, GW(, 3)].
+  // time, so that the grids differ only as the model does), laid out by image_grid: 4 to a row,
+  // or one row per image of a model whose channels are frames. uint8 [GH, GW(, 3)].
   Tensor sample_grid() {
     models::ImageModel& model = trainer.image_model();
-    model.eval();  // no dropout; the next step sets training mode again
-    return image_grid(models::sample_fast(model, {.count = 8, .seed = 0}), 4);
+    const bool was_training = model.is_training();
+    model.eval();  // no dropout
+    const Tensor samples = models::sample_fast(model, {.count = 8, .seed = 0});
+    model.train(was_training);
+    return image_grid(samples, 4);
   }
 
   double seconds_left(int64_t steps_left) const {
@@ -432,11 +436,13 @@ void check_profile_files(const std::string& out, const char* op) {
        {std::pair{"profile.csv", Profile::kCsvStart}, std::pair{"profile.trace.json", Profile::kTraceStart}}) {
     const fs::path path = fs::path(out) / name;
     std::error_code ec;
-    if (!fs::exists(path, ec)) continue;
+    const fs::file_status status = fs::symlink_status(path, ec);
+    if (!fs::exists(status)) continue;
     std::string head(start.size(), '\0');
-    std::ifstream file(path, std::ios::binary);
+    std::ifstream file;
+    if (fs::is_regular_file(status)) file.open(path, std::ios::binary);  // never a FIFO: opening one would wait
     file.read(head.data(), static_cast<std::streamsize>(head.size()));
-    if (!fs::is_regular_file(path, ec) || !file || head != start) {
+    if (!fs::is_regular_file(status) || !file || head != start) {
       throw Error(op, "'", path.string(), "' is not a profile axiom wrote; --profile writes there, and axiom ",
                   "overwrites only its own files (move it away, or choose another --out)");
     }

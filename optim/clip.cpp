@@ -17,7 +17,8 @@ core::Tensor gradient_sum_of_squares(const NamedParameters& parameters) {
     const core::Tensor squares = core::sum(core::mul(g64, g64)).reshape({1});
     sum_of_squares = sum_of_squares.defined() ? core::add(sum_of_squares, squares) : squares;
   }
-  return sum_of_squares.defined() ? sum_of_squares : core::zeros({1}, Dtype::float64);
+  if (sum_of_squares.defined()) return sum_of_squares;
+  return core::zeros({1}, Dtype::float64, parameters.empty() ? Device::cpu() : parameters[0].second.device());
 }
 
 double clip_grad_norm(const NamedParameters& parameters, double max_norm) {
@@ -27,6 +28,11 @@ double clip_grad_norm(const NamedParameters& parameters, double max_norm) {
 double clip_grad_norm(const NamedParameters& parameters, double max_norm, const core::Tensor& sum_of_squares) {
   if (!(max_norm > 0) || !std::isfinite(max_norm)) {
     throw Error("clip_grad_norm", "max_norm must be finite and > 0, got ", max_norm);
+  }
+  if (!sum_of_squares.defined() || sum_of_squares.dtype() != Dtype::float64 || sum_of_squares.shape() != Shape{1}) {
+    throw Error("clip_grad_norm", "the gradients' sum of squares must be float64 [1] (gradient_sum_of_squares), got ",
+                sum_of_squares.defined() ? sum_of_squares.dtype() : Dtype::float64, " ",
+                sum_of_squares.defined() ? sum_of_squares.shape() : Shape{});
   }
   // one read of one number (on a GPU, one wait, not one a parameter)
   const double norm = std::sqrt(sum_of_squares.to(Device::cpu()).at({0}));

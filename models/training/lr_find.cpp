@@ -58,6 +58,10 @@ LrRange lr_range_test(const ModelConfig& config, const TrainingOptions& options,
       break;
     }
   }
+  if (result.lrs.size() < 3) {
+    throw Error("lr-find", "the loss diverged after ", result.lrs.size(), " steps (at rate ", result.lrs.back(),
+                "): no curve to read; start lower (--start) or take more steps");
+  }
   // The steepest descent is looked for before the lowest point (and so before any divergence).
   const auto lowest_at = std::min_element(result.smoothed.begin(), result.smoothed.end()) - result.smoothed.begin();
   const std::vector<double> lrs(result.lrs.begin(), result.lrs.begin() + std::max<int64_t>(lowest_at + 1, 3));

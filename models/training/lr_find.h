@@ -7,8 +7,8 @@
 //   std::cout << range.suggestion << " (" << range.rule << ")\n";
 //
 // Two common rules read the curve (fastai's "steep" and "minimum"): the rate where the smoothed
-// loss falls fastest against log(rate) (the steepest descent, past the first tenth of the test and
-// before the lowest point), and a tenth of the rate where the smoothed loss is lowest. On a small
+// loss falls fastest against log(rate) (the steepest descent, over the steps up to the lowest
+// point, past their first tenth), and a tenth of the rate where the smoothed loss is lowest. On a small
 // Axial Transformer the first is too low and the second too high (models/training/README.md has
 // the figures); the suggestion is their geometric mean, the middle of the two on a log scale:
 //
@@ -42,8 +42,8 @@ struct LrRange {
 };
 
 // An Error naming the option for a range upside down, too few steps, a smoothing or a divergence
-// factor out of range, before the model is made. `options` is the training run's (batch, Adam's
-// betas, weight decay, seed; its lr and schedule are the test's to set).
+// factor out of range, before the model is made; and one when the loss diverges within 3 steps. `options` is the
+// training run's (batch, Adam's betas, weight decay, seed; its lr and schedule are the test's to set).
 LrRange lr_range_test(const ModelConfig& config, const TrainingOptions& options, data::TensorDataset examples,
                       const LrRangeOptions& range, const Placement& placement = {});
 

@@ -119,6 +119,9 @@ TEST_CASE("train --profile writes a table's CSV and a Chrome trace of the profil
   apps::TrainCommand again = w.train_command("run", 7);
   again.resume = true, again.profile = 1, again.given.clear();
   REQUIRE(apps::train(again) == 0);
+  const auto replaced = nlohmann::json::parse(bytes_of(w.run("run") + "/profile.trace.json"));
+  CHECK(std::count_if(replaced["traceEvents"].begin(), replaced["traceEvents"].end(),
+                      [](const auto& e) { return e["name"] == "forward"; }) == 1);  // step 7's alone
   std::ofstream(w.run("run") + "/profile.csv") << "my own table";
   again.steps = 9;
   CHECK(test::error_message([&] { apps::train(again); }) ==
@@ -126,6 +129,10 @@ TEST_CASE("train --profile writes a table's CSV and a Chrome trace of the profil
             "/profile.csv' is not a profile axiom wrote; --profile writes there, and axiom "
             "overwrites only its own files (move it away, or choose another --out)");
   CHECK(bytes_of(w.run("run") + "/profile.csv") == "my own table");
+  fs::remove(w.run("run") + "/profile.csv");  // a FIFO in its place is refused too, without waiting on it
+  REQUIRE(::mkfifo((w.run("run") + "/profile.csv").c_str(), 0600) == 0);
+  CHECK(test::error_message([&] { apps::train(again); }).find("profile.csv' is not a profile axiom wrote") !=
+        std::string::npos);
   CHECK(models::read_checkpoint(w.run("run")).step == 7);
 }
 

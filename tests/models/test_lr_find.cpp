@@ -61,3 +61,17 @@ TEST_CASE("the range test refuses a range upside down, too few steps, and a bad 
   CHECK(refusal({.smoothing = 1}) == "[lr-find] smoothing must be in [0, 1), got 1");
   CHECK(refusal({.diverge = 1}) == "[lr-find] diverge must be > 1, got 1");
 }
+
+TEST_CASE("a loss that diverges within 3 steps leaves no curve to read: an Error, not a suggestion") {
+  const auto config = test::two_channel_config();
+  models::TrainingOptions options;
+  options.batch_size = 4, options.seed = 3;
+  Generator gen(5);
+  const Tensor images(core::randint({8, config.channels, config.height, config.width}, 0, 256, gen, Dtype::uint8));
+  // From the second step on (steps / 10), any rise of the smoothed loss counts as divergence.
+  const std::string error = test::error_message([&] {
+    models::lr_range_test(config, options, data::TensorDataset{{images}},
+                          {.start = 1, .end = 10, .steps = 10, .smoothing = 0, .diverge = 1.000001});
+  });
+  CHECK(error.starts_with("[lr-find] the loss diverged after 2 steps (at rate "));
+}
