@@ -8,7 +8,7 @@
 
 using namespace axiom;
 
-TEST_CASE("early stopping: an improvement is lower than the last by more than min_delta; the best is the lowest") {
+TEST_CASE("early stopping: an improvement is lower than the last by more than min_delta, the best is the lowest") {
   models::EarlyStopping early(2, 0.1);
   CHECK(!early.any());
   CHECK(early.record(10, 5.0));  // the first is an improvement and the best
