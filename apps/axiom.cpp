@@ -5,7 +5,7 @@
 //   T]
 // train, eval and sample take --device cpu|cuda (cuda: when axiom was built with CUDA and a GPU is present).
 //   axiom classify --model vit|gru|lstm --out runs/NAME [--steps N] [--batch B] [--lr R] [--resume] ...
-//   axiom bench  ops|autograd|layers|train|sample|allreduce [--json]
+//   axiom bench  ops|autograd|layers|train|sample|allreduce|products [--json]
 // Every subcommand takes --threads N. Bad flags and bad input end in one line on standard error
 // ("axiom: ...") and a non-zero exit code.
 // Under mpirun, `train`, `classify`, `eval`, `bench train` and `bench allreduce` run as one data-parallel job
@@ -367,10 +367,11 @@ void add_classify(CLI::App* classify, ClassifyCommand& c) {
 // `axiom bench ...`: the subcommands, and the options they fill in.
 struct BenchCommands {
   CLI::App *bench = nullptr, *ops = nullptr, *autograd = nullptr, *layers = nullptr, *train = nullptr,
-           *sample = nullptr, *allreduce = nullptr;
+           *sample = nullptr, *allreduce = nullptr, *products = nullptr;
   bool json = false;
   axiom::bench::TrainBenchOptions train_options;
   axiom::bench::SampleBenchOptions sample_options;
+  axiom::bench::ProductsBenchOptions products_options;
 };
 
 void add_bench(CLI::App& app, BenchCommands& b) {
@@ -403,6 +404,14 @@ void add_bench(CLI::App& app, BenchCommands& b) {
       ->add_option("--profile", b.train_options.profile,
                    "Then profile N more steps and print where their time goes, per op, forward and backward")
       ->check(whole_number(1, 1000));
+  b.products = b.bench->add_subcommand(
+      "products",
+      "Each GEMM shape of bench ops and of the training steps in OpenBLAS and oneDNN, and the library chosen");
+  b.products->add_option("--config", b.products_options.configs, "Configs whose training steps' products are timed")
+      ->capture_default_str();
+  b.products->add_option(
+      "--write-table", b.products_options.write_table,
+      "Write this CPU's faster library of each shape into this table (core/cpu/gemm_choice_table.inc)");
   b.allreduce = b.bench->add_subcommand("allreduce",
                                         "MPI allreduce of 1 to 64 MiB across the ranks of mpirun: time and bandwidth");
   b.sample = b.bench->add_subcommand("sample", "Milliseconds per image of the naive and the semi-parallel sampler");
@@ -419,6 +428,7 @@ void run_bench(const BenchCommands& b, axiom::core::Communicator& comm) {
   if (b.train->parsed()) axiom::bench::bench_train(reporter, b.train_options, comm);
   if (b.sample->parsed()) axiom::bench::bench_sample(reporter, b.sample_options);
   if (b.allreduce->parsed()) axiom::bench::bench_allreduce(reporter, comm);
+  if (b.products->parsed()) axiom::bench::bench_products(reporter, b.products_options);
 }
 
 // CLI11's errors are printed as one line naming the subcommand's help; --help prints the help.

@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/gemm_shape.h"
 #include "core/tensor.h"
 
 namespace axiom::core {
@@ -42,5 +43,8 @@ bool rows_fold_into_one_matrix(const Tensor& x);
 
 // True when every matrix of x [..., rows, cols] is the same one (the batch axes broadcast it).
 bool is_shared_across_batch(const Tensor& x);
+
+// How the CPU runs out [..., M, N] = a [..., M, K] @ b [..., K, N] (core/gemm_shape.h).
+ProductPlan plan_product(const Tensor& a, const Tensor& b);
 
 }  // namespace axiom::core

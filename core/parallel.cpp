@@ -14,7 +14,6 @@
 #include <tbb/global_control.h>
 
 #include "core/error.h"
-#include "core/thread_listeners.h"
 
 namespace axiom::core {
 
@@ -22,11 +21,9 @@ namespace {
 std::mutex settings_mutex;
 std::unique_ptr<tbb::global_control> tbb_limit;  // alive as long as the limit should hold
 std::atomic<int> thread_count{0};                // 0: not configured yet
-std::vector<void (*)(int)> listeners;            // other pools (listen_to_thread_count)
 
 void apply(int count) {
   tbb_limit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, count);
-  for (auto* listener : listeners) listener(count);
   thread_count = count;
 }
 
@@ -47,12 +44,6 @@ void set_num_threads(int count) {
   if (count < 1) throw Error("set_num_threads", "the thread count must be at least 1, got ", count);
   std::lock_guard lock(settings_mutex);
   apply(count);
-}
-
-void listen_to_thread_count(void (*listener)(int count)) {
-  std::lock_guard lock(settings_mutex);
-  listeners.push_back(listener);
-  if (const int count = thread_count.load()) listener(count);
 }
 
 int num_threads() {

@@ -1,13 +1,12 @@
-// Threads: one setting for oneTBB (our kernels) and OpenBLAS (matmul).
+// Threads: one setting for oneTBB, whose threads run every kernel, matrix products included.
 //
 // The count comes from the environment variable AXIOM_NUM_THREADS (default: every core), read
 // once when the first parallel loop runs, or from set_num_threads() at any time.
 //
-// How BLAS and TBB share the cores: a matmul makes one BLAS call per matrix of a batch. When each
-// matrix is large, the calls run one after another and OpenBLAS spreads each one over its own
-// threads. When each is small, the batch is split across TBB threads and every call runs on the
-// thread that makes it — OpenBLAS computes a GEMM of m*n*k <= 64^3 on the calling thread only
-// (core/cpu/matmul.cpp picks the path). So at no time do both pools run at once.
+// How the matrix libraries share the cores: they do not have threads of their own at work.
+// OpenBLAS is told one thread and oneDNN's OpenMP one; a large product is split into bands of rows
+// or columns, one per TBB thread, and a batch of small ones is spread over the TBB threads
+// (core/cpu/matmul.cpp). So no second pool spins, waiting for work, while the next op runs.
 #pragma once
 
 #include <cstdint>
@@ -20,7 +19,7 @@
 
 namespace axiom::core {
 
-void set_num_threads(int count);  // oneTBB and OpenBLAS, for the whole process
+void set_num_threads(int count);  // for the whole process
 int num_threads();
 
 #if defined(AXIOM_THREAD_SANITIZER)

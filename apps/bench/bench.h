@@ -72,6 +72,11 @@ class Reporter {
   bool json_, quiet_;
 };
 
+// The batch of `axiom bench train` for a config: the preset's (tiny 16, small 32, medium 16; a JSON file 16).
+inline int64_t preset_batch(const std::string& config) {
+  return config == "small" || config.starts_with("small-") ? 32 : 16;
+}
+
 // Each benchmark group: `axiom bench NAME`.
 void bench_ops(const Reporter& reporter);
 void bench_autograd(const Reporter& reporter);
@@ -92,6 +97,12 @@ struct TrainBenchOptions {
 };
 // Under mpirun, `batch` is the global batch, split over the ranks; the step's communication is reported too.
 void bench_train(const Reporter& reporter, const TrainBenchOptions& options, Communicator& comm);
+// `axiom bench products [--config LIST] [--write-table FILE]` (bench_products.cpp)
+struct ProductsBenchOptions {
+  std::string configs = "tiny,small,medium";  // the training steps whose products are timed
+  std::string write_table;                    // a table file to write this CPU's choices into, or none
+};
+void bench_products(const Reporter& reporter, const ProductsBenchOptions& options);
 // `axiom bench sample --config NAME [--device cpu|cuda]`
 struct SampleBenchOptions {
   std::string config = "tiny";

@@ -1,15 +1,14 @@
 // `axiom bench ops`: the core kernels next to what the machine can do in the same run.
-//   matmul through the tensor API  vs  raw cblas_sgemm on preallocated buffers
+//   matmul through the tensor API  vs  the better of OpenBLAS and oneDNN on the same GEMMs
 //   memory-bound passes (elementwise maps, softmax, layer norm, cross-entropy, Adam over 16M
 //   floats)                        vs  memcpy of the same bytes
-#include <cblas.h>
-
 #include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "apps/bench/bench.h"
+#include "apps/bench/products.h"
 #include "core/backend.h"
 #include "core/core.h"
 #include "core/launch.h"
@@ -31,56 +30,35 @@ std::string join(const std::vector<std::string>& names) {
   return text;
 }
 
-void raw_sgemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k),
-              1.0f, a, static_cast<int>(k), b, static_cast<int>(n), 0.0f, c, static_cast<int>(n));
+// matmul through the tensor API next to the better library on the same GEMMs (products.h), both
+// into memory the allocator keeps.
+void report_matmul(const Reporter& reporter, const std::string& name, const Tensor& a, const Tensor& b,
+                   const ProductPlan& plan) {
+  Tensor c;
+  const double api = seconds_per_call([&] { c = matmul(a, b); });
+  const PlanTiming libraries = time_plan(plan);
+  reporter.report({.bench = "ops",
+                   .name = name,
+                   .unit = "GFLOP/s",
+                   .value = gflops(libraries.flops(), api),
+                   .baseline = gflops(libraries.flops(), libraries.best_seconds()),
+                   .baseline_name = "better library"});
 }
 
 void bench_square_matmul(const Reporter& reporter, int64_t n) {
   Generator gen(1);
-  const Tensor a = randn({n, n}, gen), b = randn({n, n}, gen);
-  Tensor c = empty({n, n});
-  const double flops = 2.0 * n * n * n;
-  const double raw = seconds_per_call([&] { raw_sgemm(n, n, n, a.data<float>(), b.data<float>(), c.data<float>()); });
-  const double api = seconds_per_call([&] { c = matmul(a, b); });
-  reporter.report({.bench = "ops",
-                   .name = "matmul_" + std::to_string(n),
-                   .unit = "GFLOP/s",
-                   .value = gflops(flops, api),
-                   .baseline = gflops(flops, raw),
-                   .baseline_name = "cblas_sgemm"});
+  report_matmul(reporter, "matmul_" + std::to_string(n), randn({n, n}, gen), randn({n, n}, gen), {.gemm = {n, n, n}});
 }
 
-// [batch, 32, 32] @ [32, 32] (one weight for every matrix) and [batch, 32, 32] @ [batch, 32, 32],
-// next to the plain loop of one cblas_sgemm per matrix.
+// [batch, 32, 32] @ [32, 32] (one weight for every matrix) and [batch, 32, 32] @ [batch, 32, 32]:
+// 64 small GEMMs spread over the threads.
 void bench_batched_matmul(const Reporter& reporter) {
   const int64_t batch = 64, n = 32;
   Generator gen(2);
   const Tensor a = randn({batch, n, n}, gen), shared = randn({n, n}, gen), own = randn({batch, n, n}, gen);
-  Tensor c = empty({batch, n, n});
-  const double flops = 2.0 * batch * n * n * n;
-  auto loop_of_sgemm = [&](const Tensor& b, int64_t b_step) {
-    for (int64_t i = 0; i < batch; ++i) {
-      raw_sgemm(n, n, n, a.data<float>() + i * n * n, b.data<float>() + i * b_step, c.data<float>() + i * n * n);
-    }
-  };
-  const double raw_shared = seconds_per_call([&] { loop_of_sgemm(shared, 0); });
-  const double api_shared = seconds_per_call([&] { c = matmul(a, shared); });
-  reporter.report({.bench = "ops",
-                   .name = "matmul_64x32x32_by_32x32",
-                   .unit = "GFLOP/s",
-                   .value = gflops(flops, api_shared),
-                   .baseline = gflops(flops, raw_shared),
-                   .baseline_name = "sgemm loop"});
-  c = empty({batch, n, n});
-  const double raw_own = seconds_per_call([&] { loop_of_sgemm(own, n * n); });
-  const double api_own = seconds_per_call([&] { c = matmul(a, own); });
-  reporter.report({.bench = "ops",
-                   .name = "matmul_64x32x32_by_64x32x32",
-                   .unit = "GFLOP/s",
-                   .value = gflops(flops, api_own),
-                   .baseline = gflops(flops, raw_own),
-                   .baseline_name = "sgemm loop"});
+  const ProductPlan plan{.gemm = {n, n, n}, .count = batch};
+  report_matmul(reporter, "matmul_64x32x32_by_32x32", a, shared, plan);
+  report_matmul(reporter, "matmul_64x32x32_by_64x32x32", a, own, plan);
 }
 
 // The memory-bound passes over 16M floats, each next to memcpy of the same run: bytes read and

@@ -10,21 +10,20 @@
 // memory while stepping (the process's, with the allocator's cache of freed buffers) and the peak
 // of the bytes held by live tensors alone (next to models/training/memory_budget.h's estimate of it), split
 // into parameters, the optimizer's state, gradients and the activations the forward pass saves for
-// backward; and the achieved GFLOP/s next to raw cblas_sgemm on the model's largest product (the
-// feed-forward layer's [B*H*W, D] @ [D, 4D]) timed in the same run.
+// backward; and the achieved GFLOP/s next to the limit of a CPU step: its products at the best
+// rate of OpenBLAS and oneDNN on each of their shapes, timed in the same run (apps/bench/products.h).
 //
 // FLOPs are counted by the model itself: the step run on the shape-only device, which counts the
 // matrix products' and the attention kernels' arithmetic, forward and backward (models/training/cost.h,
 // core/meta/meta.h; a multiply-add counts two). apps/bench/torch_reference.py counts the same
 // products from a formula of the architecture, three times the forward pass's.
-#include <cblas.h>
-
 #include <ctime>
 #include <fstream>
 #include <optional>
 #include <string>
 
 #include "apps/bench/bench.h"
+#include "apps/bench/products.h"
 #include "apps/commands.h"
 #include "core/core.h"
 #include "core/launch.h"
@@ -47,34 +46,12 @@ double peak_memory_bytes() {
 }
 void reset_peak_memory() { std::ofstream("/proc/self/clear_refs") << "5"; }
 
-int64_t preset_batch(const std::string& config) {
-  if (config == "small" || config.starts_with("small-")) return 32;
-  return 16;  // tiny, medium, and a JSON file
-}
-
-double sgemm_gflops(int64_t m, int64_t k, int64_t n, Generator& gen) {
-  const core::Tensor a = core::randn({m, k}, gen), b = core::randn({k, n}, gen);
-  core::Tensor c = core::empty({m, n});
-  const double seconds = seconds_per_call(
-      [&] {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
-                    static_cast<int>(k), 1.0f, a.data<float>(), static_cast<int>(k), b.data<float>(),
-                    static_cast<int>(n), 0.0f, c.data<float>(), static_cast<int>(n));
-      },
-      5, 0.2);
-  return 2.0 * static_cast<double>(m * n * k) / seconds / 1e9;
-}
-
-// Raw sgemm on the CPU at the size of the feed-forward's first product: the baseline of a CPU run
-// (a GPU's would need cuBLAS timings of its own). Under mpirun: the sum over the ranks, each timed
-// while the others run theirs, against the whole job's GFLOP/s.
-std::optional<double> sgemm_baseline(Device device, const models::ImageModelConfig& config, int64_t positions,
-                                     Generator& gen, Communicator& comm) {
-  if (device != Device::cpu()) return std::nullopt;
-  const core::Tensor total =
-      core::from_vector<double>({sgemm_gflops(positions, config.features, config.ff_multiple * config.features, gen)});
-  comm.allreduce(total);
-  return total.item();
+// The step's products at the best rate of OpenBLAS and oneDNN on each of their shapes, timed now
+// (apps/bench/products.h): the limit of a CPU step, in a process of its own (a data-parallel job's
+// ranks would time theirs while the others run).
+std::optional<ProductsLimit> products_limit(Device device, const Communicator& comm, const models::Cost& cost) {
+  if (device != Device::cpu() || comm.size() > 1) return std::nullopt;
+  return limit_of(time_products(cost.products));
 }
 
 // A data-parallel job's communication per step, between two readings of the trainer's counters
@@ -161,8 +138,6 @@ void bench_train(const Reporter& reporter, const TrainBenchOptions& options, Com
   models::Trainer trainer(config, training, images,
                           {.device = device, .communicator = &comm, .checkpoint_blocks = options.checkpoint_blocks});
 
-  const std::optional<double> gemm = sgemm_baseline(device, config, batch * config.height * config.width, gen, comm);
-
   trainer.step();  // warm-up: the allocator's cache, lazy initialisation (seconds_per_call adds one more)
   reset_peak_memory();
   core::reset_allocation_peak();
@@ -176,7 +151,8 @@ void bench_train(const Reporter& reporter, const TrainBenchOptions& options, Com
       options.steps, 0);
   const double peak = peak_memory_bytes();
   const double peak_tensors = static_cast<double>(core::allocation_stats().peak_bytes);
-  const double flops = models::measured_training_cost(config, batch, measuring).flops;  // the whole job's batch
+  const models::Cost cost = models::measured_training_cost(config, batch, measuring);  // the whole job's batch
+  const double flops = cost.flops;
 
   auto figure = [&](const std::string& name, const std::string& unit, double value) {
     reporter.report({.bench = "train",
@@ -199,12 +175,17 @@ void bench_train(const Reporter& reporter, const TrainBenchOptions& options, Com
   figure("saved_activation_memory", "MiB", split.saved_activations / (1 << 20));
   figure("gflop_per_step", "GFLOP", flops / 1e9);
   if (comm.size() > 1) report_communication(figure, before, trainer.communication(), step_seconds);
+  const std::optional<ProductsLimit> limit = products_limit(device, comm, cost);
+  if (limit) {
+    figure("products_at_best_rate", "s", limit->best_seconds);
+    figure("products_in_chosen_library", "s", limit->chosen_seconds);
+  }
   reporter.report({.bench = "train",
                    .name = options.config + "_gflops",
                    .unit = "GFLOP/s",
                    .value = flops / step_seconds / 1e9,
-                   .baseline = gemm,
-                   .baseline_name = gemm ? "sgemm" : ""});
+                   .baseline = limit ? std::optional(flops / limit->best_seconds / 1e9) : std::nullopt,
+                   .baseline_name = "best GEMM rate"});
   if (options.profile > 0) print_profile(reporter, trainer, options.profile, backend);
 }
 

@@ -10,7 +10,6 @@
 #include "core/cpu/vector_math.h"
 #include "core/launch.h"
 #include "core/parallel.h"
-#include "core/thread_listeners.h"
 
 namespace axiom::core {
 
@@ -19,12 +18,13 @@ std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<cpu::CpuBa
 namespace cpu {
 
 // Once, before any kernel runs, so that kernels only compute: OpenBLAS switches to the fastest
-// kernels this CPU can run (blas.cpp), AXIOM_NUM_THREADS reaches it (core/parallel.h), and
+// kernels this CPU can run (blas.cpp) and computes on the calling thread alone (matmul.cpp splits a
+// product over axiom's threads), and
 // AXIOM_SIMD_TARGET, when set, picks the SIMD target of the float32 kernels (vector_math.h).
 CpuBackend::CpuBackend() {
   vec::use_target_from_environment();
   (void)blas_kernels_report();
-  listen_to_thread_count(set_blas_threads);
+  set_blas_threads(1);
   (void)num_threads();
 }
 

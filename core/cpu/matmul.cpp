@@ -1,16 +1,21 @@
-// Matrix products through OpenBLAS: out[b] = a[b] @ b[b] for every batch index b. Views are
-// read in place where BLAS can (core/matrix_layout.h). Large float32 products go to oneDNN when
-// this build has it (onednn_gemm.h), in float32 or bfloat16 (core/launch.h: MatmulPrecision).
+// Matrix products: out[b] = a[b] @ b[b] for every batch index b. Views are read in place where
+// BLAS can (core/matrix_layout.h). A float32 GEMM goes to OpenBLAS or oneDNN, whichever this CPU
+// runs its shape faster (core/cpu/gemm_choice.h), in float32 or bfloat16 (core/matmul_precision.h);
+// float64 to OpenBLAS.
 //
-// How the work is spread over the cores (see also core/parallel.h):
-// - many small GEMMs (m*n*k <= 64^3, which OpenBLAS runs on the calling thread) are spread over
-//   TBB threads, one GEMM per task;
-// - large ones run one after another, each threaded by OpenBLAS; and x [B, T, D] @ w [D, E] with
-//   large matrices becomes one GEMM of [B*T, D] @ [D, E] when x's rows are evenly spaced.
+// How the work is spread over the cores (see also core/parallel.h): both libraries compute on
+// axiom's threads alone (OpenBLAS is told one thread, oneDNN's OpenMP one), so no second thread
+// pool spins while the next op runs.
+// - many small GEMMs (m*n*k <= 64^3) are spread over the threads, one GEMM per task;
+// - a large one is split into bands of rows or columns of c, one per thread (core/cpu/bands.h); and
+//   x [B, T, D] @ w [D, E] with large matrices becomes one GEMM of [B*T, D] @ [D, E] when x's rows
+//   are evenly spaced (core/matrix_layout.h: plan_product).
 #include <cblas.h>
 
-#include "core/cpu/onednn_gemm.h"
+#include "core/cpu/bands.h"
 #include "core/cpu/blas.h"
+#include "core/cpu/gemm_choice.h"
+#include "core/cpu/onednn_gemm.h"
 #include "core/cpu/cpu_backend.h"
 #include "core/cpu/loops.h"
 #include "core/matrix_layout.h"
@@ -21,21 +26,38 @@ namespace axiom::core::cpu {
 
 namespace {
 
-constexpr int64_t kSmallGemm = 64 * 64 * 64;  // m*n*k at or below which OpenBLAS uses one thread
+// c = a @ b (beta 0), or c += a @ b (beta 1), on this thread, in OpenBLAS.
+template <typename T>
+void openblas_gemm(const MatrixLayout& a, const MatrixLayout& b, const Band& band, int64_t k, const T* pa, const T* pb,
+                   T* pc, int64_t ldc, T beta) {
+  const T* a_band = pa + (a.transposed ? band.row : band.row * a.ld);        // rows [row, row + rows) of a
+  const T* b_band = pb + (b.transposed ? band.column * b.ld : band.column);  // columns of b
+  cpu::gemm<T>(a.transposed, b.transposed, band.rows, band.columns, k, T(1), a_band, a.ld, b_band, b.ld, beta,
+               pc + band.row * ldc + band.column, ldc);
+}
 
-// c = a @ b (beta 0), or c += a @ b (beta 1), with a and b as BLAS reads them. A large float32
-// product goes to oneDNN when this build has it, in the process's precision (core/launch.h:
-// MatmulPrecision); everything else to OpenBLAS.
+// c [m, n] = a @ b (beta 0) or c += a @ b (beta 1), split into `bands` bands run in parallel, in
+// the library chosen for this shape (float32) or OpenBLAS (float64).
 template <typename T>
 void gemm(const MatrixLayout& a, const MatrixLayout& b, int64_t m, int64_t n, int64_t k, const T* pa, const T* pb,
-          T* pc, T beta) {
+          T* pc, T beta, GemmLibrary library, int64_t bands) {
   if constexpr (std::is_same_v<T, float>) {
-    if (m * n * k > kSmallGemm && onednn_built()) {
+    if (library == GemmLibrary::onednn) {
       const bool bfloat16 = matmul_precision() == MatmulPrecision::bfloat16;
-      return onednn_gemm(a, b, m, n, k, pa, pb, pc, n, /*accumulate=*/beta != 0, bfloat16);
+      return onednn_gemm(a, b, m, n, k, pa, pb, pc, n, /*accumulate=*/beta != 0, bfloat16, bands);
     }
   }
-  cpu::gemm<T>(a.transposed, b.transposed, m, n, k, T(1), pa, a.ld, pb, b.ld, beta, pc, n);
+  const std::vector<Band> parts = bands_of(m, n, bands);
+  parallel_for(static_cast<int64_t>(parts.size()), 1, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) openblas_gemm<T>(a, b, parts[i], k, pa, pb, pc, n, beta);
+  });
+}
+
+// The library of `plan`'s GEMMs: float32 by this CPU's table, float64 always OpenBLAS.
+template <typename T>
+GemmLibrary library_for(const ProductPlan& plan) {
+  if constexpr (std::is_same_v<T, float>) return gemm_library_for(plan.gemm, plan.count);
+  return GemmLibrary::openblas;
 }
 
 template <typename T>
@@ -52,23 +74,25 @@ void matmul_typed(Tensor a, Tensor b, const Tensor& out, bool accumulate) {
   auto b_view = matrix_layout(k, n, b.stride(-2), b.stride(-1));
   if (!b_view) b = compact_matrices(b), b_view = matrix_layout(k, n, b.stride(-2), b.stride(-1));
 
+  const ProductPlan plan = plan_product(a, b);
+  const GemmLibrary library = library_for<T>(plan);
+  const bool large = is_large(plan.gemm);
+  const int64_t bands = large ? num_threads() : 1;
   T* c = out.data<T>();
-  if (a.dim() == 2) return gemm<T>(*a_view, *b_view, m, n, k, a.data<T>(), b.data<T>(), c, beta);
-  const bool large = m * n * k > kSmallGemm;
-  if (large && m > 1 && is_shared_across_batch(b) && !a_view->transposed && rows_fold_into_one_matrix(a)) {
-    return gemm<T>(*a_view, *b_view, out.numel() / n, n, k, a.data<T>(), b.data<T>(), c, beta);
+  if (plan.count == 1) {
+    return gemm<T>(*a_view, *b_view, plan.gemm.m, n, k, a.data<T>(), b.data<T>(), c, beta, library, bands);
   }
   const std::vector<int64_t> a_at = batch_offsets(a), b_at = batch_offsets(b);
-  const int64_t batches = static_cast<int64_t>(a_at.size());
   auto one_matrix = [&](int64_t i) {
-    gemm<T>(*a_view, *b_view, m, n, k, a.data<T>() + a_at[i], b.data<T>() + b_at[i], c + i * m * n, beta);
+    gemm<T>(*a_view, *b_view, m, n, k, a.data<T>() + a_at[i], b.data<T>() + b_at[i], c + i * m * n, beta, library,
+            bands);
   };
-  if (!large && batches > 1) {
-    parallel_for(batches, std::max<int64_t>(1, kSmallGemm / (m * n * k)), [&](int64_t begin, int64_t end) {
+  if (!large) {
+    parallel_for(plan.count, std::max<int64_t>(1, kSmallGemm / (m * n * k)), [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) one_matrix(i);
     });
   } else {
-    for (int64_t i = 0; i < batches; ++i) one_matrix(i);
+    for (int64_t i = 0; i < plan.count; ++i) one_matrix(i);
   }
 }
 

@@ -1,7 +1,8 @@
 // Large float32 products through oneDNN (see onednn_gemm.h). Each call:
 // 1. with bfloat16 operands, copies a and b into bfloat16 (compact, in the same orientation), in
 //    parallel over their lines (float32 operands are read in place);
-// 2. splits c into one band per thread and runs oneDNN's matmul of each band's rows of a and
+// 2. splits c into bands (one per thread for a product alone, one for each of a batch of small
+//    products spread over the threads: core/cpu/bands.h) and runs oneDNN's matmul of each band's rows of a and
 //    columns of b on axiom's threads (oneTBB), with a float32 output, adding onto c when
 //    accumulating. oneDNN's own OpenMP threads are not used: they would keep spinning after each
 //    product while axiom's threads run the next op (OpenMP reads its wait policy only at start-up).
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "core/cpu/allocator.h"
+#include "core/cpu/bands.h"
 #include "core/parallel.h"
 
 namespace axiom::core::cpu {
@@ -95,24 +97,6 @@ class Bfloat16Copy {
   HostBuffer buffer_;
   uint16_t* bits_;
 };
-
-// A part of the product: rows [row, row + rows) of c, or columns [column, column + columns).
-struct Part {
-  int64_t row, rows, column, columns;
-};
-
-// c split into `count` bands along its longer side (oneDNN would split it the same way over its
-// own threads; here each band runs on one of axiom's threads, so no second thread pool waits).
-std::vector<Part> parts_of(int64_t m, int64_t n, int64_t count) {
-  const bool by_rows = m >= n;
-  const int64_t length = by_rows ? m : n, bands = std::min(count, length);
-  std::vector<Part> parts;
-  for (int64_t i = 0; i < bands; ++i) {
-    const int64_t begin = length * i / bands, end = length * (i + 1) / bands;
-    parts.push_back(by_rows ? Part{begin, end - begin, 0, n} : Part{0, m, begin, end - begin});
-  }
-  return parts;
-}
 
 // What a compiled product is for: c's [rows, columns] and k, a's and b's strides, c's row stride,
 // whether it adds onto c, and whether a and b are bfloat16 (else float32).
@@ -195,7 +179,7 @@ class SignalsHeldBack {
 };
 
 // One band of c = a @ b, on this thread alone.
-void multiply_part(const Part& part, const Operand& a, const Operand& b, int64_t k, float* pc, int64_t ldc,
+void multiply_part(const Band& part, const Operand& a, const Operand& b, int64_t k, float* pc, int64_t ldc,
                    bool accumulate) {
   // oneDNN's own threads (OpenMP) stay unused: the bands are the parallelism. Told before the
   // product is compiled: oneDNN sizes some of its parallel loops (adding onto c) by the OpenMP
@@ -218,10 +202,10 @@ void multiply_part(const Part& part, const Operand& a, const Operand& b, int64_t
   stream.wait();
 }
 
-// c [m, n] = a @ b (+ c), split into one band per thread.
+// c [m, n] = a @ b (+ c), split into `bands` bands run in parallel.
 void multiply(const Operand& a, const Operand& b, int64_t m, int64_t n, int64_t k, float* pc, int64_t ldc,
-              bool accumulate) {
-  const std::vector<Part> parts = parts_of(m, n, num_threads());
+              bool accumulate, int64_t bands) {
+  const std::vector<Band> parts = bands_of(m, n, bands);
   try {
     parallel_for(static_cast<int64_t>(parts.size()), 1, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) multiply_part(parts[i], a, b, k, pc, ldc, accumulate);
@@ -244,10 +228,10 @@ std::string bfloat16_gemm_unavailable_reason() {
 }
 
 void onednn_gemm(const MatrixLayout& a, const MatrixLayout& b, int64_t m, int64_t n, int64_t k, const float* pa,
-                 const float* pb, float* pc, int64_t ldc, bool accumulate, bool bfloat16) {
-  if (!bfloat16) return multiply(float32_operand(a, pa), float32_operand(b, pb), m, n, k, pc, ldc, accumulate);
+                 const float* pb, float* pc, int64_t ldc, bool accumulate, bool bfloat16, int64_t bands) {
+  if (!bfloat16) return multiply(float32_operand(a, pa), float32_operand(b, pb), m, n, k, pc, ldc, accumulate, bands);
   const Bfloat16Copy a16(a, m, k, pa), b16(b, k, n, pb);
-  multiply(a16.operand(), b16.operand(), m, n, k, pc, ldc, accumulate);
+  multiply(a16.operand(), b16.operand(), m, n, k, pc, ldc, accumulate, bands);
 }
 
 }  // namespace axiom::core::cpu
@@ -263,7 +247,7 @@ std::string bfloat16_gemm_unavailable_reason() {
 }
 
 void onednn_gemm(const MatrixLayout&, const MatrixLayout&, int64_t, int64_t, int64_t, const float*, const float*,
-                 float*, int64_t, bool, bool) {
+                 float*, int64_t, bool, bool, int64_t) {
   throw Error("matmul", "this build of axiom has no oneDNN");
 }
 

@@ -35,8 +35,9 @@ std::string bfloat16_gemm_unavailable_reason();
 
 // c [m, n] (row stride ldc) = a @ b, or c += a @ b when accumulate; a [m, k] and b [k, n] as BLAS
 // reads them (core/matrix_layout.h). With `bfloat16`, a and b are first rounded to bfloat16
-// (round_to_bfloat16). c is split into one band of rows or columns per thread (core/parallel.h).
+// (round_to_bfloat16). c is split into `bands` bands of rows or columns, run in parallel
+// (core/cpu/bands.h): num_threads() for a product alone, 1 for one of a batch spread over the threads.
 void onednn_gemm(const MatrixLayout& a, const MatrixLayout& b, int64_t m, int64_t n, int64_t k, const float* pa,
-                 const float* pb, float* pc, int64_t ldc, bool accumulate, bool bfloat16);
+                 const float* pb, float* pc, int64_t ldc, bool accumulate, bool bfloat16, int64_t bands);
 
 }  // namespace axiom::core::cpu

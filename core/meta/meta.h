@@ -6,7 +6,10 @@
 //   const double flops = core::meta_flops();
 #pragma once
 
+#include <vector>
+
 #include "../device.h"
+#include "../gemm_shape.h"
 
 namespace axiom::core {
 
@@ -20,7 +23,16 @@ namespace axiom::core {
 // The elementwise ops, reductions and normalisations are not counted: next to these they are a few
 // percent of a transformer's arithmetic.
 double meta_flops();
-void reset_meta_flops();
+void reset_meta_flops();  // and meta_products()
+
+// The GEMMs behind those FLOPs, as the CPU runs them: each product's plan (core/matrix_layout.h:
+// plan_product), and each fused attention kernel's per-line, per-head GEMMs ([L, Dh] @ [Dh, L]
+// scores and [L, L] @ [L, Dh] mixing forward; four such backward). `times`: how often it ran.
+struct MetaProduct {
+  ProductPlan plan;
+  int64_t times = 0;
+};
+std::vector<MetaProduct> meta_products();  // since the last reset_meta_flops, in a fixed order
 
 // While one lives, the meta device fuses attention where `device`'s backend does (by default where
 // the CPU's does), on this thread, so a measurement on meta allocates what the same work allocates

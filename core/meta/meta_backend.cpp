@@ -4,8 +4,11 @@
 // without the memory or the time; and it counts the products' arithmetic (core/meta/meta.h).
 #include <atomic>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 #include "core/backend.h"
+#include "core/matrix_layout.h"
 #include "core/meta/meta.h"
 #include "core/tensor.h"
 
@@ -14,6 +17,31 @@ namespace axiom::core {
 namespace {
 
 std::atomic<double> flops{0};
+std::mutex products_mutex;
+std::map<std::pair<GemmShape, int64_t>, MetaProduct> products;  // by (shape, count)
+
+void record(const ProductPlan& plan) {
+  std::lock_guard lock(products_mutex);
+  MetaProduct& entry = products[{plan.gemm, plan.count}];
+  entry.plan = plan;
+  ++entry.times;
+}
+
+// The GEMMs of fused attention with probs [..., P, M] (P queries scored against M keys each) and
+// head width dh: one of each shape per (line, head) or block, spread over the threads.
+void record_attention(const Tensor& probs, int64_t dh, bool backward) {
+  const int64_t p = probs.size(-2), m = probs.size(-1), count = probs.numel() / std::max<int64_t>(1, p * m);
+  auto gemm = [&](GemmShape shape) { record({.gemm = shape, .count = count, .folded = false}); };
+  if (!backward) {
+    gemm({p, m, dh, false, true});   // S = Q K^T
+    gemm({p, dh, m, false, false});  // O = P V
+    return;
+  }
+  gemm({m, dh, p, true, false});   // dV = P^T dO
+  gemm({p, m, dh, false, true});   // dP = dO V^T
+  gemm({p, dh, m, false, false});  // dQ = dS K
+  gemm({m, dh, p, true, false});   // dK = dS^T Q
+}
 thread_local Device stands_for = Device::cpu();  // (a struct: no std::atomic of it without libatomic)
 
 // The feature width Dh of one head of qkv [..., 3D] split into `heads`.
@@ -43,10 +71,12 @@ class MetaBackend : public Backend {
   void attention(const Tensor& qkv, int, int64_t heads, const AttentionMask&, const Tensor&,
                  const Tensor& probs) override {
     flops += 4 * head_features(qkv, heads) * static_cast<double>(probs.numel());
+    record_attention(probs, static_cast<int64_t>(head_features(qkv, heads)), /*backward=*/false);
   }
   void attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor&, int, int64_t heads,
                           const AttentionMask&, const Tensor&) override {
     flops += 8 * head_features(qkv, heads) * static_cast<double>(probs.numel());
+    record_attention(probs, static_cast<int64_t>(head_features(qkv, heads)), /*backward=*/true);
   }
   bool attention_fuses(const AttentionMask& mask) const override { return backend(stands_for).attention_fuses(mask); }
   // out [..., 1, Dh] from keys_t [..., Dh, S]: S scores and S rows mixed for every output
@@ -55,8 +85,9 @@ class MetaBackend : public Backend {
     flops += 4 * static_cast<double>(out.numel()) * static_cast<double>(keys_t.size(-1));
   }
   // out [..., M, N] = a [..., M, K] @ b [..., K, N]
-  void matmul(const Tensor& a, const Tensor&, const Tensor& out, bool) override {
+  void matmul(const Tensor& a, const Tensor& b, const Tensor& out, bool) override {
     flops += 2 * static_cast<double>(out.numel()) * static_cast<double>(a.size(-1));
+    if (out.numel() > 0 && a.size(-1) > 0) record(plan_product(a, b));
   }
   void layer_norm(const Tensor&, const Tensor&, const Tensor&, double, const Tensor&, const Tensor&,
                   const Tensor&) override {}
@@ -79,7 +110,18 @@ class MetaBackend : public Backend {
 }  // namespace
 
 double meta_flops() { return flops.load(); }
-void reset_meta_flops() { flops = 0; }
+void reset_meta_flops() {
+  flops = 0;
+  std::lock_guard lock(products_mutex);
+  products.clear();
+}
+
+std::vector<MetaProduct> meta_products() {
+  std::lock_guard lock(products_mutex);
+  std::vector<MetaProduct> all;
+  for (const auto& [key, product] : products) all.push_back(product);
+  return all;
+}
 
 MetaStandsFor::MetaStandsFor(Device device) : previous_(stands_for) { stands_for = device; }
 MetaStandsFor::~MetaStandsFor() { stands_for = previous_; }

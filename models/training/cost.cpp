@@ -23,7 +23,8 @@ Cost measured(Work&& work) {
   work();
   const double cpu_peak = static_cast<double>(core::allocation_stats(DeviceType::cpu).peak_bytes) - cpu_before;
   return {.peak_bytes = static_cast<double>(core::allocation_stats(DeviceType::meta).peak_bytes) + cpu_peak,
-          .flops = core::meta_flops()};
+          .flops = core::meta_flops(),
+          .products = core::meta_products()};
 }
 
 // The model `config` describes, made on meta (nothing drawn), with parameters of `dtype`.

@@ -10,6 +10,9 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
+
+#include "../../core/meta/meta.h"
 
 #include "../../data/loader.h"
 #include "../model_config.h"
@@ -17,8 +20,9 @@
 namespace axiom::models {
 
 struct Cost {
-  double peak_bytes = 0;  // the most bytes alive at once during the work, the parameters included
-  double flops = 0;       // the work's products and attention (core/meta/meta.h counts them)
+  double peak_bytes = 0;                    // the most bytes alive at once during the work, the parameters included
+  double flops = 0;                         // the work's products and attention (core/meta/meta.h counts them)
+  std::vector<core::MetaProduct> products;  // the GEMMs behind those FLOPs, as the CPU runs them
 };
 
 // How the measured run is set up: the device it stands for (meta fuses attention where that

@@ -1,0 +1,50 @@
+// The machine's limit for a piece of work's matrix products: each GEMM shape it runs (as the
+// shape-only device recorded it: core/meta/meta.h, meta_products) timed in OpenBLAS and in oneDNN,
+// both on axiom's threads as core/cpu/matmul.cpp runs them, in the same run. The better of the two
+// is the best rate this machine reaches on that shape; the work's products at those rates are the
+// time no implementation on these libraries beats; the library core/cpu/gemm_choice.h chooses is
+// what axiom runs.
+//
+//   const models::Cost step = models::measured_training_cost(config, batch);
+//   const ProductsLimit limit = limit_of(time_products(step.products));
+//   limit.best_seconds / step_seconds;  // the step's share of the limit: 1 is the machine's best
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/cpu/gemm_choice.h"
+#include "core/gemm_shape.h"
+#include "core/meta/meta.h"
+
+namespace axiom::bench {
+
+// One plan (`count` GEMMs of one shape, run `times` in the work), timed in both libraries.
+struct PlanTiming {
+  core::ProductPlan plan;
+  int64_t times = 1;
+  double openblas_seconds = 0;  // one run of the plan
+  double onednn_seconds = 0;    // 0 in a build without oneDNN
+  core::cpu::GemmLibrary chosen = core::cpu::GemmLibrary::openblas;
+
+  double flops() const;  // of one run: 2 m n k count
+  double best_seconds() const;
+  double chosen_seconds() const;
+  core::cpu::GemmLibrary faster() const;
+  std::string name() const;  // "25088x512x128_NT_x1": m x n x k, a and b (N plain, T transposed), count
+};
+
+// Times one run of `plan` in each library: a float32 product of random operands with the plan's
+// shape, transposes and count, through the CPU backend with the library forced (ForcedGemmLibrary).
+PlanTiming time_plan(const core::ProductPlan& plan, int64_t times = 1);
+std::vector<PlanTiming> time_products(const std::vector<core::MetaProduct>& products);
+
+// A work's products summed: seconds at the better library's rate and at the chosen library's, and
+// their FLOPs (each plan counted `times`).
+struct ProductsLimit {
+  double best_seconds = 0, chosen_seconds = 0, flops = 0;
+};
+ProductsLimit limit_of(const std::vector<PlanTiming>& timings);
+
+}  // namespace axiom::bench

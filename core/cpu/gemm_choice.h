@@ -1,0 +1,70 @@
+// Which library multiplies a float32 GEMM on this CPU: OpenBLAS or oneDNN, by measurement.
+//
+// Neither library is faster at every shape, and which one wins depends on the CPU: `axiom bench
+// products` times both on every size of `axiom bench ops` and every product shape of the `tiny`,
+// `small` and `medium` training steps, and `--write-table` writes the winners of the SIMD target
+// at hand into gemm_choice_table.inc (one block of rows per target: AVX3, AVX2...). A product takes
+// the library of the table's nearest row of its target (the same transposes; distance in log2 of
+// m, n, k and the count); a target the table lacks keeps the rule the table replaced: oneDNN above
+// 64^3 multiply-adds, OpenBLAS below. float64 products always go to OpenBLAS.
+//
+//   GemmLibrary library = gemm_library_for({.m = 25088, .n = 512, .k = 128}, 1);
+//   { ForcedGemmLibrary openblas(GemmLibrary::openblas); core::matmul(a, b); }  // a benchmark's or test's choice
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "core/matrix_layout.h"
+
+namespace axiom::core::cpu {
+
+enum class GemmLibrary { openblas, onednn };
+std::string_view to_string(GemmLibrary library);
+
+// One row of the table: on SIMD target `target` (core/cpu/vector_math.h: vec::target()), `count`
+// GEMMs of shape `gemm` ran fastest in `library`.
+struct GemmChoice {
+  std::string_view target;
+  GemmShape gemm;
+  int64_t count;
+  GemmLibrary library;
+};
+
+// The rows of gemm_choice_table.inc, every target's.
+std::span<const GemmChoice> gemm_choice_table();
+
+// The library of the row of `table` on `target` nearest to (`gemm`, `count`), among those with
+// the same transposes; the old size rule where there is none. Only a build with oneDNN may choose it.
+GemmLibrary choose_gemm_library(std::span<const GemmChoice> table, std::string_view target, const GemmShape& gemm,
+                                int64_t count);
+
+// What a float32 product of this process takes: a forced library if one is; oneDNN for a large one
+// while products multiply in bfloat16 (core/matmul_precision.h: only oneDNN's do); else the table's
+// choice on this CPU's SIMD target. Counted in gemm_library_calls().
+GemmLibrary gemm_library_for(const GemmShape& gemm, int64_t count);
+
+// The float32 products run by each library since the process started (one per matmul call).
+struct GemmLibraryCalls {
+  int64_t openblas = 0, onednn = 0;
+};
+GemmLibraryCalls gemm_library_calls();
+
+// While one lives, every float32 product of the process runs in `library` (benchmarks, tests).
+// Refuses oneDNN in a build without it.
+class ForcedGemmLibrary {
+ public:
+  explicit ForcedGemmLibrary(GemmLibrary library);
+  ~ForcedGemmLibrary();
+  ForcedGemmLibrary(const ForcedGemmLibrary&) = delete;
+  ForcedGemmLibrary& operator=(const ForcedGemmLibrary&) = delete;
+
+ private:
+  std::optional<GemmLibrary> previous_;
+};
+
+}  // namespace axiom::core::cpu
