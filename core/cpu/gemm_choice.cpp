@@ -3,6 +3,10 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/cpu/onednn_gemm.h"
@@ -32,6 +36,21 @@ double distance(const GemmShape& a, int64_t a_count, const GemmShape& b, int64_t
 
 GemmLibrary size_rule(const GemmShape& gemm) {
   return is_large(gemm) && onednn_built() ? GemmLibrary::onednn : GemmLibrary::openblas;
+}
+
+// The table's choice for this CPU's target, remembered per shape: a search of the table takes
+// microseconds, as long as a small product itself.
+GemmLibrary remembered_choice(const GemmShape& gemm, int64_t count) {
+  static std::mutex mutex;
+  static std::map<std::tuple<GemmShape, int64_t, std::string>, GemmLibrary> choices;
+  const std::string target = vec::target();
+  std::lock_guard lock(mutex);
+  auto key = std::tuple{gemm, count, target};
+  if (const auto found = choices.find(key); found != choices.end()) return found->second;
+  if (choices.size() >= 4096) choices.clear();  // shapes that keep changing: start over
+  const GemmLibrary library = choose_gemm_library(table(), target, gemm, count);
+  choices.emplace(std::move(key), library);
+  return library;
 }
 
 // The forced library (ForcedGemmLibrary): -1 for none, else a GemmLibrary.
@@ -65,7 +84,7 @@ GemmLibrary gemm_library_for(const GemmShape& gemm, int64_t count) {
   const bool bfloat16 = matmul_precision() == MatmulPrecision::bfloat16 && is_large(gemm);
   const GemmLibrary library = forced_now >= 0 ? static_cast<GemmLibrary>(forced_now)
                               : bfloat16      ? GemmLibrary::onednn  // (set_matmul_precision checked it is built)
-                                              : choose_gemm_library(table(), vec::target(), gemm, count);
+                                              : remembered_choice(gemm, count);
   (library == GemmLibrary::onednn ? onednn_calls : openblas_calls).fetch_add(1);
   return library;
 }
