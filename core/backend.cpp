@@ -67,6 +67,11 @@ MachineMemory Backend::memory() { return machine_memory(); }
 
 std::string Backend::matmul_precision_unavailable(MatmulPrecision) const { return ""; }
 
+void Backend::linear(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out) {
+  copy(bias.expand(out.shape()), out);
+  matmul(a, b, out, /*accumulate=*/true);
+}
+
 void Backend::check_indices(const IndexBounds& bounds, const Tensor& index) {
   bounds.check(index.to_vector<int64_t>(), index.shape());
 }

@@ -131,6 +131,10 @@ class Backend {
   // out[..., M, N] = a[..., M, K] @ b[..., K, N]; a and b expanded to out's batch shape. With
   // `accumulate`, out += a @ b instead (out holds values already: a bias, say).
   virtual void matmul(const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate) = 0;
+  // out[..., M, N] = a @ b + bias, bias [N] (contiguous) added to every row. This default writes the
+  // bias into out and accumulates the product onto it; a backend whose library adds a bias as it
+  // writes the product (the CPU's oneDNN) saves those two passes over out.
+  virtual void linear(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out);
   // Over the last axis: out = (x - mean) * rstd * weight + bias; weight and bias ([D], contiguous)
   // may be undefined.
   // mean and rstd have x's shape without its last axis.

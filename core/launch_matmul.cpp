@@ -81,10 +81,8 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   if (weight.dim() != 2 || bias.shape() != Shape{weight.size(1)}) {
     throw Error("linear", "needs weight [K, N] and bias [N], got ", weight.shape(), " and ", bias.shape());
   }
-  // out = bias in every row, then out += x @ weight in the same pass as the product (BLAS's beta = 1)
   Tensor out = empty(p.out_shape, x.dtype(), x.device());
-  backend(x.device()).copy(bias.expand(p.out_shape), out);
-  backend(x.device()).matmul(p.a, p.b, out, /*accumulate=*/true);
+  backend(x.device()).linear(p.a, p.b, bias.contiguous(), out);
   return unvectored(out, p);
 }
 

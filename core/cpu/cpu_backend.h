@@ -34,6 +34,7 @@ class CpuBackend : public Backend {
               int64_t correction) override;
   void softmax(const Tensor& x, int axis, bool log, const Tensor& out) override;
   void matmul(const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate) override;
+  void linear(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out) override;
   void attention(const Tensor& qkv, int axis, int64_t heads, const AttentionMask& mask, const Tensor& out,
                  const Tensor& probs) override;
   bool attention_fuses(const AttentionMask&) const override { return true; }  // block patterns too

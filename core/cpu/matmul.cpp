@@ -37,14 +37,16 @@ void openblas_gemm(const MatrixLayout& a, const MatrixLayout& b, const Band& ban
 }
 
 // c [m, n] = a @ b (beta 0) or c += a @ b (beta 1), split into `bands` bands run in parallel, in
-// the library chosen for this shape (float32) or OpenBLAS (float64).
+// the library chosen for this shape (float32) or OpenBLAS (float64). A bias [n] (oneDNN's alone)
+// is added to every row as the product is written.
 template <typename T>
 void gemm(const MatrixLayout& a, const MatrixLayout& b, int64_t m, int64_t n, int64_t k, const T* pa, const T* pb,
-          T* pc, T beta, GemmLibrary library, int64_t bands) {
+          T* pc, T beta, GemmLibrary library, int64_t bands, const T* bias = nullptr) {
   if constexpr (std::is_same_v<T, float>) {
     if (library == GemmLibrary::onednn) {
       const bool bfloat16 = matmul_precision() == MatmulPrecision::bfloat16;
-      return onednn_gemm(a, b, m, n, k, pa, pb, pc, n, /*accumulate=*/beta != 0, bfloat16, bands);
+      return onednn_gemm(a, b, m, n, k, pa, pb, {.c = pc, .ldc = n, .accumulate = beta != 0, .bias = bias}, bfloat16,
+                         bands);
     }
   }
   const std::vector<Band> parts = bands_of(m, n, bands);
@@ -60,15 +62,27 @@ GemmLibrary library_for(const ProductPlan& plan) {
   return GemmLibrary::openblas;
 }
 
+// Every row of out [..., N] (contiguous) set to bias [N].
 template <typename T>
-void matmul_typed(Tensor a, Tensor b, const Tensor& out, bool accumulate) {
+void fill_rows(const Tensor& out, const T* bias) {
+  const int64_t n = out.size(-1), rows = out.numel() / n;
+  T* rows_at = out.data<T>();
+  parallel_for(rows, std::max<int64_t>(1, kGrain / n), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) std::copy(bias, bias + n, rows_at + i * n);
+  });
+}
+
+// out = a @ b, out += a @ b (accumulate) or out = a @ b + bias (bias [N], or null).
+template <typename T>
+void matmul_typed(Tensor a, Tensor b, const Tensor& out, bool accumulate, const T* bias = nullptr) {
   const int64_t m = a.size(-2), k = a.size(-1), n = b.size(-1);
   if (m == 0 || n == 0) return;
-  if (k == 0) {  // an empty sum: zeros (or nothing to add)
+  if (k == 0) {  // an empty sum: zeros, the bias, or nothing to add
+    if (bias) return fill_rows(out, bias);
     if (!accumulate) std::fill(out.data<T>(), out.data<T>() + out.numel(), T(0));
     return;
   }
-  const T beta = accumulate ? T(1) : T(0);
+  T beta = accumulate ? T(1) : T(0);
   auto a_view = matrix_layout(m, k, a.stride(-2), a.stride(-1));
   if (!a_view) a = compact_matrices(a), a_view = matrix_layout(m, k, a.stride(-2), a.stride(-1));
   auto b_view = matrix_layout(k, n, b.stride(-2), b.stride(-1));
@@ -78,9 +92,13 @@ void matmul_typed(Tensor a, Tensor b, const Tensor& out, bool accumulate) {
   const GemmLibrary library = library_for<T>(plan);
   const bool large = is_large(plan.gemm);
   const int64_t bands = large ? num_threads() : 1;
+  if (bias && !(library == GemmLibrary::onednn && plan.count == 1)) {  // the bias first, the product added onto it
+    fill_rows(out, bias);
+    bias = nullptr, beta = T(1);
+  }
   T* c = out.data<T>();
   if (plan.count == 1) {
-    return gemm<T>(*a_view, *b_view, plan.gemm.m, n, k, a.data<T>(), b.data<T>(), c, beta, library, bands);
+    return gemm<T>(*a_view, *b_view, plan.gemm.m, n, k, a.data<T>(), b.data<T>(), c, beta, library, bands, bias);
   }
   const std::vector<int64_t> a_at = batch_offsets(a), b_at = batch_offsets(b);
   auto one_matrix = [&](int64_t i) {
@@ -100,6 +118,10 @@ void matmul_typed(Tensor a, Tensor b, const Tensor& out, bool accumulate) {
 
 void CpuBackend::matmul(const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate) {
   dispatch_floating("matmul", a.dtype(), [&]<typename T>() { matmul_typed<T>(a, b, out, accumulate); });
+}
+
+void CpuBackend::linear(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out) {
+  dispatch_floating("linear", a.dtype(), [&]<typename T>() { matmul_typed<T>(a, b, out, false, bias.data<T>()); });
 }
 
 }  // namespace axiom::core::cpu

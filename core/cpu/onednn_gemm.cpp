@@ -22,6 +22,7 @@
 #include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "core/cpu/allocator.h"
@@ -99,8 +100,13 @@ class Bfloat16Copy {
 };
 
 // What a compiled product is for: c's [rows, columns] and k, a's and b's strides, c's row stride,
-// whether it adds onto c, and whether a and b are bfloat16 (else float32).
-using ProductKey = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, bool>;
+// whether it adds onto c, whether a and b are bfloat16 (else float32), and whether it adds a bias.
+using ProductKey = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, bool, bool>;
+
+// A bias of `columns` float32 numbers, added to every row: [1, columns].
+memory::desc bias_desc(int64_t columns) {
+  return memory::desc({1, columns}, memory::data_type::f32, memory::dims{columns, 1});
+}
 
 // A compiled product and the scratch memory each run of it needs.
 struct CompiledProduct {
@@ -118,7 +124,7 @@ class CompiledProducts {
     auto found = products_.find(key);
     if (found == products_.end()) {
       if (products_.size() >= 1024) products_.clear();  // shapes that keep changing: start over
-      found = products_.emplace(key, compile(a, b, c, std::get<8>(key))).first;
+      found = products_.emplace(key, compile(a, b, c, std::get<8>(key), std::get<10>(key))).first;
     }
     return found->second;
   }
@@ -126,7 +132,8 @@ class CompiledProducts {
   const dnnl::engine& engine() const { return engine_; }
 
  private:
-  CompiledProduct compile(const memory::desc& a, const memory::desc& b, const memory::desc& c, bool accumulate) const {
+  CompiledProduct compile(const memory::desc& a, const memory::desc& b, const memory::desc& c, bool accumulate,
+                          bool bias) const {
     dnnl::primitive_attr attributes;
     attributes.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     if (accumulate) {
@@ -134,7 +141,9 @@ class CompiledProducts {
       add_onto_c.append_sum(1.0f);
       attributes.set_post_ops(add_onto_c);
     }
-    const dnnl::matmul::primitive_desc compiled(dnnl::matmul::desc(a, b, c), attributes, engine_);
+    const dnnl::matmul::desc product =
+        bias ? dnnl::matmul::desc(a, b, bias_desc(c.dims()[1]), c) : dnnl::matmul::desc(a, b, c);
+    const dnnl::matmul::primitive_desc compiled(product, attributes, engine_);
     return {dnnl::matmul(compiled), compiled.scratchpad_desc()};
   }
 
@@ -179,36 +188,42 @@ class SignalsHeldBack {
 };
 
 // One band of c = a @ b, on this thread alone.
-void multiply_part(const Band& part, const Operand& a, const Operand& b, int64_t k, float* pc, int64_t ldc,
-                   bool accumulate) {
+void multiply_part(const Band& part, const Operand& a, const Operand& b, int64_t k, const GemmOutput& out) {
   // oneDNN's own threads (OpenMP) stay unused: the bands are the parallelism. Told before the
   // product is compiled: oneDNN sizes some of its parallel loops (adding onto c) by the OpenMP
   // thread count of the thread compiling it, at that moment (else the core count).
   omp_set_num_threads(1);
   CompiledProducts& products = compiled_products();
   const memory::desc a_part = a.desc(part.rows, k), b_part = b.desc(k, part.columns);
-  const memory::desc c_part({part.rows, part.columns}, memory::data_type::f32, memory::dims{ldc, 1});
-  const ProductKey key{part.rows,    part.columns, k,   a.row_stride, a.col_stride,
-                       b.row_stride, b.col_stride, ldc, accumulate,   a.type == memory::data_type::bf16};
+  const memory::desc c_part({part.rows, part.columns}, memory::data_type::f32, memory::dims{out.ldc, 1});
+  const ProductKey key{part.rows,          part.columns, k,       a.row_stride,   a.col_stride,
+                       b.row_stride,       b.col_stride, out.ldc, out.accumulate, a.type == memory::data_type::bf16,
+                       out.bias != nullptr};
   const CompiledProduct compiled = products.get(key, a_part, b_part, c_part);
   const HostBuffer scratch(compiled.scratchpad.get_size());
   const dnnl::engine& engine = products.engine();
+  std::unordered_map<int, memory> arguments = {
+      {DNNL_ARG_SRC, memory(a_part, engine, a.at(part.row, 0))},
+      {DNNL_ARG_WEIGHTS, memory(b_part, engine, b.at(0, part.column))},
+      {DNNL_ARG_DST, memory(c_part, engine, out.c + part.row * out.ldc + part.column)},
+      {DNNL_ARG_SCRATCHPAD, memory(compiled.scratchpad, engine, scratch.data())}};
+  if (out.bias) {
+    arguments.emplace(DNNL_ARG_BIAS,
+                      memory(bias_desc(part.columns), engine, const_cast<float*>(out.bias + part.column)));
+  }
   dnnl::stream stream(engine);
   const SignalsHeldBack held_back;
-  compiled.product.execute(stream, {{DNNL_ARG_SRC, memory(a_part, engine, a.at(part.row, 0))},
-                                    {DNNL_ARG_WEIGHTS, memory(b_part, engine, b.at(0, part.column))},
-                                    {DNNL_ARG_DST, memory(c_part, engine, pc + part.row * ldc + part.column)},
-                                    {DNNL_ARG_SCRATCHPAD, memory(compiled.scratchpad, engine, scratch.data())}});
+  compiled.product.execute(stream, arguments);
   stream.wait();
 }
 
-// c [m, n] = a @ b (+ c), split into `bands` bands run in parallel.
-void multiply(const Operand& a, const Operand& b, int64_t m, int64_t n, int64_t k, float* pc, int64_t ldc,
-              bool accumulate, int64_t bands) {
+// c [m, n] = a @ b (+ c) (+ bias), split into `bands` bands run in parallel.
+void multiply(const Operand& a, const Operand& b, int64_t m, int64_t n, int64_t k, const GemmOutput& out,
+              int64_t bands) {
   const std::vector<Band> parts = bands_of(m, n, bands);
   try {
     parallel_for(static_cast<int64_t>(parts.size()), 1, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) multiply_part(parts[i], a, b, k, pc, ldc, accumulate);
+      for (int64_t i = begin; i < end; ++i) multiply_part(parts[i], a, b, k, out);
     });
   } catch (const dnnl::error& e) {
     throw Error("matmul", "oneDNN's product of [", m, ", ", k, "] and [", k, ", ", n, "] failed: ", e.what());
@@ -228,10 +243,10 @@ std::string bfloat16_gemm_unavailable_reason() {
 }
 
 void onednn_gemm(const MatrixLayout& a, const MatrixLayout& b, int64_t m, int64_t n, int64_t k, const float* pa,
-                 const float* pb, float* pc, int64_t ldc, bool accumulate, bool bfloat16, int64_t bands) {
-  if (!bfloat16) return multiply(float32_operand(a, pa), float32_operand(b, pb), m, n, k, pc, ldc, accumulate, bands);
+                 const float* pb, const GemmOutput& out, bool bfloat16, int64_t bands) {
+  if (!bfloat16) return multiply(float32_operand(a, pa), float32_operand(b, pb), m, n, k, out, bands);
   const Bfloat16Copy a16(a, m, k, pa), b16(b, k, n, pb);
-  multiply(a16.operand(), b16.operand(), m, n, k, pc, ldc, accumulate, bands);
+  multiply(a16.operand(), b16.operand(), m, n, k, out, bands);
 }
 
 }  // namespace axiom::core::cpu
@@ -247,7 +262,7 @@ std::string bfloat16_gemm_unavailable_reason() {
 }
 
 void onednn_gemm(const MatrixLayout&, const MatrixLayout&, int64_t, int64_t, int64_t, const float*, const float*,
-                 float*, int64_t, bool, bool, int64_t) {
+                 const GemmOutput&, bool, int64_t) {
   throw Error("matmul", "this build of axiom has no oneDNN");
 }
 

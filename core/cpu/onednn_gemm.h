@@ -33,11 +33,20 @@ bool onednn_built();
 // without AVX-512 BF16, where they would be slower than float32 ones).
 std::string bfloat16_gemm_unavailable_reason();
 
-// c [m, n] (row stride ldc) = a @ b, or c += a @ b when accumulate; a [m, k] and b [k, n] as BLAS
-// reads them (core/matrix_layout.h). With `bfloat16`, a and b are first rounded to bfloat16
-// (round_to_bfloat16). c is split into `bands` bands of rows or columns, run in parallel
-// (core/cpu/bands.h): num_threads() for a product alone, 1 for one of a batch spread over the threads.
+// Where a product goes: c [m, n] with row stride ldc, replaced by the product or, when
+// `accumulate`, added onto; and a bias [n] (or none) added to every row as the product is written.
+struct GemmOutput {
+  float* c;
+  int64_t ldc;
+  bool accumulate = false;
+  const float* bias = nullptr;
+};
+
+// out = a @ b; a [m, k] and b [k, n] as BLAS reads them (core/matrix_layout.h). With `bfloat16`,
+// a and b are first rounded to bfloat16 (round_to_bfloat16). c is split into `bands` bands of rows
+// or columns, run in parallel (core/cpu/bands.h): num_threads() for a product alone, 1 for one of a
+// batch spread over the threads.
 void onednn_gemm(const MatrixLayout& a, const MatrixLayout& b, int64_t m, int64_t n, int64_t k, const float* pa,
-                 const float* pb, float* pc, int64_t ldc, bool accumulate, bool bfloat16, int64_t bands);
+                 const float* pb, const GemmOutput& out, bool bfloat16, int64_t bands);
 
 }  // namespace axiom::core::cpu

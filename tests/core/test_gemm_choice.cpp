@@ -3,7 +3,7 @@
 // - the nearest row of the CPU's target and the same transposes decides; no row: the size rule;
 // - core::matmul uses the table of this CPU's SIMD target (gemm_library_calls counts each library);
 // - both libraries, forced, split a large product into bands of rows or of columns and read
-//   transposed operands in place: each against a plain loop in double;
+//   transposed operands in place, and linear adds its bias: each against a plain loop in double;
 // - the shape-only device records the CPU's plans and the fused attention's GEMMs (meta_products).
 #include <algorithm>
 #include <optional>
@@ -38,7 +38,13 @@ void check_product(int64_t m, int64_t n, int64_t k, bool a_transposed, bool b_tr
                                 : random_tensor({k, n}, Dtype::float32, gen);
   const core::ProductPlan plan = core::plan_product(a, b);
   CHECK(plan.gemm == GemmShape{m, n, k, a_transposed, b_transposed});
-  check_close(core::matmul(a, b), product_reference(a, b, unchanged), matmul_tolerance(Dtype::float32, k), "matmul");
+  const std::vector<double> product = product_reference(a, b, unchanged);
+  check_close(core::matmul(a, b), product, matmul_tolerance(Dtype::float32, k), "matmul");
+  // linear: the bias added as the product is written (oneDNN) or written first (OpenBLAS)
+  const Tensor bias = random_tensor({n}, Dtype::float32, gen);
+  std::vector<double> with_bias = product;
+  for (size_t i = 0; i < with_bias.size(); ++i) with_bias[i] += bias.at({static_cast<int64_t>(i) % n});
+  check_close(core::linear(a, b, bias), with_bias, matmul_tolerance(Dtype::float32, k), "linear");
 }
 
 // The row of `library` on this CPU's target that the size rule would not choose, the smallest such;
@@ -123,14 +129,14 @@ TEST_SUITE("gemm_choice") {
       }
       SUBCASE("the forced library is the one counted, and the choice returns after") {
         const core::cpu::GemmLibraryCalls before = core::cpu::gemm_library_calls();
-        check_product(9, 7, 5, false, false);
+        check_product(9, 7, 5, false, false);  // a product and a linear
         const core::cpu::GemmLibraryCalls after = core::cpu::gemm_library_calls();
-        CHECK((library == GemmLibrary::onednn ? after.onednn - before.onednn : after.openblas - before.openblas) == 1);
+        CHECK((library == GemmLibrary::onednn ? after.onednn - before.onednn : after.openblas - before.openblas) == 2);
       }
     }
     const core::cpu::GemmLibraryCalls before = core::cpu::gemm_library_calls();
     check_product(9, 7, 5, false, false);  // no library forced any more: the table's, OpenBLAS at this size
-    CHECK(core::cpu::gemm_library_calls().openblas - before.openblas == 1);
+    CHECK(core::cpu::gemm_library_calls().openblas - before.openblas == 2);
   }
 
   TEST_CASE("plans: a batch sharing its weight folds into one tall GEMM, a batch of its own does not") {

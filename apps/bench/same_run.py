@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""The training-step table of apps/bench/README.md, from one run on this CPU.
+
+Runs `axiom bench train --json` (and optionally an older axiom build and PyTorch's
+torch_reference.py) for each config, the sides alternating, for --rounds rounds, and prints
+a markdown table of the medians: step time, the step's products at the best GEMM rate of
+the same run (OpenBLAS or oneDNN, shape by shape: apps/bench/products.h) and the step's
+share of that limit, named with the CPU model, its ISA and the date.
+
+    /usr/bin/python3 apps/bench/same_run.py --configs tiny,small,medium --rounds 5 \\
+        [--before /tmp/before/build/apps/axiom] [--torch] [--matmul bfloat16]
+"""
+import argparse
+import datetime
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def cpu_description():
+    """'AMD EPYC (AVX2, AVX-512, AVX512-BF16)': lscpu's model name and the vector ISA it reports."""
+    text = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
+    model = re.search(r"Model name:\s*(.+)", text)
+    flags_line = re.search(r"Flags:\s*(.+)", text)
+    flags = set(flags_line.group(1).split()) if flags_line else set()
+    isa = [name for flag, name in (("avx2", "AVX2"), ("avx512f", "AVX-512"), ("avx512_bf16", "AVX512-BF16"),
+                                   ("amx_bf16", "AMX")) if flag in flags]
+    return f"{model.group(1).strip() if model else 'unknown CPU'} ({', '.join(isa) or 'no AVX2'})"
+
+
+def figures(command):
+    """{case: (value, ratio)} of one benchmark run's JSON lines."""
+    run = subprocess.run(command, capture_output=True, text=True)
+    if run.returncode != 0:
+        sys.exit(f"same_run: {' '.join(command)} failed:\n{run.stderr}")
+    found = {}
+    for line in run.stdout.splitlines():
+        if line.startswith("{"):
+            record = json.loads(line)
+            found[record["case"]] = (record["value"], record.get("ratio"))
+    return found
+
+
+def sides(args, config):
+    """The commands of one round for `config`, by side name."""
+    commands = {}
+    if args.before:
+        commands["before"] = [args.before, "bench", "train", "--config", config, "--json", "--threads", str(args.threads)]
+    commands["axiom"] = [args.axiom, "bench", "train", "--config", config, "--json", "--threads", str(args.threads),
+                         "--matmul", args.matmul]
+    if args.torch:
+        autocast = ["--autocast", "bfloat16"] if args.matmul == "bfloat16" else []
+        commands["pytorch"] = [sys.executable, os.path.join(HERE, "torch_reference.py"), "train", "--config", config,
+                               "--threads", str(args.threads), "--json"] + autocast
+    return commands
+
+
+def median(runs, side, case):
+    values = [run[case][0] for run in runs[side] if case in run]
+    return statistics.median(values) if values else None
+
+
+def row(config, runs, args):
+    step = {side: median(runs, side, f"{config}_step") for side in runs}
+    limit = median(runs, "axiom", f"{config}_products_at_best_rate")
+    cells = [config]
+    if args.before:
+        cells.append(f"{step['before']:.2f} s")
+    cells.append(f"{step['axiom']:.2f} s")
+    if args.torch:
+        cells += [f"{step['pytorch']:.2f} s", f"{step['axiom'] / step['pytorch']:.2f}"]
+    share = [run[f"{config}_products_at_best_rate"][0] / run[f"{config}_step"][0] for run in runs["axiom"]]
+    cells += [f"{limit:.2f} s", f"{statistics.median(share):.2f} ({min(share):.2f}-{max(share):.2f})"]
+    return "| " + " | ".join(cells) + " |"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--axiom", default="build/apps/axiom")
+    parser.add_argument("--before", help="an older axiom binary to time beside it")
+    parser.add_argument("--torch", action="store_true", help="PyTorch's step too (torch_reference.py)")
+    parser.add_argument("--configs", default="tiny,small,medium")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--matmul", choices=["float32", "bfloat16"], default="float32")
+    args = parser.parse_args()
+
+    header = ["training step"] + (["before"] if args.before else []) + ["axiom"]
+    header += ["PyTorch", "axiom / PyTorch"] if args.torch else []
+    header += ["products at the best rate", "limit / step (range)"]
+    lines = []
+    for config in args.configs.split(","):
+        runs = {}
+        for _ in range(args.rounds):
+            for side, command in sides(args, config).items():
+                runs.setdefault(side, []).append(figures(command))
+                print(f"  {config} {side}: {runs[side][-1].get(config + '_step', ('?',))[0]}", file=sys.stderr)
+        lines.append(row(config, runs, args))
+    print(f"{cpu_description()}, {args.threads} threads, {args.matmul} products, medians of {args.rounds} "
+          f"alternating runs, {datetime.date.today()}:\n")
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

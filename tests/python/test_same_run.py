@@ -1,0 +1,55 @@
+"""apps/bench/same_run.py, the script that makes the README's training-step table: it runs each
+side in turn, round after round, and prints medians. Here the sides are stand-ins that print
+known figures, one set per run, so that the medians and ratios can be checked exactly."""
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+
+from conftest import SOURCE_DIR
+
+SCRIPT = os.path.join(SOURCE_DIR, "apps", "bench", "same_run.py")
+
+# A stand-in for `axiom bench train --json`: the step of its N-th run is STEPS[N] (a counter
+# file beside it), its products at the best rate always 1.0 s.
+FAKE_AXIOM = """#!/bin/sh
+counter="$0.count"
+n=$(cat "$counter" 2>/dev/null || echo 0)
+echo $((n + 1)) > "$counter"
+step=$(echo "{steps}" | cut -d' ' -f$((n + 1)))
+config=$4
+echo "some text line"
+echo "{{\\"bench\\": \\"train\\", \\"case\\": \\"${{config}}_step\\", \\"value\\": $step, \\"unit\\": \\"s\\"}}"
+echo "{{\\"bench\\": \\"train\\", \\"case\\": \\"${{config}}_products_at_best_rate\\", \\"value\\": 1.0, \\"unit\\": \\"s\\"}}"
+"""
+
+
+def fake(tmp_path, name, steps):
+    path = tmp_path / name
+    path.write_text(FAKE_AXIOM.format(steps=" ".join(str(s) for s in steps)))
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return str(path)
+
+
+def test_medians_of_alternating_runs(tmp_path):
+    axiom = fake(tmp_path, "axiom", [2.0, 1.25, 4.0])  # median 2.0; limit / step 0.5, 0.8, 0.25
+    before = fake(tmp_path, "before", [3.0, 5.0, 2.5])  # median 3.0
+    run = subprocess.run([sys.executable, SCRIPT, "--axiom", axiom, "--before", before, "--configs", "tiny",
+                          "--rounds", "3"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    table = run.stdout.splitlines()
+    assert "medians of 3 alternating runs" in table[0]
+    assert table[-1] == "| tiny | 3.00 s | 2.00 s | 1.00 s | 0.50 (0.25-0.80) |"
+    assert (tmp_path / "axiom.count").read_text().strip() == "3"
+
+
+def test_a_failing_side_stops_the_script(tmp_path):
+    broken = tmp_path / "axiom"
+    broken.write_text("#!/bin/sh\necho 'axiom: no such config' >&2\nexit 1\n")
+    broken.chmod(broken.stat().st_mode | stat.S_IXUSR)
+    run = subprocess.run([sys.executable, SCRIPT, "--axiom", str(broken), "--configs", "tiny", "--rounds", "1"],
+                         capture_output=True, text=True)
+    assert run.returncode != 0
+    assert "no such config" in run.stderr
