@@ -125,7 +125,9 @@ constexpr const char* kMatmulHelp =
 constexpr uint64_t kMaxSeed = std::numeric_limits<uint64_t>::max();
 
 void add_threads(CLI::App* command, int& threads) {
-  command->add_option("--threads", threads, "Threads for the kernels and matrix products (default: AXIOM_NUM_THREADS or all cores)")
+  command
+      ->add_option("--threads", threads,
+                   "Threads for the kernels and matrix products (default: AXIOM_NUM_THREADS or all cores)")
       ->check(whole_number(1, 4096));
 }
 
