@@ -105,8 +105,9 @@ void bench_memory_bound(const Reporter& reporter) {
   report("cross_entropy_rows_of_256", 1, [&] { losses = cross_entropy(rows_of_256, targets); });
   report("cross_entropy_backward_rows_of_256", 2,
          [&] { out = cross_entropy_backward(rows_of_256, targets, losses.lse, grad_losses); });
-  // a bias gradient: sums down the columns of [131072, 128] (reads one array)
+  // bias gradients: sums down the columns of [131072, 128] and [32768, 512] (reads one array)
   report("column_sums_of_128", 1, [&] { out = sum(x.reshape({n / 128, 128}), {0}); });
+  report("column_sums_of_512", 1, [&] { out = sum(x.reshape({n / 512, 512}), {0}); });
   // activation_linear's backward: GELU and the gradient times its slope in one pass
   // (activation_backward), next to the three ops it replaces. Each pass starts from a fresh copy
   // of the gradient, and both count the fused pass's 6 arrays (the copy's 2, h and g read, a and g

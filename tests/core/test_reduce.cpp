@@ -258,7 +258,7 @@ TEST_CASE("the leading-axes fast path: contiguous input, axes {0} and {0, 1}") {
 
 TEST_CASE("the leading-axes fast path over many rows: blocks of rows on every thread, the same bits on one") {
   Generator gen(27);
-  // 5000 rows: two whole blocks of 2048 rows and a partial one; 130 columns: one partial column block
+  // 5000 rows of 130 columns: tasks of whole rows, 2016 of them (256K elements): two whole blocks and a partial one
   const int threads_before = core::num_threads();
   for (Dtype dtype : {Dtype::float32, Dtype::float64, Dtype::int64}) {
     CAPTURE(dtype);
