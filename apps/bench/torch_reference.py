@@ -37,7 +37,8 @@ doubles PyTorch's step time here. --system-malloc measures the defaults instead.
 Both programs do their matrix products through a BLAS library; Debian's PyTorch calls the system
 BLAS (`BLAS_INFO=generic` in torch.__config__.show()), which is OpenBLAS where libopenblas0 provides
 libblas.so.3. The header line says which BLAS is loaded, and for OpenBLAS its kernel table and thread
-count (--threads sets both PyTorch's and OpenBLAS's threads, as axiom's --threads does). Compare with
+count (--threads sets both PyTorch's and OpenBLAS's threads; axiom's --threads sets its own, on which
+both its matrix libraries compute: OpenBLAS on one thread per band). Compare with
 the same kernels: OPENBLAS_CORETYPE picks them when the library loads. axiom may switch to faster
 kernels than OpenBLAS chose (core/cpu/blas.cpp; `axiom bench ops` prints the ones it uses), so run
 this script with OPENBLAS_CORETYPE set to that name, e.g.
