@@ -24,6 +24,7 @@ struct ProductPlan {
   GemmShape gemm;
   int64_t count = 1;
   bool folded = false;
+  bool in_attention = false;  // a fused attention kernel's own GEMMs, which OpenBLAS always runs
 };
 
 // Multiply-adds above which one GEMM is "large". A batch of such small GEMMs is spread over the threads, one GEMM per

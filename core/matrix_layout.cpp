@@ -68,14 +68,26 @@ bool is_shared_across_batch(const Tensor& x) {
   return true;
 }
 
+namespace {
+
+bool has_broadcast_batch_axis(const Tensor& x) {
+  for (int64_t axis = 0; axis < x.dim() - 2; ++axis) {
+    if (x.size(axis) > 1 && x.stride(axis) == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 ProductPlan plan_product(const Tensor& a, const Tensor& b) {
   const int64_t m = a.size(-2), k = a.size(-1), n = b.size(-1);
   const std::optional<MatrixLayout> a_view = matrix_layout(m, k, a.stride(-2), a.stride(-1));
   const std::optional<MatrixLayout> b_view = matrix_layout(k, n, b.stride(-2), b.stride(-1));
   GemmShape gemm{m, n, k, a_view && a_view->transposed, b_view && b_view->transposed};
   const int64_t batch = a.numel() / std::max<int64_t>(1, m * k);
-  const bool folds = a.dim() > 2 && is_large(gemm) && m > 1 && is_shared_across_batch(b) && a_view &&
-                     !a_view->transposed && rows_fold_into_one_matrix(a);
+  // a copied (core/cpu/matmul.cpp: compact_matrices) is contiguous but for its broadcast batch axes
+  const bool a_rows_fold = a_view ? !a_view->transposed && rows_fold_into_one_matrix(a) : !has_broadcast_batch_axis(a);
+  const bool folds = a.dim() > 2 && is_large(gemm) && m > 1 && is_shared_across_batch(b) && a_rows_fold;
   if (folds) return {.gemm = {batch * m, n, k, false, gemm.b_transposed}, .count = 1, .folded = true};
   return {.gemm = gemm, .count = a.dim() > 2 ? batch : 1, .folded = false};
 }

@@ -16,6 +16,7 @@
 #include "apps/bench/products.h"
 #include "core/backend.h"
 #include "core/core.h"
+#include "core/cpu/onednn_gemm.h"
 #include "core/cpu/vector_math.h"
 #include "models/models.h"
 
@@ -67,8 +68,8 @@ std::string table_row(const std::string& target, const PlanTiming& t) {
 // file is not a table this command wrote.
 std::vector<std::string> kept_lines(const std::filesystem::path& path, const std::string& target) {
   std::vector<std::string> kept;
+  if (!std::filesystem::exists(path)) return kept;  // a new table
   std::ifstream in(path);
-  if (!in) return kept;  // a new table
   std::string line;
   if (!std::getline(in, line) || line != kTableFirstLine) {
     throw Error("bench products", "'", path.string(), "' is not a table of GEMM choices (its first line is not \"",
@@ -91,14 +92,21 @@ void write_table(const std::filesystem::path& path, const std::vector<PlanTiming
              "// of the target it runs on and keeps the others' (apps/bench/README.md says on which CPUs).",
              "// {target, {m, n, k, a transposed, b transposed}, count, library},  // OpenBLAS, oneDNN GFLOP/s"};
   }
-  std::map<std::pair<core::GemmShape, int64_t>, const PlanTiming*> unique;  // one row per shape and count
-  for (const PlanTiming& t : timings) unique.emplace(std::pair{t.plan.gemm, t.plan.count}, &t);
+  // one row per shape and count of matmul's (attention's own GEMMs are OpenBLAS's whatever the table says)
+  std::map<std::pair<core::GemmShape, int64_t>, const PlanTiming*> unique;
+  for (const PlanTiming& t : timings) {
+    if (!t.plan.in_attention) unique.emplace(std::pair{t.plan.gemm, t.plan.count}, &t);
+  }
   for (const auto& [key, t] : unique) lines.push_back(table_row(target, *t));
   const std::filesystem::path partial = path.string() + ".partial";
   {
     std::ofstream out(partial);
     for (const std::string& line : lines) out << line << "\n";
-    if (!out.flush()) throw Error("bench products", "could not write '", partial.string(), "'");
+    if (!out.flush()) {
+      out.close();
+      std::filesystem::remove(partial);
+      throw Error("bench products", "could not write '", partial.string(), "'");
+    }
   }
   std::filesystem::rename(partial, path);
 }
@@ -132,6 +140,9 @@ void bench_products(const Reporter& reporter, const ProductsBenchOptions& option
     measure(name, models::measured_training_cost(config, batch).products);
   }
   if (!options.write_table.empty()) {
+    if (!core::cpu::onednn_built()) {
+      throw Error("bench products", "--write-table needs both libraries, and this build of axiom has no oneDNN");
+    }
     write_table(options.write_table, all);
     reporter.note("wrote the rows of " + core::cpu::vec::target() + " into " + options.write_table);
   }

@@ -185,7 +185,7 @@ void bench_train(const Reporter& reporter, const TrainBenchOptions& options, Com
                    .unit = "GFLOP/s",
                    .value = flops / step_seconds / 1e9,
                    .baseline = limit ? std::optional(flops / limit->best_seconds / 1e9) : std::nullopt,
-                   .baseline_name = "best GEMM rate"});
+                   .baseline_name = limit ? "best GEMM rate" : ""});
   if (options.profile > 0) print_profile(reporter, trainer, options.profile, backend);
 }
 

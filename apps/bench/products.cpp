@@ -63,8 +63,8 @@ PlanTiming time_plan(const core::ProductPlan& plan, int64_t times) {
   PlanTiming t{.plan = plan, .times = times};
   t.openblas_seconds = seconds_in(GemmLibrary::openblas, plan);
   if (core::cpu::onednn_built()) t.onednn_seconds = seconds_in(GemmLibrary::onednn, plan);
-  t.chosen =
-      core::cpu::choose_gemm_library(core::cpu::gemm_choice_table(), core::cpu::vec::target(), plan.gemm, plan.count);
+  // attention's own GEMMs are OpenBLAS's (core/cpu/attention.cpp); the others go where matmul sends them
+  t.chosen = plan.in_attention ? GemmLibrary::openblas : core::cpu::gemm_library_choice(plan.gemm, plan.count);
   return t;
 }
 

@@ -3,7 +3,7 @@
 // both on axiom's threads as core/cpu/matmul.cpp runs them, in the same run. The better of the two
 // is the best rate this machine reaches on that shape; the work's products at those rates are the
 // time no implementation on these libraries beats; the library core/cpu/gemm_choice.h chooses is
-// what axiom runs.
+// what axiom runs (OpenBLAS for the fused attention kernel's own GEMMs).
 //
 //   const models::Cost step = models::measured_training_cost(config, batch);
 //   const ProductsLimit limit = limit_of(time_products(step.products));

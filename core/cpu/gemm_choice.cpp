@@ -25,6 +25,10 @@ const std::vector<GemmChoice>& table() {
   return rows;
 }
 
+// How far a row's measurement is trusted: 4 in log2 units, as when m, n, k and the count are all
+// within 2 times of the row's (a step at another batch size), or one of them within 16 times.
+constexpr double kNearEnough = 4.0;
+
 // How far apart two shapes are: the sum of |log2| of the ratios of m, n, k and the counts.
 double distance(const GemmShape& a, int64_t a_count, const GemmShape& b, int64_t b_count) {
   auto apart = [](int64_t x, int64_t y) {
@@ -69,22 +73,27 @@ GemmLibrary choose_gemm_library(std::span<const GemmChoice> table, std::string_v
   double nearest_distance = std::numeric_limits<double>::infinity();
   for (const GemmChoice& row : table) {
     if (row.target != target || row.gemm.a_transposed != gemm.a_transposed ||
-        row.gemm.b_transposed != gemm.b_transposed) {
+        row.gemm.b_transposed != gemm.b_transposed || is_large(row.gemm) != is_large(gemm)) {
       continue;
     }
     const double d = distance(row.gemm, row.count, gemm, count);
-    if (d < nearest_distance) nearest = &row, nearest_distance = d;
+    if (d <= kNearEnough && d < nearest_distance) nearest = &row, nearest_distance = d;
   }
   if (!nearest) return size_rule(gemm);
   return nearest->library == GemmLibrary::onednn && !onednn_built() ? GemmLibrary::openblas : nearest->library;
 }
 
-GemmLibrary gemm_library_for(const GemmShape& gemm, int64_t count) {
+GemmLibrary gemm_library_choice(const GemmShape& gemm, int64_t count) {
   const int forced_now = forced.load();
   const bool bfloat16 = matmul_precision() == MatmulPrecision::bfloat16 && is_large(gemm);
   const GemmLibrary library = forced_now >= 0 ? static_cast<GemmLibrary>(forced_now)
                               : bfloat16      ? GemmLibrary::onednn  // (set_matmul_precision checked it is built)
                                               : remembered_choice(gemm, count);
+  return library;
+}
+
+GemmLibrary gemm_library_for(const GemmShape& gemm, int64_t count) {
+  const GemmLibrary library = gemm_library_choice(gemm, count);
   (library == GemmLibrary::onednn ? onednn_calls : openblas_calls).fetch_add(1);
   return library;
 }

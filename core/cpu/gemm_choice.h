@@ -4,9 +4,10 @@
 // products` times both on every size of `axiom bench ops` and every product shape of the `tiny`,
 // `small` and `medium` training steps, and `--write-table` writes the winners of the SIMD target
 // at hand into gemm_choice_table.inc (one block of rows per target: AVX3, AVX2...). A product takes
-// the library of the table's nearest row of its target (the same transposes; distance in log2 of
-// m, n, k and the count); a target the table lacks keeps the rule the table replaced: oneDNN above
-// 64^3 multiply-adds, OpenBLAS below. float64 products always go to OpenBLAS.
+// the library of the table's nearest row of its target (the same transposes and size class;
+// distance in log2 of m, n, k and the count, at most 4); a shape far from every row, or a target
+// the table lacks, keeps the rule the table replaced: oneDNN above 64^3 multiply-adds, OpenBLAS
+// below. float64 products always go to OpenBLAS.
 //
 //   GemmLibrary library = gemm_library_for({.m = 25088, .n = 512, .k = 128}, 1);
 //   { ForcedGemmLibrary openblas(GemmLibrary::openblas); core::matmul(a, b); }  // a benchmark's or test's choice
@@ -39,14 +40,18 @@ struct GemmChoice {
 std::span<const GemmChoice> gemm_choice_table();
 
 // The library of the row of `table` on `target` nearest to (`gemm`, `count`), among those with
-// the same transposes; the old size rule where there is none. Only a build with oneDNN may choose it.
+// the same transposes, on the same side of 64^3 multiply-adds (a small product is never judged by
+// a large one's row, nor the reverse) and near enough (a distance of at most 4 in log2 units); the
+// old size rule where there is none. Only a build with oneDNN may choose it.
 GemmLibrary choose_gemm_library(std::span<const GemmChoice> table, std::string_view target, const GemmShape& gemm,
                                 int64_t count);
 
 // What a float32 product of this process takes: a forced library if one is; oneDNN for a large one
 // while products multiply in bfloat16 (core/matmul_precision.h: only oneDNN's do); else the table's
-// choice on this CPU's SIMD target. Counted in gemm_library_calls().
+// choice on this CPU's SIMD target. gemm_library_for also counts it in gemm_library_calls() (the
+// products' own call); gemm_library_choice only says (a benchmark's question).
 GemmLibrary gemm_library_for(const GemmShape& gemm, int64_t count);
+GemmLibrary gemm_library_choice(const GemmShape& gemm, int64_t count);
 
 // The float32 products run by each library since the process started (one per matmul call).
 struct GemmLibraryCalls {
@@ -55,7 +60,8 @@ struct GemmLibraryCalls {
 GemmLibraryCalls gemm_library_calls();
 
 // While one lives, every float32 product of the process runs in `library` (benchmarks, tests).
-// Refuses oneDNN in a build without it.
+// Refuses oneDNN in a build without it. Nest them (the last made is the first to end): each
+// restores the choice that was in force when it was made.
 class ForcedGemmLibrary {
  public:
   explicit ForcedGemmLibrary(GemmLibrary library);

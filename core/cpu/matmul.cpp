@@ -43,8 +43,8 @@ template <typename T>
 void gemm(const MatrixLayout& a, const MatrixLayout& b, int64_t m, int64_t n, int64_t k, const T* pa, const T* pb,
           T* pc, T beta, GemmLibrary library, int64_t bands, const T* bias = nullptr) {
   if constexpr (std::is_same_v<T, float>) {
-    if (library == GemmLibrary::onednn) {
-      const bool bfloat16 = matmul_precision() == MatmulPrecision::bfloat16;
+    if (library == GemmLibrary::onednn) {  // bfloat16 operands for large products only (core/matmul_precision.h)
+      const bool bfloat16 = matmul_precision() == MatmulPrecision::bfloat16 && m * n * k > kSmallGemm;
       return onednn_gemm(a, b, m, n, k, pa, pb, {.c = pc, .ldc = n, .accumulate = beta != 0, .bias = bias}, bfloat16,
                          bands);
     }
@@ -76,7 +76,7 @@ void fill_rows(const Tensor& out, const T* bias) {
 template <typename T>
 void matmul_typed(Tensor a, Tensor b, const Tensor& out, bool accumulate, const T* bias = nullptr) {
   const int64_t m = a.size(-2), k = a.size(-1), n = b.size(-1);
-  if (m == 0 || n == 0) return;
+  if (out.numel() == 0) return;
   if (k == 0) {  // an empty sum: zeros, the bias, or nothing to add
     if (bias) return fill_rows(out, bias);
     if (!accumulate) std::fill(out.data<T>(), out.data<T>() + out.numel(), T(0));

@@ -118,10 +118,12 @@ void reduce_leading_rows(ReduceOp op, const T* x, int64_t rows, int64_t cols, T*
       }
     }
   });
+  std::vector<Accumulator<T>> totals(partial.begin(), partial.begin() + cols);  // row block 0, then the others in order
+  for (int64_t row_block = 1; row_block < row_blocks; ++row_block) {
+    for (int64_t j = 0; j < cols; ++j) totals[j] += partial[row_block * cols + j];
+  }
   for (int64_t j = 0; j < cols; ++j) {
-    Accumulator<T> total = 0;
-    for (int64_t row_block = 0; row_block < row_blocks; ++row_block) total += partial[row_block * cols + j];
-    out[j] = static_cast<T>(op == ReduceOp::mean ? static_cast<double>(total) / rows : total);
+    out[j] = static_cast<T>(op == ReduceOp::mean ? static_cast<double>(totals[j]) / rows : totals[j]);
   }
 }
 

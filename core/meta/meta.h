@@ -27,7 +27,8 @@ void reset_meta_flops();  // and meta_products()
 
 // The GEMMs behind those FLOPs, as the CPU runs them: each product's plan (core/matrix_layout.h:
 // plan_product), and each fused attention kernel's per-line, per-head GEMMs ([L, Dh] @ [Dh, L]
-// scores and [L, L] @ [L, Dh] mixing forward; four such backward). `times`: how often it ran.
+// scores and [L, L] @ [L, Dh] mixing forward; four such backward; a block pattern's in chunks of
+// its queries), marked in_attention. `times`: how often it ran.
 struct MetaProduct {
   ProductPlan plan;
   int64_t times = 0;

@@ -27,20 +27,29 @@ void record(const ProductPlan& plan) {
   ++entry.times;
 }
 
-// The GEMMs of fused attention with probs [..., P, M] (P queries scored against M keys each) and
-// head width dh: one of each shape per (line, head) or block, spread over the threads.
-void record_attention(const Tensor& probs, int64_t dh, bool backward) {
-  const int64_t p = probs.size(-2), m = probs.size(-1), count = probs.numel() / std::max<int64_t>(1, p * m);
-  auto gemm = [&](GemmShape shape) { record({.gemm = shape, .count = count, .folded = false}); };
+// The GEMMs of `count` (line, head) pairs or blocks of fused attention, each scoring `rows`
+// queries against m keys of head width dh.
+void record_attention_rows(int64_t rows, int64_t m, int64_t dh, int64_t count, bool backward) {
+  auto gemm = [&](GemmShape shape) { record({.gemm = shape, .count = count, .in_attention = true}); };
   if (!backward) {
-    gemm({p, m, dh, false, true});   // S = Q K^T
-    gemm({p, dh, m, false, false});  // O = P V
+    gemm({rows, m, dh, false, true});   // S = Q K^T
+    gemm({rows, dh, m, false, false});  // O = P V
     return;
   }
-  gemm({m, dh, p, true, false});   // dV = P^T dO
-  gemm({p, m, dh, false, true});   // dP = dO V^T
-  gemm({p, dh, m, false, false});  // dQ = dS K
-  gemm({m, dh, p, true, false});   // dK = dS^T Q
+  gemm({m, dh, rows, true, false});   // dV = P^T dO
+  gemm({rows, m, dh, false, true});   // dP = dO V^T
+  gemm({rows, dh, m, false, false});  // dQ = dS K
+  gemm({m, dh, rows, true, false});   // dK = dS^T Q
+}
+
+// The GEMMs of fused attention with probs [lines, heads, P, M] (P queries scored against M keys
+// each) or, for a block pattern, [lines, heads, blocks, P, M], and head width dh: per (line, head)
+// the whole [P, M], per block chunks of rows of at most 64^3 / (M dh) (core/cpu/attention.cpp).
+void record_attention(const Tensor& probs, int64_t dh, bool backward) {
+  const int64_t p = probs.size(-2), m = probs.size(-1), count = probs.numel() / std::max<int64_t>(1, p * m);
+  const int64_t chunk = probs.dim() == 5 ? std::max<int64_t>(1, kSmallGemm / std::max<int64_t>(1, m * dh)) : p;
+  if (p / chunk > 0) record_attention_rows(chunk, m, dh, count * (p / chunk), backward);
+  if (p % chunk > 0) record_attention_rows(p % chunk, m, dh, count, backward);
 }
 thread_local Device stands_for = Device::cpu();  // (a struct: no std::atomic of it without libatomic)
 

@@ -69,22 +69,32 @@ std::optional<GemmChoice> row_to_try(GemmLibrary library) {
 }  // namespace
 
 TEST_SUITE("gemm_choice") {
-  TEST_CASE("the nearest row of the same target and transposes decides") {
+  TEST_CASE("the nearest row of the same target, transposes and size class decides, if near enough") {
     const GemmChoice table[] = {
         {"AVX3", {1000, 100, 100, false, false}, 1, GemmLibrary::onednn},
+        {"AVX3", {70, 70, 70, false, false}, 1, GemmLibrary::onednn},  // large: 343,000 > 64^3
+        {"AVX3", {40, 40, 40, false, false}, 2, GemmLibrary::openblas},
         {"AVX3", {30, 30, 30, false, false}, 64, GemmLibrary::openblas},
+        {"AVX3", {60, 60, 60, false, true}, 1, GemmLibrary::onednn},
         {"AVX3", {1000, 100, 100, true, false}, 1, GemmLibrary::openblas},
         {"AVX2", {1000, 100, 100, false, false}, 1, GemmLibrary::openblas},
     };
-    const GemmLibrary large_rule = core::cpu::onednn_built() ? GemmLibrary::onednn : GemmLibrary::openblas;
+    const bool onednn = core::cpu::onednn_built();
+    const GemmLibrary large_rule = onednn ? GemmLibrary::onednn : GemmLibrary::openblas;
     CHECK(choose_gemm_library(table, "AVX3", {1200, 90, 100, false, false}, 1) == large_rule);
     CHECK(choose_gemm_library(table, "AVX3", {32, 32, 32, false, false}, 50) == GemmLibrary::openblas);
     CHECK(choose_gemm_library(table, "AVX3", {1000, 100, 100, true, false}, 1) == GemmLibrary::openblas);
     CHECK(choose_gemm_library(table, "AVX2", {1000, 100, 100, false, false}, 1) == GemmLibrary::openblas);
-    SUBCASE("no row of the target or the transposes: the size rule") {
+    CHECK(choose_gemm_library(table, "AVX3", {50, 50, 50, false, true}, 1) ==
+          (onednn ? GemmLibrary::onednn : GemmLibrary::openblas));
+    // 60^3 is small: the small row 2.75 away decides, not the large 70^3 0.67 away
+    CHECK(choose_gemm_library(table, "AVX3", {60, 60, 60, false, false}, 1) == GemmLibrary::openblas);
+    SUBCASE("no row of the target, the transposes or near enough: the size rule") {
       CHECK(choose_gemm_library(table, "SSE4", {1000, 100, 100, false, false}, 1) == large_rule);
       CHECK(choose_gemm_library(table, "AVX3", {1000, 100, 100, false, true}, 1) == large_rule);
-      CHECK(choose_gemm_library(table, "AVX3", {30, 30, 30, false, true}, 1) == GemmLibrary::openblas);
+      CHECK(choose_gemm_library(table, "AVX3", {30, 30, 30, true, true}, 1) == GemmLibrary::openblas);
+      CHECK(choose_gemm_library(table, "AVX3", {100000, 4000, 10, true, false}, 1) == large_rule);        // 15 away
+      CHECK(choose_gemm_library(table, "AVX3", {50, 50, 50, false, true}, 64) == GemmLibrary::openblas);  // 6.8
     }
   }
 
@@ -135,8 +145,11 @@ TEST_SUITE("gemm_choice") {
       }
     }
     const core::cpu::GemmLibraryCalls before = core::cpu::gemm_library_calls();
-    check_product(9, 7, 5, false, false);  // no library forced any more: the table's, OpenBLAS at this size
-    CHECK(core::cpu::gemm_library_calls().openblas - before.openblas == 2);
+    check_product(9, 7, 5, false, false);  // no library forced any more: the table's choice
+    const GemmLibrary table_says =
+        core::cpu::choose_gemm_library(core::cpu::gemm_choice_table(), core::cpu::vec::target(), {9, 7, 5}, 1);
+    const core::cpu::GemmLibraryCalls after = core::cpu::gemm_library_calls();
+    CHECK((table_says == GemmLibrary::onednn ? after.onednn - before.onednn : after.openblas - before.openblas) == 2);
   }
 
   TEST_CASE("plans: a batch sharing its weight folds into one tall GEMM, a batch of its own does not") {
