@@ -53,7 +53,7 @@ void bench_square_matmul(const Reporter& reporter, int64_t n) {
 // [batch, 32, 32] @ [32, 32] (one weight for every matrix) and [batch, 32, 32] @ [batch, 32, 32]:
 // 64 small GEMMs spread over the threads.
 void bench_batched_matmul(const Reporter& reporter) {
-  const int64_t batch = 64, n = 32;
+  const int64_t batch = kOpsBatch, n = kOpsBatchSide;
   Generator gen(2);
   const Tensor a = randn({batch, n, n}, gen), shared = randn({n, n}, gen), own = randn({batch, n, n}, gen);
   const ProductPlan plan{.gemm = {n, n, n}, .count = batch};
@@ -135,7 +135,7 @@ void bench_ops(const Reporter& reporter) {
   reporter.note("axiom bench ops: " + std::to_string(num_threads()) +
                 " threads; OpenBLAS kernels: " + core::cpu::blas_kernels_report());
   reporter.note("matrix products (float32)");
-  for (int64_t n : {64, 256, 512, 1024}) bench_square_matmul(reporter, n);
+  for (int64_t n : kOpsSquareSides) bench_square_matmul(reporter, n);
   bench_batched_matmul(reporter);
   reporter.note("memory-bound passes over 16M floats (bytes read + written per second), SIMD target " +
                 core::cpu::vec::target() + " (AXIOM_SIMD_TARGET picks another of: " + join(core::cpu::vec::targets()) +

@@ -16,6 +16,7 @@
 #include "apps/bench/products.h"
 #include "core/backend.h"
 #include "core/core.h"
+#include "core/formats/atomic_file.h"
 #include "core/cpu/onednn_gemm.h"
 #include "core/cpu/vector_math.h"
 #include "models/models.h"
@@ -29,11 +30,12 @@ using core::cpu::GemmLibrary;
 // The first line of every table file (core/cpu/gemm_choice_table.inc).
 constexpr std::string_view kTableFirstLine = "// Which library runs each float32 GEMM fastest, per SIMD target";
 
-// The plans of `axiom bench ops`' products: squares of 64 to 1024, and 64 products of 32 x 32.
+// The plans of `axiom bench ops`' products (products.h).
 std::vector<core::MetaProduct> ops_products() {
   std::vector<core::MetaProduct> products;
-  for (int64_t n : {64, 256, 512, 1024}) products.push_back({.plan = {.gemm = {n, n, n}}, .times = 1});
-  products.push_back({.plan = {.gemm = {32, 32, 32}, .count = 64}, .times = 1});
+  for (int64_t n : kOpsSquareSides) products.push_back({.plan = {.gemm = {n, n, n}}, .times = 1});
+  const int64_t n = kOpsBatchSide;
+  products.push_back({.plan = {.gemm = {n, n, n}, .count = kOpsBatch}, .times = 1});
   return products;
 }
 
@@ -82,6 +84,15 @@ std::vector<std::string> kept_lines(const std::filesystem::path& path, const std
   return kept;
 }
 
+// An Error, before any timing, where --write-table could not write `path`: no oneDNN to compare
+// with, or a file there that is not a table this command wrote (kept_lines).
+void check_table_writable(const std::filesystem::path& path) {
+  if (!core::cpu::onednn_built()) {
+    throw Error("bench products", "--write-table needs both libraries, and this build of axiom has no oneDNN");
+  }
+  (void)kept_lines(path, core::cpu::vec::target());
+}
+
 // Writes the faster library of each shape into the table at `path` (see the file comment).
 void write_table(const std::filesystem::path& path, const std::vector<PlanTiming>& timings) {
   const std::string target = core::cpu::vec::target();
@@ -98,17 +109,9 @@ void write_table(const std::filesystem::path& path, const std::vector<PlanTiming
     if (!t.plan.in_attention) unique.emplace(std::pair{t.plan.gemm, t.plan.count}, &t);
   }
   for (const auto& [key, t] : unique) lines.push_back(table_row(target, *t));
-  const std::filesystem::path partial = path.string() + ".partial";
-  {
-    std::ofstream out(partial);
-    for (const std::string& line : lines) out << line << "\n";
-    if (!out.flush()) {
-      out.close();
-      std::filesystem::remove(partial);
-      throw Error("bench products", "could not write '", partial.string(), "'");
-    }
-  }
-  std::filesystem::rename(partial, path);
+  std::string text;
+  for (const std::string& line : lines) text += line + "\n";
+  core::write_file_atomically(path.string(), text, "bench products");  // a fresh temporary name, renamed over
 }
 
 std::vector<std::string> split_commas(const std::string& text) {
@@ -126,6 +129,7 @@ void bench_products(const Reporter& reporter, const ProductsBenchOptions& option
   (void)core::backend(Device::cpu());  // the CPU backend reads AXIOM_SIMD_TARGET when it is made
   reporter.note("axiom bench products: " + std::to_string(core::num_threads()) + " threads, SIMD target " +
                 core::cpu::vec::target() + "; each shape's chosen library against the better of OpenBLAS and oneDNN");
+  if (!options.write_table.empty()) check_table_writable(options.write_table);  // before minutes of timing
   std::vector<PlanTiming> all;
   auto measure = [&](const std::string& group, const std::vector<core::MetaProduct>& products) {
     for (const core::MetaProduct& product : products) {
@@ -140,9 +144,6 @@ void bench_products(const Reporter& reporter, const ProductsBenchOptions& option
     measure(name, models::measured_training_cost(config, batch).products);
   }
   if (!options.write_table.empty()) {
-    if (!core::cpu::onednn_built()) {
-      throw Error("bench products", "--write-table needs both libraries, and this build of axiom has no oneDNN");
-    }
     write_table(options.write_table, all);
     reporter.note("wrote the rows of " + core::cpu::vec::target() + " into " + options.write_table);
   }

@@ -47,4 +47,9 @@ struct ProductsLimit {
 };
 ProductsLimit limit_of(const std::vector<PlanTiming>& timings);
 
+// The products `axiom bench ops` times (bench_ops.cpp), which `axiom bench products` times too:
+// squares of each side, and a batch of small squares.
+inline constexpr int64_t kOpsSquareSides[] = {64, 256, 512, 1024};
+inline constexpr int64_t kOpsBatch = 64, kOpsBatchSide = 32;
+
 }  // namespace axiom::bench
