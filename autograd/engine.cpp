@@ -65,6 +65,7 @@ thread_local bool grad_mode = true;
 }
 
 bool grad_enabled() { return grad_mode; }
+bool records_nothing() { return !grad_mode && !profiling(); }
 NoGrad::NoGrad() : previous_(grad_mode) { grad_mode = false; }
 NoGrad::~NoGrad() { grad_mode = previous_; }
 EnableGrad::EnableGrad() : previous_(grad_mode) { grad_mode = true; }

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -52,7 +53,7 @@ class Tensor {
     return value().to_vector<T>();
   }  // all elements, row-major, converted to T
   std::string to_string() const { return value().to_string(); }
-  const std::vector<int64_t>& strides() const { return value().strides(); }  // in elements
+  const core::Strides& strides() const { return value().strides(); }  // in elements
   bool is_contiguous() const { return value().is_contiguous(); }
 
   // --- gradients ------------------------------------------------------------------------------
@@ -254,6 +255,30 @@ Tensor record_keeping_output(const char* name, const std::vector<Tensor>& inputs
                              Node::Backward rule);
 Tensor record_fused(const char* name, const std::vector<Tensor>& inputs, core::Tensor output, Rule rule,
                     Node::Composite composite);
+
+// The same three for a list of inputs written in place ({x, w}) and rules as lambdas: with grad
+// mode off and no profiler running (inference, sampling), only the output is wrapped, and neither
+// the inputs' list nor the rule is stored (no heap allocation for them).
+bool records_nothing();  // grad mode off and no profiler
+template <typename RuleFn>
+Tensor record(const char* name, std::initializer_list<Tensor> inputs, core::Tensor output, RuleFn&& rule) {
+  if (records_nothing()) return Tensor(std::move(output));
+  return record(name, std::vector<Tensor>(inputs), std::move(output), Rule(std::forward<RuleFn>(rule)));
+}
+template <typename RuleFn>
+Tensor record_keeping_output(const char* name, std::initializer_list<Tensor> inputs, core::Tensor output,
+                             RuleFn&& rule) {
+  if (records_nothing()) return Tensor(std::move(output));
+  return record_keeping_output(name, std::vector<Tensor>(inputs), std::move(output),
+                               Node::Backward(std::forward<RuleFn>(rule)));
+}
+template <typename RuleFn, typename CompositeFn>
+Tensor record_fused(const char* name, std::initializer_list<Tensor> inputs, core::Tensor output, RuleFn&& rule,
+                    CompositeFn&& composite) {
+  if (records_nothing()) return Tensor(std::move(output));
+  return record_fused(name, std::vector<Tensor>(inputs), std::move(output), Rule(std::forward<RuleFn>(rule)),
+                      Node::Composite(std::forward<CompositeFn>(composite)));
+}
 
 // Every Node that made `outputs`, each before the Nodes of its inputs: the order in which a
 // backward pass visits them (autograd/graph.h draws them).

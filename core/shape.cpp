@@ -28,6 +28,8 @@ std::string shape_str(const Shape& shape) {
   return out.str();
 }
 
+std::string shape_str(const std::vector<int64_t>& sizes) { return shape_str(Shape(sizes.begin(), sizes.end())); }
+
 Strides contiguous_strides(const Shape& shape) {
   Strides strides(shape.size());
   int64_t stride = 1;

@@ -7,12 +7,17 @@
 #include <string_view>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
+
 #include "dtype.h"
 
 namespace axiom::core {
 
-using Shape = std::vector<int64_t>;    // sizes, outermost first
-using Strides = std::vector<int64_t>;  // in elements (not bytes), one per axis
+// Boost's small_vector holds up to 6 axes inside itself, and goes to the heap only beyond: every op,
+// views included, makes a shape and strides for its output, and as std::vectors those two heap
+// allocations were most of a small op's cost.
+using Shape = boost::container::small_vector<int64_t, 6>;    // sizes, outermost first
+using Strides = boost::container::small_vector<int64_t, 6>;  // in elements (not bytes), one per axis
 
 int64_t numel(const Shape& shape);
 // An Error naming `op` unless every size is >= 0 and the sizes' product (zeros counted as ones: the
@@ -20,7 +25,8 @@ int64_t numel(const Shape& shape);
 // count and stride of the shape can be computed without overflow; with a dtype, the product times
 // its size in bytes must fit too (every byte offset).
 void check_countable(std::string_view op, const Shape& shape, std::optional<Dtype> dtype = {});
-std::string shape_str(const Shape& shape);  // "[2, 3]"
+std::string shape_str(const Shape& shape);                 // "[2, 3]"
+std::string shape_str(const std::vector<int64_t>& sizes);  // an index or a list of axes, alike
 
 // Row-major strides: the last axis moves fastest.  [2, 3, 4] -> [12, 4, 1]
 Strides contiguous_strides(const Shape& shape);

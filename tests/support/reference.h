@@ -30,6 +30,7 @@ using axiom::Generator;
 using core::Shape;
 
 inline std::string str(const Shape& shape) { return core::shape_str(shape); }
+inline std::string str(const std::vector<int64_t>& sizes) { return core::shape_str(sizes); }
 
 // --- indices --------------------------------------------------------------------------------------
 

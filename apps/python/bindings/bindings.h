@@ -31,6 +31,11 @@ struct type_caster<axiom::Device> : type_caster_base<axiom::Device> {
  private:
   axiom::Device parsed_;
 };
+
+// Shapes and strides (Boost's small_vector, core/shape.h) cross as lists of ints, as
+// std::vector<int64_t> does.
+template <typename T, size_t N>
+struct type_caster<boost::container::small_vector<T, N>> : list_caster<boost::container::small_vector<T, N>, T> {};
 }  // namespace pybind11::detail
 
 namespace axiom::python {

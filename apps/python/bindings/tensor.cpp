@@ -18,7 +18,8 @@ namespace {
 
 // --- shapes and axes ------------------------------------------------------------------------------
 
-py::tuple as_tuple(const std::vector<int64_t>& values) {
+template <typename Sizes>  // a Shape, Strides or std::vector<int64_t>
+py::tuple as_tuple(const Sizes& values) {
   py::tuple out(values.size());
   for (size_t i = 0; i < values.size(); ++i) out[i] = values[i];
   return out;
@@ -379,7 +380,11 @@ void bind_views(py::class_<Tensor>& c) {
   c.def(
        "reshape", [](const Tensor& x, const py::args& shape) { return x.reshape(sizes_of(shape)); },
        "reshape(2, 3) or reshape((2, 3)): a view when the strides allow it, else a copy; one size may be -1")
-      .def("permute", [](const Tensor& x, const py::args& order) { return x.permute(sizes_of(order)); })
+      .def("permute",
+           [](const Tensor& x, const py::args& order) {
+             const Shape axes = sizes_of(order);
+             return x.permute({axes.begin(), axes.end()});
+           })
       .def("transpose", by_reference(&Tensor::transpose), py::arg("axis0"), py::arg("axis1"))
       .def("movedim", by_reference(&Tensor::movedim), py::arg("source"), py::arg("destination"))
       .def("slice", by_reference(&Tensor::slice), py::arg("axis"), py::arg("start"), py::arg("stop"),
