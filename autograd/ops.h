@@ -101,6 +101,11 @@ Tensor attention_queries(const Tensor& qkv, int64_t axis, int64_t heads);
 // `hidden` (empty, or S flags): keys no query sees (a local attention's step).
 Tensor attention_step(const Tensor& q, const Tensor& keys_t, const Tensor& values, double scale,
                       const std::vector<uint8_t>& hidden = {});
+// The same step with its key/value cache, in one op (core::attention_step_cached): position t's
+// qkv_t [B, 3D] writes its key and value into keys_t [B, H, Dh, L] and values [B, H, L, Dh], and
+// its query attends over positions first..t -> [B, D]. For inference, as attention_step.
+Tensor attention_step_cached(const Tensor& qkv_t, const Tensor& keys_t, const Tensor& values, int64_t t, int64_t first,
+                             double scale, const std::vector<uint8_t>& hidden = {});
 
 // --- indexing (ops_index.cpp) ---------------------------------------------------------------------
 // out[i][j][k] = x[i][index[i][j][k]][k] for axis 1 (any rank); index: int64, x's shape but on `axis`.

@@ -167,4 +167,13 @@ Tensor attention_step(const Tensor& q, const Tensor& keys_t, const Tensor& value
   return Tensor(core::attention_step(core_tensor(q), core_tensor(keys_t), core_tensor(values), scale, hidden));
 }
 
+Tensor attention_step_cached(const Tensor& qkv_t, const Tensor& keys_t, const Tensor& values, int64_t t, int64_t first,
+                             double scale, const std::vector<uint8_t>& hidden) {
+  if (grad_enabled() && (qkv_t.requires_grad() || keys_t.requires_grad() || values.requires_grad())) {
+    throw Error("attention_step_cached", "has no backward rule: call it under NoGrad (for training, use attention)");
+  }
+  return Tensor(core::attention_step_cached(core_tensor(qkv_t), core_tensor(keys_t), core_tensor(values), t, first,
+                                            scale, hidden));
+}
+
 }  // namespace axiom

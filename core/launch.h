@@ -142,6 +142,13 @@ void check_attention(const Tensor& qkv, int64_t axis, int64_t heads, const Atten
 // host) masks keys out: 1 where no line's query sees key s; at least one key must be seen.
 Tensor attention_step(const Tensor& q, const Tensor& keys_t, const Tensor& values, double scale,
                       const std::vector<uint8_t>& hidden = {});
+// A sampler's step with a key/value cache, in one op: qkv_t [B, 3D] holds position t's query, key
+// and value of B lines (heads side by side, as attention's qkv), keys_t [B, H, Dh, L] and values
+// [B, H, L, Dh] the caches (D = H Dh). Writes position t's key into keys_t[:, :, :, t] and its
+// value into values[:, :, t, :] (a write, like copy_into), then attends its query over positions
+// first..t (attention_step; `hidden`: t + 1 - first flags, or none) -> [B, D].
+Tensor attention_step_cached(const Tensor& qkv_t, const Tensor& keys_t, const Tensor& values, int64_t t, int64_t first,
+                             double scale, const std::vector<uint8_t>& hidden = {});
 
 // --- matrix product ---------------------------------------------------------------------------
 // [..., M, K] @ [..., K, N] -> [..., M, N], batch axes broadcast. A 1-D operand is a vector

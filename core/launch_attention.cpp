@@ -125,4 +125,32 @@ Tensor attention_step(const Tensor& q, const Tensor& keys_t, const Tensor& value
   return out;
 }
 
+Tensor attention_step_cached(const Tensor& qkv_t, const Tensor& keys_t, const Tensor& values, int64_t t, int64_t first,
+                             double scale, const std::vector<uint8_t>& hidden) {
+  constexpr const char* name = "attention_step_cached";
+  for (const Tensor* x : {&qkv_t, &keys_t, &values}) {
+    checks::defined(name, *x);
+    checks::floating(name, *x);
+    checks::same_device(name, qkv_t, *x);
+    checks::same_dtype(name, qkv_t, *x);
+  }
+  const bool four_axes = keys_t.dim() == 4;
+  const int64_t b = four_axes ? keys_t.size(0) : 0, h = four_axes ? keys_t.size(1) : 0,
+                dh = four_axes ? keys_t.size(2) : 0, length = four_axes ? keys_t.size(3) : 0;
+  if (!four_axes || qkv_t.shape() != Shape{b, 3 * h * dh} || values.shape() != Shape{b, h, length, dh}) {
+    throw Error(name, "needs qkv_t [B, 3 H Dh], keys_t [B, H, Dh, L] and values [B, H, L, Dh]; got ", qkv_t.shape(),
+                ", ", keys_t.shape(), " and ", values.shape());
+  }
+  if (first < 0 || first > t || t >= length) {
+    throw Error(name, "needs 0 <= first <= t < L = ", length, "; got first ", first, " and t ", t);
+  }
+  const Tensor parts = qkv_t.reshape({b, 3, h, dh});  // query, key and value of each head
+  copy_into(parts.select(1, 1), keys_t.select(3, t));
+  copy_into(parts.select(1, 2), values.select(2, t));
+  const int64_t seen = t + 1 - first;
+  const Tensor query = parts.select(1, 0).unsqueeze(2);  // [B, H, 1, Dh]
+  return attention_step(query, keys_t.narrow(3, first, seen), values.narrow(2, first, seen), scale, hidden)
+      .reshape({b, h * dh});
+}
+
 }  // namespace axiom::core

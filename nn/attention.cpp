@@ -126,27 +126,30 @@ Tensor AxialAttention::forward_step(const Tensor& x_t, AttentionCache& cache) co
   const int64_t batch = x_t.size(0), head_features = features / heads, t = cache.length;
   if (t == 0) allocate(cache, x_t, heads, head_features);
 
-  // q, k, v of position t alone: [B, 3D] -> three [B, H, Dh]   (views)
-  const Tensor qkv_t = qkv->forward(x_t);
-  auto part = [&](int64_t i) {
+  const Tensor qkv_t = qkv->forward(x_t);  // q, k, v of position t alone: [B, 3D]
+  // the positions t may see lie in first..t: all of 0..t, or local attention's neighbourhood
+  const int64_t first = local.active() ? local_first_visible(local, cache.grid_columns, t) : 0;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(head_features));
+  if (!relative.defined()) {  // one fused op: append k and v to the cache, softmax(q K^T) V over first..t
+    const Tensor mixed =
+        attention_step_cached(qkv_t, cache.keys, cache.values, t, first, scale, hidden_in_window(t, first, cache));
+    cache.length = t + 1;
+    return out->forward(mixed);  // [B, D]
+  }
+  // with relative logits, which add a term to the scores, the same in plain ops
+  auto part = [&](int64_t i) {  // [B, 3D] -> [B, H, Dh], a view
     return qkv_t.narrow(-1, i * features, features).reshape({batch, heads, head_features});
   };
-  // append its key and value: cache[:, :, t, :] = k, v
-  copy_into(part(1), cache.keys.select(3, t));
+  copy_into(part(1), cache.keys.select(3, t));  // cache[:, :, t, :] = k, v
   copy_into(part(2), cache.values.select(2, t));
   cache.length = t + 1;
-  // the positions t may see lie in first..t: all of 0..t, or local attention's neighbourhood
-  const int64_t first = local.active() ? local_first_visible(local, cache.grid_columns, t) : 0, seen = t + 1 - first;
+  const int64_t seen = t + 1 - first;
   const Tensor keys_t = cache.keys.narrow(3, first, seen);    // [B, H, Dh, seen]
   const Tensor values = cache.values.narrow(2, first, seen);  // [B, H, seen, Dh]
   const Tensor q = part(0).unsqueeze(2);                      // [B, H, 1, Dh]
-  const double scale = 1.0 / std::sqrt(static_cast<double>(head_features));
-  // mixed = softmax(scores) v : [B, H, 1, seen] x [B, H, seen, Dh] -> [B, H, 1, Dh]; one fused op
-  // but with relative logits, which add a term to the scores
+  // mixed = softmax(scale (q K^T + relative)) v : [B, H, 1, seen] x [B, H, seen, Dh] -> [B, H, 1, Dh]
   const Tensor mixed =
-      relative.defined()
-          ? matmul(softmax(mul(add(matmul(q, keys_t), relative_logits_step(q, relative, t, t + 1)), scale), -1), values)
-          : attention_step(q, keys_t, values, scale, hidden_in_window(t, first, cache));
+      matmul(softmax(mul(add(matmul(q, keys_t), relative_logits_step(q, relative, t, t + 1)), scale), -1), values);
   return out->forward(mixed.reshape({batch, features}));  // heads back together: [B, D]
 }
 

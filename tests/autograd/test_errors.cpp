@@ -100,3 +100,12 @@ TEST_CASE("attention_step has no backward rule: with gradients recorded, an inpu
   NoGrad no_grad;
   CHECK(attention_step(q, keys_t, values, 0.5).shape() == Shape{2, 1, 4});
 }
+
+TEST_CASE("attention_step_cached has no backward rule either") {
+  const auto qkv_t = leaf(uniform64({2, 12}, 3));
+  const axiom::Tensor keys_t(uniform64({2, 1, 4, 3}, 4)), values(uniform64({2, 1, 3, 4}, 5));
+  check_error([&] { (void)attention_step_cached(qkv_t, keys_t, values, 0, 0, 0.5); },
+              {"[attention_step_cached] has no backward rule", "NoGrad"});
+  NoGrad no_grad;
+  CHECK(attention_step_cached(qkv_t, keys_t, values, 0, 0, 0.5).shape() == Shape{2, 4});
+}

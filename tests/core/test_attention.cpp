@@ -239,3 +239,59 @@ TEST_CASE("attention_step: one query against cached keys and values, against loo
       },
       {"[attention_step] hidden hides every one of the 3 keys"});
 }
+
+TEST_CASE("attention_step_cached: writes the step's key and value, then attends as attention_step, and errors") {
+  for (const Dtype dtype : {Dtype::float32, Dtype::float64}) {
+    for (const auto& [t, first] : {std::pair<int64_t, int64_t>{0, 0}, {4, 0}, {6, 3}}) {
+      CAPTURE(dtype);
+      CAPTURE(t);
+      CAPTURE(first);
+      Generator gen(34);
+      const int64_t b = 2, h = 3, dh = 4, length = 8;
+      const Tensor qkv_t = core::randn({b, 3 * h * dh}, gen, dtype);
+      const Tensor keys_t = core::randn({b, h, dh, length}, gen, dtype),
+                   values = core::randn({b, h, length, dh}, gen, dtype);
+      const Tensor keys_before = keys_t.clone(), values_before = values.clone();
+      std::vector<uint8_t> hidden;
+      if (first > 0) hidden = std::vector<uint8_t>{1, 0, 1, 0};  // t + 1 - first flags
+      const Tensor out = core::attention_step_cached(qkv_t, keys_t, values, t, first, 0.6, hidden);
+      CHECK(str(out.shape()) == "[2, 12]");
+      // position t of the caches now holds the step's key and value; every other position is as it was
+      const Tensor parts = qkv_t.reshape({b, 3, h, dh});
+      check_equal(keys_t.select(3, t), values_of(parts.select(1, 1)));
+      check_equal(values.select(2, t), values_of(parts.select(1, 2)));
+      for (int64_t s = 0; s < length; ++s) {
+        if (s == t) continue;
+        check_equal(keys_t.select(3, s), values_of(keys_before.select(3, s)));
+        check_equal(values.select(2, s), values_of(values_before.select(2, s)));
+      }
+      // the attention of the step's query over positions first..t, heads side by side
+      const Tensor query = parts.select(1, 0).unsqueeze(2);
+      const int64_t seen = t + 1 - first;
+      check_close(
+          out.reshape({b, h, 1, dh}),
+          attention_step_reference(query, keys_t.narrow(3, first, seen), values.narrow(2, first, seen), 0.6, hidden),
+          matmul_tolerance(dtype, seen));
+    }
+  }
+  Generator gen(35);
+  const Tensor qkv_t = core::randn({2, 24}, gen), keys_t = core::randn({2, 2, 4, 5}, gen),
+               values = core::randn({2, 2, 5, 4}, gen);
+  check_error([&] { core::attention_step_cached(qkv_t, keys_t, values, 5, 0, 1); },
+              {"[attention_step_cached] needs 0 <= first <= t < L = 5; got first 0 and t 5"});
+  check_error([&] { core::attention_step_cached(qkv_t, keys_t, values, 2, 3, 1); }, {"got first 3 and t 2"});
+  check_error(
+      [&] { core::attention_step_cached(qkv_t.narrow(1, 0, 12), keys_t, values, 0, 0, 1); },
+      {"[attention_step_cached] needs qkv_t [B, 3 H Dh], keys_t [B, H, Dh, L] and values [B, H, L, Dh]", "[2, 12]"});
+  check_error([&] { core::attention_step_cached(qkv_t, keys_t, values.narrow(2, 0, 4), 0, 0, 1); },
+              {"[attention_step_cached]", "[2, 2, 4, 4]"});
+  check_error([&] { core::attention_step_cached(qkv_t, keys_t.select(0, 0), values, 0, 0, 1); },
+              {"[attention_step_cached]", "[2, 4, 5]"});
+  check_error([&] { core::attention_step_cached(qkv_t.to(Dtype::float64), keys_t, values, 0, 0, 1); },
+              {"[attention_step_cached]", "float64"});
+  check_error(
+      [&] {
+        core::attention_step_cached(qkv_t, keys_t, values, 2, 0, 1, {1, 1, 1});
+      },
+      {"[attention_step] hidden hides every one of the 3 keys"});
+}

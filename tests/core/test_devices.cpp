@@ -261,6 +261,12 @@ void add_matrix_cases(std::vector<OpCase>& cases, Dtype dtype, Generator& gen) {
                      return V{core::attention_step(x[0], x[1], x[2], 0.5),
                               core::attention_step(x[0], x[1], x[2], 0.5, {0, 1, 0, 0, 1})};
                    }});
+  cases.push_back({"attention_step_cached: the caches written, the step attended",
+                   V{r({2, 24}), r({2, 2, 4, 5}), r({2, 2, 5, 4})}, [](const V& x) {
+                     const Tensor keys_t = x[1].clone(), values = x[2].clone();
+                     const Tensor out = core::attention_step_cached(x[0], keys_t, values, 3, 1, 0.5, {0, 1, 0});
+                     return V{out, keys_t, values};
+                   }});
   // attention of qkv x[0] along each of `axes`, then its backward from grad_out x[1]
   auto attention_case = [&](const std::string& name, const V& inputs, std::vector<int64_t> axes, int64_t heads,
                             bool causal) {
