@@ -43,6 +43,16 @@ void floating(std::string_view op, const Tensor& x) {
   if (!is_floating(x.dtype())) throw Error(op, "dtype ", x.dtype(), " is not supported (float32 or float64 only)");
 }
 
+void floating_peers(std::string_view op, std::initializer_list<const Tensor*> tensors) {
+  const Tensor& first = **tensors.begin();
+  for (const Tensor* x : tensors) {
+    defined(op, *x);
+    floating(op, *x);
+    same_device(op, first, *x);
+    same_dtype(op, first, *x);
+  }
+}
+
 void dtype_is(std::string_view op, const Tensor& x, Dtype expected, std::string_view what) {
   if (x.dtype() != expected) throw Error(op, what, " must be ", expected, ", got ", x.dtype());
 }

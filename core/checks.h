@@ -1,6 +1,7 @@
 // Input checks shared by the op functions. Each throws an axiom::Error that names the op.
 #pragma once
 
+#include <initializer_list>
 #include <string_view>
 
 #include "core/index_bounds.h"
@@ -15,6 +16,9 @@ void same_device(std::string_view op, const Tensor& a, const Tensor& b);
 void same_dtype(std::string_view op, const Tensor& a, const Tensor& b);
 // "[exp] dtype int64 is not supported (float32 or float64 only)"
 void floating(std::string_view op, const Tensor& x);
+// Every tensor defined and floating, on the first one's device and in its dtype: the inputs of an op
+// that computes in one floating dtype (attention_step: q, keys_t, values).
+void floating_peers(std::string_view op, std::initializer_list<const Tensor*> tensors);
 // "[embedding] indices must be int64, got float32"
 void dtype_is(std::string_view op, const Tensor& x, Dtype expected, std::string_view what);
 // Every element of `index` (int64) within `bounds`, else "[gather] index 7 at [1, 2] is out of range

@@ -100,12 +100,7 @@ void check_hidden_keys(const std::vector<uint8_t>& hidden, int64_t seen) {
 Tensor attention_step(const Tensor& q, const Tensor& keys_t, const Tensor& values, double scale,
                       const std::vector<uint8_t>& hidden) {
   constexpr const char* name = "attention_step";
-  for (const Tensor* t : {&q, &keys_t, &values}) {
-    checks::defined(name, *t);
-    checks::floating(name, *t);
-    checks::same_device(name, q, *t);
-    checks::same_dtype(name, q, *t);
-  }
+  checks::floating_peers(name, {&q, &keys_t, &values});
   const int64_t dh = q.dim() >= 2 ? q.size(-1) : 0, seen = keys_t.dim() >= 2 ? keys_t.size(-1) : 0;
   Shape keys_shape = q.shape(),
         values_shape = q.shape();  // what q [..., 1, Dh] asks for: [..., Dh, S] and [..., S, Dh]
@@ -128,12 +123,7 @@ Tensor attention_step(const Tensor& q, const Tensor& keys_t, const Tensor& value
 Tensor attention_step_cached(const Tensor& qkv_t, const Tensor& keys_t, const Tensor& values, int64_t t, int64_t first,
                              double scale, const std::vector<uint8_t>& hidden) {
   constexpr const char* name = "attention_step_cached";
-  for (const Tensor* x : {&qkv_t, &keys_t, &values}) {
-    checks::defined(name, *x);
-    checks::floating(name, *x);
-    checks::same_device(name, qkv_t, *x);
-    checks::same_dtype(name, qkv_t, *x);
-  }
+  checks::floating_peers(name, {&qkv_t, &keys_t, &values});
   const bool four_axes = keys_t.dim() == 4;
   const int64_t b = four_axes ? keys_t.size(0) : 0, h = four_axes ? keys_t.size(1) : 0,
                 dh = four_axes ? keys_t.size(2) : 0, length = four_axes ? keys_t.size(3) : 0;

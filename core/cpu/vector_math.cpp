@@ -365,26 +365,27 @@ void Softmax_(const float* x, float* y, int64_t n, bool log) {
   }
 }
 
-// y[0..n) += s x[0..n)
-HWY_INLINE void add_scaled(float s, const float* x, float* y, int64_t n) {
-  for_each_vector(n, [&](auto d, int64_t i) {
-    hn::StoreU(hn::MulAdd(hn::Set(d, s), hn::LoadU(d, x + i), hn::LoadU(d, y + i)), d, y + i);
-  });
-}
-
 void AttentionStepLine_(const float* q, const float* keys_t, int64_t key_stride, const float* values,
                         int64_t value_stride, int64_t dh, int64_t seen, float scale, const uint8_t* hidden, float* p,
                         float* out) {
-  std::fill(p, p + seen, 0.0f);
-  for (int64_t d = 0; d < dh; ++d) add_scaled(q[d], keys_t + d * key_stride, p, seen);  // p = q keys_t
-  for_each_vector(
-      seen, [&](auto dv, int64_t i) { hn::StoreU(hn::Mul(hn::LoadU(dv, p + i), hn::Set(dv, scale)), dv, p + i); });
+  // p = scale (q keys_t): a vector of scores at a time, summed over d in a register
+  for_each_vector(seen, [&](auto dv, int64_t s) {
+    auto score = hn::Zero(dv);
+    for (int64_t d = 0; d < dh; ++d)
+      score = hn::MulAdd(hn::Set(dv, q[d]), hn::LoadU(dv, keys_t + d * key_stride + s), score);
+    hn::StoreU(hn::Mul(score, hn::Set(dv, scale)), dv, p + s);
+  });
   for (int64_t s = 0; hidden && s < seen; ++s) {
     if (hidden[s]) p[s] = -std::numeric_limits<float>::infinity();
   }
   Softmax_(p, p, seen, false);
-  std::fill(out, out + dh, 0.0f);
-  for (int64_t s = 0; s < seen; ++s) add_scaled(p[s], values + s * value_stride, out, dh);  // out = p values
+  // out = p values: a vector of features at a time, summed over s in a register
+  for_each_vector(dh, [&](auto dv, int64_t d) {
+    auto mixed = hn::Zero(dv);
+    for (int64_t s = 0; s < seen; ++s)
+      mixed = hn::MulAdd(hn::Set(dv, p[s]), hn::LoadU(dv, values + s * value_stride + d), mixed);
+    hn::StoreU(mixed, dv, out + d);
+  });
 }
 
 void SoftmaxBackward_(const float* p, float* dp, float scale, int64_t n) {

@@ -291,33 +291,36 @@ TEST_SUITE("simd") {
   TEST_CASE("one line of attention_step against loops under every target, with hidden keys and without") {
     under_every_target([] {
       std::mt19937 rng(6);
-      const int64_t dh = 5, stride = 40;  // keys_t [dh, seen] and values [seen, dh] inside wider rows
-      for (const bool with_hidden : {false, true}) {
-        for (int64_t seen : {1, 3, 16, 33}) {
-          CAPTURE(seen);
-          CAPTURE(with_hidden);
-          Floats q = random_floats(dh, -2, 2, rng), keys_t = random_floats(dh * stride, -2, 2, rng),
-                 values = random_floats(seen * stride, -2, 2, rng);
-          std::vector<uint8_t> hidden(static_cast<size_t>(seen));
-          for (int64_t s = 1; s < seen; s += 3)
-            hidden[static_cast<size_t>(s)] = 1;  // keys 1, 4, 7, ... (key 0 is seen)
-          std::vector<float> p(static_cast<size_t>(seen)), out(static_cast<size_t>(dh));
-          vec::attention_step_line(q.data(), keys_t.data(), stride, values.data(), stride, dh, seen, 0.5f,
-                                   with_hidden ? hidden.data() : nullptr, p.data(), out.data());
-          std::vector<double> w(static_cast<size_t>(seen));
-          double max = -kInf, total = 0;
-          for (int64_t s = 0; s < seen; ++s) {
-            for (int64_t d = 0; d < dh; ++d) w[s] += 0.5 * q[d] * keys_t[d * stride + s];
-            if (with_hidden && hidden[static_cast<size_t>(s)]) w[s] = -kInf;
-            max = std::max(max, w[s]);
+      const int64_t stride = 40;          // keys_t [dh, seen] and values [seen, dh] inside wider rows
+      for (const int64_t dh : {5, 37}) {  // a part of a vector, and several vectors and a part
+        for (const bool with_hidden : {false, true}) {
+          for (int64_t seen : {1, 3, 16, 33}) {
+            CAPTURE(dh);
+            CAPTURE(seen);
+            CAPTURE(with_hidden);
+            Floats q = random_floats(dh, -2, 2, rng), keys_t = random_floats(dh * stride, -2, 2, rng),
+                   values = random_floats(seen * stride, -2, 2, rng);
+            std::vector<uint8_t> hidden(static_cast<size_t>(seen));
+            for (int64_t s = 1; s < seen; s += 3)
+              hidden[static_cast<size_t>(s)] = 1;  // keys 1, 4, 7, ... (key 0 is seen)
+            std::vector<float> p(static_cast<size_t>(seen)), out(static_cast<size_t>(dh));
+            vec::attention_step_line(q.data(), keys_t.data(), stride, values.data(), stride, dh, seen, 0.5f,
+                                     with_hidden ? hidden.data() : nullptr, p.data(), out.data());
+            std::vector<double> w(static_cast<size_t>(seen));
+            double max = -kInf, total = 0;
+            for (int64_t s = 0; s < seen; ++s) {
+              for (int64_t d = 0; d < dh; ++d) w[s] += 0.5 * q[d] * keys_t[d * stride + s];
+              if (with_hidden && hidden[static_cast<size_t>(s)]) w[s] = -kInf;
+              max = std::max(max, w[s]);
+            }
+            for (double& x : w) total += (x = std::exp(x - max));
+            for (int64_t d = 0; d < dh; ++d) {
+              double expected = 0;
+              for (int64_t s = 0; s < seen; ++s) expected += w[s] / total * values[s * stride + d];
+              check_near(out[d], expected, 1e-5, 1e-6);
+            }
+            for (int64_t s = 0; s < seen; ++s) check_near(p[s], w[s] / total, 1e-5, 1e-7);
           }
-          for (double& x : w) total += (x = std::exp(x - max));
-          for (int64_t d = 0; d < dh; ++d) {
-            double expected = 0;
-            for (int64_t s = 0; s < seen; ++s) expected += w[s] / total * values[s * stride + d];
-            check_near(out[d], expected, 1e-5, 1e-6);
-          }
-          for (int64_t s = 0; s < seen; ++s) check_near(p[s], w[s] / total, 1e-5, 1e-7);
         }
       }
     });
