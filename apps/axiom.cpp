@@ -322,7 +322,7 @@ void add_sample(CLI::App* sample, SampleCommand& c) {
   sample->add_option("--temperature", c.temperature, "Divides the logits: < 1 sharper, > 1 more varied")
       ->capture_default_str()
       ->check(real_number(1e-3, 1e3));
-  sample->add_option("--seed", c.seed, "Seed of the sampling noise")
+  sample->add_option("--seed", c.seed, "Seed of the uniforms each pixel is drawn with")
       ->capture_default_str()
       ->check(whole_number<uint64_t>(0, kMaxSeed));
   sample->add_option("--columns", c.columns, "Images per row of the grid (0: about square)")

@@ -300,7 +300,7 @@ struct Loop {
     line.show(text + (accuracy ? ", " + percent(*accuracy) + " accuracy" : std::string()), true);
   }
 
-  // TensorBoard's picture of the model so far: 8 images drawn from seed 0 (the same noise each
+  // TensorBoard's picture of the model so far: 8 images drawn from seed 0 (the same uniforms each
   // time, so that the grids differ only as the model does), laid out by image_grid: 4 to a row,
   // or one row per image of a model whose channels are frames. uint8 [GH, GW(, 3)].
   Tensor sample_grid() {

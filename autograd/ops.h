@@ -125,6 +125,9 @@ void copy_into(const Tensor& src, const Tensor& dst);
 // --- normalizing: softmax, layer norm, cross-entropy (ops_normalize.cpp) -------------------------
 Tensor softmax(const Tensor& x, int64_t axis = -1);
 Tensor log_softmax(const Tensor& x, int64_t axis = -1);
+// A value drawn from each row of logits [..., V] with probability softmax(logits / temperature),
+// chosen by uniforms [...] in [0, 1): int64 [...], no gradient (core::categorical says how).
+Tensor categorical(const Tensor& logits, const Tensor& uniforms, double temperature = 1);
 // Over the last axis; weight and bias [D] may be undefined Tensors.
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps = 1e-5);
 // linear(layer_norm(x, norm_weight, norm_bias, eps), weight, bias) with the same numbers and

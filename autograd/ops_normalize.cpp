@@ -34,6 +34,10 @@ Tensor log_softmax(const Tensor& x, int64_t axis) {
                                });
 }
 
+Tensor categorical(const Tensor& logits, const Tensor& uniforms, double temperature) {
+  return Tensor(core::categorical(core_tensor(logits), core_tensor(uniforms), temperature));
+}
+
 // y = xhat * w + b with xhat = (x - mean) * rstd, over the last axis D.
 //   dL/dx: one fused kernel from the saved mean and rstd (core::layer_norm_backward)
 //   dL/dw = sum over rows of g * xhat      : [..., D] -> [D]   (the engine sums the rows,

@@ -63,6 +63,13 @@ void Backend::uniform(const Tensor& out, uint64_t seed, uint64_t first, double l
   copy_from_host(out.raw_data(), host.data(), host.size() * sizeof(float));
 }
 
+void Backend::categorical(const Tensor& logits, const Tensor& uniforms, double temperature, const Tensor& out) {
+  const Tensor host_logits = logits.to(Device::cpu()), host_uniforms = uniforms.to(Device::cpu());
+  const Tensor values = empty(out.shape(), Dtype::int64, Device::cpu());
+  backend(Device::cpu()).categorical(host_logits, host_uniforms, temperature, values);
+  copy_from_host(out.raw_data(), values.raw_data(), static_cast<size_t>(values.numel()) * sizeof(int64_t));
+}
+
 MachineMemory Backend::memory() { return machine_memory(); }
 
 std::string Backend::matmul_precision_unavailable(MatmulPrecision) const { return ""; }

@@ -106,6 +106,11 @@ class Backend {
                       const Tensor& argmax, int64_t correction) = 0;
   // out = softmax or log_softmax of x along `axis`.
   virtual void softmax(const Tensor& x, int axis, bool log, const Tensor& out) = 0;
+  // out (int64 [...], contiguous) = a value drawn from each row of logits [..., V] at `temperature`
+  // with the uniforms [...] (both contiguous, of one floating dtype): core/categorical.h. This
+  // default draws on the host, a copy there and back; the CPU backend draws in place, and the GPU
+  // in a thread per row.
+  virtual void categorical(const Tensor& logits, const Tensor& uniforms, double temperature, const Tensor& out);
   // Multi-head self-attention along `axis`, fused (scores, softmax and mixing in one kernel).
   // qkv [..., 3D] holds every position's query, key and value side by side, each D = heads * Dh
   // wide and split into heads of Dh; `axis` is not the last. Each position attends to the keys of

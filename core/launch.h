@@ -90,6 +90,11 @@ Tensor count_non_finite(const std::vector<Tensor>& tensors);
 // --- normalisation ----------------------------------------------------------------------------
 Tensor softmax(const Tensor& x, int64_t axis = -1);
 Tensor log_softmax(const Tensor& x, int64_t axis = -1);
+// A value drawn from each row of logits [..., V]: v with probability softmax(logits / temperature)_v
+// (temperature > 0), chosen by the uniforms [...] (in [0, 1), logits' dtype): the first v whose
+// cumulative probability passes the row's uniform (core/categorical.h, which also says what a row
+// with a NaN or an infinity draws). int64 [...], on the logits' device. Not differentiable.
+Tensor categorical(const Tensor& logits, const Tensor& uniforms, double temperature = 1);
 struct LayerNormResult {
   Tensor output;  // x's shape
   Tensor mean;    // x's shape without the last axis: saved for the backward pass

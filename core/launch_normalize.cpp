@@ -1,7 +1,9 @@
-// Op functions of the normalizing family: softmax, layer norm and cross-entropy (kernels:
-// core/cpu/normalize.cpp, core/cuda/normalize.cu; attention: core/launch_attention.cpp; matmul and
-// linear: core/launch_matmul.cpp; Adam's step: core/launch_optimizer.cpp).
+// Op functions of the normalizing family: softmax, layer norm, cross-entropy, and categorical (a
+// value drawn from each row of logits). Kernels: core/cpu/normalize.cpp, core/cuda/normalize.cu;
+// attention: core/launch_attention.cpp; matmul and linear: core/launch_matmul.cpp; Adam's step:
+// core/launch_optimizer.cpp.
 #include <algorithm>
+#include <cmath>
 
 #include "core/backend.h"
 #include "core/checks.h"
@@ -38,6 +40,24 @@ Tensor checked_affine(const Tensor& param, const Tensor& x, const char* what) {
 
 Tensor softmax(const Tensor& x, int64_t axis) { return softmax_op("softmax", x, axis, false); }
 Tensor log_softmax(const Tensor& x, int64_t axis) { return softmax_op("log_softmax", x, axis, true); }
+
+Tensor categorical(const Tensor& logits, const Tensor& uniforms, double temperature) {
+  constexpr const char* name = "categorical";
+  checks::floating_peers(name, {&logits, &uniforms});
+  if (logits.dim() == 0 || logits.size(-1) == 0)
+    throw Error(name, "needs logits [..., V] with V >= 1, got ", logits.shape());
+  const Shape rows(logits.shape().begin(), logits.shape().end() - 1);
+  if (uniforms.shape() != rows) {
+    throw Error(name, "needs a uniform for each row of logits ", logits.shape(), ": uniforms ", rows, ", got ",
+                uniforms.shape());
+  }
+  if (!(temperature > 0) || std::isinf(temperature))
+    throw Error(name, "temperature must be > 0 and finite, got ", temperature);
+  Tensor out = empty(rows, Dtype::int64, logits.device());
+  if (out.numel() > 0)
+    backend(logits.device()).categorical(logits.contiguous(), uniforms.contiguous(), temperature, out);
+  return out;
+}
 
 LayerNormResult layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
   checks::defined("layer_norm", x);

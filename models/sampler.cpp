@@ -1,6 +1,6 @@
 #include "models/sampler.h"
 
-#include <cmath>
+#include <vector>
 
 #include "autograd/factory.h"
 #include "core/error.h"
@@ -9,33 +9,23 @@ namespace axiom::models {
 
 namespace {
 
-constexpr int64_t kValues = 256;
-
-// Standard Gumbel noise, -log(-log U), for row i of channel c of every image: [N, W, 256] in the
-// logits' dtype. Value v of pixel (c, i, j) of image n is drawn from counter
-//   (((n C + c) H + i) W + j) 256 + v
-// of the seed's stream (core/random.h): the same for any batch size and in any order, so image n is
-// the same whether it is drawn alone or in a batch, by either sampler. The uniforms are drawn on the
-// CPU, one image at a time, and moved at once: the same seed gives the same noise on every device.
-Tensor gumbel_noise_row(const ImageModelConfig& c, const SampleOptions& options, int64_t channel, int64_t row,
-                        Dtype dtype, Device device) {
-  const int64_t per_row = c.width * kValues;
+// Uniforms in [0, 1) for row i of channel c of every image: [N, W] in the logits' dtype. Pixel
+// (c, i, j) of image n is drawn with counter ((n C + c) H + i) W + j of the seed's stream
+// (core/random.h): the same for any batch size and in any order, so image n is the same whether it
+// is drawn alone or in a batch, by either sampler. The uniforms are drawn on the CPU, one image at a
+// time, and moved at once: the same seed gives the same uniforms on every device.
+Tensor uniforms_of_row(const ImageModelConfig& c, const SampleOptions& options, int64_t channel, int64_t row,
+                       Dtype dtype, Device device) {
   std::vector<Tensor> images;
   for (int64_t n = 0; n < options.count; ++n) {
     Generator gen(options.seed);
-    gen.set_state(options.seed, static_cast<uint64_t>(((n * c.channels + channel) * c.height + row) * per_row));
-    images.push_back(axiom::uniform({c.width, kValues}, 0, 1, gen, dtype));
+    gen.set_state(options.seed, static_cast<uint64_t>(((n * c.channels + channel) * c.height + row) * c.width));
+    images.push_back(axiom::uniform({c.width}, 0, 1, gen, dtype));
   }
-  const Tensor u = stack(images, 0).to(device);  // [N, W, 256]
-  return neg(log(neg(log(u))));
+  return stack(images, 0).to(device);  // [N, W]
 }
 
-// argmax_v (logits / T + noise) for a [N, 256] slice of logits and noise.
-Tensor pick(const Tensor& logits, const Tensor& noise, double temperature) {
-  return argmax(add(div(logits, temperature), noise), -1);
-}
-
-// What both samplers share: the options, the noise of the row being drawn, and the images being
+// What both samplers share: the options, the uniforms of the row being drawn, and the images being
 // filled in (int64 [N, C, H, W], zeros until drawn), all on the model's device.
 struct Drawing {
   Drawing(const ImageModel& model, const SampleOptions& options) : config(model.config()), options(options) {
@@ -49,14 +39,15 @@ struct Drawing {
     return axiom::full({options.count}, static_cast<double>(channel), Dtype::int64, images.device());
   }
 
-  // Samples pixel (c, i, j) of every image from that pixel's logits [N, 256], and writes it in.
-  // Pixels come in raster order, so the noise is drawn once per row.
+  // Draws pixel (c, i, j) of every image from that pixel's logits [N, 256], value v with probability
+  // softmax(logits / T)_v (core/categorical.h), and writes it in. Pixels come in raster order, so
+  // the uniforms are drawn once per row.
   void draw(const Tensor& logits, int64_t c, int64_t i, int64_t j) {
-    if (c != noise_channel || i != noise_row) {
-      noise = gumbel_noise_row(config, options, c, i, logits.dtype(), logits.device());
-      noise_channel = c, noise_row = i;
+    if (c != uniforms_channel || i != uniforms_row) {
+      uniforms = uniforms_of_row(config, options, c, i, logits.dtype(), logits.device());
+      uniforms_channel = c, uniforms_row = i;
     }
-    const Tensor value = pick(logits, noise.select(1, j), options.temperature);  // [N]
+    const Tensor value = categorical(logits, uniforms.select(1, j), options.temperature);  // [N]
     copy_into(value, images.select(1, c).select(1, i).select(1, j));
   }
 
@@ -68,8 +59,8 @@ struct Drawing {
   const ImageModelConfig& config;
   SampleOptions options;
   Tensor images;
-  Tensor noise;  // [N, W, 256], in the logits' dtype: row noise_row of channel noise_channel
-  int64_t noise_channel = -1, noise_row = -1;
+  Tensor uniforms;  // [N, W], in the logits' dtype: row uniforms_row of channel uniforms_channel
+  int64_t uniforms_channel = -1, uniforms_row = -1;
 };
 
 }  // namespace

@@ -1,9 +1,10 @@
 // Drawing images from an image model (image_model.h), in raster order, channel after channel.
 //
-// Both samplers use the Gumbel-max trick with noise drawn from the seed, a row at a time: the value
-// of pixel (c, i, j) of image n is argmax_v (logits_v / T + G[n, c, i, j, v]), G standard Gumbel, a
-// pure function of the seed and (n, c, i, j, v). Given the same seed they therefore make the same
-// images, whatever order they compute in and whatever the batch size.
+// Both samplers draw each pixel by inverse-CDF sampling (categorical, core/categorical.h): the
+// value of pixel (c, i, j) of image n is the first v whose cumulative softmax(logits / T) passes
+// the uniform U[n, c, i, j], a pure function of the seed and (n, c, i, j), drawn a row at a time.
+// Given the same seed they therefore make the same images, whatever order they compute in and
+// whatever the batch size.
 //
 // naive:          the whole model once per pixel: O(C H W) full evaluations.
 // fast:           each pixel through the model's PixelDecoder (ImageModel::start_decoding), which

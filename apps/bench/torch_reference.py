@@ -23,7 +23,7 @@ Run axiom's bench and this one on the same machine, with the same thread count, 
 
 Options: train [--batch N] [--steps 5]; sample [--naive-rows 2] [--check [--check-rows 3]]; both
 [--threads 2] [--json] (one JSON object per line and figure, as `axiom bench --json`) and
-[--device cpu|cuda] (as axiom's --device: the model, its inputs and the sampler's noise on the GPU,
+[--device cpu|cuda] (as axiom's --device: the model, its inputs and the sampler's uniforms on the GPU,
 the clock read after torch.cuda.synchronize(); the peak of PyTorch's CUDA tensors is reported as
 peak_tensor_memory, as axiom reports its own, and the sgemm baseline is torch.mm on the GPU).
 
@@ -544,18 +544,18 @@ def bench_train(args, reporter):
 # --- sample: models/sampler.cpp ------------------------------------------------------------------
 
 
-def gumbel_noise(c, count, seed, device):  # standard Gumbel noise for every value of every pixel: [N, H, W, 256]
-    gen = torch.Generator().manual_seed(seed)  # drawn on the CPU: the same noise on every device
-    u = torch.rand(count, c["height"], c["width"], VALUES, generator=gen, dtype=torch.float64)
-    return (-torch.log(-torch.log(u))).to(device)
+def pixel_uniforms(c, count, seed, device):  # a uniform in [0, 1) for every pixel: [N, H, W]
+    gen = torch.Generator().manual_seed(seed)  # drawn on the CPU: the same uniforms on every device
+    return torch.rand(count, c["height"], c["width"], generator=gen, dtype=torch.float64).to(device)
 
 
 def model_device(model):
     return next(model.parameters()).device
 
 
-def pick(logits, noise, temperature=1.0):  # Gumbel-max: argmax_v (logits / T + noise), [N, 256] -> [N]
-    return torch.argmax(logits.double() / temperature + noise, dim=-1)
+def pick(logits, u, temperature=1.0):  # axiom's categorical: the first v whose cumulative softmax passes u
+    cdf = torch.cumsum(torch.softmax(logits.double() / temperature, dim=-1), dim=-1)  # [N, 256]
+    return torch.searchsorted(cdf, u[:, None] * cdf[:, -1:], right=True).squeeze(-1).clamp(max=VALUES - 1)  # [N]
 
 
 @torch.no_grad()
@@ -563,11 +563,11 @@ def sample_naive(model, count, seed=0, rows=None):
     """The whole model once per pixel. rows: stop after that many rows (the rest stay 0)."""
     c = model.c
     device = model_device(model)
-    noise = gumbel_noise(c, count, seed, device)
+    u = pixel_uniforms(c, count, seed, device)
     images = torch.zeros(count, c["height"], c["width"], dtype=torch.int64, device=device)
     for i in range(rows or c["height"]):
         for j in range(c["width"]):
-            images[:, i, j] = pick(model(images)[:, i, j], noise[:, i, j])
+            images[:, i, j] = pick(model(images)[:, i, j], u[:, i, j])
     return images
 
 
@@ -579,7 +579,7 @@ def sample_fast(model, count, seed=0, rows=None, record=None):
     pixel's logits under (i, j), for --check."""
     c = model.c
     device = model_device(model)
-    noise = gumbel_noise(c, count, seed, device)
+    u = pixel_uniforms(c, count, seed, device)
     images = torch.zeros(count, c["height"], c["width"], dtype=torch.int64, device=device)
     positions = model.inner_position.grid()  # [H, W, D]
     outer_caches = model.start_outer_rows()
@@ -595,7 +595,7 @@ def sample_fast(model, count, seed=0, rows=None, record=None):
             logits = model.inner_step(z, caches)  # [N, 256]
             if record is not None:
                 record[i, j] = logits
-            images[:, i, j] = pick(logits, noise[:, i, j])
+            images[:, i, j] = pick(logits, u[:, i, j])
     return images
 
 

@@ -33,6 +33,7 @@ class CpuBackend : public Backend {
   void reduce(ReduceOp op, const Tensor& x, const std::vector<int>& axes, const Tensor& out, const Tensor& argmax,
               int64_t correction) override;
   void softmax(const Tensor& x, int axis, bool log, const Tensor& out) override;
+  void categorical(const Tensor& logits, const Tensor& uniforms, double temperature, const Tensor& out) override;
   void matmul(const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate) override;
   void linear(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out) override;
   void attention(const Tensor& qkv, int axis, int64_t heads, const AttentionMask& mask, const Tensor& out,

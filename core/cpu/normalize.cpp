@@ -1,13 +1,16 @@
-// Row-wise kernels: softmax / log_softmax along any axis, layer norm along the last axis, and the
-// softmax cross-entropy of rows of logits.
+// Row-wise kernels: softmax / log_softmax along any axis, layer norm along the last axis, the
+// softmax cross-entropy of rows of logits, and a value drawn from each row (categorical).
 // A "row" is the line of elements along the normalised axis; rows are independent and run in
 // parallel. A contiguous float32 row goes to the SIMD kernels of vector_math.h (sums in float32
 // lanes); the others (strided rows, float64) take the loops here, with sums in double.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
+#include "core/categorical.h"
 #include "core/cpu/cpu_backend.h"
 #include "core/cpu/fast_math.h"
 #include "core/cpu/loops.h"
@@ -245,6 +248,40 @@ void CpuBackend::softmax(const Tensor& x, int axis, bool log, const Tensor& out)
         softmax_row(x_base + offset[1] + i * step[1], x_step, out_base + offset[0] + i * step[0], y_step, length, log);
       }
     });
+  });
+}
+
+namespace {
+
+// core/categorical.h's draw_row for a contiguous float32 row, its weights computed once, with SIMD
+// (vector_math.h), into `weights` (room for n floats).
+int64_t draw_float_row(const float* logits, int64_t n, float u, float temperature, float* weights) {
+  vec::arithmetic(BinaryOp::div, logits, 1, &temperature, 0, weights, n);  // logits / T
+  const float m = vec::max(weights, n);
+  if (!std::isfinite(m)) return formulas::argmax_of_row(logits, n);
+  const float total = vec::exp_shifted(weights, m, weights, n);
+  return formulas::first_passing([&](int64_t v) { return weights[v]; }, n, formulas::target_of(u, total));
+}
+
+}  // namespace
+
+void CpuBackend::categorical(const Tensor& logits, const Tensor& uniforms, double temperature, const Tensor& out) {
+  dispatch_floating("categorical", logits.dtype(), [&]<typename T>() {
+    const int64_t length = logits.size(-1), rows = out.numel();
+    const T *x = logits.data<T>(), *u = uniforms.data<T>();
+    int64_t* values = out.data<int64_t>();
+    parallel_for(
+        rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(length, 1) / 4), [&](int64_t begin, int64_t end) {
+          std::vector<float> weights(std::is_same_v<T, float> ? static_cast<size_t>(length) : 0);
+          for (int64_t row = begin; row < end; ++row) {
+            const T* row_logits = x + row * length;
+            if constexpr (std::is_same_v<T, float>) {
+              values[row] = draw_float_row(row_logits, length, u[row], static_cast<float>(temperature), weights.data());
+            } else {
+              values[row] = formulas::draw_row(row_logits, length, u[row], static_cast<T>(temperature));
+            }
+          }
+        });
   });
 }
 

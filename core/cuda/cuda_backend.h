@@ -1,7 +1,7 @@
 // The CUDA backend: cuBLAS for matrix products, CUDA kernels for everything else.
 // Each group of kernels lives in its own file, as in core/cpu: elementwise.cu (fill, copy,
-// unary, binary, where), reduce.cu, normalize.cu (softmax, layer norm), index.cu, matmul.cpp,
-// attention.cu. Memory: allocator.h. The runtime, cuBLAS and error checks: runtime.h.
+// unary, binary, where), reduce.cu, normalize.cu (softmax, layer norm, categorical), index.cu,
+// matmul.cpp, attention.cu. Memory: allocator.h. The runtime, cuBLAS and error checks: runtime.h.
 //
 // Built when AXIOM_CUDA=ON finds the CUDA toolkit. On a machine without a GPU it still loads:
 // available() is false, and the first allocation throws "[allocate] no CUDA device: ...".
@@ -36,6 +36,7 @@ class CudaBackend : public Backend {
   void reduce(ReduceOp op, const Tensor& x, const std::vector<int>& axes, const Tensor& out, const Tensor& argmax,
               int64_t correction) override;
   void softmax(const Tensor& x, int axis, bool log, const Tensor& out) override;
+  void categorical(const Tensor& logits, const Tensor& uniforms, double temperature, const Tensor& out) override;
   void matmul(const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate) override;
   // (all and causal masks only: block patterns take autograd's composite path, Backend::attention_fuses)
   void attention(const Tensor& qkv, int axis, int64_t heads, const AttentionMask& mask, const Tensor& out,

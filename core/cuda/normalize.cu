@@ -1,10 +1,12 @@
 // Row kernels on the GPU: softmax / log_softmax along any axis, layer norm (and its backward)
-// along the last axis, the softmax cross-entropy of rows of logits (and its backward). A warp per
+// along the last axis, the softmax cross-entropy of rows of logits (and its backward), and a value
+// drawn from each row of logits (categorical: a thread per row, core/categorical.h). A warp per
 // row for rows of up to 1,024 elements, a block per longer row (launch_rows, kernels.cuh); the
 // formulas are core/cpu/normalize.cpp's, with sums in double.
 #include <cmath>
 #include <limits>
 
+#include "core/categorical.h"
 #include "core/cuda/cuda_backend.h"
 #include "core/cuda/kernels.cuh"
 #include "core/tensor.h"
@@ -194,6 +196,28 @@ void CudaBackend::softmax(const Tensor& x, int axis, bool log, const Tensor& out
     launch_rows(
         "softmax", rows.count, rows.length, [&]<typename Team>() { return softmax_kernel<T, Team>; }, rows,
         device_data<T>(out), device_data<T>(x), log);
+  });
+}
+
+namespace {
+
+// values[r] = the draw from row r of logits [rows, length] with uniforms[r], a thread per row.
+template <typename T>
+__global__ void categorical_kernel(int64_t rows, int64_t length, const T* logits, const T* uniforms, T temperature,
+                                   int64_t* values) {
+  for (int64_t r = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; r < rows; r += int64_t(gridDim.x) * blockDim.x)
+    values[r] = formulas::draw_row(logits + r * length, length, uniforms[r], temperature);
+}
+
+}  // namespace
+
+void CudaBackend::categorical(const Tensor& logits, const Tensor& uniforms, double temperature, const Tensor& out) {
+  const int64_t rows = out.numel(), length = logits.size(-1);
+  if (rows == 0) return;
+  require_device("categorical");
+  dispatch_floating("categorical", logits.dtype(), [&]<typename T>() {
+    launch("categorical", categorical_kernel<T>, grid_size(rows), kThreads, rows, length, device_data<T>(logits),
+           device_data<T>(uniforms), static_cast<T>(temperature), device_data<int64_t>(out));
   });
 }
 

@@ -49,7 +49,7 @@ Cost measured_training_cost(const ModelConfig& config, int64_t batch, const Meas
 Cost measured_evaluation_cost(const ModelConfig& config, int64_t batch, const Measuring& how = {});
 
 enum class Sampler { fast, naive };  // models/sampler.h: sample_fast, sample_naive
-// Drawing `count` images with `sampler`. Its Gumbel noise is drawn on the CPU whatever the device:
+// Drawing `count` images with `sampler`. Its uniforms are drawn on the CPU whatever the device:
 // the peak is the meta device's plus the CPU's (a little more than one device holding both, whose
 // peaks need not meet).
 Cost measured_sampling_cost(const ImageModelConfig& config, int64_t count, Sampler sampler, const Measuring& how = {});

@@ -782,10 +782,11 @@ std::vector<OpCase> op_table() {
 }
 
 std::vector<std::string> ops_that_need_a_case(const std::string& source_dir) {
-  // Not differentiable, or not an op of their own: comparisons and argmax (integer results), the
-  // inference-only attention steps, activate (gelu, gelu_tanh or relu by name, each with cases).
-  const std::set<std::string> exempt = {"eq",      "lt", "gt", "argmax", "attention_step", "attention_step_cached",
-                                        "activate"};
+  // Not differentiable, or not an op of their own: comparisons, argmax and categorical (integer
+  // results), the inference-only attention steps, activate (gelu, gelu_tanh or relu by name, each
+  // with cases).
+  const std::set<std::string> exempt = {
+      "eq", "lt", "gt", "argmax", "categorical", "attention_step", "attention_step_cached", "activate"};
   std::set<std::string> names;
   const std::string ops = read_file(source_dir + "/autograd/ops.h");
   const std::regex function(R"(\nTensor (operator[^\s(]+|[a-z_]+)\()");

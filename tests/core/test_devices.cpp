@@ -209,6 +209,18 @@ void add_row_cases(std::vector<OpCase>& cases, Dtype dtype, Generator& gen) {
                   core::softmax(x[2], -1), core::log_softmax(x[2], -1), core::softmax(x[2].transpose(0, 1), 0),
                   core::softmax(x[3], -1), core::log_softmax(x[3], -1)};
        }});
+  // the uniforms: sigmoid of normal draws, in (0, 1); the logits' rows strided, one of them all -inf
+  cases.push_back({"categorical: rows of 1, 7 and 300, at two temperatures", V{r({4, 7}), r({4}), r({3, 300}), r({3})},
+                   [](const V& x) {
+                     const Tensor u = core::sigmoid(x[1]), wide_u = core::sigmoid(x[3]);
+                     const Tensor no_weight = core::full({1, 7}, -INFINITY, x[0].dtype(), x[0].device());
+                     return V{
+                         core::categorical(x[0], u),
+                         core::categorical(core::mul(x[0].transpose(0, 1), 4.0), core::sigmoid(x[0].select(0, 1)), 0.5),
+                         core::categorical(x[0].narrow(1, 0, 1), u),
+                         core::categorical(core::concat({x[0], no_weight}, 0), core::concat({u, u.narrow(0, 0, 1)}, 0)),
+                         core::categorical(core::mul(x[2], 3.0), wide_u)};
+                   }});
   cases.push_back({"layer norm and its backward", V{r({3, 2, 6}), r({6}), r({6}), r({3, 2, 6})}, [](const V& x) {
                      const auto n = core::layer_norm(x[0].transpose(0, 1), x[1], x[2]);
                      return V{

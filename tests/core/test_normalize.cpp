@@ -1,4 +1,6 @@
-// softmax / log_softmax, layer_norm and cross_entropy against loops in double, in every layout.
+// softmax / log_softmax, layer_norm and cross_entropy against loops in double, in every layout;
+// categorical against an inverse-CDF loop, and against the frequencies it must draw.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -136,6 +138,142 @@ TEST_CASE("softmax of large rows split across threads, and errors") {
       {"[softmax] axis 2 is out of range for a tensor of rank 2"});
   check_error([] { (void)core::log_softmax(core::zeros({2}, Dtype::int64)); },
               {"[log_softmax] dtype int64 is not supported (float32 or float64 only)"});
+}
+
+// --- categorical ---------------------------------------------------------------------------------------
+
+namespace {
+
+// The draws of categorical in double, one row of logits [rows, V] at a time: the first v whose
+// cumulative softmax(logits / T) passes u. A row whose u lies within `margin` of a cumulative
+// probability may round either way: its draw is -1 (either is accepted).
+std::vector<int64_t> categorical_reference(const Tensor& logits, const Tensor& uniforms, double temperature,
+                                           double margin) {
+  const std::vector<double> x = values_of(logits), u = values_of(uniforms);
+  const int64_t length = logits.size(-1), rows = static_cast<int64_t>(u.size());
+  std::vector<int64_t> draws;
+  for (int64_t r = 0; r < rows; ++r) {
+    const double* row = x.data() + r * length;
+    const double m = *std::max_element(row, row + length) / temperature;
+    double total = 0, running = 0;
+    for (int64_t v = 0; v < length; ++v) total += std::exp(row[v] / temperature - m);
+    int64_t draw = -1;
+    for (int64_t v = 0; v < length && draw < 0; ++v) {
+      running += std::exp(row[v] / temperature - m) / total;
+      if (std::abs(running - u[r]) < margin) break;
+      if (running > u[r]) draw = v;
+    }
+    draws.push_back(draw);
+  }
+  return draws;
+}
+
+void check_draws(const Tensor& drawn, const std::vector<int64_t>& expected) {
+  const std::vector<int64_t> values = drawn.to_vector<int64_t>();
+  REQUIRE(values.size() == expected.size());
+  int64_t compared = 0;
+  for (size_t r = 0; r < values.size(); ++r) {
+    CAPTURE(r);
+    if (expected[r] < 0) continue;
+    CHECK(values[r] == expected[r]);
+    ++compared;
+  }
+  CHECK(compared * 10 >= static_cast<int64_t>(values.size()) * 9);  // nearly every row is compared
+}
+
+}  // namespace
+
+TEST_CASE("categorical against an inverse-CDF loop, at several temperatures, in every layout") {
+  Generator gen(41);
+  for (const Dtype dtype : {Dtype::float32, Dtype::float64}) {
+    for (const int64_t length : {1, 3, 17, 256}) {
+      for (const Layout layout : {Layout::contiguous, Layout::permuted, Layout::sliced}) {
+        for (const double temperature : {1.0, 0.5, 3.0}) {
+          CAPTURE(dtype);
+          CAPTURE(length);
+          CAPTURE(layout);
+          CAPTURE(temperature);
+          const Tensor logits = core::mul(random_tensor({3, 40, length}, dtype, gen, layout), 3.0);
+          const Tensor u = core::uniform({3, 40}, 0, 1, gen, dtype);
+          const double margin = dtype == Dtype::float32 ? 1e-5 : 1e-12;
+          check_draws(core::categorical(logits, u, temperature), categorical_reference(logits, u, temperature, margin));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("categorical draws each value as often as softmax(logits / T) says") {
+  const std::vector<double> logits_row = {0.0, 1.0, -1.0, 2.0, -30.0, 0.5};
+  const int64_t rows = 20000, length = static_cast<int64_t>(logits_row.size());
+  for (const Dtype dtype : {Dtype::float32, Dtype::float64}) {
+    for (const double temperature : {1.0, 0.5}) {
+      CAPTURE(dtype);
+      CAPTURE(temperature);
+      const Tensor logits = core::from_vector(logits_row, {1, length}).to(dtype).expand({rows, length});
+      Generator gen(42);
+      const std::vector<int64_t> drawn =
+          core::categorical(logits, core::uniform({rows}, 0, 1, gen, dtype), temperature).to_vector<int64_t>();
+      double total = 0;
+      for (const double l : logits_row) total += std::exp(l / temperature);
+      for (int64_t v = 0; v < length; ++v) {
+        CAPTURE(v);
+        const double p = std::exp(logits_row[v] / temperature) / total,
+                     seen = static_cast<double>(std::count(drawn.begin(), drawn.end(), v)) / rows;
+        CHECK(std::abs(seen - p) <= 5 * std::sqrt(p * (1 - p) / rows) + 1e-12);  // within 5 standard deviations
+      }
+    }
+  }
+}
+
+TEST_CASE("categorical: uniforms at the ends and outside, weights of 0, infinities and NaN") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (const Dtype dtype : {Dtype::float32, Dtype::float64}) {
+    CAPTURE(dtype);
+    auto draw = [&](const std::vector<double>& row, double u, double temperature = 1) {
+      const Tensor logits = core::from_vector(row, {1, static_cast<int64_t>(row.size())}).to(dtype);
+      return core::categorical(logits, core::from_vector(std::vector<double>{u}, {1}).to(dtype), temperature)
+          .to_vector<int64_t>()[0];
+    };
+    // value 0 has no weight: u = 0 draws the first value of positive weight, u -> 1 the last
+    CHECK(draw({-kInf, 0, 0, -kInf}, 0) == 1);
+    CHECK(draw({-kInf, 0, 0, -kInf}, 0.4999) == 1);
+    CHECK(draw({-kInf, 0, 0, -kInf}, 0.5001) == 2);
+    CHECK(draw({-kInf, 0, 0, -kInf}, std::nextafter(1.0, 0.0)) == 2);
+    CHECK(draw({-kInf, 0, 0, -kInf}, 1.5) == 2);  // outside [0, 1): clamped
+    CHECK(draw({-kInf, 0, 0, -kInf}, -0.5) == 1);
+    CHECK(draw({-kInf, 0, 0, -kInf}, nan) == 1);
+    CHECK(draw({0, 200, 0}, 0.999) == 1);          // exp(-200) is 0 in float32: the weights are 1 and 0
+    CHECK(draw({1, 3, 2}, 0.999, 1e-300) == 1);    // logits / T overflow: the largest logit, as T -> 0
+    CHECK(draw({1, kInf, 2, kInf}, 0.1) == 1);     // an infinite logit takes every draw: the first one
+    CHECK(draw({-kInf, -kInf, -kInf}, 0.7) == 0);  // no weight anywhere: argmax's answer
+    CHECK(draw({0, nan, 1, nan}, 0.7) == 1);       // a NaN: argmax's answer, the first NaN
+    CHECK(draw({5}, 0.3) == 0);
+  }
+}
+
+TEST_CASE("categorical errors") {
+  const Tensor logits = core::zeros({2, 4}), u = core::zeros({2});
+  check_error([&] { (void)core::categorical(logits.to(Dtype::int64), u.to(Dtype::int64)); },
+              {"[categorical] dtype int64 is not supported"});
+  check_error([&] { (void)core::categorical(logits, u.to(Dtype::float64)); },
+              {"[categorical] dtypes float32 and float64 differ"});
+  check_error([&] { (void)core::categorical(logits, core::zeros({3})); },
+              {"[categorical] needs a uniform for each row of logits [2, 4]: uniforms [2], got [3]"});
+  check_error(
+      [&] {
+        (void)core::categorical(core::zeros({2, 0}), u);
+      },
+      {"[categorical] needs logits [..., V] with V >= 1, got [2, 0]"});
+  check_error([&] { (void)core::categorical(core::zeros({}), core::zeros({})); },
+              {"[categorical] needs logits [..., V] with V >= 1, got []"});
+  check_error([&] { (void)core::categorical(logits, Tensor()); }, {"[categorical] the input tensor is undefined"});
+  for (const double temperature : {0.0, -1.0, kInf, std::numeric_limits<double>::quiet_NaN()}) {
+    CAPTURE(temperature);
+    check_error([&] { (void)core::categorical(logits, u, temperature); },
+                {"[categorical] temperature must be > 0 and finite, got"});
+  }
+  CHECK(core::categorical(core::zeros({0, 4}), core::zeros({0})).shape() == Shape{0});
 }
 
 // --- layer norm ----------------------------------------------------------------------------------------

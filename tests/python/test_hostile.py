@@ -208,7 +208,8 @@ each(["axiom.sum(x, axis='a')", "axiom.sum(x, axis=1.5)", "axiom.sum(x, axis=[0.
       "axiom.cross_entropy(x, None)", "axiom.cross_entropy(x, axiom.tensor([0, 1]), reduction=None)",
       "axiom.cross_entropy(x, axiom.tensor([0, 1]), reduction='max')",
       "axiom.cross_entropy(x, axiom.tensor([0, 1]), label_smoothing='a')", "axiom.dropout(x, p='a')",
-      "axiom.dropout(x, p=None)", "axiom.dropout(x, 0.5, generator='g')"])
+      "axiom.dropout(x, p=None)", "axiom.dropout(x, 0.5, generator='g')", "axiom.categorical(x, None)",
+      "axiom.categorical(x, x, 'a')", "axiom.categorical(x, axiom.zeros([7]))", "axiom.categorical(x, x.sum(1), 0.0)"])
 """),
     ("shape_ops_wrong_types", """
 each(["axiom.concat([])", "axiom.concat(None)", "axiom.concat([x, None])", "axiom.concat('ab')", "axiom.concat(x)",

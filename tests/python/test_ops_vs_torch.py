@@ -263,3 +263,14 @@ SPELLINGS = python_spellings()
 @pytest.mark.parametrize("case", SPELLINGS, ids=lambda c: c.what)
 def test_python_spellings_against_pytorch(case):
     check_float64(case)
+
+
+def test_categorical_draws_what_searchsorted_finds_in_pytorchs_cumulative_softmax():
+    """axiom.categorical against the inverse-CDF draw in PyTorch (apps/bench/torch_reference.py's pick)."""
+    logits, u = rand(200, 7, low=-3.0, high=3.0), rng.random(200)
+    ours = axiom.categorical(axiom.from_numpy(logits), axiom.from_numpy(u), 0.5).numpy()
+    cdf = torch.cumsum(torch.softmax(torch.from_numpy(logits) / 0.5, dim=-1), dim=-1)
+    theirs = torch.searchsorted(cdf, torch.from_numpy(u)[:, None] * cdf[:, -1:], right=True).squeeze(-1)
+    assert ours.dtype == np.int64 and ours.shape == (200,)
+    assert (ours == theirs.numpy()).all()
+    assert len(set(ours.tolist())) == 7  # every value drawn: the check can fail

@@ -97,6 +97,10 @@ void bind_reductions(py::module_& m) {
       py::arg("x"), py::arg("axis") = py::none(), py::arg("keepdim") = false, "ties share the gradient");
   m.def("argmax", &argmax, py::arg("x"), py::arg("axis"), py::arg("keepdim") = false,
         "int64, the first on ties; no gradient");
+  m.def("categorical", &categorical, py::arg("logits"), py::arg("uniforms"), py::arg("temperature") = 1.0,
+        "a value drawn from each row of logits [..., V] with probability softmax(logits / temperature), chosen by "
+        "uniforms [...] in [0, 1) (the first value whose cumulative probability passes the row's uniform); int64, no "
+        "gradient");
 }
 
 void bind_products(py::module_& m) {
