@@ -1,12 +1,14 @@
 // The draw of core::categorical for one row of logits, written once: the CPU runs it for float64
-// and strided rows (its contiguous float32 rows take the same steps with SIMD exps), the GPU in one
-// thread per row (core/cuda/normalize.cu).
+// rows (its float32 rows take the same steps with SIMD exps, core/cpu/normalize.cpp), the GPU in
+// one thread per row (core/cuda/normalize.cu).
 //
 // Inverse-CDF sampling: the row's weights are w_v = exp(logits_v / T - m), m the largest
 // logits_v / T, so softmax(logits / T)_v = w_v / total. The value drawn with the uniform u in
 // [0, 1) is the first v whose running total w_0 + ... + w_v passes u * total. A value of weight 0
-// is never drawn. When rounding leaves u * total unpassed (u within an ulp of 1), the draw is the
-// last value of positive weight.
+// is never drawn. Both totals are sums in double, whatever the logits' dtype: a float32 sum stops
+// growing at 2^24, and drifts from a sum in another order long before. When rounding still leaves
+// u * total unpassed (u within about V ulps of double of 1), the draw is the last value of
+// positive weight.
 #pragma once
 
 #include <cmath>
@@ -31,18 +33,18 @@ AXIOM_HOST_DEVICE int64_t argmax_of_row(const T* x, int64_t n) {
 
 // u clamped into [0, 1] (a NaN to 0), times the total: where the running total must pass.
 template <typename T>
-AXIOM_HOST_DEVICE T target_of(T u, T total) {
-  return (u > 0 ? (u < 1 ? u : T(1)) : T(0)) * total;
+AXIOM_HOST_DEVICE double target_of(T u, double total) {
+  return (u > 0 ? (u < 1 ? static_cast<double>(u) : 1.0) : 0.0) * total;
 }
 
 // The first v whose running total of weight_of(0), ..., weight_of(v) passes target, else the
 // last v of positive weight.
-template <typename T, typename Weight>
-AXIOM_HOST_DEVICE int64_t first_passing(Weight weight_of, int64_t n, T target) {
-  T running = 0;
+template <typename Weight>
+AXIOM_HOST_DEVICE int64_t first_passing(Weight weight_of, int64_t n, double target) {
+  double running = 0;
   int64_t last_positive = 0;
   for (int64_t v = 0; v < n; ++v) {
-    const T w = weight_of(v);
+    const double w = weight_of(v);
     running += w;
     if (w > 0) last_positive = v;
     if (running > target) return v;
@@ -58,7 +60,7 @@ AXIOM_HOST_DEVICE int64_t draw_row(const T* logits, int64_t n, T u, T temperatur
   const T m = logits[largest] / temperature;  // dividing by T > 0 keeps the order
   if (!(m > -INFINITY && m < INFINITY)) return largest;
   auto weight_of = [&](int64_t v) { return std::exp(logits[v] / temperature - m); };
-  T total = 0;
+  double total = 0;
   for (int64_t v = 0; v < n; ++v) total += weight_of(v);
   return first_passing(weight_of, n, target_of(u, total));
 }

@@ -2,7 +2,8 @@
 // softmax cross-entropy of rows of logits, and a value drawn from each row (categorical).
 // A "row" is the line of elements along the normalised axis; rows are independent and run in
 // parallel. A contiguous float32 row goes to the SIMD kernels of vector_math.h (sums in float32
-// lanes); the others (strided rows, float64) take the loops here, with sums in double.
+// lanes; categorical's totals are in double); the others (strided rows, float64) take the loops
+// here, with sums in double.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -253,14 +254,27 @@ void CpuBackend::softmax(const Tensor& x, int axis, bool log, const Tensor& out)
 
 namespace {
 
+// The sum of w[0..n) in double, in four running sums (first_passing adds in one: the two differ
+// by rounding in double alone).
+double total_in_double(const float* w, int64_t n) {
+  double sums[4] = {0, 0, 0, 0};
+  int64_t v = 0;
+  for (; v + 4 <= n; v += 4) {
+    for (int k = 0; k < 4; ++k) sums[k] += w[v + k];
+  }
+  for (; v < n; ++v) sums[0] += w[v];
+  return (sums[0] + sums[1]) + (sums[2] + sums[3]);
+}
+
 // core/categorical.h's draw_row for a contiguous float32 row, its weights computed once, with SIMD
 // (vector_math.h), into `weights` (room for n floats).
 int64_t draw_float_row(const float* logits, int64_t n, float u, float temperature, float* weights) {
   vec::arithmetic(BinaryOp::div, logits, 1, &temperature, 0, weights, n);  // logits / T
   const float m = vec::max(weights, n);
   if (!std::isfinite(m)) return formulas::argmax_of_row(logits, n);
-  const float total = vec::exp_shifted(weights, m, weights, n);
-  return formulas::first_passing([&](int64_t v) { return weights[v]; }, n, formulas::target_of(u, total));
+  vec::exp_shifted(weights, m, weights, n);  // (its float32 total is not used)
+  const double target = formulas::target_of(u, total_in_double(weights, n));
+  return formulas::first_passing([&](int64_t v) { return weights[v]; }, n, target);
 }
 
 }  // namespace

@@ -76,6 +76,7 @@ class MetaBackend : public Backend {
   void count_non_finite(const std::vector<Tensor>&, const Tensor&) override {}
   void reduce(ReduceOp, const Tensor&, const std::vector<int>&, const Tensor&, const Tensor&, int64_t) override {}
   void softmax(const Tensor&, int, bool, const Tensor&) override {}
+  void categorical(const Tensor&, const Tensor&, double, const Tensor&) override {}
   // probs [lines, heads, L, L] or [lines, heads, blocks, P, M]: one element per scored (query, key) pair
   void attention(const Tensor& qkv, int, int64_t heads, const AttentionMask&, const Tensor&,
                  const Tensor& probs) override {

@@ -28,6 +28,19 @@ TEST_CASE("on the meta device an op checks and sizes as on the CPU, and its byte
   CHECK(from_host.to(Device::cpu()).to_vector<float>() == std::vector<float>{0, 0, 0});
 }
 
+TEST_CASE("on the meta device categorical draws nothing and copies nothing to the CPU") {
+  const Device meta = Device::meta();
+  const core::Tensor logits = core::zeros({64, 256}, Dtype::float32, meta), u = core::zeros({64}, Dtype::float32, meta);
+  core::reset_allocation_peak();
+  const core::AllocationStats cpu_before = core::allocation_stats(DeviceType::cpu);
+  const core::Tensor drawn = core::categorical(logits, u);
+  CHECK(drawn.device() == meta);
+  CHECK(str(drawn.shape()) == "[64]");
+  CHECK(drawn.dtype() == Dtype::int64);
+  CHECK(core::allocation_stats(DeviceType::cpu).peak_bytes == cpu_before.live_bytes);  // not even for a moment
+  check_error([&] { core::categorical(logits, core::zeros({3}, Dtype::float32, meta)); }, {"[categorical]", "[3]"});
+}
+
 namespace {
 // Line length 4 cut into two blocks of 2 queries, each seeing the 2 keys of its block.
 core::AttentionMask two_blocks() {

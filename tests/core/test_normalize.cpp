@@ -203,6 +203,16 @@ TEST_CASE("categorical against an inverse-CDF loop, at several temperatures, in 
   }
 }
 
+// A float32 running total stops growing at 2^24 and, long before, drifts from a total added in
+// another order: over a million values, draws near the end of the row would land tens of values off.
+TEST_CASE("categorical over rows of a million values, against the loop in double") {
+  Generator gen(43);
+  const int64_t length = int64_t{1} << 20;
+  const Tensor logits = core::randn({4, length}, gen);
+  const Tensor u = core::from_vector<float>({0.5f, 0.9f, 0.999f, 0.99999f}, {4});
+  check_draws(core::categorical(logits, u), categorical_reference(logits, u, 1.0, 1e-9));
+}
+
 TEST_CASE("categorical draws each value as often as softmax(logits / T) says") {
   const std::vector<double> logits_row = {0.0, 1.0, -1.0, 2.0, -30.0, 0.5};
   const int64_t rows = 20000, length = static_cast<int64_t>(logits_row.size());
@@ -243,8 +253,11 @@ TEST_CASE("categorical: uniforms at the ends and outside, weights of 0, infiniti
     CHECK(draw({-kInf, 0, 0, -kInf}, 1.5) == 2);  // outside [0, 1): clamped
     CHECK(draw({-kInf, 0, 0, -kInf}, -0.5) == 1);
     CHECK(draw({-kInf, 0, 0, -kInf}, nan) == 1);
-    CHECK(draw({0, 200, 0}, 0.999) == 1);          // exp(-200) is 0 in float32: the weights are 1 and 0
-    CHECK(draw({1, 3, 2}, 0.999, 1e-300) == 1);    // logits / T overflow: the largest logit, as T -> 0
+    CHECK(draw({0, 1000, 0}, 0) == 1);  // exp(-1000) is 0: the weights are 0, 1, 0
+    // logits / T overflow (float32: 3 / 1e-40 and 2 / 1e-40; float64: 3 / 1e-308 and 2 / 1e-308):
+    // the largest logit, as T -> 0
+    CHECK(draw({1, 3, 2}, 0.999, dtype == Dtype::float32 ? 1e-40 : 1e-308) == 1);
+    CHECK(draw({3, 2, 3}, 0.999, dtype == Dtype::float32 ? 1e-40 : 1e-308) == 0);
     CHECK(draw({1, kInf, 2, kInf}, 0.1) == 1);     // an infinite logit takes every draw: the first one
     CHECK(draw({-kInf, -kInf, -kInf}, 0.7) == 0);  // no weight anywhere: argmax's answer
     CHECK(draw({0, nan, 1, nan}, 0.7) == 1);       // a NaN: argmax's answer, the first NaN
