@@ -28,8 +28,9 @@ Product checked_product(const char* name, const Tensor& a, const Tensor& b) {
   checks::same_device(name, a, b);
   checks::same_dtype(name, a, b);
   checks::floating(name, a);
-  if (a.dtype() == Dtype::float32 && matmul_precision() == MatmulPrecision::bfloat16 &&
-      a.device().type != DeviceType::cpu) {
+  const bool host_like =
+      a.device().type == DeviceType::cpu || a.device().type == DeviceType::meta;  // meta: shapes only
+  if (a.dtype() == Dtype::float32 && matmul_precision() == MatmulPrecision::bfloat16 && !host_like) {
     throw Error(name, "bfloat16 products (set_matmul_precision) run on the CPU only; got ", a.device(), " tensors");
   }
   if (a.dim() == 0 || b.dim() == 0) {

@@ -1,6 +1,7 @@
 // Large float32 products through oneDNN (see onednn_gemm.h). Each call:
 // 1. with bfloat16 operands, copies a and b into bfloat16 (compact, in the same orientation), in
-//    parallel over their lines (float32 operands are read in place);
+//    parallel over their lines, each rounded in SIMD (vec::round_to_bfloat16); float32 operands
+//    are read in place;
 // 2. splits c into bands (one per thread for a product alone, one for each of a batch of small
 //    products spread over the threads: core/cpu/bands.h) and runs oneDNN's matmul of each band's rows of a and
 //    columns of b on axiom's threads (oneTBB), with a float32 output, adding onto c when
@@ -27,6 +28,7 @@
 
 #include "core/cpu/allocator.h"
 #include "core/cpu/bands.h"
+#include "core/cpu/vector_math.h"
 #include "core/parallel.h"
 
 namespace axiom::core::cpu {
@@ -85,9 +87,7 @@ class Bfloat16Copy {
         bits_(static_cast<uint16_t*>(buffer_.data())) {
     parallel_for(lines_, std::max<int64_t>(1, 16384 / line_length_), [&](int64_t begin, int64_t end) {
       for (int64_t line = begin; line < end; ++line) {
-        const float* from = x + line * layout.ld;
-        uint16_t* to = bits_ + line * line_length_;
-        for (int64_t i = 0; i < line_length_; ++i) to[i] = round_to_bfloat16(from[i]);
+        vec::round_to_bfloat16(x + line * layout.ld, bits_ + line * line_length_, line_length_);
       }
     });
   }

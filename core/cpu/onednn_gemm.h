@@ -6,25 +6,13 @@
 // bits of each operand's mantissa (about 3 significant digits). The sums stay float32 either way.
 #pragma once
 
-#include <bit>
 #include <cstdint>
 #include <string>
 
+#include "core/cpu/bfloat16.h"
 #include "core/matrix_layout.h"
 
 namespace axiom::core::cpu {
-
-// The bfloat16 nearest to x (ties to even), as its 16 bits: float32's sign, exponent and top 7
-// mantissa bits. Infinities stay infinite, NaN stays NaN; a float32 beyond bfloat16's largest
-// finite value rounds to infinity, as in IEEE rounding.
-inline uint16_t round_to_bfloat16(float x) {
-  const uint32_t bits = std::bit_cast<uint32_t>(x);
-  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((bits >> 16) | 0x40u);  // a quiet NaN
-  const uint32_t lowest_kept_bit = (bits >> 16) & 1u;
-  return static_cast<uint16_t>((bits + 0x7fffu + lowest_kept_bit) >> 16);
-}
-
-inline float bfloat16_to_float(uint16_t bits) { return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16); }
 
 // True when this build has oneDNN (else every float32 product goes to OpenBLAS).
 bool onednn_built();

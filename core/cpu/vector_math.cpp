@@ -25,6 +25,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "core/cpu/bfloat16.h"
 #include "core/cpu/vector_math.h"
 #include "core/error.h"
 #include "core/host_device.h"
@@ -538,6 +539,28 @@ void Uniform_(uint64_t seed, uint64_t first, double low, double high, float* out
   for (; i < n; ++i) out[i] = uniform_float32(seed, first + static_cast<uint64_t>(i), low, high);
 }
 
+// round_to_bfloat16 (core/cpu/bfloat16.h) on whole vectors, in integer arithmetic on the bits:
+// add 0x7fff plus the lowest kept bit (ties to even), keep the top 16 bits; a NaN keeps its top
+// bits with the quiet bit set. The same bits as the scalar function, on every target.
+void RoundToBfloat16_(const float* x, uint16_t* y, int64_t n) {
+  const hn::ScalableTag<uint32_t> du32;
+  const hn::Rebind<int32_t, decltype(du32)> di32;
+  const hn::Rebind<uint16_t, decltype(du32)> du16;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(du32));
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    const auto bits = hn::LoadU(du32, reinterpret_cast<const uint32_t*>(x + i));
+    const auto top = hn::ShiftRight<16>(bits);
+    const auto rounded =
+        hn::ShiftRight<16>(hn::Add(bits, hn::Add(hn::Set(du32, 0x7fffu), hn::And(top, hn::Set(du32, 1u)))));
+    const auto magnitude = hn::BitCast(di32, hn::And(bits, hn::Set(du32, 0x7fffffffu)));  // >= 0 as int32
+    const auto is_nan = hn::RebindMask(du32, hn::Gt(magnitude, hn::Set(di32, 0x7f800000)));
+    const auto kept = hn::IfThenElse(is_nan, hn::Or(top, hn::Set(du32, 0x40u)), rounded);  // each < 2^16
+    hn::StoreU(hn::DemoteTo(du16, hn::BitCast(di32, kept)), du16, y + i);
+  }
+  for (; i < n; ++i) y[i] = cpu::round_to_bfloat16(x[i]);
+}
+
 int64_t Target_() { return HWY_TARGET; }
 
 }  // namespace axiom::core::cpu::vec::HWY_NAMESPACE
@@ -563,6 +586,7 @@ HWY_EXPORT(LayerNormBackwardSums_);
 HWY_EXPORT(LayerNormBackwardApply_);
 HWY_EXPORT(SoftmaxMinus_);
 HWY_EXPORT(Adam_);
+HWY_EXPORT(RoundToBfloat16_);
 HWY_EXPORT(Target_);
 
 bool has_map(UnaryOp f) {
@@ -635,6 +659,8 @@ void softmax_minus(const float* x, float lse, float spread, float g, float* dx, 
 void adam(float* p, const float* g, float* m, float* v, const AdamScalars<float>& k, int64_t n) {
   HWY_DYNAMIC_DISPATCH(Adam_)(p, g, m, v, k, n);
 }
+
+void round_to_bfloat16(const float* x, uint16_t* y, int64_t n) { HWY_DYNAMIC_DISPATCH(RoundToBfloat16_)(x, y, n); }
 
 std::string target() { return hwy::TargetName(HWY_DYNAMIC_DISPATCH(Target_)()); }
 

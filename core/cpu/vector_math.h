@@ -79,6 +79,8 @@ void layer_norm_backward_apply(const float* x, const float* g, const float* w, f
 void softmax_minus(const float* x, float lse, float spread, float g, float* dx, int64_t n);
 // One Adam step over n elements (core/adam_step.h's formula).
 void adam(float* p, const float* g, float* m, float* v, const AdamScalars<float>& k, int64_t n);
+// y[i] = round_to_bfloat16(x[i]) (core/cpu/bfloat16.h), the same bits: bfloat16 operands of a product.
+void round_to_bfloat16(const float* x, uint16_t* y, int64_t n);
 
 // The SIMD targets: the name of the one in use ("AVX3" is AVX-512, "EMU128" the portable fallback),
 // and the names of every target this build has that this CPU can run, widest first.

@@ -159,6 +159,17 @@ TEST_CASE("matmul in bfloat16 refuses CUDA tensors" * doctest::test_suite("cuda-
   CHECK(core::matmul(a64, a64.transpose(0, 1)).to(Device::cpu()).at({0, 0}) == 3);  // float64: unaffected
 }
 
+// The meta device counts a step's products (`axiom bench train` prints the limit from them), so
+// it takes bfloat16 products as the CPU does: shapes out, nothing multiplied.
+TEST_CASE("matmul in bfloat16 on the meta device gives the product's shape") {
+  if (!bfloat16_here()) return;
+  const PrecisionForTest bfloat16(MatmulPrecision::bfloat16);
+  const Tensor a = core::empty({70, 80}, Dtype::float32, Device::meta());
+  const Tensor product = core::matmul(a, a.transpose(0, 1));
+  CHECK(product.shape() == Shape{70, 70});
+  CHECK(product.device() == Device::meta());
+}
+
 // TF32 on the device: the products of TF32-rounded operands, in each of cuBLAS's three entries
 // (one gemm, a strided batch, a batch of pointers), each run just after a float32 product left
 // cuBLAS in its default mode; float64 and CPU products unaffected. A product of two TF32 values is

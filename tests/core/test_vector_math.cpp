@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <random>
@@ -16,11 +17,13 @@
 #include <vector>
 
 #include "core/adam_step.h"
+#include "core/cpu/bfloat16.h"
 #include "core/cpu/vector_math.h"
 #include "core/random.h"
 
 namespace {
 
+namespace cpu = axiom::core::cpu;
 namespace vec = axiom::core::cpu::vec;
 using axiom::core::BinaryOp;
 using axiom::core::UnaryOp;
@@ -441,6 +444,30 @@ TEST_SUITE("simd") {
             const double xhat = (double(x[i]) - m) * r;
             check_near(dx[i], r * (g[i] * weight(i) - mean_gw - xhat * mean_gw_xhat), 1e-5, 1e-5);
           }
+        }
+      }
+    });
+  }
+
+  // Random bit patterns cover every class of float32 (NaN, infinities, subnormals, both signs);
+  // the ties to even, the largest finite values and quiet/signalling NaN are set by hand.
+  TEST_CASE("round_to_bfloat16 gives the scalar rounding's bits under every target") {
+    under_every_target([] {
+      std::mt19937 rng(12);
+      for (int64_t n : kLengths) {
+        CAPTURE(n);
+        std::vector<uint32_t> bits(static_cast<size_t>(n));
+        for (uint32_t& b : bits) b = static_cast<uint32_t>(rng());
+        const uint32_t edges[] = {0x3f808000u, 0x3f818000u, 0x7f7fffffu, 0xff7fffffu, 0x7f800001u,
+                                  0xffc00000u, 0x00008000u, 0x80018000u, 0x7f800000u, 0x3f80ffffu};
+        for (size_t i = 0; i < bits.size(); ++i) bits[i] = i % 2 ? bits[i] : edges[(i / 2) % std::size(edges)];
+        std::vector<float> x(bits.size());
+        std::memcpy(x.data(), bits.data(), bits.size() * sizeof(float));
+        std::vector<uint16_t> y(bits.size());
+        vec::round_to_bfloat16(x.data(), y.data(), n);
+        for (int64_t i = 0; i < n; ++i) {
+          CAPTURE(bits[i]);
+          CHECK(y[i] == cpu::round_to_bfloat16(x[i]));
         }
       }
     });
