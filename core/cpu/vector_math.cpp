@@ -348,7 +348,54 @@ float ExpShifted_(const float* x, float shift, float* y, int64_t n) {
   });
 }
 
+// Softmax of a short row, lanes <= n <= 4 lanes (attention's rows along an axis of 28 or 64), in
+// whole vectors only: those at 0, lanes, ... below n - lanes, and the vector that ends at n,
+// overlapping the one before it by `overlap` lanes (left out of the sum, written twice with the
+// same bits). One reduction a pass, where Softmax_'s general loop reduces each narrower tail
+// vector apart (rows of 28 under AVX-512: 16 + 8 + 4). The last vector is read before anything is
+// written, so y may be x.
+template <class D>
+HWY_INLINE void softmax_short_row(D d, const float* x, float* y, int64_t n, bool log) {
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d)), last = n - lanes;
+  const size_t overlap = static_cast<size_t>((lanes - n % lanes) % lanes);
+  const auto last_x = hn::LoadU(d, x + last);
+  auto maximum = last_x;
+  auto nan = hn::IsNaN(last_x);
+  for (int64_t i = 0; i < last; i += lanes) {
+    const auto v = hn::LoadU(d, x + i);
+    maximum = hn::Max(maximum, v), nan = hn::Or(nan, hn::IsNaN(v));
+  }
+  const float max = largest_lane(d, maximum);
+  if (!hn::AllFalse(d, nan) || !std::isfinite(max)) {  // a NaN, an infinity, or a row of -inf
+    const auto all_nan = hn::Set(d, std::numeric_limits<float>::quiet_NaN());
+    for (int64_t i = 0; i < last; i += lanes) hn::StoreU(all_nan, d, y + i);
+    return hn::StoreU(all_nan, d, y + last);
+  }
+  const auto shift = hn::Set(d, max);
+  const auto last_e = exp_below_88(d, hn::Sub(last_x, shift));
+  auto total = hn::IfThenZeroElse(hn::FirstN(d, overlap), last_e);
+  for (int64_t i = 0; i < last; i += lanes) {
+    const auto e = exp_below_88(d, hn::Sub(hn::LoadU(d, x + i), shift));
+    if (!log) hn::StoreU(e, d, y + i);
+    total = hn::Add(total, e);
+  }
+  const float sum = hn::GetLane(hn::SumOfLanes(d, total));
+  if (log) {  // (x - max) - log(total), as below
+    const auto log_total = hn::Set(d, static_cast<float>(std::log(double(sum))));
+    for (int64_t i = 0; i < last; i += lanes) {
+      hn::StoreU(hn::Sub(hn::Sub(hn::LoadU(d, x + i), shift), log_total), d, y + i);
+    }
+    return hn::StoreU(hn::Sub(hn::Sub(last_x, shift), log_total), d, y + last);
+  }
+  const auto factor = hn::Set(d, static_cast<float>(1.0 / double(sum)));
+  for (int64_t i = 0; i < last; i += lanes) hn::StoreU(hn::Mul(hn::LoadU(d, y + i), factor), d, y + i);
+  hn::StoreU(hn::Mul(last_e, factor), d, y + last);
+}
+
 void Softmax_(const float* x, float* y, int64_t n, bool log) {
+  const hn::ScalableTag<float> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  if (lanes >= 4 && n >= lanes && n <= 4 * lanes) return softmax_short_row(d, x, y, n, log);
   const float max = Max_(x, n);
   if (!std::isfinite(max)) {  // a NaN, an infinity, or a row of -inf: every answer is NaN
     const float nan = std::numeric_limits<float>::quiet_NaN();
@@ -389,7 +436,28 @@ void AttentionStepLine_(const float* q, const float* keys_t, int64_t key_stride,
   });
 }
 
+// SoftmaxBackward_ of a short row, lanes <= n <= 4 lanes, in whole vectors as softmax_short_row:
+// the last one ends at n and overlaps the one before (left out of the dot product), and it is read
+// before dp is written.
+template <class D>
+HWY_INLINE void softmax_backward_short_row(D d, const float* p, float* dp, float scale, int64_t n) {
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d)), last = n - lanes;
+  const size_t overlap = static_cast<size_t>((lanes - n % lanes) % lanes);
+  const auto last_p = hn::LoadU(d, p + last), last_dp = hn::LoadU(d, dp + last);
+  auto dot = hn::IfThenZeroElse(hn::FirstN(d, overlap), hn::Mul(last_dp, last_p));
+  for (int64_t i = 0; i < last; i += lanes) dot = hn::MulAdd(hn::LoadU(d, dp + i), hn::LoadU(d, p + i), dot);
+  const auto total = hn::Set(d, hn::GetLane(hn::SumOfLanes(d, dot))), factor = hn::Set(d, scale);
+  for (int64_t i = 0; i < last; i += lanes) {
+    const auto centred = hn::Sub(hn::LoadU(d, dp + i), total);
+    hn::StoreU(hn::Mul(hn::Mul(hn::LoadU(d, p + i), centred), factor), d, dp + i);
+  }
+  hn::StoreU(hn::Mul(hn::Mul(last_p, hn::Sub(last_dp, total)), factor), d, dp + last);
+}
+
 void SoftmaxBackward_(const float* p, float* dp, float scale, int64_t n) {
+  const hn::ScalableTag<float> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  if (lanes >= 4 && n >= lanes && n <= 4 * lanes) return softmax_backward_short_row(d, p, dp, scale, n);
   const float dot = sum_of(n, [&](auto d, int64_t i) { return hn::Mul(hn::LoadU(d, dp + i), hn::LoadU(d, p + i)); });
   for_each_vector(n, [&](auto d, int64_t i) {
     const auto centred = hn::Sub(hn::LoadU(d, dp + i), hn::Set(d, dot));

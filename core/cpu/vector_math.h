@@ -61,9 +61,12 @@ void uniform(uint64_t seed, uint64_t first, double low, double high, float* out,
 // x, finite (the caller answers NaN for a row whose max is NaN or infinite).
 float exp_shifted(const float* x, float shift, float* y, int64_t n);
 // y = softmax(x), or log_softmax(x) when log: the row's max subtracted first. y may be x. A row
-// holding a NaN or +inf, or only -inf, gives NaN everywhere (as the scalar loops do).
+// holding a NaN or +inf, or only -inf, gives NaN everywhere (as the scalar loops do). A row of one
+// to four whole vectors (attention's rows of 28 or 64) is read as whole vectors only, its last one
+// overlapping the one before: one reduction a pass.
 void softmax(const float* x, float* y, int64_t n, bool log);
-// dp = p * (dp - sum(dp * p)) * scale: softmax's backward (p the softmax), in place of dp.
+// dp = p * (dp - sum(dp * p)) * scale: softmax's backward (p the softmax), in place of dp; short
+// rows as softmax's.
 void softmax_backward(const float* p, float* dp, float scale, int64_t n);
 // sum of (x - mean)^2.
 float squared_deviations(const float* x, float mean, int64_t n);

@@ -352,12 +352,14 @@ TEST_SUITE("simd") {
         std::vector<float> probabilities(static_cast<size_t>(n)), log_probabilities(static_cast<size_t>(n));
         vec::softmax(x.data(), probabilities.data(), n, false);
         vec::softmax(x.data(), log_probabilities.data(), n, true);
-        std::vector<float> in_place(x.data(), x.data() + n);
-        vec::softmax(in_place.data(), in_place.data(), n, true);
+        std::vector<float> in_place(x.data(), x.data() + n), in_place_log(x.data(), x.data() + n);
+        vec::softmax(in_place.data(), in_place.data(), n, false);  // (attention's rows: in place)
+        vec::softmax(in_place_log.data(), in_place_log.data(), n, true);
         for (int64_t i = 0; i < n; ++i) {
           check_near(probabilities[i], std::exp(double(x[i] - shift)) / exp_sum, 1e-6, 0);
           check_near(log_probabilities[i], double(x[i] - shift) - std::log(exp_sum), 1e-6, 1e-6);
-          CHECK(in_place[i] == log_probabilities[i]);
+          CHECK(in_place[i] == probabilities[i]);
+          CHECK(in_place_log[i] == log_probabilities[i]);
         }
 
         // softmax's backward: dp = p (dp - sum(dp p)) scale
