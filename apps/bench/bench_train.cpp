@@ -179,6 +179,9 @@ void bench_train(const Reporter& reporter, const TrainBenchOptions& options, Com
   if (limit) {
     figure("products_at_best_rate", "s", limit->best_seconds);
     figure("products_in_chosen_library", "s", limit->chosen_seconds);
+    if (core::matmul_precision() == core::MatmulPrecision::bfloat16) {
+      figure("products_on_bfloat16_operands", "s", limit->bfloat16_operands_seconds);
+    }
   }
   reporter.report({.bench = "train",
                    .name = options.config + "_gflops",

@@ -37,6 +37,40 @@ double seconds_in(GemmLibrary library, const core::ProductPlan& plan) {
   return seconds_per_call([&] { cpu.matmul(a, b, out, /*accumulate=*/false); }, 5, 0.05);
 }
 
+// Seconds per run of `plan` as a bfloat16 product whose operands are already in bfloat16 (compact,
+// in the plan's orientations): oneDNN alone, without the rounding pass that a product of float32
+// operands starts with (core/cpu/onednn_gemm.h). The matrices of a batch run one after the other.
+double seconds_with_bfloat16_operands(const core::ProductPlan& plan) {
+  const core::GemmShape& g = plan.gemm;
+  Generator gen(7);
+  auto rounded = [&](int64_t rows, int64_t cols) {
+    const core::Tensor x = core::randn({rows, cols}, gen);
+    std::vector<uint16_t> bits(static_cast<size_t>(rows * cols));
+    core::cpu::vec::round_to_bfloat16(x.data<float>(), bits.data(), x.numel());
+    return bits;
+  };
+  // a [m, k] is stored as [k, m] when transposed, b [k, n] as [n, k]
+  const std::vector<uint16_t> a = rounded(g.a_transposed ? g.k : g.m, g.a_transposed ? g.m : g.k);
+  const std::vector<uint16_t> b = rounded(g.b_transposed ? g.n : g.k, g.b_transposed ? g.k : g.n);
+  const core::MatrixLayout a_layout{.transposed = g.a_transposed, .ld = g.a_transposed ? g.m : g.k};
+  const core::MatrixLayout b_layout{.transposed = g.b_transposed, .ld = g.b_transposed ? g.k : g.n};
+  const core::Tensor out = core::empty({g.m, g.n});
+  const core::cpu::GemmOutput to{.c = out.data<float>(), .ldc = g.n};
+  const double one = seconds_per_call(
+      [&] {
+        core::cpu::onednn_gemm_bfloat16(a_layout, b_layout, g.m, g.n, g.k, a.data(), b.data(), to, core::num_threads());
+      },
+      5, 0.05);
+  return one * static_cast<double>(plan.count);
+}
+
+// Whether matmul gives `plan` bfloat16 operands (core/cpu/matmul.cpp): under MatmulPrecision::bfloat16,
+// a large product in oneDNN, not one of attention's own.
+bool takes_bfloat16_operands(const core::ProductPlan& plan, GemmLibrary chosen) {
+  return core::matmul_precision() == core::MatmulPrecision::bfloat16 && chosen == GemmLibrary::onednn &&
+         core::is_large(plan.gemm) && !plan.in_attention;
+}
+
 }  // namespace
 
 double PlanTiming::flops() const {
@@ -65,6 +99,7 @@ PlanTiming time_plan(const core::ProductPlan& plan, int64_t times) {
   if (core::cpu::onednn_built()) t.onednn_seconds = seconds_in(GemmLibrary::onednn, plan);
   // attention's own GEMMs are OpenBLAS's (core/cpu/attention.cpp); the others go where matmul sends them
   t.chosen = plan.in_attention ? GemmLibrary::openblas : core::cpu::gemm_library_choice(plan.gemm, plan.count);
+  if (takes_bfloat16_operands(plan, t.chosen)) t.bfloat16_operands_seconds = seconds_with_bfloat16_operands(plan);
   return t;
 }
 
@@ -81,6 +116,8 @@ ProductsLimit limit_of(const std::vector<PlanTiming>& timings) {
     limit.best_seconds += times * t.best_seconds();
     limit.chosen_seconds += times * t.chosen_seconds();
     limit.flops += times * t.flops();
+    limit.bfloat16_operands_seconds +=
+        times * (t.bfloat16_operands_seconds > 0 ? t.bfloat16_operands_seconds : t.best_seconds());
   }
   return limit;
 }

@@ -26,6 +26,9 @@ struct PlanTiming {
   int64_t times = 1;
   double openblas_seconds = 0;  // one run of the plan
   double onednn_seconds = 0;    // 0 in a build without oneDNN
+  // Under MatmulPrecision::bfloat16, for a product that matmul gives bfloat16 operands: oneDNN on
+  // operands already rounded, without the rounding pass (else 0).
+  double bfloat16_operands_seconds = 0;
   core::cpu::GemmLibrary chosen = core::cpu::GemmLibrary::openblas;
 
   double flops() const;  // of one run: 2 m n k count
@@ -36,7 +39,8 @@ struct PlanTiming {
 };
 
 // Times one run of `plan` in each library: a float32 product of random operands with the plan's
-// shape, transposes and count, through the CPU backend with the library forced (ForcedGemmLibrary).
+// shape, transposes and count, through the CPU backend with the library forced (ForcedGemmLibrary);
+// and, under bfloat16 products, oneDNN on operands already in bfloat16.
 PlanTiming time_plan(const core::ProductPlan& plan, int64_t times = 1);
 std::vector<PlanTiming> time_products(const std::vector<core::MetaProduct>& products);
 
@@ -44,6 +48,10 @@ std::vector<PlanTiming> time_products(const std::vector<core::MetaProduct>& prod
 // their FLOPs (each plan counted `times`).
 struct ProductsLimit {
   double best_seconds = 0, chosen_seconds = 0, flops = 0;
+  // The same products with bfloat16 ones on operands already rounded (bfloat16_operands_seconds):
+  // the step's products if its kernels wrote bfloat16 operands themselves. best_seconds less this
+  // is what the rounding passes cost.
+  double bfloat16_operands_seconds = 0;
 };
 ProductsLimit limit_of(const std::vector<PlanTiming>& timings);
 

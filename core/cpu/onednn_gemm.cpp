@@ -68,10 +68,9 @@ struct Operand {
   }
 };
 
-// A float32 matrix as BLAS reads it (core/matrix_layout.h), read in place.
-Operand float32_operand(const MatrixLayout& layout, const float* x) {
-  return {memory::data_type::f32, const_cast<float*>(x), layout.transposed ? 1 : layout.ld,
-          layout.transposed ? layout.ld : 1};
+// A matrix of float32 or bfloat16 numbers as BLAS reads it (core/matrix_layout.h), read in place.
+Operand operand(memory::data_type type, const MatrixLayout& layout, const void* x) {
+  return {type, const_cast<void*>(x), layout.transposed ? 1 : layout.ld, layout.transposed ? layout.ld : 1};
 }
 
 // A matrix's bfloat16 copy, in memory from the host allocator.
@@ -81,8 +80,7 @@ class Bfloat16Copy {
   Bfloat16Copy(const MatrixLayout& layout, int64_t rows, int64_t cols, const float* x)
       : lines_(layout.transposed ? cols : rows),
         line_length_(layout.transposed ? rows : cols),
-        row_stride_(layout.transposed ? 1 : line_length_),
-        col_stride_(layout.transposed ? line_length_ : 1),
+        transposed_(layout.transposed),
         buffer_(static_cast<size_t>(lines_ * line_length_) * sizeof(uint16_t)),
         bits_(static_cast<uint16_t*>(buffer_.data())) {
     parallel_for(lines_, std::max<int64_t>(1, 16384 / line_length_), [&](int64_t begin, int64_t end) {
@@ -91,10 +89,12 @@ class Bfloat16Copy {
       }
     });
   }
-  Operand operand() const { return {memory::data_type::bf16, bits_, row_stride_, col_stride_}; }
+  MatrixLayout layout() const { return {.transposed = transposed_, .ld = line_length_}; }
+  const uint16_t* bits() const { return bits_; }
 
  private:
-  int64_t lines_, line_length_, row_stride_, col_stride_;
+  int64_t lines_, line_length_;
+  bool transposed_;
   HostBuffer buffer_;
   uint16_t* bits_;
 };
@@ -244,9 +244,17 @@ std::string bfloat16_gemm_unavailable_reason() {
 
 void onednn_gemm(const MatrixLayout& a, const MatrixLayout& b, int64_t m, int64_t n, int64_t k, const float* pa,
                  const float* pb, const GemmOutput& out, bool bfloat16, int64_t bands) {
-  if (!bfloat16) return multiply(float32_operand(a, pa), float32_operand(b, pb), m, n, k, out, bands);
+  if (!bfloat16) {
+    return multiply(operand(memory::data_type::f32, a, pa), operand(memory::data_type::f32, b, pb), m, n, k, out,
+                    bands);
+  }
   const Bfloat16Copy a16(a, m, k, pa), b16(b, k, n, pb);
-  multiply(a16.operand(), b16.operand(), m, n, k, out, bands);
+  onednn_gemm_bfloat16(a16.layout(), b16.layout(), m, n, k, a16.bits(), b16.bits(), out, bands);
+}
+
+void onednn_gemm_bfloat16(const MatrixLayout& a, const MatrixLayout& b, int64_t m, int64_t n, int64_t k,
+                          const uint16_t* pa, const uint16_t* pb, const GemmOutput& out, int64_t bands) {
+  multiply(operand(memory::data_type::bf16, a, pa), operand(memory::data_type::bf16, b, pb), m, n, k, out, bands);
 }
 
 }  // namespace axiom::core::cpu
@@ -263,6 +271,11 @@ std::string bfloat16_gemm_unavailable_reason() {
 
 void onednn_gemm(const MatrixLayout&, const MatrixLayout&, int64_t, int64_t, int64_t, const float*, const float*,
                  const GemmOutput&, bool, int64_t) {
+  throw Error("matmul", "this build of axiom has no oneDNN");
+}
+
+void onednn_gemm_bfloat16(const MatrixLayout&, const MatrixLayout&, int64_t, int64_t, int64_t, const uint16_t*,
+                          const uint16_t*, const GemmOutput&, int64_t) {
   throw Error("matmul", "this build of axiom has no oneDNN");
 }
 

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/cpu/onednn_gemm.h"
+#include "core/cpu/vector_math.h"
 #include "tests/support/reference.h"
 #include "tests/support/emulated_cuda.h"
 
@@ -115,6 +116,37 @@ TEST_CASE("matmul: linear adds the bias, batches of shared and of separate matri
       check_close(dense.select(0, i), expected, float32_sums(80), "linear");
       check_close(separate.select(0, i), product_reference(x.select(0, i), ws.select(0, i), round), float32_sums(80),
                   "a matrix each");
+    }
+  }
+}
+
+// What `axiom bench train --matmul bfloat16` times as the product without its rounding pass: the
+// operands rounded beforehand, stored compact in either orientation ([k, m] for a transposed a),
+// give matmul's bfloat16 product bit for bit.
+TEST_CASE("onednn_gemm_bfloat16: operands rounded beforehand, in either orientation, give matmul's bits") {
+  if (!bfloat16_here()) return;
+  const PrecisionForTest bfloat16(MatmulPrecision::bfloat16);
+  const int64_t m = 70, k = 80, n = 60;
+  auto rounded = [](const Tensor& stored) {
+    std::vector<uint16_t> bits(static_cast<size_t>(stored.numel()));
+    core::cpu::vec::round_to_bfloat16(stored.data<float>(), bits.data(), stored.numel());
+    return bits;
+  };
+  for (const bool a_transposed : {false, true}) {
+    for (const bool b_transposed : {false, true}) {
+      CAPTURE(a_transposed);
+      CAPTURE(b_transposed);
+      Generator gen(45);
+      const Tensor a_stored = a_transposed ? core::randn({k, m}, gen) : core::randn({m, k}, gen);
+      const Tensor b_stored = b_transposed ? core::randn({n, k}, gen) : core::randn({k, n}, gen);
+      const Tensor a = a_transposed ? a_stored.transpose(0, 1) : a_stored;
+      const Tensor b = b_transposed ? b_stored.transpose(0, 1) : b_stored;
+      const Tensor expected = core::matmul(a, b), out = core::empty({m, n});
+      const std::vector<uint16_t> a16 = rounded(a_stored), b16 = rounded(b_stored);
+      core::cpu::onednn_gemm_bfloat16({.transposed = a_transposed, .ld = a_stored.size(1)},
+                                      {.transposed = b_transposed, .ld = b_stored.size(1)}, m, n, k, a16.data(),
+                                      b16.data(), {.c = out.data<float>(), .ldc = n}, core::num_threads());
+      CHECK(core::sum(core::eq(out, expected).to(Dtype::float64)).item() == static_cast<double>(m * n));
     }
   }
 }
