@@ -48,9 +48,9 @@ std::vector<PlanTiming> time_products(const std::vector<core::MetaProduct>& prod
 // their FLOPs (each plan counted `times`).
 struct ProductsLimit {
   double best_seconds = 0, chosen_seconds = 0, flops = 0;
-  // The same products with bfloat16 ones on operands already rounded (bfloat16_operands_seconds):
-  // the step's products if its kernels wrote bfloat16 operands themselves. best_seconds less this
-  // is what the rounding passes cost.
+  // The products in the chosen library, with the bfloat16 ones on operands already rounded
+  // (bfloat16_operands_seconds): the step's products if its kernels wrote bfloat16 operands
+  // themselves. chosen_seconds less this is what the rounding passes cost.
   double bfloat16_operands_seconds = 0;
 };
 ProductsLimit limit_of(const std::vector<PlanTiming>& timings);

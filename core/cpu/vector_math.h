@@ -62,8 +62,8 @@ void uniform(uint64_t seed, uint64_t first, double low, double high, float* out,
 float exp_shifted(const float* x, float shift, float* y, int64_t n);
 // y = softmax(x), or log_softmax(x) when log: the row's max subtracted first. y may be x. A row
 // holding a NaN or +inf, or only -inf, gives NaN everywhere (as the scalar loops do). A row of one
-// to four whole vectors (attention's rows of 28 or 64) is read as whole vectors only, its last one
-// overlapping the one before: one reduction a pass.
+// to four vectors' length (attention's rows of 28 under AVX2 or AVX-512) is read as whole vectors
+// only, its last one overlapping the one before: one reduction a pass.
 void softmax(const float* x, float* y, int64_t n, bool log);
 // dp = p * (dp - sum(dp * p)) * scale: softmax's backward (p the softmax), in place of dp; short
 // rows as softmax's.

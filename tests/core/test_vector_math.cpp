@@ -30,7 +30,8 @@ using axiom::core::UnaryOp;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr int64_t kLengths[] = {0, 1, 3, 7, 8, 15, 16, 17, 31, 33, 64, 100, 257};
+// Around each target's vector widths (4, 8, 16 lanes) and their multiples; 28 is attention's row.
+constexpr int64_t kLengths[] = {0, 1, 3, 4, 7, 8, 15, 16, 17, 28, 31, 32, 33, 64, 65, 100, 257};
 
 // Runs check() once under each SIMD target, then goes back to the widest.
 void under_every_target(const std::function<void()>& check) {
@@ -362,6 +363,16 @@ TEST_SUITE("simd") {
           CHECK(in_place_log[i] == log_probabilities[i]);
         }
 
+        // a row of equal values: each probability exactly 1/n, which a lane summed twice would spoil;
+        // and softmax's backward of equal gradients is 0 (their dot with p is the gradient itself)
+        if (n > 0) {
+          std::vector<float> equal(static_cast<size_t>(n), 3.0f), ones(static_cast<size_t>(n), 1.0f);
+          vec::softmax(equal.data(), equal.data(), n, false);
+          for (int64_t i = 0; i < n; ++i) CHECK(equal[i] == static_cast<float>(1.0 / double(n)));
+          vec::softmax_backward(equal.data(), ones.data(), 1.0f, n);
+          for (int64_t i = 0; i < n; ++i) CHECK(std::abs(ones[i]) < 1e-7f);
+        }
+
         // softmax's backward: dp = p (dp - sum(dp p)) scale
         Floats dp = random_floats(n, -1, 1, rng);
         std::vector<double> dp_ref(static_cast<size_t>(n));
@@ -390,11 +401,14 @@ TEST_SUITE("simd") {
         // softmax: a row with a NaN or +inf, or only -inf, is NaN everywhere (as the scalar loop);
         // -inf entries among numbers get probability 0
         for (float odd : {std::numeric_limits<float>::quiet_NaN(), HUGE_VALF, -HUGE_VALF}) {
-          std::vector<float> x(static_cast<size_t>(n), odd), y(static_cast<size_t>(n));
-          if (odd != -HUGE_VALF) std::fill(x.begin(), x.end() - 1, 0.5f);
-          for (bool log : {false, true}) {
-            vec::softmax(x.data(), y.data(), n, log);
-            for (float v : y) CHECK(std::isnan(v));
+          for (int64_t odd_at : {int64_t{0}, n / 2, n - 1}) {  // in the first vector, the middle, the last
+            CAPTURE(odd_at);
+            std::vector<float> x(static_cast<size_t>(n), odd), y(static_cast<size_t>(n));
+            if (odd != -HUGE_VALF) std::fill(x.begin(), x.end(), 0.5f), x[odd_at] = odd;
+            for (bool log : {false, true}) {
+              vec::softmax(x.data(), y.data(), n, log);
+              for (float v : y) CHECK(std::isnan(v));
+            }
           }
         }
         std::vector<float> x(static_cast<size_t>(n), -HUGE_VALF), y(static_cast<size_t>(n));
@@ -460,8 +474,8 @@ TEST_SUITE("simd") {
         CAPTURE(n);
         std::vector<uint32_t> bits(static_cast<size_t>(n));
         for (uint32_t& b : bits) b = static_cast<uint32_t>(rng());
-        const uint32_t edges[] = {0x3f808000u, 0x3f818000u, 0x7f7fffffu, 0xff7fffffu, 0x7f800001u,
-                                  0xffc00000u, 0x00008000u, 0x80018000u, 0x7f800000u, 0x3f80ffffu};
+        const uint32_t edges[] = {0x3f808000u, 0x3f818000u, 0x7f7fffffu, 0xff7fffffu, 0x7f800001u, 0xffc00000u,
+                                  0x00008000u, 0x80018000u, 0x7f800000u, 0x3f80ffffu, 0xffffffffu, 0xffff8000u};
         for (size_t i = 0; i < bits.size(); ++i) bits[i] = i % 2 ? bits[i] : edges[(i / 2) % std::size(edges)];
         std::vector<float> x(bits.size());
         std::memcpy(x.data(), bits.data(), bits.size() * sizeof(float));
