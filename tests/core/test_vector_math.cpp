@@ -7,8 +7,8 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <bit>
 #include <cstdint>
-#include <cstring>
 #include <functional>
 #include <limits>
 #include <random>
@@ -478,7 +478,7 @@ TEST_SUITE("simd") {
                                   0x00008000u, 0x80018000u, 0x7f800000u, 0x3f80ffffu, 0xffffffffu, 0xffff8000u};
         for (size_t i = 0; i < bits.size(); ++i) bits[i] = i % 2 ? bits[i] : edges[(i / 2) % std::size(edges)];
         std::vector<float> x(bits.size());
-        std::memcpy(x.data(), bits.data(), bits.size() * sizeof(float));
+        for (size_t i = 0; i < bits.size(); ++i) x[i] = std::bit_cast<float>(bits[i]);
         std::vector<uint16_t> y(bits.size());
         vec::round_to_bfloat16(x.data(), y.data(), n);
         for (int64_t i = 0; i < n; ++i) {
