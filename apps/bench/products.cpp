@@ -67,11 +67,11 @@ double seconds_with_bfloat16_operands(const core::ProductPlan& plan) {
       5, 0.05);
 }
 
-// Whether matmul gives `plan` bfloat16 operands (core/cpu/matmul.cpp): under MatmulPrecision::bfloat16,
-// a large product in oneDNN, not one of attention's own.
+// Whether matmul gives `plan` bfloat16 operands (core/cpu/matmul.cpp): a product in oneDNN (never
+// one of attention's own) that core::cpu::takes_bfloat16_operands.
 bool takes_bfloat16_operands(const core::ProductPlan& plan, GemmLibrary chosen) {
-  return core::matmul_precision() == core::MatmulPrecision::bfloat16 && chosen == GemmLibrary::onednn &&
-         core::is_large(plan.gemm) && !plan.in_attention;
+  const core::GemmShape& g = plan.gemm;
+  return chosen == GemmLibrary::onednn && !plan.in_attention && core::cpu::takes_bfloat16_operands(g.m, g.n, g.k);
 }
 
 }  // namespace

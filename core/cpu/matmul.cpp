@@ -43,8 +43,8 @@ template <typename T>
 void gemm(const MatrixLayout& a, const MatrixLayout& b, int64_t m, int64_t n, int64_t k, const T* pa, const T* pb,
           T* pc, T beta, GemmLibrary library, int64_t bands, const T* bias = nullptr) {
   if constexpr (std::is_same_v<T, float>) {
-    if (library == GemmLibrary::onednn) {  // bfloat16 operands for large products only (core/matmul_precision.h)
-      const bool bfloat16 = matmul_precision() == MatmulPrecision::bfloat16 && m * n * k > kSmallGemm;
+    if (library == GemmLibrary::onednn) {
+      const bool bfloat16 = takes_bfloat16_operands(m, n, k);  // large products only
       return onednn_gemm(a, b, m, n, k, pa, pb, {.c = pc, .ldc = n, .accumulate = beta != 0, .bias = bias}, bfloat16,
                          bands);
     }

@@ -10,9 +10,17 @@
 #include <string>
 
 #include "core/cpu/bfloat16.h"
+#include "core/gemm_shape.h"
+#include "core/matmul_precision.h"
 #include "core/matrix_layout.h"
 
 namespace axiom::core::cpu {
+
+// Whether a float32 product of m x n x k, in oneDNN, takes bfloat16 operands: under
+// MatmulPrecision::bfloat16, one of more than 64^3 multiply-adds (core/matmul_precision.h).
+inline bool takes_bfloat16_operands(int64_t m, int64_t n, int64_t k) {
+  return matmul_precision() == MatmulPrecision::bfloat16 && m * n * k > kSmallGemm;
+}
 
 // True when this build has oneDNN (else every float32 product goes to OpenBLAS).
 bool onednn_built();

@@ -348,16 +348,24 @@ float ExpShifted_(const float* x, float shift, float* y, int64_t n) {
   });
 }
 
-// Softmax of a short row, lanes <= n <= 4 lanes (attention's rows along an axis of 28 or 64), in
-// whole vectors only: those at 0, lanes, ... below n - lanes, and the vector that ends at n,
-// overlapping the one before it by `overlap` lanes (left out of the sum, written twice with the
-// same bits). One reduction a pass, where Softmax_'s general loop reduces each narrower tail
-// vector apart (rows of 28 under AVX-512: 16 + 8 + 4). The last vector is read before anything is
-// written, so y may be x.
+// A short row, lanes <= n <= 4 lanes (on targets of 4 lanes or more: attention's rows of 28), in
+// whole vectors only: those at 0, lanes, ... below `last` = n - lanes, and the vector at `last`,
+// which ends at n and overlaps the one before by `overlap` lanes (left out of sums, written twice
+// with the same bits). One reduction a pass, where the general loops reduce each narrower tail
+// vector apart (rows of 28 under AVX-512: 16 + 8 + 4).
+struct ShortRow {
+  int64_t last;
+  size_t overlap;
+
+  static bool fits(int64_t lanes, int64_t n) { return lanes >= 4 && n >= lanes && n <= 4 * lanes; }
+  ShortRow(int64_t lanes, int64_t n) : last(n - lanes), overlap(static_cast<size_t>((lanes - n % lanes) % lanes)) {}
+};
+
+// Softmax of a ShortRow. The last vector is read before anything is written, so y may be x.
 template <class D>
 HWY_INLINE void softmax_short_row(D d, const float* x, float* y, int64_t n, bool log) {
-  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d)), last = n - lanes;
-  const size_t overlap = static_cast<size_t>((lanes - n % lanes) % lanes);
+  const auto [last, overlap] = ShortRow(static_cast<int64_t>(hn::Lanes(d)), n);
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   const auto last_x = hn::LoadU(d, x + last);
   auto maximum = last_x;
   auto nan = hn::IsNaN(last_x);
@@ -394,8 +402,7 @@ HWY_INLINE void softmax_short_row(D d, const float* x, float* y, int64_t n, bool
 
 void Softmax_(const float* x, float* y, int64_t n, bool log) {
   const hn::ScalableTag<float> d;
-  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-  if (lanes >= 4 && n >= lanes && n <= 4 * lanes) return softmax_short_row(d, x, y, n, log);
+  if (ShortRow::fits(static_cast<int64_t>(hn::Lanes(d)), n)) return softmax_short_row(d, x, y, n, log);
   const float max = Max_(x, n);
   if (!std::isfinite(max)) {  // a NaN, an infinity, or a row of -inf: every answer is NaN
     const float nan = std::numeric_limits<float>::quiet_NaN();
@@ -436,13 +443,11 @@ void AttentionStepLine_(const float* q, const float* keys_t, int64_t key_stride,
   });
 }
 
-// SoftmaxBackward_ of a short row, lanes <= n <= 4 lanes, in whole vectors as softmax_short_row:
-// the last one ends at n and overlaps the one before (left out of the dot product), and it is read
-// before dp is written.
+// SoftmaxBackward_ of a ShortRow; the last vector is read before dp is written.
 template <class D>
 HWY_INLINE void softmax_backward_short_row(D d, const float* p, float* dp, float scale, int64_t n) {
-  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d)), last = n - lanes;
-  const size_t overlap = static_cast<size_t>((lanes - n % lanes) % lanes);
+  const auto [last, overlap] = ShortRow(static_cast<int64_t>(hn::Lanes(d)), n);
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   const auto last_p = hn::LoadU(d, p + last), last_dp = hn::LoadU(d, dp + last);
   auto dot = hn::IfThenZeroElse(hn::FirstN(d, overlap), hn::Mul(last_dp, last_p));
   for (int64_t i = 0; i < last; i += lanes) dot = hn::MulAdd(hn::LoadU(d, dp + i), hn::LoadU(d, p + i), dot);
@@ -456,8 +461,7 @@ HWY_INLINE void softmax_backward_short_row(D d, const float* p, float* dp, float
 
 void SoftmaxBackward_(const float* p, float* dp, float scale, int64_t n) {
   const hn::ScalableTag<float> d;
-  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-  if (lanes >= 4 && n >= lanes && n <= 4 * lanes) return softmax_backward_short_row(d, p, dp, scale, n);
+  if (ShortRow::fits(static_cast<int64_t>(hn::Lanes(d)), n)) return softmax_backward_short_row(d, p, dp, scale, n);
   const float dot = sum_of(n, [&](auto d, int64_t i) { return hn::Mul(hn::LoadU(d, dp + i), hn::LoadU(d, p + i)); });
   for_each_vector(n, [&](auto d, int64_t i) {
     const auto centred = hn::Sub(hn::LoadU(d, dp + i), hn::Set(d, dot));
