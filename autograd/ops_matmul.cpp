@@ -1,5 +1,6 @@
 // The matrix products (matmul, linear, activation_linear) and their backward rules. The op functions are
 // core/launch_matmul.cpp; the kernels core/cpu/matmul.cpp and core/cuda/matmul.cpp.
+#include "autograd/bfloat16_products.h"
 #include "autograd/ops.h"
 #include "autograd/rules.h"
 #include "core/backend.h"
@@ -99,14 +100,46 @@ Tensor activate(Activation activation, const Tensor& x) {
 //   db = g                   : summed over every axis but the last by the engine
 // The same kernels on the same values as linear(activate(h)), so the same bits. Fused: a graph of
 // the backward pass goes through the composite linear(activate(h), w, b) instead.
+namespace {
+// What activation_linear computes, in smaller ops (differentiated for a graph of its backward pass).
+Tensor activation_linear_composite(Activation activation, const std::vector<Tensor>& in) {
+  const Tensor a = activate(activation, in[0]);
+  return in[2].defined() ? linear(a, in[1], in[2]) : matmul(a, in[1]);
+}
+
+// activation_linear with bfloat16 operands rounded once (autograd/bfloat16_products.h): w16 is kept
+// for the backward pass, and a16 comes out of the backward's pass over h again, rounded.
+Tensor activation_linear_bfloat16(Activation activation, const Tensor& h, const Tensor& weight, const Tensor& bias,
+                                  const core::Tensor& a) {
+  const core::Tensor w16 = bfloat16_products::rounded(core_tensor(weight));
+  core::Tensor out = bfloat16_products::forward(bfloat16_products::rounded(a), w16,
+                                                bias.defined() ? core_tensor(bias) : core::Tensor());
+  return record_fused(
+      "activation_linear", {h, weight, bias}, std::move(out),
+      [activation, h = core_tensor(h), w16](const Tensor& g, const Needs& needs) {
+        Grads grads(3);
+        const core::Tensor g16 = bfloat16_products::rounded(core_tensor(g));
+        core::Tensor a = needs[0] ? core::Tensor() : activated(activation, h);
+        if (needs[0]) {
+          const core::Tensor dh = bfloat16_products::input_grad(g16, w16);
+          a = core::activation_backward(unary_op_of(activation), h, dh);  // dh *= act'(h) in place
+          grads[0] = Tensor(dh);
+        }
+        if (needs[1]) grads[1] = Tensor(bfloat16_products::weight_grad(bfloat16_products::rounded(a), g16));
+        if (needs[2]) grads[2] = g;
+        return grads;
+      },
+      [activation](const std::vector<Tensor>& in) { return activation_linear_composite(activation, in); });
+}
+}  // namespace
+
 Tensor activation_linear(Activation activation, const Tensor& h, const Tensor& weight, const Tensor& bias) {
   const core::Tensor a = activated(activation, core_tensor(h));  // freed when this function returns
+  if (bfloat16_products::wanted(a, core_tensor(weight))) {
+    return activation_linear_bfloat16(activation, h, weight, bias, a);
+  }
   core::Tensor out =
       bias.defined() ? core::linear(a, core_tensor(weight), core_tensor(bias)) : core::matmul(a, core_tensor(weight));
-  auto composite = [activation](const std::vector<Tensor>& in) {
-    const Tensor a = activate(activation, in[0]);
-    return in[2].defined() ? linear(a, in[1], in[2]) : matmul(a, in[1]);
-  };
   return record_fused(
       "activation_linear", {h, weight, bias}, std::move(out),
       [activation, h, w = weight](const Tensor& g, const Needs& needs) {
@@ -124,7 +157,7 @@ Tensor activation_linear(Activation activation, const Tensor& h, const Tensor& w
         if (needs[2]) grads[2] = g;
         return grads;
       },
-      composite);
+      [activation](const std::vector<Tensor>& in) { return activation_linear_composite(activation, in); });
 }
 
 }  // namespace axiom

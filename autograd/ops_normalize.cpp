@@ -6,6 +6,7 @@
 // own kernels, and give a graph of the backward pass through their composite definitions.
 #include <algorithm>
 
+#include "autograd/bfloat16_products.h"
 #include "autograd/ops.h"
 #include "autograd/rules.h"
 #include "core/checks.h"
@@ -79,22 +80,55 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
       [eps](const std::vector<Tensor>& in) { return layer_norm_composite(in[0], in[1], in[2], eps); });
 }
 
+namespace {
+// What layer_norm_linear computes, in smaller ops (differentiated for a graph of its backward pass).
+Tensor layer_norm_linear_composite(const std::vector<Tensor>& in, double eps) {
+  const Tensor y = layer_norm_composite(in[0], in[1], in[2], eps);
+  return in[4].defined() ? linear(y, in[3], in[4]) : matmul(y, in[3]);
+}
+
+// layer_norm_linear with bfloat16 operands rounded once (autograd/bfloat16_products.h): y16 and
+// w16 are kept for the backward pass, so y is not recomputed there.
+Tensor layer_norm_linear_bfloat16(const Tensor& x, const Tensor& norm_weight, const Tensor& norm_bias, double eps,
+                                  const Tensor& weight, const Tensor& bias, core::LayerNormResult r) {
+  const core::Tensor y16 = bfloat16_products::rounded(r.output), w16 = bfloat16_products::rounded(core_tensor(weight));
+  r.output = core::Tensor();
+  core::Tensor out = bfloat16_products::forward(y16, w16, data_or_undefined(bias));
+  return record_fused(
+      "layer_norm_linear", {x, norm_weight, norm_bias, weight, bias}, std::move(out),
+      [x = core_tensor(x), nw = data_or_undefined(norm_weight), y16, w16, mean = r.mean, rstd = r.rstd](
+          const Tensor& g, const Needs& needs) {
+        Grads grads(5);
+        const core::Tensor g16 = bfloat16_products::rounded(core_tensor(g));
+        if (needs[3]) grads[3] = Tensor(bfloat16_products::weight_grad(y16, g16));
+        if (needs[4]) grads[4] = g;
+        if (needs[0] || needs[1] || needs[2]) {
+          const core::Tensor dy = bfloat16_products::input_grad(g16, w16);
+          const Grads norm = rules::layer_norm_grads(x, nw, mean, rstd, dy, {needs[0], needs[1], needs[2]});
+          std::copy(norm.begin(), norm.end(), grads.begin());
+        }
+        return grads;
+      },
+      [eps](const std::vector<Tensor>& in) { return layer_norm_linear_composite(in, eps); });
+}
+}  // namespace
+
 // out = y @ weight + bias with y = layer_norm(x, norm_weight, norm_bias); x, mean and rstd are kept,
 // and y is recomputed in backward (the same kernel on the same x: the same bits):
 //   dweight = y^T @ g          : [D, ...] x [..., N] -> [D, N]
 //   dbias   = g                : summed over the rows by the engine
 //   dy      = g @ weight^T     : [..., N] x [N, D] -> [..., D], then layer_norm's own rule to x, norm_weight, norm_bias
+// Under MatmulPrecision::bfloat16, a large product keeps y and weight rounded instead (above).
 Tensor layer_norm_linear(const Tensor& x, const Tensor& norm_weight, const Tensor& norm_bias, double eps,
                          const Tensor& weight, const Tensor& bias) {
   const core::Tensor nw = data_or_undefined(norm_weight), nb = data_or_undefined(norm_bias);
   core::LayerNormResult r = core::layer_norm(core_tensor(x), nw, nb, eps);
+  if (bfloat16_products::wanted(r.output, core_tensor(weight))) {
+    return layer_norm_linear_bfloat16(x, norm_weight, norm_bias, eps, weight, bias, std::move(r));
+  }
   core::Tensor out = bias.defined() ? core::linear(r.output, core_tensor(weight), core_tensor(bias))
                                     : core::matmul(r.output, core_tensor(weight));
   r.output = core::Tensor();  // y is not kept
-  auto composite = [eps](const std::vector<Tensor>& in) {
-    const Tensor y = layer_norm_composite(in[0], in[1], in[2], eps);
-    return in[4].defined() ? linear(y, in[3], in[4]) : matmul(y, in[3]);
-  };
   return record_fused(
       "layer_norm_linear", {x, norm_weight, norm_bias, weight, bias}, std::move(out),
       [x = core_tensor(x), nw, nb, eps, w = core_tensor(weight), mean = r.mean, rstd = r.rstd](const Tensor& g,
@@ -109,7 +143,7 @@ Tensor layer_norm_linear(const Tensor& x, const Tensor& norm_weight, const Tenso
         }
         return grads;
       },
-      composite);
+      [eps](const std::vector<Tensor>& in) { return layer_norm_linear_composite(in, eps); });
 }
 
 namespace {

@@ -76,9 +76,14 @@ Tensor Tensor::contiguous() const {
   return record("contiguous", {*this}, value().contiguous(), [](const Tensor& g, const Needs&) { return Grads{g}; });
 }
 
-// dL/dx = g converted back to x's dtype. An integer result has no gradient (rounding is flat).
+// dL/dx = g converted back to x's dtype. An integer result has no gradient (rounding is flat); nor
+// has a bfloat16 one (core/dtype.h: it only holds products' operands), so x must not need one.
 Tensor Tensor::to(Dtype dtype) const {
   if (dtype == this->dtype()) return *this;
+  if (dtype == Dtype::bfloat16 && requires_grad()) {
+    throw Error("to", "a bfloat16 tensor records no gradient, and this float32 tensor requires one: convert ",
+                "x.detach(), or multiply in bfloat16 with set_matmul_precision");
+  }
   if (!is_floating(dtype)) return Tensor(value().to(dtype));
   return record("to", {*this}, value().to(dtype),
                 [from = this->dtype()](const Tensor& g, const Needs&) { return Grads{g.to(from)}; });

@@ -39,6 +39,21 @@ void same_dtype(std::string_view op, const Tensor& a, const Tensor& b) {
   }
 }
 
+void computable(std::string_view op, const Tensor& x) {
+  if (x.dtype() == Dtype::bfloat16) throw Error(op, bfloat16_refusal);
+}
+
+void convertible(std::string_view op, Dtype from, Dtype to, Device device) {
+  if (from != Dtype::bfloat16 && to != Dtype::bfloat16) return;
+  if (device.type != DeviceType::cpu && device.type != DeviceType::meta) {
+    throw Error(op, "bfloat16 tensors live on the CPU only; got one on ", device);
+  }
+  const Dtype other = from == Dtype::bfloat16 ? to : from;
+  if (other != Dtype::bfloat16 && other != Dtype::float32) {
+    throw Error(op, "bfloat16 converts to and from float32 only; got ", from, " to ", to);
+  }
+}
+
 void floating(std::string_view op, const Tensor& x) {
   if (!is_floating(x.dtype())) throw Error(op, "dtype ", x.dtype(), " is not supported (float32 or float64 only)");
 }

@@ -14,6 +14,12 @@ void defined(std::string_view op, const Tensor& x, std::string_view what = "inpu
 void same_device(std::string_view op, const Tensor& a, const Tensor& b);
 // "[add] dtypes float32 and float64 differ; convert one with .to(dtype)"
 void same_dtype(std::string_view op, const Tensor& a, const Tensor& b);
+// "[add] bfloat16 tensors only hold matrix products' operands ...": the check of the ops that take
+// every dtype but bfloat16 (core/dtype.h).
+void computable(std::string_view op, const Tensor& x);
+// The conversions a copy may make with bfloat16: to and from float32 (and bfloat16 to itself), on
+// the CPU (or the shape-only meta device); "[to] bfloat16 converts to and from float32 only; ...".
+void convertible(std::string_view op, Dtype from, Dtype to, Device device);
 // "[exp] dtype int64 is not supported (float32 or float64 only)"
 void floating(std::string_view op, const Tensor& x);
 // Every tensor defined and floating, on the first one's device and in its dtype: the inputs of an op

@@ -17,6 +17,7 @@ Tensor empty(const Shape& shape, Dtype dtype, Device device) {
 }
 
 Tensor full(const Shape& shape, double value, Dtype dtype, Device device) {
+  if (dtype == Dtype::bfloat16) return full(shape, value, Dtype::float32, device).to(dtype);  // rounded
   Tensor out = empty(shape, dtype, device);
   backend(device).fill(out, value);
   return out;

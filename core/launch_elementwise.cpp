@@ -12,6 +12,7 @@ namespace {
 Tensor unary_op(UnaryOp op, const Tensor& x, double scalar = 0) {
   const std::string_view name = op_name(op);
   checks::defined(name, x);
+  checks::computable(name, x);
   const bool takes_integers = op == UnaryOp::neg || op == UnaryOp::abs || op == UnaryOp::relu;
   if (!takes_integers) checks::floating(name, x);
   Tensor out = empty(x.shape(), x.dtype(), x.device());
@@ -27,6 +28,7 @@ Tensor binary_op(BinaryOp op, const Tensor& a, const Tensor& b) {
   checks::defined(name, b, "second");
   checks::same_device(name, a, b);
   checks::same_dtype(name, a, b);
+  checks::computable(name, a);
   if (op == BinaryOp::div || op == BinaryOp::pow) checks::floating(name, a);
   const Shape shape = broadcast_shapes(name, a.shape(), b.shape());
   Tensor out = empty(shape, is_comparison(op) ? Dtype::uint8 : a.dtype(), a.device());
@@ -36,6 +38,7 @@ Tensor binary_op(BinaryOp op, const Tensor& a, const Tensor& b) {
 
 Tensor like(const Tensor& x, double value) {
   checks::defined("scalar", x);
+  checks::computable("scalar", x);
   return scalar(value, x.dtype(), x.device());
 }
 
@@ -124,6 +127,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   checks::same_device("where", cond, a);
   checks::same_device("where", a, b);
   checks::same_dtype("where", a, b);
+  checks::computable("where", a);
   const Shape shape = broadcast_shapes("where", cond.shape(), broadcast_shapes("where", a.shape(), b.shape()));
   Tensor out = empty(shape, a.dtype(), a.device());
   backend(a.device()).where(cond.expand(shape), a.expand(shape), b.expand(shape), out);
@@ -132,6 +136,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
 
 Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
   checks::defined("masked_fill", x);
+  checks::computable("masked_fill", x);
   checks::defined("masked_fill", mask, "mask");
   checks::dtype_is("masked_fill", mask, Dtype::uint8, "the mask");
   if (broadcast_shapes("masked_fill", x.shape(), mask.shape()) != x.shape()) {

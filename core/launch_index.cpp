@@ -18,6 +18,7 @@ Shape with_size(Shape shape, int axis, int64_t size) {
 // Both tensors defined, on one device, and the index int64; returns `axis` normalised for x.
 int checked_operands(const char* op, const Tensor& x, int64_t axis, const Tensor& index) {
   checks::defined(op, x);
+  checks::computable(op, x);
   checks::defined(op, index, "index");
   checks::same_device(op, x, index);
   checks::dtype_is(op, index, Dtype::int64, "the index");
@@ -69,6 +70,7 @@ Tensor index_add(const Tensor& x, int64_t axis, const Tensor& index, const Tenso
 
 Tensor embedding(const Tensor& weight, const Tensor& indices) {
   checks::defined("embedding", weight, "weight");
+  checks::computable("embedding", weight);
   checks::defined("embedding", indices, "indices");
   if (weight.dim() != 2) throw Error("embedding", "weight must be 2-D [rows, features], got shape ", weight.shape());
   checks::dtype_is("embedding", indices, Dtype::int64, "indices");

@@ -15,6 +15,19 @@ namespace {
 
 std::atomic<MatmulPrecision> precision_setting{MatmulPrecision::float32};
 
+// bfloat16 operands multiply on the CPU (or the shape-only meta device), where oneDNN's bfloat16
+// products run (MatmulPrecision::bfloat16 has the same condition).
+void check_bfloat16_operands(const char* name, const Tensor& a, bool host_like) {
+  if (!host_like) throw Error(name, "bfloat16 tensors live on the CPU only; got ", a.device(), " tensors");
+  if (a.device().type == DeviceType::meta) return;
+  if (const std::string reason = matmul_precision_unavailable_reason(MatmulPrecision::bfloat16); !reason.empty()) {
+    throw Error(name, "bfloat16 products cannot run here: ", reason);
+  }
+}
+
+// A product's result: float32 for bfloat16 operands (their sums are float32), else the operands' dtype.
+Dtype product_dtype(Dtype operands) { return operands == Dtype::bfloat16 ? Dtype::float32 : operands; }
+
 // The product's operands as the backend takes them, and its output shape.
 struct Product {
   Tensor a, b;  // at least 2-D, expanded to the output's batch shape
@@ -27,9 +40,13 @@ Product checked_product(const char* name, const Tensor& a, const Tensor& b) {
   checks::defined(name, b, "second");
   checks::same_device(name, a, b);
   checks::same_dtype(name, a, b);
-  checks::floating(name, a);
   const bool host_like =
       a.device().type == DeviceType::cpu || a.device().type == DeviceType::meta;  // meta: shapes only
+  if (a.dtype() == Dtype::bfloat16) {
+    check_bfloat16_operands(name, a, host_like);
+  } else {
+    checks::floating(name, a);
+  }
   if (a.dtype() == Dtype::float32 && matmul_precision() == MatmulPrecision::bfloat16 && !host_like) {
     throw Error(name, "bfloat16 products (set_matmul_precision) run on the CPU only; got ", a.device(), " tensors");
   }
@@ -69,7 +86,7 @@ Tensor unvectored(Tensor out, const Product& p) {
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
   const Product p = checked_product("matmul", a, b);
-  Tensor out = empty(p.out_shape, a.dtype(), a.device());
+  Tensor out = empty(p.out_shape, product_dtype(a.dtype()), a.device());
   backend(a.device()).matmul(p.a, p.b, out, /*accumulate=*/false);
   return unvectored(out, p);
 }
@@ -78,11 +95,12 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   const Product p = checked_product("linear", x, weight);
   checks::defined("linear", bias, "bias");
   checks::same_device("linear", x, bias);
-  checks::same_dtype("linear", x, bias);
+  const Dtype out_dtype = product_dtype(x.dtype());
+  checks::dtype_is("linear", bias, out_dtype, "the bias");
   if (weight.dim() != 2 || bias.shape() != Shape{weight.size(1)}) {
     throw Error("linear", "needs weight [K, N] and bias [N], got ", weight.shape(), " and ", bias.shape());
   }
-  Tensor out = empty(p.out_shape, x.dtype(), x.device());
+  Tensor out = empty(p.out_shape, out_dtype, x.device());
   backend(x.device()).linear(p.a, p.b, bias.contiguous(), out);
   return unvectored(out, p);
 }

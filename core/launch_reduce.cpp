@@ -20,6 +20,7 @@ Reduced reduce_op(ReduceOp op, const Tensor& x, const std::vector<int64_t>& axes
                   bool want_indices = false) {
   const std::string_view name = op_name(op);
   checks::defined(name, x);
+  checks::computable(name, x);
   if (op == ReduceOp::mean || op == ReduceOp::var) checks::floating(name, x);
   const std::vector<int> reduced = normalize_axes(name, axes, x.dim());
   // Sums of integers (pixels, say) are int64, so that they do not wrap around.
@@ -70,6 +71,7 @@ Tensor min(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
 
 std::pair<Tensor, Tensor> max_with_indices(const Tensor& x, int64_t axis, bool keepdim) {
   checks::defined("max", x);
+  checks::computable("max", x);
   Reduced result = reduce_op(ReduceOp::max, x, {normalize_axis("max", axis, x.dim())}, keepdim, 0, true);
   return {result.values, result.indices};
 }

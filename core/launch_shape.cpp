@@ -12,6 +12,7 @@ void copy_into(const Tensor& src, const Tensor& dst) {
   checks::defined("copy_into", src, "source");
   checks::defined("copy_into", dst, "destination");
   checks::same_device("copy_into", src, dst);
+  checks::convertible("copy_into", src.dtype(), dst.dtype(), dst.device());
   if (broadcast_shapes("copy_into", src.shape(), dst.shape()) != dst.shape()) {
     throw Error("copy_into", "source of shape ", src.shape(), " does not broadcast to the destination's shape ",
                 dst.shape());
@@ -66,6 +67,7 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t axis) {
 
 Tensor pad(const Tensor& x, int64_t axis, int64_t before, int64_t after, double value) {
   checks::defined("pad", x);
+  checks::computable("pad", x);
   const int a = normalize_axis("pad", axis, x.dim());
   if (before < 0 || after < 0) throw Error("pad", "padding must be 0 or more, got before ", before, ", after ", after);
   Shape shape = x.shape();
@@ -77,6 +79,7 @@ Tensor pad(const Tensor& x, int64_t axis, int64_t before, int64_t after, double 
 
 Tensor shift(const Tensor& x, int64_t axis, int64_t amount) {
   checks::defined("shift", x);
+  checks::computable("shift", x);
   const int a = normalize_axis("shift", axis, x.dim());
   const int64_t size = x.size(a);
   Tensor out = zeros(x.shape(), x.dtype(), x.device());

@@ -75,9 +75,10 @@ Tensor fill_from_counters(const Shape& shape, Generator& gen, Dtype dtype, Fill 
   return out;
 }
 
-// Element i of a new contiguous tensor is value(philox(seed, first + i)).
+// Element i of a new contiguous tensor is value(philox(seed, first + i)); `op` names the caller.
 template <typename ValueFn>
-Tensor generate(const Shape& shape, Generator& gen, Dtype dtype, ValueFn value) {
+Tensor generate(const char* op, const Shape& shape, Generator& gen, Dtype dtype, ValueFn value) {
+  if (dtype == Dtype::bfloat16) throw Error(op, bfloat16_refusal);
   Tensor out;
   dispatch(dtype, [&]<typename T>() {
     out = fill_from_counters<T>(shape, gen, dtype, [&](uint64_t seed, uint64_t counter, T* data, int64_t count) {
@@ -111,14 +112,14 @@ Tensor uniform(const Shape& shape, double low, double high, Generator& gen, Dtyp
     backend(Device::cpu()).uniform(out, seed, first, low, high);
     return out;
   }
-  return generate(shape, gen, dtype,
+  return generate("uniform", shape, gen, dtype,
                   [&](const std::array<uint32_t, 4>& r) { return low + (high - low) * unit(r[0], r[1]); });
 }
 
 Tensor normal(const Shape& shape, double mean, double std, Generator& gen, Dtype dtype) {
   check_floating("normal", dtype);
   if (!(std >= 0)) throw Error("normal", "the standard deviation must be 0 or more, got ", std);
-  return generate(shape, gen, dtype, [&](const std::array<uint32_t, 4>& r) {
+  return generate("normal", shape, gen, dtype, [&](const std::array<uint32_t, 4>& r) {
     // Box-Muller: two uniforms (the first in (0, 1], so the log is finite) -> one standard normal.
     const double u1 = 1.0 - unit(r[0], r[1]), u2 = unit(r[2], r[3]);
     return mean + std * std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
@@ -127,7 +128,7 @@ Tensor normal(const Shape& shape, double mean, double std, Generator& gen, Dtype
 
 Tensor bernoulli(const Shape& shape, double p, Generator& gen, Dtype dtype) {
   if (!(p >= 0 && p <= 1)) throw Error("bernoulli", "p must be in [0, 1], got ", p);
-  return generate(shape, gen, dtype,
+  return generate("bernoulli", shape, gen, dtype,
                   [&](const std::array<uint32_t, 4>& r) { return unit(r[0], r[1]) < p ? 1.0 : 0.0; });
 }
 
@@ -141,7 +142,7 @@ Tensor randint(const Shape& shape, int64_t low, int64_t high, Generator& gen, Dt
     throw Error("randint", "values from ", low, " to ", high - 1, " do not fit dtype uint8 (0 to 255)");
   }
   const auto range = static_cast<uint64_t>(high - low);
-  return generate(shape, gen, dtype, [&](const std::array<uint32_t, 4>& r) {
+  return generate("randint", shape, gen, dtype, [&](const std::array<uint32_t, 4>& r) {
     const uint64_t bits = (uint64_t{r[0]} << 32) | r[1];
     return static_cast<double>(low + static_cast<int64_t>(bits % range));  // bias < range / 2^64
   });

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "core/backend.h"
+#include "core/checks.h"
 #include "core/error.h"
 #include "core/factory.h"
 #include "core/launch.h"
@@ -67,12 +68,14 @@ int64_t Tensor::element_offset(const std::vector<int64_t>& index, const char* op
 double Tensor::at(const std::vector<int64_t>& index) const {
   Tensor element(storage_, {}, {}, element_offset(index, "at"), dtype_);
   if (device().type != DeviceType::cpu) element = element.to(Device::cpu());
-  return dispatch(dtype_, [&]<typename T>() { return static_cast<double>(*element.data<T>()); });
+  if (dtype_ == Dtype::bfloat16) element = element.to(Dtype::float32);  // exactly: float32 holds every bfloat16
+  return dispatch(element.dtype(), [&]<typename T>() { return static_cast<double>(*element.data<T>()); });
 }
 
 void Tensor::set(const std::vector<int64_t>& index, double value) const {
   Tensor element(storage_, {}, {}, element_offset(index, "set"), dtype_);
-  copy_into(scalar(value, Dtype::float64, element.device()), element);  // marks the storage written
+  const Dtype source = dtype_ == Dtype::bfloat16 ? Dtype::float32 : Dtype::float64;  // (bfloat16 converts from float32)
+  copy_into(scalar(value, source, element.device()), element);                       // marks the storage written
 }
 
 double Tensor::item() const {
@@ -294,6 +297,7 @@ Tensor Tensor::clone() const {
 
 Tensor Tensor::to(Dtype dtype) const {
   if (dtype == dtype_) return *this;
+  checks::convertible("to", dtype_, dtype, device());
   Tensor out = empty(shape_, dtype, device());
   copy_into(*this, out);
   return out;

@@ -238,6 +238,7 @@ std::string descr_of(Dtype dtype) {
     case Dtype::float32: return "<f4";
     case Dtype::float64: return "<f8";
     case Dtype::int64: return "<i8";
+    case Dtype::bfloat16: break;  // NPY has no bfloat16
   }
   throw Error("write_npy", "dtype ", dtype, " has no NPY descr");
 }

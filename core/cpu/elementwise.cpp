@@ -4,6 +4,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "core/cpu/bfloat16.h"
 #include "core/cpu/cpu_backend.h"
 #include "core/cpu/fast_math.h"
 #include "core/cpu/loops.h"
@@ -205,7 +206,24 @@ void CpuBackend::uniform(const Tensor& out, uint64_t seed, uint64_t first, doubl
   });
 }
 
+namespace {
+// A copy to or from bfloat16 (core/checks.h: convertible): float32 rounded to the nearest bfloat16
+// (a whole contiguous run at once), bfloat16 widened to float32 (exact), or the bits copied.
+void copy_bfloat16(const Tensor& src, const Tensor& dst) {
+  if (dst.dtype() == Dtype::bfloat16 && src.dtype() == Dtype::float32) {
+    return map_unary<uint16_t, float>(
+        src, dst, [](float v) { return round_to_bfloat16(v); },
+        [](const float* x, uint16_t* y, int64_t n) { vec::round_to_bfloat16(x, y, n); });
+  }
+  if (dst.dtype() == Dtype::float32) {
+    return map_unary<float, uint16_t>(src, dst, [](uint16_t v) { return bfloat16_to_float(v); });
+  }
+  map_unary<uint16_t, uint16_t>(src, dst, [](uint16_t v) { return v; });
+}
+}  // namespace
+
 void CpuBackend::copy(const Tensor& src, const Tensor& dst) {
+  if (src.dtype() == Dtype::bfloat16 || dst.dtype() == Dtype::bfloat16) return copy_bfloat16(src, dst);
   dispatch(dst.dtype(), [&]<typename To>() {
     // a lambda, not the function's address: the compiler inlines it and vectorises the loop
     dispatch(src.dtype(), [&]<typename From>() {

@@ -37,28 +37,36 @@ void openblas_gemm(const MatrixLayout& a, const MatrixLayout& b, const Band& ban
 }
 
 // c [m, n] = a @ b (beta 0) or c += a @ b (beta 1), split into `bands` bands run in parallel, in
-// the library chosen for this shape (float32) or OpenBLAS (float64). A bias [n] (oneDNN's alone)
-// is added to every row as the product is written.
-template <typename T>
-void gemm(const MatrixLayout& a, const MatrixLayout& b, int64_t m, int64_t n, int64_t k, const T* pa, const T* pb,
+// the library chosen for this shape (float32) or OpenBLAS (float64); bfloat16 operands (their bits,
+// uint16_t) into float32 in oneDNN. A bias [n] (oneDNN's alone) is added to every row as the
+// product is written.
+template <typename In, typename T>
+void gemm(const MatrixLayout& a, const MatrixLayout& b, int64_t m, int64_t n, int64_t k, const In* pa, const In* pb,
           T* pc, T beta, GemmLibrary library, int64_t bands, const T* bias = nullptr) {
-  if constexpr (std::is_same_v<T, float>) {
-    if (library == GemmLibrary::onednn) {
-      const bool bfloat16 = takes_bfloat16_operands(m, n, k);  // large products only
-      return onednn_gemm(a, b, m, n, k, pa, pb, {.c = pc, .ldc = n, .accumulate = beta != 0, .bias = bias}, bfloat16,
-                         bands);
+  if constexpr (std::is_same_v<In, uint16_t>) {
+    return onednn_gemm_bfloat16(a, b, m, n, k, pa, pb, {.c = pc, .ldc = n, .accumulate = beta != 0, .bias = bias},
+                                bands);
+  } else {
+    if constexpr (std::is_same_v<T, float>) {
+      if (library == GemmLibrary::onednn) {
+        const bool bfloat16 = takes_bfloat16_operands(m, n, k);  // large products only
+        return onednn_gemm(a, b, m, n, k, pa, pb, {.c = pc, .ldc = n, .accumulate = beta != 0, .bias = bias}, bfloat16,
+                           bands);
+      }
     }
+    const std::vector<Band> parts = bands_of(m, n, bands);
+    parallel_for(static_cast<int64_t>(parts.size()), 1, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) openblas_gemm<T>(a, b, parts[i], k, pa, pb, pc, n, beta);
+    });
   }
-  const std::vector<Band> parts = bands_of(m, n, bands);
-  parallel_for(static_cast<int64_t>(parts.size()), 1, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) openblas_gemm<T>(a, b, parts[i], k, pa, pb, pc, n, beta);
-  });
 }
 
-// The library of `plan`'s GEMMs: float32 by this CPU's table, float64 always OpenBLAS.
-template <typename T>
+// The library of `plan`'s GEMMs: float32 by this CPU's table, float64 always OpenBLAS, bfloat16
+// operands always oneDNN.
+template <typename In>
 GemmLibrary library_for(const ProductPlan& plan) {
-  if constexpr (std::is_same_v<T, float>) return gemm_library_for(plan.gemm, plan.count);
+  if constexpr (std::is_same_v<In, float>) return gemm_library_for(plan.gemm, plan.count);
+  if constexpr (std::is_same_v<In, uint16_t>) return GemmLibrary::onednn;
   return GemmLibrary::openblas;
 }
 
@@ -72,8 +80,9 @@ void fill_rows(const Tensor& out, const T* bias) {
   });
 }
 
-// out = a @ b, out += a @ b (accumulate) or out = a @ b + bias (bias [N], or null).
-template <typename T>
+// out = a @ b, out += a @ b (accumulate) or out = a @ b + bias (bias [N], or null); a and b of
+// type In, out and bias of type T (bfloat16 operands, In = uint16_t, into float32; else In = T).
+template <typename In, typename T = In>
 void matmul_typed(Tensor a, Tensor b, const Tensor& out, bool accumulate, const T* bias = nullptr) {
   const int64_t m = a.size(-2), k = a.size(-1), n = b.size(-1);
   if (out.numel() == 0) return;
@@ -89,7 +98,7 @@ void matmul_typed(Tensor a, Tensor b, const Tensor& out, bool accumulate, const 
   if (!b_view) b = compact_matrices(b), b_view = matrix_layout(k, n, b.stride(-2), b.stride(-1));
 
   const ProductPlan plan = plan_product(a, b);
-  const GemmLibrary library = library_for<T>(plan);
+  const GemmLibrary library = library_for<In>(plan);
   const bool large = is_large(plan.gemm);
   const int64_t bands = large ? num_threads() : 1;
   if (bias && !(library == GemmLibrary::onednn && plan.count == 1)) {  // the bias first, the product added onto it
@@ -98,12 +107,12 @@ void matmul_typed(Tensor a, Tensor b, const Tensor& out, bool accumulate, const 
   }
   T* c = out.data<T>();
   if (plan.count == 1) {
-    return gemm<T>(*a_view, *b_view, plan.gemm.m, n, k, a.data<T>(), b.data<T>(), c, beta, library, bands, bias);
+    return gemm(*a_view, *b_view, plan.gemm.m, n, k, a.data<In>(), b.data<In>(), c, beta, library, bands, bias);
   }
   const std::vector<int64_t> a_at = batch_offsets(a), b_at = batch_offsets(b);
   auto one_matrix = [&](int64_t i) {
-    gemm<T>(*a_view, *b_view, m, n, k, a.data<T>() + a_at[i], b.data<T>() + b_at[i], c + i * m * n, beta, library,
-            bands);
+    gemm(*a_view, *b_view, m, n, k, a.data<In>() + a_at[i], b.data<In>() + b_at[i], c + i * m * n, beta, library,
+         bands);
   };
   if (!large) {
     parallel_for(plan.count, std::max<int64_t>(1, kSmallGemm / (m * n * k)), [&](int64_t begin, int64_t end) {
@@ -117,10 +126,12 @@ void matmul_typed(Tensor a, Tensor b, const Tensor& out, bool accumulate, const 
 }  // namespace
 
 void CpuBackend::matmul(const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate) {
+  if (a.dtype() == Dtype::bfloat16) return matmul_typed<uint16_t, float>(a, b, out, accumulate);
   dispatch_floating("matmul", a.dtype(), [&]<typename T>() { matmul_typed<T>(a, b, out, accumulate); });
 }
 
 void CpuBackend::linear(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out) {
+  if (a.dtype() == Dtype::bfloat16) return matmul_typed<uint16_t, float>(a, b, out, false, bias.data<float>());
   dispatch_floating("linear", a.dtype(), [&]<typename T>() { matmul_typed<T>(a, b, out, false, bias.data<T>()); });
 }
 

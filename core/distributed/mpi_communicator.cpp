@@ -36,6 +36,7 @@ MPI_Datatype mpi_type(Dtype dtype) {
     case Dtype::float64: return MPI_DOUBLE;
     case Dtype::int64: return MPI_INT64_T;
     case Dtype::uint8: return MPI_UINT8_T;
+    case Dtype::bfloat16: break;  // (sums of bfloat16 would lose the bits the mode keeps in float32)
   }
   throw Error("mpi", "no MPI type for dtype ", dtype);
 }

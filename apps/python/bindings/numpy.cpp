@@ -63,8 +63,9 @@ py::dtype numpy_dtype(Dtype dtype) {
     case Dtype::float64: return py::dtype::of<double>();
     case Dtype::int64: return py::dtype::of<int64_t>();
     case Dtype::uint8: return py::dtype::of<uint8_t>();
+    case Dtype::bfloat16: break;
   }
-  throw Error("numpy", "unknown dtype");
+  throw Error("numpy", "NumPy has no dtype ", dtype);
 }
 
 // A Tensor over the array's memory (which memory_can_be_shared said it may use).

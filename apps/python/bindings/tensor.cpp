@@ -167,6 +167,7 @@ std::string repr(const Tensor& x) {
 std::string why_not_shared(const Tensor& x) {
   if (!x.defined()) return "the tensor is undefined";
   if (x.device().type != DeviceType::cpu) return "the tensor is on " + x.device().str() + ": call .to(\"cpu\") first";
+  if (x.dtype() == Dtype::bfloat16) return "NumPy has no bfloat16: call .float() first";
   if (x.requires_grad())
     return "the tensor requires a gradient: call .detach() first (writes through NumPy would bypass autograd)";
   return "";
@@ -178,6 +179,7 @@ const char* format_of(Dtype dtype) {
     case Dtype::float64: return "d";
     case Dtype::int64: return "q";
     case Dtype::uint8: return "B";
+    case Dtype::bfloat16: break;  // (why_not_shared refuses it first)
   }
   return "B";
 }

@@ -1,0 +1,36 @@
+// The fused layers' products under MatmulPrecision::bfloat16 (core/matmul_precision.h), with each
+// operand rounded to bfloat16 once (core/dtype.h: Dtype::bfloat16): the layer's input where it is
+// made, the weight once a call, and the gradient once for both backward products. The rounded
+// copies are kept for the backward pass instead of recomputing the float32 values they come from.
+// They give the same bits as core::matmul, which rounds both operands at every product (and still
+// does for every other product), in fewer passes over memory.
+//
+//   if (bfloat16_products::wanted(y, w)) {
+//     const core::Tensor y16 = bfloat16_products::rounded(y), w16 = bfloat16_products::rounded(w);
+//     out = bfloat16_products::forward(y16, w16, bias);   // and keep y16, w16 for the backward pass
+//   }
+#pragma once
+
+#include "core/tensor.h"
+
+namespace axiom::bfloat16_products {
+
+// Whether x [..., K] @ w [K, N] goes this way: under MatmulPrecision::bfloat16, for float32 operands
+// on the CPU (or the shape-only meta device) and more than 64^3 multiply-adds, the rule of
+// core::matmul's bfloat16 products (core/cpu/onednn_gemm.h: takes_bfloat16_operands).
+bool wanted(const core::Tensor& x, const core::Tensor& w);
+
+// x rounded to the nearest bfloat16, elementwise: the same shape, contiguous.
+core::Tensor rounded(const core::Tensor& x);
+
+// x16 [..., K] @ w16 [K, N] + bias [N] (or an undefined bias: none) -> [..., N], in float32.
+core::Tensor forward(const core::Tensor& x16, const core::Tensor& w16, const core::Tensor& bias);
+
+// dL/dx = g16 @ w16^T : [..., N] x [N, K] -> [..., K], in float32.
+core::Tensor input_grad(const core::Tensor& g16, const core::Tensor& w16);
+
+// dL/dw = x16^T @ g16 : [K, rows] x [rows, N] -> [K, N], in float32 (every axis but the last of
+// x16 [..., K] and g16 [..., N] folded into rows: one product for the whole batch).
+core::Tensor weight_grad(const core::Tensor& x16, const core::Tensor& g16);
+
+}  // namespace axiom::bfloat16_products

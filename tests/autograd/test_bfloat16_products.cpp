@@ -1,0 +1,138 @@
+// The products of the bfloat16 precision (core/matmul_precision.h) through autograd: every op
+// whose products it changes, forward and backward, against float32 at bfloat16's tolerance; and
+// the fused layers, which round each operand once and keep the rounded copies
+// (autograd/bfloat16_products.h), against the same layers in separate ops, which round at every
+// product: the same bits.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "autograd/internal.h"
+#include "core/launch.h"
+#include "core/storage.h"
+#include "tests/support/gradients.h"
+
+namespace core = axiom::core;
+using namespace axiom;
+using namespace axiom::test;
+using In = std::vector<axiom::Tensor>;
+
+namespace {
+
+struct PrecisionForTest {
+  explicit PrecisionForTest(core::MatmulPrecision p) { core::set_matmul_precision(p); }
+  ~PrecisionForTest() { core::set_matmul_precision(core::MatmulPrecision::float32); }
+};
+
+bool bfloat16_products_here() {
+  const std::string reason = core::matmul_precision_unavailable_reason(core::MatmulPrecision::bfloat16);
+  if (!reason.empty()) MESSAGE("bfloat16 products not checked here: " << reason);
+  return reason.empty();
+}
+
+// An op and the same computation in separate ops, on float32 leaves of these shapes: products of
+// 70 x 80 x 64 multiply-adds per matrix and more, past the 64^3 below which products stay float32.
+struct Case {
+  const char* op;
+  std::vector<Shape> shapes;
+  Fn fused, separate;
+};
+
+const std::vector<Case>& cases() {
+  static const std::vector<Case> all = {
+      {"matmul",
+       {{2, 70, 80}, {80, 64}},
+       [](const In& in) { return matmul(in[0], in[1]); },
+       [](const In& in) { return matmul(in[0], in[1]); }},
+      {"linear",
+       {{2, 70, 80}, {80, 64}, {64}},
+       [](const In& in) { return linear(in[0], in[1], in[2]); },
+       [](const In& in) { return linear(in[0], in[1], in[2]); }},
+      {"layer_norm_linear",
+       {{2, 70, 80}, {80}, {80}, {80, 64}, {64}},
+       [](const In& in) { return layer_norm_linear(in[0], in[1], in[2], 1e-5, in[3], in[4]); },
+       [](const In& in) { return linear(layer_norm(in[0], in[1], in[2], 1e-5), in[3], in[4]); }},
+      {"layer_norm_linear, no parameters but the weight",
+       {{2, 70, 80}, {80, 64}},
+       [](const In& in) { return layer_norm_linear(in[0], {}, {}, 1e-5, in[1], {}); },
+       [](const In& in) { return matmul(layer_norm(in[0], {}, {}, 1e-5), in[1]); }},
+      {"activation_linear",
+       {{2, 70, 80}, {80, 64}, {64}},
+       [](const In& in) { return activation_linear(Activation::gelu, in[0], in[1], in[2]); },
+       [](const In& in) { return linear(gelu(in[0]), in[1], in[2]); }},
+      {"activation_linear, relu, no bias",
+       {{2, 70, 80}, {80, 64}},
+       [](const In& in) { return activation_linear(Activation::relu, in[0], in[1], {}); },
+       [](const In& in) { return matmul(relu(in[0]), in[1]); }},
+  };
+  return all;
+}
+
+// The output and every input's gradient of fn on float32 leaves drawn from `seed`, with a seed
+// gradient drawn after them.
+std::vector<core::Tensor> output_and_grads(const Case& c, const Fn& fn, uint64_t seed) {
+  In in;
+  for (const Shape& shape : c.shapes) in.push_back(leaf(uniform64(shape, seed++, -2, 2).to(Dtype::float32)));
+  const axiom::Tensor y = fn(in);
+  y.backward(axiom::Tensor(uniform64(y.shape(), seed, -1, 1).to(Dtype::float32)));
+  std::vector<core::Tensor> out = {core_tensor(y)};
+  for (const axiom::Tensor& x : in) out.push_back(core_tensor(x.grad()));
+  return out;
+}
+
+bool same_bits(const core::Tensor& a, const core::Tensor& b) {
+  return a.shape() == b.shape() && core::sum(core::eq(a, b).to(Dtype::float64)).item() == double(a.numel());
+}
+
+}  // namespace
+
+TEST_CASE("bfloat16 products: each op's output and gradients within bfloat16's tolerance of float32") {
+  if (!bfloat16_products_here()) return;
+  for (const Case& c : cases()) {
+    CAPTURE(std::string(c.op));
+    const std::vector<core::Tensor> float32 = output_and_grads(c, c.fused, 61);
+    const PrecisionForTest bfloat16(core::MatmulPrecision::bfloat16);
+    const std::vector<core::Tensor> rounded = output_and_grads(c, c.fused, 61);
+    for (size_t i = 0; i < float32.size(); ++i) {
+      CAPTURE(i);  // 0: the output; then each input's gradient
+      // 8 significant bits per operand: each product off by up to 2^-8 relative, sums of 64 to 140
+      // of them; the largest error a fraction of the largest value
+      const double largest = core::max(core::abs(float32[i])).item();
+      check_close(rounded[i], values_of(float32[i]), 0, 2e-2 * largest, c.op);
+      const bool bias = i > 0 && c.shapes[i - 1] == Shape{64};    // its gradient sums g: no product
+      if (!bias) CHECK_FALSE(same_bits(rounded[i], float32[i]));  // and the rounding shows
+    }
+  }
+}
+
+TEST_CASE("bfloat16 products: the fused layers give the bits of their separate ops") {
+  if (!bfloat16_products_here()) return;
+  const PrecisionForTest bfloat16(core::MatmulPrecision::bfloat16);
+  for (const Case& c : cases()) {
+    CAPTURE(std::string(c.op));
+    const std::vector<core::Tensor> fused = output_and_grads(c, c.fused, 62),
+                                    separate = output_and_grads(c, c.separate, 62);
+    for (size_t i = 0; i < fused.size(); ++i) {
+      CAPTURE(i);
+      CHECK(same_bits(fused[i], separate[i]));
+    }
+  }
+}
+
+TEST_CASE("bfloat16 products: the fused layers keep bfloat16 copies, not float32 ones") {
+  if (!bfloat16_products_here()) return;
+  // On the meta device (shapes only), the memory a graph keeps: y [140, 80] rounded (2 bytes each)
+  // and the weight [80, 64] rounded, instead of nothing but x in float32.
+  const Shape x_shape{2, 70, 80};
+  auto kept_by_graph = [&](bool rounded) {
+    const std::optional<PrecisionForTest> scope =
+        rounded ? std::optional<PrecisionForTest>(std::in_place, core::MatmulPrecision::bfloat16) : std::nullopt;
+    const axiom::Tensor x = leaf(core::empty(x_shape, Dtype::float32, Device::meta()));
+    const axiom::Tensor w = leaf(core::empty({80, 64}, Dtype::float32, Device::meta()));
+    const int64_t before = core::allocation_stats(DeviceType::meta).live_bytes;
+    const axiom::Tensor y = layer_norm_linear(x, {}, {}, 1e-5, w, {});
+    return core::allocation_stats(DeviceType::meta).live_bytes - before - y.numel() * 4;  // less the output
+  };
+  const int64_t float32 = kept_by_graph(false), bfloat16 = kept_by_graph(true);
+  CHECK(bfloat16 - float32 == (140 * 80 + 80 * 64) * 2);
+}

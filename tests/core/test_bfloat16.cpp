@@ -1,0 +1,163 @@
+// The bfloat16 dtype (core/dtype.h): conversion to and from float32 against the scalar rounding,
+// element access, products of bfloat16 operands against matmul's bfloat16 precision (the same
+// bits) and against loops in double, and the refusals of every other use.
+#include <cfloat>
+#include <cmath>
+
+#include "core/cpu/bfloat16.h"
+#include "tests/support/emulated_cuda.h"
+#include "tests/support/reference.h"
+
+namespace axiom::test {
+
+using core::Tensor;
+
+namespace {
+
+using core::MatmulPrecision;
+
+struct PrecisionForTest {
+  explicit PrecisionForTest(MatmulPrecision p) { core::set_matmul_precision(p); }
+  ~PrecisionForTest() { core::set_matmul_precision(MatmulPrecision::float32); }
+};
+
+bool bfloat16_products_here() {
+  const std::string reason = core::matmul_precision_unavailable_reason(MatmulPrecision::bfloat16);
+  if (!reason.empty()) MESSAGE("bfloat16 products not checked here: " << reason);
+  return reason.empty();
+}
+
+// The 16 bits of each element of a bfloat16 tensor, row-major.
+std::vector<uint16_t> bits_of(const Tensor& x16) {
+  const Tensor c = x16.contiguous();
+  return {c.data<uint16_t>(), c.data<uint16_t>() + c.numel()};
+}
+
+bool same_values(const Tensor& a, const Tensor& b) {
+  return a.shape() == b.shape() && core::sum(core::eq(a, b).to(Dtype::float64)).item() == double(a.numel());
+}
+
+}  // namespace
+
+TEST_CASE("bfloat16: a 2-byte dtype that arithmetic does not take") {
+  CHECK(dtype_size(Dtype::bfloat16) == 2);
+  CHECK(dtype_name(Dtype::bfloat16) == "bfloat16");
+  CHECK_FALSE(is_floating(Dtype::bfloat16));
+  CHECK(core::empty({3, 5}, Dtype::bfloat16).storage()->nbytes() == 30);
+}
+
+TEST_CASE("bfloat16: .to rounds float32 as round_to_bfloat16 does, from any layout, and back exactly") {
+  Generator gen(7);
+  // values of every size, ties, infinities, NaN, the largest float32 (rounds to infinity), zeros
+  Tensor x = core::randn({37, 41}, gen);
+  const std::vector<float> specials = {
+      1.0f + 0x1p-8f, 1.0f + 0x1p-7f + 0x1p-8f, INFINITY, -INFINITY, NAN, FLT_MAX, -0.0f, 1e-40f, -3e38f};
+  for (size_t i = 0; i < specials.size(); ++i) x.set({0, static_cast<int64_t>(i)}, specials[i]);
+  for (const bool transposed : {false, true}) {
+    CAPTURE(transposed);
+    const Tensor source = transposed ? x.transpose(0, 1) : x;  // a strided read
+    const Tensor x16 = source.to(Dtype::bfloat16);
+    CHECK(x16.dtype() == Dtype::bfloat16);
+    CHECK(x16.shape() == source.shape());
+    const Tensor c = source.contiguous();
+    const std::vector<uint16_t> bits = bits_of(x16);
+    int64_t wrong = 0;
+    for (int64_t i = 0; i < c.numel(); ++i) wrong += bits[i] != core::cpu::round_to_bfloat16(c.data<float>()[i]);
+    CHECK(wrong == 0);
+    // back to float32: exactly the rounded values (NaN stays NaN)
+    const Tensor back = x16.to(Dtype::float32);
+    for (int64_t i = 0; i < c.numel(); ++i) {
+      const float expected = core::cpu::bfloat16_to_float(bits[i]), got = back.contiguous().data<float>()[i];
+      if (std::isnan(expected) ? !std::isnan(got) : got != expected) ++wrong;
+    }
+    CHECK(wrong == 0);
+  }
+  // a bfloat16 view copied stays bfloat16, the same bits
+  const Tensor x16 = x.to(Dtype::bfloat16);
+  const Tensor copied = x16.transpose(0, 1).contiguous();
+  CHECK(copied.dtype() == Dtype::bfloat16);
+  CHECK(bits_of(copied) == bits_of(x16.transpose(0, 1)));
+  CHECK(x16.at({0, 0}) == 1.0);                                      // the tie rounded down to the even 1
+  CHECK(std::isinf(x16.at({0, 5})));                                 // FLT_MAX: beyond bfloat16's largest finite value
+  CHECK(core::full({2}, 3.15, Dtype::bfloat16).at({1}) == 3.15625);  // made in float32, rounded
+  const Tensor one = core::zeros({1}).to(Dtype::bfloat16);
+  one.set({0}, 3.15);  // set rounds too: 3.15 is 3.15625 in bfloat16
+  CHECK(one.item() == 3.15625);
+}
+
+TEST_CASE("bfloat16: matmul and linear of bfloat16 operands give float32, matmul's bfloat16 bits") {
+  if (!bfloat16_products_here()) return;
+  Generator gen(8);
+  const Tensor x = core::randn({2, 70, 80}, gen), w = core::randn({80, 60}, gen), bias = core::randn({60}, gen);
+  const Tensor x16 = x.to(Dtype::bfloat16), w16 = w.to(Dtype::bfloat16);
+  const Tensor product = core::matmul(x16, w16), dense = core::linear(x16, w16, bias);
+  CHECK(product.dtype() == Dtype::float32);
+  CHECK(product.shape() == Shape{2, 70, 80 - 20});
+  {
+    const PrecisionForTest bfloat16(MatmulPrecision::bfloat16);  // rounds float32 operands at the product
+    CHECK(same_values(product, core::matmul(x, w)));
+    CHECK(same_values(dense, core::linear(x, w, bias)));
+    CHECK(same_values(core::matmul(w16.transpose(0, 1), x16.select(0, 1).transpose(0, 1)),
+                      core::matmul(w.transpose(0, 1), x.select(0, 1).transpose(0, 1))));  // transposed operands
+  }
+  // and a small product of bfloat16 operands is one too (no precision setting needed): exact
+  // products of the rounded values, summed in float32
+  const Tensor a16 = core::randn({3, 5}, gen).to(Dtype::bfloat16), b16 = core::randn({5, 2}, gen).to(Dtype::bfloat16);
+  check_close(core::matmul(a16, b16), product_reference(a16.to(Dtype::float32), b16.to(Dtype::float32), unchanged),
+              {1e-6, 1e-6}, "small");
+  // a batch of separate matrices, broadcast
+  const Tensor ws16 = core::randn({2, 1, 5, 4}, gen).to(Dtype::bfloat16);
+  const Tensor batched = core::matmul(core::randn({3, 3, 5}, gen).to(Dtype::bfloat16), ws16);
+  CHECK(batched.shape() == Shape{2, 3, 3, 4});
+  CHECK(batched.dtype() == Dtype::float32);
+}
+
+TEST_CASE("bfloat16: products on the meta device give float32 shapes") {
+  const Tensor a16 = core::empty({70, 80}, Dtype::bfloat16, Device::meta());
+  const Tensor product = core::matmul(a16, a16.transpose(0, 1));
+  CHECK(product.dtype() == Dtype::float32);
+  CHECK(product.shape() == Shape{70, 70});
+  CHECK(core::empty({70, 80}, Dtype::float32, Device::meta()).to(Dtype::bfloat16).dtype() == Dtype::bfloat16);
+}
+
+TEST_CASE("bfloat16: every other use is refused, naming the op") {
+  const Tensor x16 = core::ones({2, 3}).to(Dtype::bfloat16);
+  const std::string why =
+      "bfloat16 tensors only hold matrix products' operands (.to, copies, matmul, linear); "
+      "convert with .to(float32) first";
+  check_error([&] { (void)core::add(x16, x16); }, {"[add] ", why});
+  check_error([&] { (void)core::neg(x16); }, {"[neg] ", why});
+  check_error([&] { (void)core::exp(x16); }, {"[exp] ", why});
+  check_error([&] { (void)core::sum(x16); }, {"[sum] ", why});
+  check_error([&] { (void)core::max(x16, {0}); }, {"[max] ", why});
+  check_error([&] { (void)core::pad(x16, 0, 1, 1, 0.0); }, {"[pad] ", why});
+  check_error([&] { (void)core::gather(x16, 0, core::zeros({1, 3}, Dtype::int64)); }, {"[gather] ", why});
+  Generator gen(9);
+  check_error([&] { (void)core::randint({2}, 0, 3, gen, Dtype::bfloat16); }, {"[randint] ", why});
+  check_error([&] { (void)core::ones({2}, Dtype::float64).to(Dtype::bfloat16); },
+              {"[to] bfloat16 converts to and from float32 only; got float64 to bfloat16"});
+  check_error([&] { (void)x16.to(Dtype::int64); },
+              {"[to] bfloat16 converts to and from float32 only; got bfloat16 to int64"});
+  check_error(
+      [&] {
+        (void)core::matmul(x16, core::ones({3, 2}));
+      },
+      {"[matmul] dtypes bfloat16 and float32 differ; convert one with .to(dtype)"});
+  check_error([&] { (void)core::linear(x16, x16.transpose(0, 1), core::ones({2}, Dtype::float64)); },
+              {"[linear] the bias must be float32, got float64"});
+  if (!core::matmul_precision_unavailable_reason(MatmulPrecision::bfloat16).empty()) {
+    check_error([&] { (void)core::matmul(x16, x16.transpose(0, 1)); },
+                {"[matmul] bfloat16 products cannot run here: "});
+  }
+}
+
+TEST_CASE("bfloat16: CUDA tensors are refused" * doctest::test_suite("cuda-emulated")) {
+  axiom::test::ScopedEmulatedCuda emulated;
+  const Tensor a = core::ones({2, 3}).to(Device::cuda(0));
+  check_error([&] { (void)a.to(Dtype::bfloat16); }, {"[to] bfloat16 tensors live on the CPU only; got one on cuda:0"});
+  const Tensor a16 = core::empty({2, 3}, Dtype::bfloat16, Device::cuda(0));
+  check_error([&] { (void)core::matmul(a16, a16.transpose(0, 1)); },
+              {"[matmul] bfloat16 tensors live on the CPU only; got cuda:0 tensors"});
+}
+
+}  // namespace axiom::test
