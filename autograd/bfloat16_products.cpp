@@ -10,13 +10,20 @@ namespace axiom::bfloat16_products {
 bool wanted(const core::Tensor& x, const core::Tensor& w) {
   if (core::matmul_precision() != core::MatmulPrecision::bfloat16) return false;
   const DeviceType device = x.device().type;
-  if (x.dtype() != Dtype::float32 || (device != DeviceType::cpu && device != DeviceType::meta)) return false;
+  if (x.dtype() != Dtype::float32 || w.dtype() != Dtype::float32 ||
+      (device != DeviceType::cpu && device != DeviceType::meta))
+    return false;
   if (x.dim() == 0 || w.dim() != 2) return false;
   const int64_t k = x.size(-1), rows = k == 0 ? 0 : x.numel() / k;
   return rows * k * w.size(1) > core::kSmallGemm;
 }
 
 core::Tensor rounded(const core::Tensor& x) { return x.to(Dtype::bfloat16); }
+
+core::RoundedWithSums rounded_gradient(const core::Tensor& g, bool with_bias) {
+  if (with_bias) return core::to_bfloat16_with_sums(g);
+  return {rounded(g), core::Tensor()};
+}
 
 core::Tensor forward(const core::Tensor& x16, const core::Tensor& w16, const core::Tensor& bias) {
   return bias.defined() ? core::linear(x16, w16, bias) : core::matmul(x16, w16);

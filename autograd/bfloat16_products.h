@@ -11,6 +11,7 @@
 //   }
 #pragma once
 
+#include "core/launch.h"
 #include "core/tensor.h"
 
 namespace axiom::bfloat16_products {
@@ -22,6 +23,10 @@ bool wanted(const core::Tensor& x, const core::Tensor& w);
 
 // x rounded to the nearest bfloat16, elementwise: the same shape, contiguous.
 core::Tensor rounded(const core::Tensor& x);
+
+// The gradient g [..., N] of a layer's output rounded, and with `with_bias` the bias's gradient
+// ([N]: g summed over every axis but the last) from the same pass over g.
+core::RoundedWithSums rounded_gradient(const core::Tensor& g, bool with_bias);
 
 // x16 [..., K] @ w16 [K, N] + bias [N] (or an undefined bias: none) -> [..., N], in float32.
 core::Tensor forward(const core::Tensor& x16, const core::Tensor& w16, const core::Tensor& bias);

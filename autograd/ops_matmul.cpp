@@ -70,12 +70,12 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
                 });
 }
 
+namespace {
 // out = x @ w + b (core::linear: the bias added inside the product)
 //   dx = g @ w^T : [..., N] x [N, K] -> [..., K]
 //   dw = x^T @ g : [K, ...] x [..., N] -> [K, N]   (the batch folded into one GEMM)
 //   db = g       : summed over every axis but the last by the engine, as for any broadcast input
-Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  if (!bias.defined()) return matmul(x, weight);
+Tensor linear_with_rules(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   return record("linear", {x, weight, bias}, core::linear(core_tensor(x), core_tensor(weight), core_tensor(bias)),
                 [x, w = weight](const Tensor& g, const Needs& needs) {
                   Tensor dx, dw;
@@ -83,6 +83,33 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
                   if (needs[1]) dw = rules::weight_grad(x, g);
                   return Grads{dx, dw, needs[2] ? g : Tensor()};
                 });
+}
+
+// linear with bfloat16 operands rounded once a pass (autograd/bfloat16_products.h): w16 is kept for
+// the backward pass, x is kept as linear_with_rules keeps it (x16 would be memory more: x is often
+// kept by the op that made it) and rounded again there, and g is rounded once, its sum (the bias's
+// gradient) from the same pass. A graph of its backward pass goes through linear_with_rules.
+Tensor linear_bfloat16(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  const core::Tensor w16 = bfloat16_products::rounded(core_tensor(weight));
+  core::Tensor out = bfloat16_products::forward(bfloat16_products::rounded(core_tensor(x)), w16, core_tensor(bias));
+  return record_fused(
+      "linear", {x, weight, bias}, std::move(out),
+      [x = core_tensor(x), w16](const Tensor& g, const Needs& needs) {
+        const auto [g16, bias_grad] = bfloat16_products::rounded_gradient(core_tensor(g), needs[2]);
+        Grads grads(3);
+        if (needs[0]) grads[0] = Tensor(bfloat16_products::input_grad(g16, w16));
+        if (needs[1]) grads[1] = Tensor(bfloat16_products::weight_grad(bfloat16_products::rounded(x), g16));
+        if (needs[2]) grads[2] = Tensor(bias_grad);
+        return grads;
+      },
+      [](const std::vector<Tensor>& in) { return linear_with_rules(in[0], in[1], in[2]); });
+}
+}  // namespace
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  if (!bias.defined()) return matmul(x, weight);
+  if (bfloat16_products::wanted(core_tensor(x), core_tensor(weight))) return linear_bfloat16(x, weight, bias);
+  return linear_with_rules(x, weight, bias);
 }
 
 Tensor activate(Activation activation, const Tensor& x) {
@@ -107,26 +134,29 @@ Tensor activation_linear_composite(Activation activation, const std::vector<Tens
   return in[2].defined() ? linear(a, in[1], in[2]) : matmul(a, in[1]);
 }
 
-// activation_linear with bfloat16 operands rounded once (autograd/bfloat16_products.h): w16 is kept
-// for the backward pass, and a16 comes out of the backward's pass over h again, rounded.
-Tensor activation_linear_bfloat16(Activation activation, const Tensor& h, const Tensor& weight, const Tensor& bias,
-                                  const core::Tensor& a) {
+// activation_linear with bfloat16 operands rounded once (autograd/bfloat16_products.h): the
+// activation writes a16 (a rounded) directly, w16 is kept for the backward pass, and a16 comes out of
+// the backward's pass over h again.
+Tensor activation_linear_bfloat16(Activation activation, const Tensor& h, const Tensor& weight, const Tensor& bias) {
   const core::Tensor w16 = bfloat16_products::rounded(core_tensor(weight));
-  core::Tensor out = bfloat16_products::forward(bfloat16_products::rounded(a), w16,
-                                                bias.defined() ? core_tensor(bias) : core::Tensor());
+  const core::Tensor a16 = core::activation_to_bfloat16(unary_op_of(activation), core_tensor(h));
+  core::Tensor out = bfloat16_products::forward(a16, w16, bias.defined() ? core_tensor(bias) : core::Tensor());
   return record_fused(
       "activation_linear", {h, weight, bias}, std::move(out),
       [activation, h = core_tensor(h), w16](const Tensor& g, const Needs& needs) {
         Grads grads(3);
-        const core::Tensor g16 = bfloat16_products::rounded(core_tensor(g));
-        core::Tensor a = needs[0] ? core::Tensor() : activated(activation, h);
+        const auto [g16, bias_grad] = bfloat16_products::rounded_gradient(core_tensor(g), needs[2]);
+        const core::UnaryOp op = unary_op_of(activation);
+        core::Tensor a16;
         if (needs[0]) {
           const core::Tensor dh = bfloat16_products::input_grad(g16, w16);
-          a = core::activation_backward(unary_op_of(activation), h, dh);  // dh *= act'(h) in place
+          a16 = core::activation_backward(op, h, dh, Dtype::bfloat16);  // dh *= act'(h) in place
           grads[0] = Tensor(dh);
+        } else {
+          a16 = core::activation_to_bfloat16(op, h);
         }
-        if (needs[1]) grads[1] = Tensor(bfloat16_products::weight_grad(bfloat16_products::rounded(a), g16));
-        if (needs[2]) grads[2] = g;
+        if (needs[1]) grads[1] = Tensor(bfloat16_products::weight_grad(a16, g16));
+        if (needs[2]) grads[2] = Tensor(bias_grad);
         return grads;
       },
       [activation](const std::vector<Tensor>& in) { return activation_linear_composite(activation, in); });
@@ -134,10 +164,10 @@ Tensor activation_linear_bfloat16(Activation activation, const Tensor& h, const 
 }  // namespace
 
 Tensor activation_linear(Activation activation, const Tensor& h, const Tensor& weight, const Tensor& bias) {
-  const core::Tensor a = activated(activation, core_tensor(h));  // freed when this function returns
-  if (bfloat16_products::wanted(a, core_tensor(weight))) {
-    return activation_linear_bfloat16(activation, h, weight, bias, a);
+  if (bfloat16_products::wanted(core_tensor(h), core_tensor(weight))) {  // (a has h's shape)
+    return activation_linear_bfloat16(activation, h, weight, bias);
   }
+  const core::Tensor a = activated(activation, core_tensor(h));  // freed when this function returns
   core::Tensor out =
       bias.defined() ? core::linear(a, core_tensor(weight), core_tensor(bias)) : core::matmul(a, core_tensor(weight));
   return record_fused(

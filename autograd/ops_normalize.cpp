@@ -87,21 +87,23 @@ Tensor layer_norm_linear_composite(const std::vector<Tensor>& in, double eps) {
   return in[4].defined() ? linear(y, in[3], in[4]) : matmul(y, in[3]);
 }
 
-// layer_norm_linear with bfloat16 operands rounded once (autograd/bfloat16_products.h): y16 and
-// w16 are kept for the backward pass, so y is not recomputed there.
+// layer_norm_linear with bfloat16 operands rounded once (autograd/bfloat16_products.h): the layer
+// norm writes y16 (y rounded) directly, and y16 and w16 are kept for the backward pass, so y is not
+// recomputed there.
 Tensor layer_norm_linear_bfloat16(const Tensor& x, const Tensor& norm_weight, const Tensor& norm_bias, double eps,
-                                  const Tensor& weight, const Tensor& bias, core::LayerNormResult r) {
-  const core::Tensor y16 = bfloat16_products::rounded(r.output), w16 = bfloat16_products::rounded(core_tensor(weight));
-  r.output = core::Tensor();
+                                  const Tensor& weight, const Tensor& bias) {
+  const core::LayerNormResult r = core::layer_norm(core_tensor(x), data_or_undefined(norm_weight),
+                                                   data_or_undefined(norm_bias), eps, Dtype::bfloat16);
+  const core::Tensor y16 = r.output, w16 = bfloat16_products::rounded(core_tensor(weight));
   core::Tensor out = bfloat16_products::forward(y16, w16, data_or_undefined(bias));
   return record_fused(
       "layer_norm_linear", {x, norm_weight, norm_bias, weight, bias}, std::move(out),
       [x = core_tensor(x), nw = data_or_undefined(norm_weight), y16, w16, mean = r.mean, rstd = r.rstd](
           const Tensor& g, const Needs& needs) {
         Grads grads(5);
-        const core::Tensor g16 = bfloat16_products::rounded(core_tensor(g));
+        const auto [g16, bias_grad] = bfloat16_products::rounded_gradient(core_tensor(g), needs[4]);
         if (needs[3]) grads[3] = Tensor(bfloat16_products::weight_grad(y16, g16));
-        if (needs[4]) grads[4] = g;
+        if (needs[4]) grads[4] = Tensor(bias_grad);
         if (needs[0] || needs[1] || needs[2]) {
           const core::Tensor dy = bfloat16_products::input_grad(g16, w16);
           const Grads norm = rules::layer_norm_grads(x, nw, mean, rstd, dy, {needs[0], needs[1], needs[2]});
@@ -121,11 +123,11 @@ Tensor layer_norm_linear_bfloat16(const Tensor& x, const Tensor& norm_weight, co
 // Under MatmulPrecision::bfloat16, a large product keeps y and weight rounded instead (above).
 Tensor layer_norm_linear(const Tensor& x, const Tensor& norm_weight, const Tensor& norm_bias, double eps,
                          const Tensor& weight, const Tensor& bias) {
+  if (bfloat16_products::wanted(core_tensor(x), core_tensor(weight))) {  // (y has x's shape)
+    return layer_norm_linear_bfloat16(x, norm_weight, norm_bias, eps, weight, bias);
+  }
   const core::Tensor nw = data_or_undefined(norm_weight), nb = data_or_undefined(norm_bias);
   core::LayerNormResult r = core::layer_norm(core_tensor(x), nw, nb, eps);
-  if (bfloat16_products::wanted(r.output, core_tensor(weight))) {
-    return layer_norm_linear_bfloat16(x, norm_weight, norm_bias, eps, weight, bias, std::move(r));
-  }
   core::Tensor out = bias.defined() ? core::linear(r.output, core_tensor(weight), core_tensor(bias))
                                     : core::matmul(r.output, core_tensor(weight));
   r.output = core::Tensor();  // y is not kept

@@ -46,6 +46,16 @@ void Backend::attention_step(const Tensor& q, const Tensor& keys_t, const Tensor
   copy(core::matmul(core::softmax(scores, -1), values), out);
 }
 
+void Backend::to_bfloat16_with_sums(const Tensor& g, const Tensor& rounded, const Tensor& sums) {
+  copy(g, rounded);
+  if (g.dim() == 1) return copy(g, sums);  // nothing to sum over
+  std::vector<int> leading(static_cast<size_t>(g.dim() - 1));
+  for (size_t i = 0; i < leading.size(); ++i) leading[i] = static_cast<int>(i);
+  Shape kept(leading.size(), 1);
+  kept.push_back(g.size(-1));
+  reduce(ReduceOp::sum, g, leading, sums.reshape(kept), Tensor(), 0);
+}
+
 void Backend::activation_backward(UnaryOp activation, const Tensor& h, const Tensor& grad, const Tensor& activated) {
   unary(activation, h, activated, 0);
   Tensor slope;

@@ -83,14 +83,17 @@ class Backend {
   // numbers on every device. This default draws on the host and copies; the CPU backend draws
   // several at a time (SIMD), on every thread.
   virtual void uniform(const Tensor& out, uint64_t seed, uint64_t first, double low, double high);
-  // dst[...] = src[...], converting the dtype. Same shape; both may have any strides.
+  // dst[...] = src[...], converting the dtype. Same shape; both may have any strides. (bfloat16
+  // converts to and from float32 only, on the CPU: core/checks.h, convertible.)
   virtual void copy(const Tensor& src, const Tensor& dst) = 0;
-  // out = op(x); `scalar` is the exponent of pow_scalar.
+  // out = op(x); `scalar` is the exponent of pow_scalar. A bfloat16 out (the CPU's alone) takes an
+  // activation of a contiguous float32 x, rounded (core::activation_to_bfloat16).
   virtual void unary(UnaryOp op, const Tensor& x, const Tensor& out, double scalar) = 0;
   // The backward pass of activation(h) before a product, in one pass over h: activated =
   // activation(h), and grad *= activation'(h) in place (activation: gelu, gelu_tanh or relu). All
-  // three contiguous, of one shape and dtype. This default runs the activation, its derivative and a
-  // multiply as three kernels; the CPU backend fuses them for float32.
+  // three contiguous, of one shape and dtype, but for a float32 h on the CPU `activated` may be
+  // bfloat16 (rounded). This default runs the activation, its derivative and a multiply as three
+  // kernels; the CPU backend fuses them for float32.
   virtual void activation_backward(UnaryOp activation, const Tensor& h, const Tensor& grad, const Tensor& activated);
   // out = a op b; a and b are already expanded (broadcast views) to out's shape.
   virtual void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) = 0;
@@ -104,6 +107,10 @@ class Backend {
   virtual void count_non_finite(const std::vector<Tensor>& tensors, const Tensor& out) = 0;
   virtual void reduce(ReduceOp op, const Tensor& x, const std::vector<int>& axes, const Tensor& out,
                       const Tensor& argmax, int64_t correction) = 0;
+  // rounded (bfloat16, g's shape) = g rounded, and sums (float32 [N]) = g summed over every axis but
+  // the last, as reduce sums; g [..., N] contiguous float32. This default copies and reduces; the
+  // CPU backend does both in one pass over g.
+  virtual void to_bfloat16_with_sums(const Tensor& g, const Tensor& rounded, const Tensor& sums);
   // out = softmax or log_softmax of x along `axis`.
   virtual void softmax(const Tensor& x, int axis, bool log, const Tensor& out) = 0;
   // out (int64 [...], contiguous) = a value drawn from each row of logits [..., V] at `temperature`
@@ -133,15 +140,15 @@ class Backend {
                               const std::vector<uint8_t>& hidden, const Tensor& out);
   // Why float32 products cannot multiply at `precision` on this backend ("" when they can; core/launch.h).
   virtual std::string matmul_precision_unavailable(MatmulPrecision precision) const;
-  // out[..., M, N] = a[..., M, K] @ b[..., K, N]; a and b expanded to out's batch shape. With
-  // `accumulate`, out += a @ b instead (out holds values already: a bias, say).
+  // out[..., M, N] = a[..., M, K] @ b[..., K, N], expanded to out's batch shape (bfloat16 a and b, the
+  // CPU's alone, give a float32 out); with `accumulate`, out += a @ b (out holds a bias, say).
   virtual void matmul(const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate) = 0;
   // out[..., M, N] = a @ b + bias, bias [N] (contiguous) added to every row. This default writes the
   // bias into out and accumulates the product onto it; a backend whose library adds a bias as it
   // writes the product (the CPU's oneDNN) saves those two passes over out.
   virtual void linear(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out);
   // Over the last axis: out = (x - mean) * rstd * weight + bias; weight and bias ([D], contiguous)
-  // may be undefined.
+  // may be undefined. On the CPU, out may be bfloat16 for a contiguous float32 x (rounded).
   // mean and rstd have x's shape without its last axis.
   virtual void layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps, const Tensor& out,
                           const Tensor& mean, const Tensor& rstd) = 0;

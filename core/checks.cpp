@@ -54,6 +54,14 @@ void convertible(std::string_view op, Dtype from, Dtype to, Device device) {
   }
 }
 
+void output_dtype(std::string_view op, const Tensor& x, Dtype output) {
+  if (output == x.dtype()) return;
+  if (output != Dtype::bfloat16 || x.dtype() != Dtype::float32) {
+    throw Error(op, "the output's dtype must be the input's (", x.dtype(), ") or, for float32, bfloat16; got ", output);
+  }
+  convertible(op, x.dtype(), output, x.device());
+}
+
 void floating(std::string_view op, const Tensor& x) {
   if (!is_floating(x.dtype())) throw Error(op, "dtype ", x.dtype(), " is not supported (float32 or float64 only)");
 }

@@ -20,6 +20,9 @@ void computable(std::string_view op, const Tensor& x);
 // The conversions a copy may make with bfloat16: to and from float32 (and bfloat16 to itself), on
 // the CPU (or the shape-only meta device); "[to] bfloat16 converts to and from float32 only; ...".
 void convertible(std::string_view op, Dtype from, Dtype to, Device device);
+// The dtype a kernel may write its result of x in: x's own, or bfloat16 for a float32 x on the CPU
+// (rounded as it is written: a product's operand); "[layer_norm] the output's dtype must be ...".
+void output_dtype(std::string_view op, const Tensor& x, Dtype output);
 // "[exp] dtype int64 is not supported (float32 or float64 only)"
 void floating(std::string_view op, const Tensor& x);
 // Every tensor defined and floating, on the first one's device and in its dtype: the inputs of an op

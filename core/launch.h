@@ -102,6 +102,10 @@ struct LayerNormResult {
 };
 // Over the last axis, with optional weight and bias of shape [D] (pass Tensor() to omit).
 LayerNormResult layer_norm(const Tensor& x, const Tensor& weight = {}, const Tensor& bias = {}, double eps = 1e-5);
+// The same with the output in `output_dtype`: x's dtype, or bfloat16 for a float32 x on the CPU
+// (rounded as it is written: the operand of layer_norm_linear's bfloat16 product; the values of
+// x made contiguous). mean and rstd stay in x's dtype.
+LayerNormResult layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps, Dtype output_dtype);
 // d loss / d x of layer_norm, from the forward's x, weight (or Tensor()), mean and rstd, and
 // grad_out = d loss / d output (x's shape). (The weight and bias gradients are plain sums.)
 Tensor layer_norm_backward(const Tensor& x, const Tensor& weight, const Tensor& mean, const Tensor& rstd,
@@ -207,8 +211,22 @@ void mul_in_place(const Tensor& target, const Tensor& factor);
 // activation'(h) in place. activation: UnaryOp::gelu, gelu_tanh or relu. h [...] floating; grad
 // h's shape and dtype, contiguous. Counts as a write to grad, like mul_in_place.
 Tensor activation_backward(UnaryOp activation, const Tensor& h, const Tensor& grad);
+// The same with activation(h) returned in `activated_dtype`: h's dtype, or bfloat16 for a float32
+// h on the CPU (rounded as it is written: the operand of the weight's bfloat16 product).
+Tensor activation_backward(UnaryOp activation, const Tensor& h, const Tensor& grad, Dtype activated_dtype);
+// activation(h) rounded to bfloat16 in one pass, with no float32 copy (activation: gelu,
+// gelu_tanh or relu; h float32, on the CPU): the operand of activation_linear's bfloat16 product.
+Tensor activation_to_bfloat16(UnaryOp activation, const Tensor& h);
 
 // --- conversions -----------------------------------------------------------------------------
+// g [..., N] (float32, on the CPU) rounded to bfloat16, and g summed over every axis but the last
+// ([N], float32, the bits of core::sum), in one pass over g: a layer's gradient as its bfloat16
+// backward products take it, and its bias's gradient (autograd/bfloat16_products.h).
+struct RoundedWithSums {
+  Tensor rounded;  // bfloat16, g's shape
+  Tensor sums;     // float32 [N]
+};
+RoundedWithSums to_bfloat16_with_sums(const Tensor& g);
 // dst[...] = src[...] (converting dtype) for same-shaped tensors on one device; dst may be a view.
 void copy_into(const Tensor& src, const Tensor& dst);
 

@@ -89,20 +89,42 @@ void mul_in_place(const Tensor& target, const Tensor& factor) {
   target.storage()->mark_written();
 }
 
-Tensor activation_backward(UnaryOp activation, const Tensor& h, const Tensor& grad) {
-  constexpr std::string_view name = "activation_backward";
-  checks::defined(name, h, "h");
-  checks::defined(name, grad, "grad");
+namespace {
+void check_activation(std::string_view name, UnaryOp activation) {
   if (activation != UnaryOp::gelu && activation != UnaryOp::gelu_tanh && activation != UnaryOp::relu) {
     throw Error(name, "the activation must be gelu, gelu_tanh or relu, got ", op_name(activation));
   }
+}
+}  // namespace
+
+Tensor activation_to_bfloat16(UnaryOp activation, const Tensor& h) {
+  constexpr std::string_view name = "activation_to_bfloat16";
+  checks::defined(name, h, "h");
+  check_activation(name, activation);
+  checks::output_dtype(name, h, Dtype::bfloat16);
+  Tensor out = empty(h.shape(), Dtype::bfloat16, h.device());
+  backend(h.device()).unary(activation, h.contiguous(), out, 0);
+  return out;
+}
+
+Tensor activation_backward(UnaryOp activation, const Tensor& h, const Tensor& grad) {
+  checks::defined("activation_backward", h, "h");
+  return activation_backward(activation, h, grad, h.dtype());
+}
+
+Tensor activation_backward(UnaryOp activation, const Tensor& h, const Tensor& grad, Dtype activated_dtype) {
+  constexpr std::string_view name = "activation_backward";
+  checks::defined(name, h, "h");
+  checks::defined(name, grad, "grad");
+  check_activation(name, activation);
   checks::floating(name, h);
+  checks::output_dtype(name, h, activated_dtype);
   checks::same_device(name, h, grad);
   checks::same_dtype(name, h, grad);
   if (grad.shape() != h.shape())
     throw Error(name, "grad's shape ", grad.shape(), " differs from h's shape ", h.shape());
   if (!grad.is_contiguous()) throw Error(name, "grad must be contiguous, got strides ", grad.strides());
-  Tensor activated = empty(h.shape(), h.dtype(), h.device());
+  Tensor activated = empty(h.shape(), activated_dtype, h.device());
   backend(h.device()).activation_backward(activation, h.contiguous(), grad, activated);
   grad.storage()->mark_written();
   return activated;

@@ -61,14 +61,21 @@ Tensor categorical(const Tensor& logits, const Tensor& uniforms, double temperat
 
 LayerNormResult layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
   checks::defined("layer_norm", x);
+  return layer_norm(x, weight, bias, eps, x.dtype());
+}
+
+LayerNormResult layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps, Dtype output_dtype) {
+  checks::defined("layer_norm", x);
   checks::floating("layer_norm", x);
+  checks::output_dtype("layer_norm", x, output_dtype);
   if (x.dim() == 0) throw Error("layer_norm", "needs at least one axis, got a scalar");
   if (!(eps >= 0)) throw Error("layer_norm", "eps must be 0 or more, got ", eps);
   const Tensor w = checked_affine(weight, x, "weight"), b = checked_affine(bias, x, "bias");
   const Shape rows(x.shape().begin(), x.shape().end() - 1);
-  LayerNormResult result{empty(x.shape(), x.dtype(), x.device()), empty(rows, x.dtype(), x.device()),
+  LayerNormResult result{empty(x.shape(), output_dtype, x.device()), empty(rows, x.dtype(), x.device()),
                          empty(rows, x.dtype(), x.device())};
-  backend(x.device()).layer_norm(x, w, b, eps, result.output, result.mean, result.rstd);
+  const Tensor rows_of_x = output_dtype == Dtype::bfloat16 ? x.contiguous() : x;  // (the rounding kernel's)
+  backend(x.device()).layer_norm(rows_of_x, w, b, eps, result.output, result.mean, result.rstd);
   return result;
 }
 

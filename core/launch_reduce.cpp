@@ -78,6 +78,17 @@ std::pair<Tensor, Tensor> max_with_indices(const Tensor& x, int64_t axis, bool k
 
 Tensor argmax(const Tensor& x, int64_t axis, bool keepdim) { return max_with_indices(x, axis, keepdim).second; }
 
+RoundedWithSums to_bfloat16_with_sums(const Tensor& g) {
+  constexpr std::string_view name = "to_bfloat16_with_sums";
+  checks::defined(name, g);
+  checks::output_dtype(name, g, Dtype::bfloat16);  // a float32 g on the CPU
+  if (g.dim() == 0) throw Error(name, "needs at least one axis, got a scalar");
+  RoundedWithSums result{empty(g.shape(), Dtype::bfloat16, g.device()),
+                         empty({g.size(-1)}, Dtype::float32, g.device())};
+  backend(g.device()).to_bfloat16_with_sums(g.contiguous(), result.rounded, result.sums);
+  return result;
+}
+
 Tensor count_non_finite(const std::vector<Tensor>& tensors) {
   if (tensors.empty()) throw Error("count_non_finite", "needs at least one tensor (the count lives on their device)");
   std::vector<Tensor> contiguous;

@@ -145,14 +145,52 @@ void binary_typed(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& o
   throw Error(op_name(op), "no CPU kernel for dtype ", dtype_of<T>);
 }
 
+// relu(v), the float32 loop's value (NaN stays NaN).
+float relu_of(float v) { return v < 0 ? 0.0f : v; }
+
+// out16 = activation(x) rounded to bfloat16, made in chunks on the stack (core::activation_to_bfloat16;
+// x contiguous float32): the float32 kernel's values, rounded.
+void activation_rounded(UnaryOp activation, const Tensor& x, const Tensor& out) {
+  const float* h = x.data<float>();
+  uint16_t* a16 = out.data<uint16_t>();
+  parallel_for(x.numel(), kGrain, [&](int64_t begin, int64_t end) {
+    rounded_in_chunks(end - begin, a16 + begin, [&](int64_t at, int64_t n, float* a) {
+      const float* h_at = h + begin + at;
+      if (activation != UnaryOp::relu) return vec::map(activation, h_at, a, n);
+      for (int64_t i = 0; i < n; ++i) a[i] = relu_of(h_at[i]);
+    });
+  });
+}
+
+// activation_backward with activation(h) rounded to bfloat16 (h and grad contiguous float32): grad
+// *= activation'(h), and activated16 = activation(h), in one pass.
+void activation_backward_rounded(UnaryOp activation, const Tensor& h, const Tensor& grad, const Tensor& activated16) {
+  const float* x = h.data<float>();
+  float* g = grad.data<float>();
+  uint16_t* a16 = activated16.data<uint16_t>();
+  parallel_for(h.numel(), kGrain, [&](int64_t begin, int64_t end) {
+    rounded_in_chunks(end - begin, a16 + begin, [&](int64_t at, int64_t n, float* a) {
+      const float* x_at = x + begin + at;
+      float* g_at = g + begin + at;
+      if (activation != UnaryOp::relu) return vec::activation_and_slope(activation, x_at, a, g_at, n);
+      for (int64_t i = 0; i < n; ++i) {
+        a[i] = relu_of(x_at[i]);
+        g_at[i] *= x_at[i] > 0 ? 1.0f : 0.0f;  // the slope as the default's comparison makes it
+      }
+    });
+  });
+}
+
 }  // namespace
 
 void CpuBackend::unary(UnaryOp op, const Tensor& x, const Tensor& out, double scalar) {
+  if (out.dtype() == Dtype::bfloat16) return activation_rounded(op, x, out);
   dispatch(x.dtype(), [&]<typename T>() { unary_typed<T>(op, x, out, scalar); });
 }
 
 // float32 gelu and gelu_tanh in one SIMD pass (vec::activation_and_slope); the rest as the default's three kernels.
 void CpuBackend::activation_backward(UnaryOp activation, const Tensor& h, const Tensor& grad, const Tensor& activated) {
+  if (activated.dtype() == Dtype::bfloat16) return activation_backward_rounded(activation, h, grad, activated);
   if (h.dtype() != Dtype::float32 || activation == UnaryOp::relu) {
     return Backend::activation_backward(activation, h, grad, activated);
   }

@@ -1,11 +1,15 @@
 // map_unary and map_binary: an elementwise function applied over strided (and broadcast)
 // operands, in parallel. Every elementwise kernel, and the dtype-converting copy, is one call.
+// rounded_in_chunks: a float32 kernel's output rounded to bfloat16 as it is made.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <type_traits>
 
 #include "core/cpu/loops.h"
+#include "core/cpu/vector_math.h"
 #include "core/tensor.h"
 
 namespace axiom::core::cpu {
@@ -61,6 +65,21 @@ void map_binary(const Tensor& a, const Tensor& b, const Tensor& out, F f, Run ru
       for (int64_t i = 0; i < n; ++i) o[i * step[0]] = f(x[i * step[1]], y[i * step[2]]);
     }
   });
+}
+
+// out16[0, n) = the float32 values produce(at, count, buffer) writes for [at, at + count), rounded to
+// bfloat16 (vec::round_to_bfloat16), made a few thousand at a time in a buffer on the stack: the
+// bfloat16 operand of a product made by a float32 kernel, with no float32 copy in memory. On the
+// calling thread.
+template <typename Produce>
+void rounded_in_chunks(int64_t n, uint16_t* out16, Produce produce) {
+  constexpr int64_t kChunk = 2048;  // 8 KiB: stays in the L1 cache between the kernel and the rounding
+  alignas(64) float buffer[kChunk];
+  for (int64_t at = 0; at < n; at += kChunk) {
+    const int64_t count = std::min(kChunk, n - at);
+    produce(at, count, buffer);
+    vec::round_to_bfloat16(buffer, out16 + at, count);
+  }
 }
 
 }  // namespace axiom::core::cpu

@@ -6,6 +6,7 @@
 // here, with sums in double.
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 #include <limits>
 #include <type_traits>
 #include <utility>
@@ -13,6 +14,7 @@
 
 #include "core/categorical.h"
 #include "core/cpu/cpu_backend.h"
+#include "core/cpu/maps.h"
 #include "core/cpu/fast_math.h"
 #include "core/cpu/loops.h"
 #include "core/cpu/vector_math.h"
@@ -77,19 +79,21 @@ double lane_sum(const T* x, int64_t step, int64_t length, F f) {
   return total;
 }
 
+// The mean and rstd = 1 / sqrt(var + eps) of one contiguous float32 row, in SIMD.
+std::pair<float, float> row_moments(const float* x, int64_t length, double eps) {
+  const float mean = vec::sum(x, length) / static_cast<float>(length);
+  const double squares = vec::squared_deviations(x, mean, length);
+  return {mean, static_cast<float>(1.0 / std::sqrt(squares / static_cast<double>(length) + eps))};
+}
+
 // Layer norm of one row: y = (x - mean) * rstd * w + b, with rstd = 1 / sqrt(var + eps).
 template <typename T>
 void layer_norm_row(const T* x, int64_t x_step, int64_t length, const T* w, const T* b, double eps, T* y, T* mean_out,
                     T* rstd_out) {
   if constexpr (std::is_same_v<T, float>) {
     if (x_step == 1) {
-      const float mean = vec::sum(x, length) / static_cast<float>(length);
-      const double squares = vec::squared_deviations(x, mean, length);
-      const float rstd = static_cast<float>(1.0 / std::sqrt(squares / static_cast<double>(length) + eps));
-      vec::layer_norm_apply(x, mean, rstd, w, b, y, length);
-      *mean_out = mean;
-      *rstd_out = rstd;
-      return;
+      std::tie(*mean_out, *rstd_out) = row_moments(x, length, eps);
+      return vec::layer_norm_apply(x, *mean_out, *rstd_out, w, b, y, length);
     }
   }
   auto moments = [&](int64_t step) {  // step is 1 (a literal, for the vectorizer) or x_step
@@ -299,8 +303,33 @@ void CpuBackend::categorical(const Tensor& logits, const Tensor& uniforms, doubl
   });
 }
 
+namespace {
+// Layer norm of contiguous float32 rows [rows, length] with the output rounded to bfloat16 as it is
+// written (core::layer_norm with a bfloat16 output): the float32 path's values, rounded.
+void layer_norm_rounded(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps, const Tensor& out,
+                        const Tensor& mean, const Tensor& rstd) {
+  const int64_t length = x.size(-1), rows = length == 0 ? 0 : x.numel() / length;
+  const float* x_base = x.data<float>();
+  const float* w = weight.defined() ? weight.data<float>() : nullptr;
+  const float* b = bias.defined() ? bias.data<float>() : nullptr;
+  uint16_t* y = out.data<uint16_t>();
+  float *mean_base = mean.data<float>(), *rstd_base = rstd.data<float>();
+  parallel_for(rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(length, 1) / 4), [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+      const float* x_row = x_base + row * length;
+      const auto [m, r] = row_moments(x_row, length, eps);
+      rounded_in_chunks(length, y + row * length, [&](int64_t at, int64_t n, float* buffer) {
+        vec::layer_norm_apply(x_row + at, m, r, w ? w + at : nullptr, b ? b + at : nullptr, buffer, n);
+      });
+      mean_base[row] = m, rstd_base[row] = r;
+    }
+  });
+}
+}  // namespace
+
 void CpuBackend::layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps, const Tensor& out,
                             const Tensor& mean, const Tensor& rstd) {
+  if (out.dtype() == Dtype::bfloat16) return layer_norm_rounded(x, weight, bias, eps, out, mean, rstd);
   dispatch_floating("layer_norm", x.dtype(), [&]<typename T>() {
     const int last = static_cast<int>(x.dim()) - 1;
     const Shape rows_shape = without(x.shape(), last);

@@ -93,8 +93,10 @@ T reduce_block(ReduceOp op, const T* base, const StridedLoop<1>& block, int64_t 
 // and each task reads contiguous memory (blocks of 256 columns of rows of 512 read half of every
 // row, at a third of the speed). Each task adds its rows into its own partial sums; the partial
 // sums of a column are then added up in row order, so the result does not depend on the thread count.
-template <typename T>
-void reduce_leading_rows(ReduceOp op, const T* x, int64_t rows, int64_t cols, T* out) {
+// visit(i, begin, width), if given, is called once row i's columns [begin, begin + width) are added,
+// on the thread that added them.
+template <typename T, typename Visit = std::nullptr_t>
+void reduce_leading_rows(ReduceOp op, const T* x, int64_t rows, int64_t cols, T* out, Visit visit = nullptr) {
   constexpr int64_t kTaskElements = 256 * 1024, kWidestRow = 4096;
   const int64_t columns_per_task = cols <= kWidestRow ? std::max<int64_t>(cols, 1) : 256;
   const int64_t rows_per_task = std::max<int64_t>(1, kTaskElements / columns_per_task);
@@ -115,6 +117,7 @@ void reduce_leading_rows(ReduceOp op, const T* x, int64_t rows, int64_t cols, T*
         } else {
           for (int64_t j = 0; j < width; ++j) totals[j] += row[j];
         }
+        if constexpr (!std::is_null_pointer_v<Visit>) visit(i, begin, width);
       }
     }
   });
@@ -172,6 +175,18 @@ void CpuBackend::count_non_finite(const std::vector<Tensor>& tensors, const Tens
     });
   }
   *out.data<double>() = count;
+}
+
+// The sums of core::sum over the leading axes (reduce_leading_rows, the same bits), with each row
+// rounded to bfloat16 once it is added: g read once.
+void CpuBackend::to_bfloat16_with_sums(const Tensor& g, const Tensor& rounded, const Tensor& sums) {
+  const int64_t cols = g.size(-1), rows = cols == 0 ? 0 : g.numel() / cols;
+  const float* x = g.data<float>();
+  uint16_t* x16 = rounded.data<uint16_t>();
+  auto round_row = [&](int64_t i, int64_t begin, int64_t width) {
+    vec::round_to_bfloat16(x + i * cols + begin, x16 + i * cols + begin, width);
+  };
+  reduce_leading_rows<float>(ReduceOp::sum, x, rows, cols, sums.data<float>(), round_row);
 }
 
 void CpuBackend::reduce(ReduceOp op, const Tensor& x, const std::vector<int>& axes, const Tensor& out,

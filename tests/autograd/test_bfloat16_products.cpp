@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "autograd/functional.h"
 #include "autograd/internal.h"
 #include "core/launch.h"
 #include "core/storage.h"
@@ -115,6 +116,33 @@ TEST_CASE("bfloat16 products: the fused layers give the bits of their separate o
     for (size_t i = 0; i < fused.size(); ++i) {
       CAPTURE(i);
       CHECK(same_bits(fused[i], separate[i]));
+    }
+  }
+}
+
+// A graph of the backward pass goes through each fused op's composite, whose products round at
+// the product: Hessian-vector products of sum(op(x)^2) within bfloat16's tolerance of float32.
+TEST_CASE("bfloat16 products: second derivatives through the composites") {
+  if (!bfloat16_products_here()) return;
+  for (const Case& c : cases()) {
+    CAPTURE(std::string(c.op));
+    In inputs, directions;
+    uint64_t seed = 63;
+    for (const Shape& shape : c.shapes) {
+      inputs.push_back(axiom::Tensor(uniform64(shape, seed++, -2, 2).to(Dtype::float32)));
+      directions.push_back(axiom::Tensor(uniform64(shape, seed++, -1, 1).to(Dtype::float32)));
+    }
+    const TensorFunction f = [&](const In& in) {
+      const axiom::Tensor y = c.fused(in);
+      return sum(mul(y, y));
+    };
+    const std::vector<axiom::Tensor> float32 = hvp(f, inputs, directions);
+    const PrecisionForTest bfloat16(core::MatmulPrecision::bfloat16);
+    const std::vector<axiom::Tensor> rounded = hvp(f, inputs, directions);
+    for (size_t i = 0; i < float32.size(); ++i) {
+      CAPTURE(i);
+      const double largest = core::max(core::abs(core_tensor(float32[i]))).item();
+      check_close(core_tensor(rounded[i]), values_of(core_tensor(float32[i])), 0, 3e-2 * largest, c.op);
     }
   }
 }

@@ -33,8 +33,14 @@ std::vector<uint16_t> bits_of(const Tensor& x16) {
   return {c.data<uint16_t>(), c.data<uint16_t>() + c.numel()};
 }
 
+// Equal element for element, NaN meeting NaN (float32 tensors).
 bool same_values(const Tensor& a, const Tensor& b) {
-  return a.shape() == b.shape() && core::sum(core::eq(a, b).to(Dtype::float64)).item() == double(a.numel());
+  if (a.shape() != b.shape()) return false;
+  const std::vector<float> x = a.to_vector<float>(), y = b.to_vector<float>();
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (!(x[i] == y[i] || (std::isnan(x[i]) && std::isnan(y[i])))) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -118,6 +124,56 @@ TEST_CASE("bfloat16: products on the meta device give float32 shapes") {
   CHECK(product.dtype() == Dtype::float32);
   CHECK(product.shape() == Shape{70, 70});
   CHECK(core::empty({70, 80}, Dtype::float32, Device::meta()).to(Dtype::bfloat16).dtype() == Dtype::bfloat16);
+}
+
+// The kernels that write a product's operand in bfloat16 as they make it: the float32 kernel's
+// values, rounded (rows longer than the 2,048 floats they round at a time, and NaN and infinities).
+TEST_CASE("bfloat16 outputs: layer norm, activations and a gradient with its sums, the float32 values rounded") {
+  Generator gen(10);
+  const Tensor x = core::randn({3, 5000}, gen), w = core::randn({5000}, gen), b = core::randn({5000}, gen);
+  x.set({1, 7}, NAN), x.set({2, 2100}, INFINITY);
+  for (const bool transposed : {false, true}) {
+    CAPTURE(transposed);
+    const Tensor rows = transposed ? core::randn({64, 9}, gen).transpose(0, 1) : x;  // a strided read
+    const Tensor rw = transposed ? Tensor() : w, rb = transposed ? Tensor() : b;
+    // (the rounding kernel reads rows made contiguous, whose float32 sums run in SIMD)
+    const core::LayerNormResult plain = core::layer_norm(rows.contiguous(), rw, rb, 1e-5),
+                                rounded = core::layer_norm(rows, rw, rb, 1e-5, Dtype::bfloat16);
+    CHECK(rounded.output.dtype() == Dtype::bfloat16);
+    CHECK(bits_of(rounded.output) == bits_of(plain.output.to(Dtype::bfloat16)));
+    CHECK(same_values(rounded.mean, plain.mean));
+    CHECK(same_values(rounded.rstd, plain.rstd));
+  }
+  for (const core::UnaryOp op : {core::UnaryOp::gelu, core::UnaryOp::gelu_tanh, core::UnaryOp::relu}) {
+    CAPTURE(op_name(op));
+    const Tensor plain = op == core::UnaryOp::relu   ? core::relu(x)
+                         : op == core::UnaryOp::gelu ? core::gelu(x)
+                                                     : core::gelu_tanh(x);
+    CHECK(bits_of(core::activation_to_bfloat16(op, x)) == bits_of(plain.to(Dtype::bfloat16)));
+    const Tensor g = core::randn(x.shape(), gen), g_plain = g.clone(), g_rounded = g.clone();
+    const Tensor a = core::activation_backward(op, x, g_plain),
+                 a16 = core::activation_backward(op, x, g_rounded, Dtype::bfloat16);
+    CHECK(bits_of(a16) == bits_of(a.to(Dtype::bfloat16)));
+    CHECK(core::sum(core::eq(g_rounded, g_plain).to(Dtype::float64)).item() ==
+          core::sum(core::eq(g_plain, g_plain).to(Dtype::float64)).item());  // the same slopes (NaN aside)
+  }
+  // rows in several blocks of the column sums (core/cpu/reduce.cpp), and a 1-D gradient
+  for (const Shape& shape : {Shape{3, 50, 70}, Shape{300, 1000}, Shape{70}}) {
+    CAPTURE(shape);
+    const Tensor g = core::randn(shape, gen);
+    const core::RoundedWithSums r = core::to_bfloat16_with_sums(g);
+    CHECK(bits_of(r.rounded) == bits_of(g.to(Dtype::bfloat16)));
+    std::vector<int64_t> leading;
+    for (int64_t axis = 0; axis + 1 < g.dim(); ++axis) leading.push_back(axis);
+    CHECK(same_values(r.sums, leading.empty() ? g : core::sum(g, leading)));
+  }
+  check_error(
+      [&] { (void)core::layer_norm(x.to(Dtype::float64), {}, {}, 1e-5, Dtype::bfloat16); },
+      {"[layer_norm] the output's dtype must be the input's (float64) or, for float32, bfloat16; got bfloat16"});
+  check_error([&] { (void)core::activation_to_bfloat16(core::UnaryOp::exp, x); },
+              {"[activation_to_bfloat16] the activation must be gelu, gelu_tanh or relu, got exp"});
+  check_error([&] { (void)core::to_bfloat16_with_sums(core::scalar(1)); },
+              {"[to_bfloat16_with_sums] needs at least one axis, got a scalar"});
 }
 
 TEST_CASE("bfloat16: every other use is refused, naming the op") {
