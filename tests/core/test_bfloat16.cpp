@@ -157,8 +157,9 @@ TEST_CASE("bfloat16 outputs: layer norm, activations and a gradient with its sum
     CHECK(core::sum(core::eq(g_rounded, g_plain).to(Dtype::float64)).item() ==
           core::sum(core::eq(g_plain, g_plain).to(Dtype::float64)).item());  // the same slopes (NaN aside)
   }
-  // rows in several blocks of the column sums (core/cpu/reduce.cpp), and a 1-D gradient
-  for (const Shape& shape : {Shape{3, 50, 70}, Shape{300, 1000}, Shape{70}}) {
+  // rows in several blocks of the column sums (core/cpu/reduce.cpp), rows wider than its 4,096
+  // columns (summed in blocks of columns), and a 1-D gradient
+  for (const Shape& shape : {Shape{3, 50, 70}, Shape{300, 1000}, Shape{20, 5000}, Shape{70}}) {
     CAPTURE(shape);
     const Tensor g = core::randn(shape, gen);
     const core::RoundedWithSums r = core::to_bfloat16_with_sums(g);
