@@ -14,8 +14,10 @@ bool wanted(const core::Tensor& x, const core::Tensor& w) {
       (device != DeviceType::cpu && device != DeviceType::meta))
     return false;
   if (x.dim() == 0 || w.dim() != 2) return false;
-  const int64_t k = x.size(-1), rows = k == 0 ? 0 : x.numel() / k;
-  return rows * k * w.size(1) > core::kSmallGemm;
+  // each matrix of x's batch, as core::matmul plans it (core/matrix_layout.h: a batch of large
+  // matrices becomes one product; a batch of small ones stays small products, in float32)
+  const int64_t rows = x.dim() == 1 ? 1 : x.size(-2);
+  return rows * x.size(-1) * w.size(1) > core::kSmallGemm;
 }
 
 core::Tensor rounded(const core::Tensor& x) { return x.to(Dtype::bfloat16); }

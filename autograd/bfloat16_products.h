@@ -16,9 +16,10 @@
 
 namespace axiom::bfloat16_products {
 
-// Whether x [..., K] @ w [K, N] goes this way: under MatmulPrecision::bfloat16, for float32 operands
-// on the CPU (or the shape-only meta device) and more than 64^3 multiply-adds, the rule of
-// core::matmul's bfloat16 products (core/cpu/onednn_gemm.h: takes_bfloat16_operands).
+// Whether x [..., M, K] @ w [K, N] goes this way: under MatmulPrecision::bfloat16, for float32
+// operands on the CPU (or the shape-only meta device) whose matrices [M, K] @ [K, N] are more than
+// 64^3 multiply-adds: the products core::matmul would round (core/cpu/onednn_gemm.h:
+// takes_bfloat16_operands), which it folds into one product over the batch.
 bool wanted(const core::Tensor& x, const core::Tensor& w);
 
 // x rounded to the nearest bfloat16, elementwise: the same shape, contiguous.

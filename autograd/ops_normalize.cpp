@@ -47,11 +47,11 @@ Grads rules::layer_norm_grads(const core::Tensor& x, const core::Tensor& w, cons
                               const core::Tensor& rstd, const core::Tensor& g, const Needs& needs) {
   Grads grads(3);
   if (needs[0]) grads[0] = Tensor(core::layer_norm_backward(x, w, mean, rstd, g));
-  if (needs[1]) {
-    const core::Tensor xhat = core::mul(core::sub(x, mean.unsqueeze(-1)), rstd.unsqueeze(-1));
-    grads[1] = Tensor(core::mul(g, xhat));
+  if (needs[1] || needs[2]) {  // sums over the rows of g * xhat and g, xhat = (x - mean) * rstd
+    const core::LayerNormParamGrads params = core::layer_norm_param_grads(x, mean, rstd, g);
+    if (needs[1]) grads[1] = Tensor(params.weight);
+    if (needs[2]) grads[2] = Tensor(params.bias);
   }
-  if (needs[2]) grads[2] = Tensor(g);
   return grads;
 }
 

@@ -46,14 +46,30 @@ void Backend::attention_step(const Tensor& q, const Tensor& keys_t, const Tensor
   copy(core::matmul(core::softmax(scores, -1), values), out);
 }
 
+namespace {
+// out [N] = x [..., N] summed over every axis but the last, by the backend's reduce, written into
+// out (no copy).
+void sum_rows_into(Backend& backend, const Tensor& x, const Tensor& out) {
+  if (x.dim() == 1) return backend.copy(x, out);  // one row: nothing to sum
+  std::vector<int> rows(static_cast<size_t>(x.dim() - 1));
+  for (size_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<int>(i);
+  Shape kept(rows.size(), 1);
+  kept.push_back(x.size(-1));
+  backend.reduce(ReduceOp::sum, x, rows, out.reshape(kept), Tensor(), 0);
+}
+}  // namespace
+
+void Backend::layer_norm_param_grads(const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& grad_out,
+                                     const Tensor& dweight, const Tensor& dbias) {
+  const Tensor xhat = core::mul(core::sub(x, mean.unsqueeze(-1)), rstd.unsqueeze(-1));
+  const Tensor products = core::mul(grad_out, xhat);
+  sum_rows_into(*this, products, dweight);
+  sum_rows_into(*this, grad_out, dbias);
+}
+
 void Backend::to_bfloat16_with_sums(const Tensor& g, const Tensor& rounded, const Tensor& sums) {
   copy(g, rounded);
-  if (g.dim() == 1) return copy(g, sums);  // nothing to sum over
-  std::vector<int> leading(static_cast<size_t>(g.dim() - 1));
-  for (size_t i = 0; i < leading.size(); ++i) leading[i] = static_cast<int>(i);
-  Shape kept(leading.size(), 1);
-  kept.push_back(g.size(-1));
-  reduce(ReduceOp::sum, g, leading, sums.reshape(kept), Tensor(), 0);
+  sum_rows_into(*this, g, sums);
 }
 
 void Backend::activation_backward(UnaryOp activation, const Tensor& h, const Tensor& grad, const Tensor& activated) {

@@ -158,6 +158,11 @@ class Backend {
   // weight ([D], contiguous) may be undefined; grad_x is contiguous with x's shape.
   virtual void layer_norm_backward(const Tensor& x, const Tensor& weight, const Tensor& mean, const Tensor& rstd,
                                    const Tensor& grad_out, const Tensor& grad_x) = 0;
+  // dweight = sum over rows of grad_out * (x - mean) * rstd, dbias = sum over rows of grad_out ([D]
+  // each); x and grad_out [..., D], mean and rstd x's rows, all contiguous. This default composes
+  // ops; the CPU backend reads x and grad_out once, with the bits of those ops.
+  virtual void layer_norm_param_grads(const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& grad_out,
+                                      const Tensor& dweight, const Tensor& dbias);
   // Checks that every value of `index` (int64, any strides) lies within `bounds`, throwing
   // bounds.out_of_range for the first that does not. The default reads the values on the host. A
   // GPU backend checks them on the GPU without waiting for it, and throws that same Error at its

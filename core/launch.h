@@ -106,6 +106,14 @@ LayerNormResult layer_norm(const Tensor& x, const Tensor& weight = {}, const Ten
 // (rounded as it is written: the operand of layer_norm_linear's bfloat16 product; the values of
 // x made contiguous). mean and rstd stay in x's dtype.
 LayerNormResult layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps, Dtype output_dtype);
+// The gradients of layer_norm's weight and bias, [D] each in x's dtype, from the forward's x [..., D],
+// mean and rstd and grad_out (x's shape): sums over the rows of grad_out * (x - mean) * rstd and of
+// grad_out, with the bits of core::sum of those products, read in one pass without temporaries.
+struct LayerNormParamGrads {
+  Tensor weight, bias;
+};
+LayerNormParamGrads layer_norm_param_grads(const Tensor& x, const Tensor& mean, const Tensor& rstd,
+                                           const Tensor& grad_out);
 // d loss / d x of layer_norm, from the forward's x, weight (or Tensor()), mean and rstd, and
 // grad_out = d loss / d output (x's shape). (The weight and bias gradients are plain sums.)
 Tensor layer_norm_backward(const Tensor& x, const Tensor& weight, const Tensor& mean, const Tensor& rstd,

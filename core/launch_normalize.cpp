@@ -79,6 +79,29 @@ LayerNormResult layer_norm(const Tensor& x, const Tensor& weight, const Tensor& 
   return result;
 }
 
+LayerNormParamGrads layer_norm_param_grads(const Tensor& x, const Tensor& mean, const Tensor& rstd,
+                                           const Tensor& grad_out) {
+  constexpr std::string_view name = "layer_norm_param_grads";
+  checks::defined(name, x);
+  checks::floating(name, x);
+  if (x.dim() == 0) throw Error(name, "needs at least one axis, got a scalar");
+  const Shape rows(x.shape().begin(), x.shape().end() - 1);
+  for (const Tensor* t : {&mean, &rstd, &grad_out}) {
+    checks::defined(name, *t);
+    checks::same_device(name, x, *t);
+    checks::same_dtype(name, x, *t);
+  }
+  if (mean.shape() != rows || rstd.shape() != rows || grad_out.shape() != x.shape()) {
+    throw Error(name, "for input ", x.shape(), " expected mean and rstd of shape ", rows, " and grad_out of shape ",
+                x.shape(), ", got ", mean.shape(), ", ", rstd.shape(), " and ", grad_out.shape());
+  }
+  LayerNormParamGrads grads{empty({x.size(-1)}, x.dtype(), x.device()), empty({x.size(-1)}, x.dtype(), x.device())};
+  backend(x.device())
+      .layer_norm_param_grads(x.contiguous(), mean.contiguous(), rstd.contiguous(), grad_out.contiguous(), grads.weight,
+                              grads.bias);
+  return grads;
+}
+
 Tensor layer_norm_backward(const Tensor& x, const Tensor& weight, const Tensor& mean, const Tensor& rstd,
                            const Tensor& grad_out) {
   checks::defined("layer_norm_backward", x);

@@ -46,6 +46,8 @@ class CpuBackend : public Backend {
                           const AttentionMask& mask, const Tensor& grad_qkv) override;
   void layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps, const Tensor& out,
                   const Tensor& mean, const Tensor& rstd) override;
+  void layer_norm_param_grads(const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& grad_out,
+                              const Tensor& dweight, const Tensor& dbias) override;
   void layer_norm_backward(const Tensor& x, const Tensor& weight, const Tensor& mean, const Tensor& rstd,
                            const Tensor& grad_out, const Tensor& grad_x) override;
   void index_select(const Tensor& x, int axis, const Tensor& index, const Tensor& out) override;

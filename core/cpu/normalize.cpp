@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/categorical.h"
+#include "core/cpu/column_sums.h"
 #include "core/cpu/cpu_backend.h"
 #include "core/cpu/maps.h"
 #include "core/cpu/fast_math.h"
@@ -326,6 +327,29 @@ void layer_norm_rounded(const Tensor& x, const Tensor& weight, const Tensor& bia
   });
 }
 }  // namespace
+
+// Column sums (column_sums.h, the blocking of core::sum: the same bits) of g * xhat, computed a row
+// segment at a time into the task's scratch, and of g itself.
+void CpuBackend::layer_norm_param_grads(const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& grad_out,
+                                        const Tensor& dweight, const Tensor& dbias) {
+  dispatch_floating("layer_norm_param_grads", x.dtype(), [&]<typename T>() {
+    const int64_t cols = x.size(-1), rows = cols == 0 ? 0 : x.numel() / cols;
+    const T *x_base = x.data<T>(), *g_base = grad_out.data<T>(), *means = mean.data<T>(), *rstds = rstd.data<T>();
+    auto g_times_xhat = [&](int64_t i, int64_t begin, int64_t width, T* scratch) {
+      const T *x_row = x_base + i * cols + begin, *g_row = g_base + i * cols + begin;
+      const T m = means[i], r = rstds[i];
+      for (int64_t j = 0; j < width; ++j) scratch[j] = g_row[j] * ((x_row[j] - m) * r);
+      return static_cast<const T*>(scratch);
+    };
+    auto g_itself = [&](int64_t i, int64_t begin, int64_t, T*) { return g_base + i * cols + begin; };
+    const auto weight_totals = column_totals<T>(rows, cols, g_times_xhat);
+    const auto bias_totals = column_totals<T>(rows, cols, g_itself);
+    for (int64_t j = 0; j < cols; ++j) {
+      dweight.data<T>()[j] = static_cast<T>(weight_totals[j]);
+      dbias.data<T>()[j] = static_cast<T>(bias_totals[j]);
+    }
+  });
+}
 
 void CpuBackend::layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps, const Tensor& out,
                             const Tensor& mean, const Tensor& rstd) {

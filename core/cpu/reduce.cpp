@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/axis_split.h"
+#include "core/cpu/column_sums.h"
 #include "core/cpu/cpu_backend.h"
 #include "core/cpu/loops.h"
 #include "core/cpu/vector_math.h"
@@ -21,9 +22,6 @@
 namespace axiom::core::cpu {
 
 namespace {
-
-template <typename T>
-using Accumulator = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
 
 template <typename T>
 bool is_nan(T value) {
@@ -87,44 +85,16 @@ T reduce_block(ReduceOp op, const T* base, const StridedLoop<1>& block, int64_t 
   return T(0);
 }
 
-// sum/mean over the leading `rows` of a contiguous [rows, cols] tensor: out[j] = sum_i x[i, j].
-// The work is cut into tasks of whole rows (up to 4096 columns; wider ones in blocks of 256) and
-// about 256K elements, so that every thread has work even for a bias of 128 summed over 25088 rows,
-// and each task reads contiguous memory (blocks of 256 columns of rows of 512 read half of every
-// row, at a third of the speed). Each task adds its rows into its own partial sums; the partial
-// sums of a column are then added up in row order, so the result does not depend on the thread count.
-// visit(i, begin, width), if given, is called once row i's columns [begin, begin + width) are added,
-// on the thread that added them.
+// sum/mean over the leading `rows` of a contiguous [rows, cols] tensor: out[j] = sum_i x[i, j]
+// (column_sums.h). visit(i, begin, width), if given, is called as row i's columns [begin, begin +
+// width) are added, on the thread that adds them.
 template <typename T, typename Visit = std::nullptr_t>
 void reduce_leading_rows(ReduceOp op, const T* x, int64_t rows, int64_t cols, T* out, Visit visit = nullptr) {
-  constexpr int64_t kTaskElements = 256 * 1024, kWidestRow = 4096;
-  const int64_t columns_per_task = cols <= kWidestRow ? std::max<int64_t>(cols, 1) : 256;
-  const int64_t rows_per_task = std::max<int64_t>(1, kTaskElements / columns_per_task);
-  const int64_t column_blocks = (cols + columns_per_task - 1) / columns_per_task;
-  const int64_t row_blocks = std::max<int64_t>(1, (rows + rows_per_task - 1) / rows_per_task);
-  std::vector<Accumulator<T>> partial(static_cast<size_t>(row_blocks * cols), Accumulator<T>(0));  // [row_blocks, cols]
-  const int64_t grain =
-      std::max<int64_t>(1, kGrain / std::max<int64_t>(std::min(rows, rows_per_task) * columns_per_task, 1));
-  parallel_for(row_blocks * column_blocks, grain, [&](int64_t first, int64_t last) {
-    for (int64_t task = first; task < last; ++task) {
-      const int64_t row_block = task / column_blocks, begin = (task % column_blocks) * columns_per_task;
-      const int64_t width = std::min(columns_per_task, cols - begin);
-      Accumulator<T>* totals = partial.data() + row_block * cols + begin;
-      for (int64_t i = row_block * rows_per_task; i < std::min(rows, (row_block + 1) * rows_per_task); ++i) {
-        const T* row = x + i * cols + begin;
-        if constexpr (std::is_same_v<T, float>) {
-          vec::add_row_to_totals(row, totals, width);  // SIMD (vector_math.h), sums in double
-        } else {
-          for (int64_t j = 0; j < width; ++j) totals[j] += row[j];
-        }
+  const std::vector<Accumulator<T>> totals =
+      column_totals<T>(rows, cols, [&](int64_t i, int64_t begin, int64_t width, T*) {
         if constexpr (!std::is_null_pointer_v<Visit>) visit(i, begin, width);
-      }
-    }
-  });
-  std::vector<Accumulator<T>> totals(partial.begin(), partial.begin() + cols);  // row block 0, then the others in order
-  for (int64_t row_block = 1; row_block < row_blocks; ++row_block) {
-    for (int64_t j = 0; j < cols; ++j) totals[j] += partial[row_block * cols + j];
-  }
+        return x + i * cols + begin;
+      });
   for (int64_t j = 0; j < cols; ++j) {
     out[j] = static_cast<T>(op == ReduceOp::mean ? static_cast<double>(totals[j]) / rows : totals[j]);
   }

@@ -101,6 +101,12 @@ class MetaBackend : public Backend {
   }
   void layer_norm(const Tensor&, const Tensor&, const Tensor&, double, const Tensor&, const Tensor&,
                   const Tensor&) override {}
+  // The CPU's kernel allocates nothing but the outputs; another device's composes ops, whose
+  // temporaries a measurement standing for it must count.
+  void layer_norm_param_grads(const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& grad_out,
+                              const Tensor& dweight, const Tensor& dbias) override {
+    if (stands_for.type != DeviceType::cpu) Backend::layer_norm_param_grads(x, mean, rstd, grad_out, dweight, dbias);
+  }
   void layer_norm_backward(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
                            const Tensor&) override {}
   void index_select(const Tensor&, int, const Tensor&, const Tensor&) override {}

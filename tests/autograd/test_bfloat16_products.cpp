@@ -164,3 +164,24 @@ TEST_CASE("bfloat16 products: the fused layers keep bfloat16 copies, not float32
   const int64_t float32 = kept_by_graph(false), bfloat16 = kept_by_graph(true);
   CHECK(bfloat16 - float32 == (140 * 80 + 80 * 64) * 2);
 }
+
+// core::matmul folds a batch of large matrices into one product and rounds it; a batch of small
+// ones stays small float32 products. The fused layers follow the same rule: their forward product
+// stays float32 here (the weight's gradient, one product over the whole batch, rounds, as
+// core::matmul's does), and they give their separate ops' bits.
+TEST_CASE("bfloat16 products: a batch of small matrices stays float32") {
+  if (!bfloat16_products_here()) return;
+  const Case c = {"layer_norm_linear, 20-row matrices",
+                  {{30, 20, 80}, {80}, {80}, {80, 64}, {64}},
+                  [](const In& in) { return layer_norm_linear(in[0], in[1], in[2], 1e-5, in[3], in[4]); },
+                  [](const In& in) { return linear(layer_norm(in[0], in[1], in[2], 1e-5), in[3], in[4]); }};
+  const std::vector<core::Tensor> float32 = output_and_grads(c, c.fused, 64);
+  const PrecisionForTest bfloat16(core::MatmulPrecision::bfloat16);
+  const std::vector<core::Tensor> fused = output_and_grads(c, c.fused, 64),
+                                  separate = output_and_grads(c, c.separate, 64);
+  CHECK(same_bits(fused[0], float32[0]));
+  for (size_t i = 0; i < fused.size(); ++i) {
+    CAPTURE(i);
+    CHECK(same_bits(fused[i], separate[i]));
+  }
+}

@@ -358,6 +358,33 @@ TEST_CASE("layer_norm errors") {
       {"[layer_norm] dtype int64 is not supported"});
 }
 
+// The weight's and bias's gradients in one pass over x and g: the bits of the ops they replace
+// (xhat = (x - mean) * rstd, then sums over the rows of g * xhat and of g), over several blocks of
+// rows, rows wider than the column sums' 4,096 columns, one row, float32 and float64.
+TEST_CASE("layer_norm_param_grads: the bits of the sums of the composed ops") {
+  for (const Dtype dtype : {Dtype::float32, Dtype::float64}) {
+    for (const Shape& shape : {Shape{3, 50, 70}, Shape{300, 1000}, Shape{20, 5000}, Shape{70}}) {
+      CAPTURE(dtype);
+      CAPTURE(shape);
+      axiom::Generator gen(31);
+      const Tensor x = core::randn(shape, gen, dtype), g = core::randn(shape, gen, dtype);
+      const core::LayerNormResult forward = core::layer_norm(x);
+      const core::LayerNormParamGrads grads = core::layer_norm_param_grads(x, forward.mean, forward.rstd, g);
+      std::vector<int64_t> rows;
+      for (int64_t axis = 0; axis + 1 < x.dim(); ++axis) rows.push_back(axis);
+      const Tensor xhat = core::mul(core::sub(x, forward.mean.unsqueeze(-1)), forward.rstd.unsqueeze(-1));
+      const Tensor products = core::mul(g, xhat);
+      const Tensor weight = rows.empty() ? products : core::sum(products, rows);
+      const Tensor bias = rows.empty() ? g : core::sum(g, rows);
+      CHECK(core::sum(core::eq(grads.weight, weight).to(Dtype::float64)).item() == double(x.size(-1)));
+      CHECK(core::sum(core::eq(grads.bias, bias).to(Dtype::float64)).item() == double(x.size(-1)));
+    }
+  }
+  const Tensor x = core::zeros({2, 3});
+  check_error([&] { (void)core::layer_norm_param_grads(x, core::zeros({2}), core::zeros({3}), x); },
+              {"[layer_norm_param_grads] for input [2, 3] expected mean and rstd of shape [2]"});
+}
+
 // --- cross entropy -------------------------------------------------------------------------------------
 
 TEST_CASE("cross_entropy and its backward against loops, with label smoothing, and errors") {
