@@ -3,7 +3,8 @@
 // made, the weight once a call, and the gradient once for both backward products. The rounded
 // copies are kept for the backward pass instead of recomputing the float32 values they come from.
 // They give the same bits as core::matmul, which rounds both operands at every product (and still
-// does for every other product), in fewer passes over memory.
+// does for every other product), in fewer passes over memory, for contiguous inputs (a layer norm
+// or activation reads a strided one as a contiguous copy, which may change the last bits).
 //
 //   if (bfloat16_products::wanted(y, w)) {
 //     const core::Tensor y16 = bfloat16_products::rounded(y), w16 = bfloat16_products::rounded(w);

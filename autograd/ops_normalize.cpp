@@ -41,8 +41,8 @@ Tensor categorical(const Tensor& logits, const Tensor& uniforms, double temperat
 
 // y = xhat * w + b with xhat = (x - mean) * rstd, over the last axis D.
 //   dL/dx: one fused kernel from the saved mean and rstd (core::layer_norm_backward)
-//   dL/dw = sum over rows of g * xhat      : [..., D] -> [D]   (the engine sums the rows,
-//   dL/db = sum over rows of g             : [..., D] -> [D]    as for any broadcast input)
+//   dL/dw = sum over rows of g * xhat      : [..., D] -> [D]   (core::layer_norm_param_grads,
+//   dL/db = sum over rows of g             : [..., D] -> [D]    no temporaries the size of x)
 Grads rules::layer_norm_grads(const core::Tensor& x, const core::Tensor& w, const core::Tensor& mean,
                               const core::Tensor& rstd, const core::Tensor& g, const Needs& needs) {
   Grads grads(3);
@@ -88,14 +88,15 @@ Tensor layer_norm_linear_composite(const std::vector<Tensor>& in, double eps) {
 }
 
 // layer_norm_linear with bfloat16 operands rounded once (autograd/bfloat16_products.h): the layer
-// norm writes y16 (y rounded) directly, and y16 and w16 are kept for the backward pass, so y is not
-// recomputed there.
+// norm writes y16 (y rounded) directly, and w16 and (for the weight's gradient) y16 are kept for the
+// backward pass, so y is not recomputed there.
 Tensor layer_norm_linear_bfloat16(const Tensor& x, const Tensor& norm_weight, const Tensor& norm_bias, double eps,
                                   const Tensor& weight, const Tensor& bias) {
   const core::LayerNormResult r = core::layer_norm(core_tensor(x), data_or_undefined(norm_weight),
                                                    data_or_undefined(norm_bias), eps, Dtype::bfloat16);
-  const core::Tensor y16 = r.output, w16 = bfloat16_products::rounded(core_tensor(weight));
-  core::Tensor out = bfloat16_products::forward(y16, w16, data_or_undefined(bias));
+  const core::Tensor y16 = weight.requires_grad() ? r.output : core::Tensor(),
+                     w16 = bfloat16_products::rounded(core_tensor(weight));
+  core::Tensor out = bfloat16_products::forward(r.output, w16, data_or_undefined(bias));
   return record_fused(
       "layer_norm_linear", {x, norm_weight, norm_bias, weight, bias}, std::move(out),
       [x = core_tensor(x), nw = data_or_undefined(norm_weight), y16, w16, mean = r.mean, rstd = r.rstd](

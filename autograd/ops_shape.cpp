@@ -81,7 +81,7 @@ Tensor Tensor::contiguous() const {
 Tensor Tensor::to(Dtype dtype) const {
   if (dtype == this->dtype()) return *this;
   if (dtype == Dtype::bfloat16 && requires_grad()) {
-    throw Error("to", "a bfloat16 tensor records no gradient, and this float32 tensor requires one: convert ",
+    throw Error("to", "a bfloat16 tensor records no gradient, and this tensor requires one: convert ",
                 "x.detach(), or multiply in bfloat16 with set_matmul_precision");
   }
   if (!is_floating(dtype)) return Tensor(value().to(dtype));

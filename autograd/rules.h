@@ -12,7 +12,7 @@ Tensor weight_grad(const Tensor& x, const Tensor& g);
 
 // The gradients of y = layer_norm(x, w, b) from g = dL/dy, with the forward pass's mean and rstd
 // (1/std) [...] of x [..., D]: {dx [..., D], dw [D], db [D]} where needed (core::layer_norm_param_grads:
-// the sums over the rows in one pass).
+// the sums over the rows, without temporaries).
 Grads layer_norm_grads(const core::Tensor& x, const core::Tensor& w, const core::Tensor& mean, const core::Tensor& rstd,
                        const core::Tensor& g, const Needs& needs);
 

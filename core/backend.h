@@ -160,7 +160,8 @@ class Backend {
                                    const Tensor& grad_out, const Tensor& grad_x) = 0;
   // dweight = sum over rows of grad_out * (x - mean) * rstd, dbias = sum over rows of grad_out ([D]
   // each); x and grad_out [..., D], mean and rstd x's rows, all contiguous. This default composes
-  // ops; the CPU backend reads x and grad_out once, with the bits of those ops.
+  // ops; the CPU backend sums without temporaries (one pass over x and grad_out, one over grad_out),
+  // with the bits of those ops.
   virtual void layer_norm_param_grads(const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& grad_out,
                                       const Tensor& dweight, const Tensor& dbias);
   // Checks that every value of `index` (int64, any strides) lies within `bounds`, throwing

@@ -108,7 +108,7 @@ LayerNormResult layer_norm(const Tensor& x, const Tensor& weight = {}, const Ten
 LayerNormResult layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps, Dtype output_dtype);
 // The gradients of layer_norm's weight and bias, [D] each in x's dtype, from the forward's x [..., D],
 // mean and rstd and grad_out (x's shape): sums over the rows of grad_out * (x - mean) * rstd and of
-// grad_out, with the bits of core::sum of those products, read in one pass without temporaries.
+// grad_out, with the bits of core::sum of those products, without temporaries the size of x.
 struct LayerNormParamGrads {
   Tensor weight, bias;
 };

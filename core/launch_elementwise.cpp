@@ -101,6 +101,7 @@ Tensor activation_to_bfloat16(UnaryOp activation, const Tensor& h) {
   constexpr std::string_view name = "activation_to_bfloat16";
   checks::defined(name, h, "h");
   check_activation(name, activation);
+  checks::dtype_is(name, h, Dtype::float32, "h");
   checks::output_dtype(name, h, Dtype::bfloat16);
   Tensor out = empty(h.shape(), Dtype::bfloat16, h.device());
   backend(h.device()).unary(activation, h.contiguous(), out, 0);

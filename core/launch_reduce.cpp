@@ -81,7 +81,8 @@ Tensor argmax(const Tensor& x, int64_t axis, bool keepdim) { return max_with_ind
 RoundedWithSums to_bfloat16_with_sums(const Tensor& g) {
   constexpr std::string_view name = "to_bfloat16_with_sums";
   checks::defined(name, g);
-  checks::output_dtype(name, g, Dtype::bfloat16);  // a float32 g on the CPU
+  checks::dtype_is(name, g, Dtype::float32, "g");
+  checks::output_dtype(name, g, Dtype::bfloat16);  // on the CPU
   if (g.dim() == 0) throw Error(name, "needs at least one axis, got a scalar");
   RoundedWithSums result{empty(g.shape(), Dtype::bfloat16, g.device()),
                          empty({g.size(-1)}, Dtype::float32, g.device())};

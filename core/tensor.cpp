@@ -85,7 +85,8 @@ double Tensor::item() const {
 
 template <typename T>
 std::vector<T> Tensor::to_vector() const {
-  const Tensor host = to(Device::cpu()).to(dtype_of<T>).contiguous();
+  const Tensor widened = dtype_ == Dtype::bfloat16 ? to(Dtype::float32) : *this;  // (bfloat16 converts to float32)
+  const Tensor host = widened.to(Device::cpu()).to(dtype_of<T>).contiguous();
   std::vector<T> values(static_cast<size_t>(host.numel()));
   if (!values.empty()) std::memcpy(values.data(), host.raw_data(), values.size() * sizeof(T));
   return values;
@@ -306,6 +307,7 @@ Tensor Tensor::to(Dtype dtype) const {
 Tensor Tensor::to(Device target) const {
   const Device source = device();
   if (target == source) return *this;
+  if (dtype_ == Dtype::bfloat16) checks::convertible("to", dtype_, dtype_, target);  // the CPU only
   const Tensor src = contiguous();
   Tensor out = empty(shape_, dtype_, target);
   const size_t nbytes = static_cast<size_t>(numel()) * dtype_size(dtype_);

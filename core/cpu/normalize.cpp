@@ -309,7 +309,7 @@ namespace {
 // written (core::layer_norm with a bfloat16 output): the float32 path's values, rounded.
 void layer_norm_rounded(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps, const Tensor& out,
                         const Tensor& mean, const Tensor& rstd) {
-  const int64_t length = x.size(-1), rows = length == 0 ? 0 : x.numel() / length;
+  const int64_t length = x.size(-1), rows = mean.numel();  // (rows of 0 columns too: mean and rstd NaN)
   const float* x_base = x.data<float>();
   const float* w = weight.defined() ? weight.data<float>() : nullptr;
   const float* b = bias.defined() ? bias.data<float>() : nullptr;
@@ -318,7 +318,8 @@ void layer_norm_rounded(const Tensor& x, const Tensor& weight, const Tensor& bia
   parallel_for(rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(length, 1) / 4), [&](int64_t begin, int64_t end) {
     for (int64_t row = begin; row < end; ++row) {
       const float* x_row = x_base + row * length;
-      const auto [m, r] = row_moments(x_row, length, eps);
+      const std::pair<float, float> moments = row_moments(x_row, length, eps);
+      const float m = moments.first, r = moments.second;  // (named: a lambda below takes them)
       rounded_in_chunks(length, y + row * length, [&](int64_t at, int64_t n, float* buffer) {
         vec::layer_norm_apply(x_row + at, m, r, w ? w + at : nullptr, b ? b + at : nullptr, buffer, n);
       });

@@ -83,8 +83,11 @@ TEST_CASE("bfloat16: .to rounds float32 as round_to_bfloat16 does, from any layo
   const Tensor copied = x16.transpose(0, 1).contiguous();
   CHECK(copied.dtype() == Dtype::bfloat16);
   CHECK(bits_of(copied) == bits_of(x16.transpose(0, 1)));
-  CHECK(x16.at({0, 0}) == 1.0);                                      // the tie rounded down to the even 1
-  CHECK(std::isinf(x16.at({0, 5})));                                 // FLT_MAX: beyond bfloat16's largest finite value
+  CHECK(x16.at({0, 0}) == 1.0);       // the tie rounded down to the even 1
+  CHECK(std::isinf(x16.at({0, 5})));  // FLT_MAX: beyond bfloat16's largest finite value
+  const std::string printed = x16.narrow(1, 0, 2).narrow(0, 0, 1).to_string();  // [[1, 1.015625]]
+  CHECK(printed.find("1.01") != std::string::npos);
+  CHECK(printed.find("bfloat16") != std::string::npos);
   CHECK(core::full({2}, 3.15, Dtype::bfloat16).at({1}) == 3.15625);  // made in float32, rounded
   const Tensor one = core::zeros({1}).to(Dtype::bfloat16);
   one.set({0}, 3.15);  // set rounds too: 3.15 is 3.15625 in bfloat16
@@ -175,6 +178,14 @@ TEST_CASE("bfloat16 outputs: layer norm, activations and a gradient with its sum
               {"[activation_to_bfloat16] the activation must be gelu, gelu_tanh or relu, got exp"});
   check_error([&] { (void)core::to_bfloat16_with_sums(core::scalar(1)); },
               {"[to_bfloat16_with_sums] needs at least one axis, got a scalar"});
+  check_error([&] { (void)core::to_bfloat16_with_sums(x.to(Dtype::bfloat16)); },
+              {"[to_bfloat16_with_sums] g must be float32, got bfloat16"});
+  check_error([&] { (void)core::activation_to_bfloat16(core::UnaryOp::gelu, x.to(Dtype::bfloat16)); },
+              {"[activation_to_bfloat16] h must be float32, got bfloat16"});
+  // rows of no columns: mean and rstd are NaN, as in float32
+  const core::LayerNormResult empty_rows = core::layer_norm(core::zeros({3, 0}), {}, {}, 1e-5, Dtype::bfloat16);
+  CHECK(std::isnan(empty_rows.mean.at({2})));
+  CHECK(std::isnan(empty_rows.rstd.at({2})));
 }
 
 TEST_CASE("bfloat16: every other use is refused, naming the op") {
@@ -212,6 +223,11 @@ TEST_CASE("bfloat16: CUDA tensors are refused" * doctest::test_suite("cuda-emula
   axiom::test::ScopedEmulatedCuda emulated;
   const Tensor a = core::ones({2, 3}).to(Device::cuda(0));
   check_error([&] { (void)a.to(Dtype::bfloat16); }, {"[to] bfloat16 tensors live on the CPU only; got one on cuda:0"});
+  check_error(
+      [&] {
+        (void)core::ones({2, 3}).to(Dtype::bfloat16).to(Device::cuda(0));
+      },
+      {"[to] bfloat16 tensors live on the CPU only; got one on cuda:0"});
   const Tensor a16 = core::empty({2, 3}, Dtype::bfloat16, Device::cuda(0));
   check_error([&] { (void)core::matmul(a16, a16.transpose(0, 1)); },
               {"[matmul] bfloat16 tensors live on the CPU only; got cuda:0 tensors"});
