@@ -69,7 +69,7 @@ std::string Tensor::to_string() const {
   cells.reserve(values.size());
   size_t width = 0;
   for (double v : values) {
-    cells.push_back(format_value(v, is_floating(dtype_)));
+    cells.push_back(format_value(v, is_floating(dtype_) || dtype_ == Dtype::bfloat16));
     width = std::max(width, cells.back().size());
   }
   Printer printer{cells, shape_, contiguous_strides(shape_), numel() > kSummarizeAbove, width, {}};
