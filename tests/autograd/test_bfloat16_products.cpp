@@ -12,6 +12,7 @@
 #include "core/launch.h"
 #include "core/storage.h"
 #include "tests/support/gradients.h"
+#include "tests/support/matmul_precision.h"
 
 namespace core = axiom::core;
 using namespace axiom;
@@ -19,17 +20,6 @@ using namespace axiom::test;
 using In = std::vector<axiom::Tensor>;
 
 namespace {
-
-struct PrecisionForTest {
-  explicit PrecisionForTest(core::MatmulPrecision p) { core::set_matmul_precision(p); }
-  ~PrecisionForTest() { core::set_matmul_precision(core::MatmulPrecision::float32); }
-};
-
-bool bfloat16_products_here() {
-  const std::string reason = core::matmul_precision_unavailable_reason(core::MatmulPrecision::bfloat16);
-  if (!reason.empty()) MESSAGE("bfloat16 products not checked here: " << reason);
-  return reason.empty();
-}
 
 // An op and the same computation in separate ops (matmul, which rounds at the product, then the
 // bias added), on float32 leaves of these shapes: products of

@@ -6,6 +6,7 @@
 
 #include "core/cpu/bfloat16.h"
 #include "tests/support/emulated_cuda.h"
+#include "tests/support/matmul_precision.h"
 #include "tests/support/reference.h"
 
 namespace axiom::test {
@@ -15,17 +16,6 @@ using core::Tensor;
 namespace {
 
 using core::MatmulPrecision;
-
-struct PrecisionForTest {
-  explicit PrecisionForTest(MatmulPrecision p) { core::set_matmul_precision(p); }
-  ~PrecisionForTest() { core::set_matmul_precision(MatmulPrecision::float32); }
-};
-
-bool bfloat16_products_here() {
-  const std::string reason = core::matmul_precision_unavailable_reason(MatmulPrecision::bfloat16);
-  if (!reason.empty()) MESSAGE("bfloat16 products not checked here: " << reason);
-  return reason.empty();
-}
 
 // The 16 bits of each element of a bfloat16 tensor, row-major.
 std::vector<uint16_t> bits_of(const Tensor& x16) {

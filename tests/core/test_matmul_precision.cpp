@@ -7,8 +7,9 @@
 
 #include "core/cpu/onednn_gemm.h"
 #include "core/cpu/vector_math.h"
-#include "tests/support/reference.h"
 #include "tests/support/emulated_cuda.h"
+#include "tests/support/matmul_precision.h"
+#include "tests/support/reference.h"
 
 namespace axiom::test {
 
@@ -17,18 +18,6 @@ using core::Tensor;
 namespace {
 
 using core::MatmulPrecision;
-
-// The process's precision for one test, float32 again after it.
-struct PrecisionForTest {
-  explicit PrecisionForTest(MatmulPrecision p) { core::set_matmul_precision(p); }
-  ~PrecisionForTest() { core::set_matmul_precision(MatmulPrecision::float32); }
-};
-
-bool bfloat16_here() {
-  const std::string reason = core::matmul_precision_unavailable_reason(MatmulPrecision::bfloat16);
-  if (!reason.empty()) MESSAGE("bfloat16 products not checked here: " << reason);
-  return reason.empty();
-}
 
 // x rounded to 8 significant bits, ties to even (x = f * 2^e with f in [0.5, 1): keep 2^8 f whole).
 double bfloat16_reference(double x) {
@@ -81,7 +70,7 @@ TEST_CASE("matmul: large float32 products in every layout against loops, split o
         check_close(core::matmul(a, b), product_reference(a, b, unchanged), float32_sums(k), "float32");
         check_close(core::matmul(a.narrow(0, 0, 67), b), product_reference(a.narrow(0, 0, 67), b, unchanged),
                     float32_sums(k), "odd rows");
-        if (!bfloat16_here()) continue;
+        if (!bfloat16_products_here()) continue;
         const PrecisionForTest bfloat16(MatmulPrecision::bfloat16);
         const Tensor out = core::matmul(a, b);
         check_close(out, product_reference(a, b, bfloat16_reference), float32_sums(k), "bfloat16 operands");
@@ -99,7 +88,7 @@ TEST_CASE("matmul: large float32 products in every layout against loops, split o
 
 TEST_CASE("matmul: linear adds the bias, batches of shared and of separate matrices, in both precisions") {
   for (const MatmulPrecision precision : {MatmulPrecision::float32, MatmulPrecision::bfloat16}) {
-    if (precision == MatmulPrecision::bfloat16 && !bfloat16_here()) continue;
+    if (precision == MatmulPrecision::bfloat16 && !bfloat16_products_here()) continue;
     CAPTURE(core::to_string(precision));
     const PrecisionForTest scope(precision);
     const auto round = precision == MatmulPrecision::bfloat16 ? bfloat16_reference : unchanged;
@@ -120,11 +109,11 @@ TEST_CASE("matmul: linear adds the bias, batches of shared and of separate matri
   }
 }
 
-// What `axiom bench train --matmul bfloat16` times as the product without its rounding pass: the
+// What `axiom bench train --precision bfloat16` times as the product without its rounding pass: the
 // operands rounded beforehand, stored compact in either orientation ([k, m] for a transposed a),
 // give matmul's bfloat16 product bit for bit.
 TEST_CASE("onednn_gemm_bfloat16: operands rounded beforehand, in either orientation, give matmul's bits") {
-  if (!bfloat16_here()) return;
+  if (!bfloat16_products_here()) return;
   const PrecisionForTest bfloat16(MatmulPrecision::bfloat16);
   const int64_t m = 70, k = 80, n = 60;
   auto rounded = [](const Tensor& stored) {
@@ -152,7 +141,7 @@ TEST_CASE("onednn_gemm_bfloat16: operands rounded beforehand, in either orientat
 }
 
 TEST_CASE("matmul in bfloat16: small products and float64 stay exact") {
-  if (!bfloat16_here()) return;
+  if (!bfloat16_products_here()) return;
   const PrecisionForTest bfloat16(MatmulPrecision::bfloat16);
   Generator gen(43);
   const Tensor a = random_tensor({20, 30}, Dtype::float32, gen), b = random_tensor({30, 10}, Dtype::float32, gen);
@@ -181,7 +170,7 @@ TEST_CASE("matmul precision: names, and refusals that say why") {
 }
 
 TEST_CASE("matmul in bfloat16 refuses CUDA tensors" * doctest::test_suite("cuda-emulated")) {
-  if (!bfloat16_here()) return;
+  if (!bfloat16_products_here()) return;
   axiom::test::ScopedEmulatedCuda emulated;
   const PrecisionForTest bfloat16(MatmulPrecision::bfloat16);
   const Tensor a = core::ones({2, 3}).to(Device::cuda(0));
@@ -194,7 +183,7 @@ TEST_CASE("matmul in bfloat16 refuses CUDA tensors" * doctest::test_suite("cuda-
 // The meta device counts a step's products (`axiom bench train` prints the limit from them), so
 // it takes bfloat16 products as the CPU does: shapes out, nothing multiplied.
 TEST_CASE("matmul in bfloat16 on the meta device gives the product's shape") {
-  if (!bfloat16_here()) return;
+  if (!bfloat16_products_here()) return;
   const PrecisionForTest bfloat16(MatmulPrecision::bfloat16);
   const Tensor a = core::empty({70, 80}, Dtype::float32, Device::meta());
   const Tensor product = core::matmul(a, a.transpose(0, 1));
