@@ -117,11 +117,13 @@ constexpr int64_t kMaxSteps = 1'000'000'000'000, kMaxBatch = 1 << 20, kMaxBlocks
 constexpr const char* kCheckpointBlocksHelp =
     "Recompute the first N transformer blocks in the backward pass instead of keeping their activations: "
     "less memory, the same gradients, a slower step (0: none; the model's block count or more: all)";
-constexpr const char* kMatmulHelp =
-    "How float32 matrix products multiply: float32, or bfloat16 (operands rounded to bfloat16, sums in float32; "
-    "about twice as fast on a CPU with AVX-512 BF16, CPU only), or tf32 (operands rounded to TF32 on the GPU's tensor "
-    "cores, "
-    "sums in float32; --device cuda only)";
+constexpr const char* kPrecisionHelp =
+    "The precision of the float32 model's matrix products: float32, or bfloat16 (operands rounded to bfloat16 and "
+    "kept so for the backward pass, sums, weights, optimizer state and loss in float32; about twice as fast on a CPU "
+    "with AVX-512 BF16, CPU only), or tf32 (operands rounded to TF32 on the GPU's tensor cores, sums in float32; "
+    "--device cuda only). --matmul is its earlier name";
+// The precision flag's names: --matmul, its first name, still works.
+constexpr const char* kPrecisionNames = "--precision,--matmul";
 constexpr uint64_t kMaxSeed = std::numeric_limits<uint64_t>::max();
 
 void add_threads(CLI::App* command, int& threads) {
@@ -189,7 +191,7 @@ void add_run_flags(CLI::App* command, TrainCommand& c, const std::string& data_h
       ->capture_default_str()
       ->check(whole_number<int64_t>(1, kMaxSteps));
   command->add_option("--device", c.device, "Where to train: cpu, cuda or cuda:N")->capture_default_str();
-  command->add_option("--matmul", c.matmul, kMatmulHelp)
+  command->add_option(kPrecisionNames, c.matmul, kPrecisionHelp)
       ->capture_default_str()
       ->check(CLI::IsMember({"float32", "bfloat16", "tf32"}));
   command
@@ -399,7 +401,7 @@ void add_bench(CLI::App& app, BenchCommands& b) {
   b.train->add_option("--checkpoint-blocks", b.train_options.checkpoint_blocks, kCheckpointBlocksHelp)
       ->capture_default_str()
       ->check(whole_number<int64_t>(0, kMaxBlocks));
-  b.train->add_option("--matmul", b.train_options.matmul, kMatmulHelp)
+  b.train->add_option(kPrecisionNames, b.train_options.matmul, kPrecisionHelp)
       ->capture_default_str()
       ->check(CLI::IsMember({"float32", "bfloat16", "tf32"}));
   b.train

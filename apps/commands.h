@@ -125,7 +125,7 @@ int graph(const GraphCommand& command);
 // axiom built without CUDA, or no GPU).
 Device device_of(const char* command, const std::string& flag);
 
-// Makes the process's float32 products multiply as a --matmul flag says (float32 or bfloat16;
+// Makes the process's float32 products multiply as a --precision flag says (float32 or bfloat16;
 // MatmulPrecision in core/launch.h), or an Error naming `command` where that cannot run (bfloat16 off the
 // CPU, in a build without oneDNN, or on a CPU without AVX-512 BF16).
 void use_matmul_precision(const char* command, const std::string& flag, const std::string& device_flag);

@@ -24,13 +24,13 @@ void use_matmul_precision(const char* command, const std::string& flag, const st
   const core::MatmulPrecision precision = core::parse_matmul_precision(flag);
   const bool on_cpu = Device::parse(device_flag).type == DeviceType::cpu;
   if (precision == core::MatmulPrecision::bfloat16 && !on_cpu) {
-    throw Error(command, "--matmul bfloat16 runs on the CPU only, not on --device ", device_flag);
+    throw Error(command, "--precision bfloat16 runs on the CPU only, not on --device ", device_flag);
   }
   if (precision == core::MatmulPrecision::tf32 && on_cpu) {
-    throw Error(command, "--matmul tf32 runs on a CUDA device only, not on --device ", device_flag);
+    throw Error(command, "--precision tf32 runs on a CUDA device only, not on --device ", device_flag);
   }
   if (const std::string reason = core::matmul_precision_unavailable_reason(precision); !reason.empty()) {
-    throw Error(command, "--matmul ", flag, " cannot run here: ", reason);
+    throw Error(command, "--precision ", flag, " cannot run here: ", reason);
   }
   core::set_matmul_precision(precision);
 }

@@ -1,5 +1,5 @@
 // How float32 matrix products multiply, for the whole process: a setting users choose (the
-// `--matmul` flag of the axiom command), declared apart from the kernels' launch layer (launch.h).
+// `--precision` flag of the axiom command), declared apart from the kernels' launch layer (launch.h).
 #pragma once
 
 #include <string>

@@ -8,7 +8,7 @@ the same run (OpenBLAS or oneDNN, shape by shape: apps/bench/products.h) and the
 share of that limit, named with the CPU model, its ISA and the date.
 
     /usr/bin/python3 apps/bench/same_run.py --configs tiny,small,medium --rounds 5 \\
-        [--before /tmp/before/build/apps/axiom] [--torch] [--matmul bfloat16]
+        [--before /tmp/before/build/apps/axiom] [--torch] [--precision bfloat16]
 """
 import argparse
 import datetime
@@ -54,12 +54,15 @@ def figures(command):
 def sides(args, config):
     """The commands of one round for `config`, by side name."""
     commands = {}
+    # both sides in the same precision; "--matmul" is the flag's first name, which older builds know too
+    precision = ["--matmul", args.precision]
     if args.before:
-        commands["before"] = [args.before, "bench", "train", "--config", config, "--json", "--threads", str(args.threads)]
-    commands["axiom"] = [args.axiom, "bench", "train", "--config", config, "--json", "--threads", str(args.threads),
-                         "--matmul", args.matmul]
+        commands["before"] = [args.before, "bench", "train", "--config", config, "--json", "--threads",
+                              str(args.threads)] + precision
+    commands["axiom"] = [args.axiom, "bench", "train", "--config", config, "--json", "--threads",
+                         str(args.threads)] + precision
     if args.torch:
-        autocast = ["--autocast", "bfloat16"] if args.matmul == "bfloat16" else []
+        autocast = ["--autocast", "bfloat16"] if args.precision == "bfloat16" else []
         commands["pytorch"] = [sys.executable, os.path.join(HERE, "torch_reference.py"), "train", "--config", config,
                                "--threads", str(args.threads), "--json"] + autocast
     return commands
@@ -92,7 +95,8 @@ def main():
     parser.add_argument("--configs", default="tiny,small,medium")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--matmul", choices=["float32", "bfloat16"], default="float32")
+    parser.add_argument("--precision", "--matmul", choices=["float32", "bfloat16"], default="float32",
+                        help="axiom's --precision (PyTorch's autocast for bfloat16)")
     args = parser.parse_args()
 
     header = ["training step"] + (["before"] if args.before else []) + ["axiom"]
@@ -106,7 +110,7 @@ def main():
                 runs.setdefault(side, []).append(figures(command))
                 print(f"  {config} {side}: {runs[side][-1].get(config + '_step', ('?',))[0]}", file=sys.stderr)
         lines.append(row(config, runs, args))
-    print(f"{cpu_description()}, {args.threads} threads, {args.matmul} products, medians of {args.rounds} "
+    print(f"{cpu_description()}, {args.threads} threads, {args.precision} products, medians of {args.rounds} "
           f"alternating runs, {datetime.date.today()}:\n")
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))

@@ -672,7 +672,7 @@ def main():
     train.add_argument("--batch", type=int, default=0, help="images per step (0: the preset's: tiny 16, small 32, medium 16)")
     train.add_argument("--steps", type=int, default=5, help="timed steps (the median is reported)")
     train.add_argument("--autocast", choices=["off", "bfloat16"], default="off",
-                       help="bfloat16: torch.autocast on the CPU (as axiom bench train --matmul bfloat16)")
+                       help="bfloat16: torch.autocast on the CPU (as axiom bench train --precision bfloat16)")
     sample = commands.add_parser("sample", help="ms per image of the naive and the fast (cached) sampler")
     sample.add_argument("--config", choices=sorted(PRESETS), default="small")
     sample.add_argument("--naive-rows", type=int, default=2, help="rows the naive sampler is timed on")

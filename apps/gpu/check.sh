@@ -9,7 +9,7 @@
 #   3. runs the device tests (ctest -L cuda-emulated): every op, backward rule, training step,
 #      evaluation and sampler on the emulated GPU and on the real one, against the CPU;
 #   4. times `axiom bench train` (tiny, small) and `axiom bench sample` (tiny) on cuda and on the CPU,
-#      `small` on cuda with --matmul tf32 too, and the same model in PyTorch on the GPU
+#      `small` on cuda with --precision tf32 too, and the same model in PyTorch on the GPU
 #      (apps/bench/torch_reference.py --device cuda, float32);
 #   5. runs compute-sanitizer's memcheck and racecheck on short device tests;
 #   6. profiles the kernels of a few tiny training steps with Nsight Compute (ncu).
@@ -217,7 +217,7 @@ if [ $has_gpu = yes ]; then
     step "torch train $config cuda" 90 record torch cuda torch_bench train $config
     step "axiom bench train $config cpu" 60 record axiom cpu axiom_bench train $config cpu
   done
-  step "axiom bench train small cuda tf32" 60 record axiom-tf32 cuda axiom_bench train small cuda --matmul tf32
+  step "axiom bench train small cuda tf32" 60 record axiom-tf32 cuda axiom_bench train small cuda --precision tf32
   step "axiom bench sample tiny cuda" 90 record axiom cuda axiom_bench sample tiny cuda
   step "torch sample tiny cuda" 90 record torch cuda torch_bench sample tiny
   step "axiom bench sample tiny cpu" 60 record axiom cpu axiom_bench sample tiny cpu

@@ -47,7 +47,7 @@ void onednn_gemm(const MatrixLayout& a, const MatrixLayout& b, int64_t m, int64_
 
 // The same product of operands already in bfloat16 (round_to_bfloat16's bits), a [m, k] and b
 // [k, n] as BLAS reads them: onednn_gemm with `bfloat16` runs this on its rounded copies. Alone,
-// it times a bfloat16 product without its rounding pass (`axiom bench train --matmul bfloat16`).
+// it times a bfloat16 product without its rounding pass (`axiom bench train --precision bfloat16`).
 void onednn_gemm_bfloat16(const MatrixLayout& a, const MatrixLayout& b, int64_t m, int64_t n, int64_t k,
                           const uint16_t* pa, const uint16_t* pb, const GemmOutput& out, int64_t bands);
 

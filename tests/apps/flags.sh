@@ -37,13 +37,13 @@ refused "--steps: '5' is outside the accepted range [10, 100000]" lr-find $out -
 refused "[lr-find] the rates run from start to end, 0 < start < end; got start 1, end 0.001" lr-find $out --start 1 --end 0.001
 refused "--min-delta: '-1' is outside the accepted range [0, 1e+06]" classify $out --patience 2 --min-delta -1
 refused "--profile: '0' is outside the accepted range [1, 1000]" bench train --profile 0
-refused "--matmul: fp16 not in {float32,bfloat16,tf32}" train $out --matmul fp16
+refused "--precision: fp16 not in {float32,bfloat16,tf32}" train $out --precision fp16
 refused "--schedule: step not in {constant,linear,cosine}" train $out --schedule step
 refused "--beta2: '1' is outside the accepted range [0, 0.999999]" train $out --beta2 1
 refused "[train] a linear schedule decays after the warmup: steps (50) must be greater than warmup_steps (50)" train $out --schedule linear --steps 50 --warmup 50
-refused "[train] --matmul bfloat16 runs on the CPU only, not on --device cuda" train $out --matmul bfloat16 --device cuda
-refused "[train] --matmul tf32 runs on a CUDA device only, not on --device cpu" train $out --matmul tf32
-refused "[bench] --matmul tf32 runs on a CUDA device only, not on --device cpu" bench train --matmul tf32
+refused "[train] --precision bfloat16 runs on the CPU only, not on --device cuda" train $out --precision bfloat16 --device cuda
+refused "[train] --precision tf32 runs on a CUDA device only, not on --device cpu" train $out --precision tf32
+refused "[bench] --precision tf32 runs on a CUDA device only, not on --device cpu" bench train --matmul tf32
 refused "[train] --device meta computes nothing" train $out --device meta
 refused "[bench] --device meta computes nothing" bench sample --device meta
 refused "--limit: '-1' is outside the accepted range [0, 1000000000000]" eval --checkpoint "$work/run" --limit -1

@@ -13,8 +13,10 @@ from conftest import SOURCE_DIR
 SCRIPT = os.path.join(SOURCE_DIR, "apps", "bench", "same_run.py")
 
 # A stand-in for `axiom bench train --json`: the step of its N-th run is STEPS[N] (a counter
-# file beside it), its products at the best rate always 1.0 s.
+# file beside it), its products at the best rate always 1.0 s; each run's arguments are appended
+# to a file beside it.
 FAKE_AXIOM = """#!/bin/sh
+echo "$@" >> "$0.args"
 counter="$0.count"
 n=$(cat "$counter" 2>/dev/null || echo 0)
 echo $((n + 1)) > "$counter"
@@ -53,3 +55,14 @@ def test_a_failing_side_stops_the_script(tmp_path):
                          capture_output=True, text=True)
     assert run.returncode != 0
     assert "no such config" in run.stderr
+
+
+def test_both_builds_run_in_the_same_precision(tmp_path):
+    axiom = fake(tmp_path, "axiom", [1.0])
+    before = fake(tmp_path, "before", [1.0])
+    run = subprocess.run([sys.executable, SCRIPT, "--axiom", axiom, "--before", before, "--configs", "tiny",
+                          "--rounds", "1", "--precision", "bfloat16"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    for side in ("axiom", "before"):  # the flag's first name, which older builds know too
+        assert "--matmul bfloat16" in (tmp_path / f"{side}.args").read_text(), side
+    assert "bfloat16 products" in run.stdout.splitlines()[0]
