@@ -102,3 +102,45 @@ TEST_CASE("gradient descent on the MLP lowers the loss") {
       core::copy_into(core::sub(core_tensor(w), core::mul(core_tensor(w.grad()), 0.5)), core_tensor(w));
   }
 }
+
+// The fused attention kernel (core/cpu/attention.cpp) copies a short line into scratch rows; a
+// line too wide for that (its rows over 256 KiB) or too long (a product over 64^3 multiply-adds)
+// runs on the tensors in place. Both, forward and backward, against the same attention in plain
+// ops (a zero bias makes axiom::attention compose it).
+TEST_CASE("fused attention on copied lines and on lines in place agrees with attention in plain ops") {
+  struct Case {
+    Shape shape;  // of qkv
+    int64_t axis, heads;
+  };
+  const Case cases[] = {{{2, 3, 4, 12}, 1, 2},      // copied into scratch rows
+                        {{2, 4, 3 * 2100}, 1, 2},   // wide: 8 L D floats over 256 KiB in float64 and float32
+                        {{1, 130, 3 * 16}, 1, 1}};  // long: L^2 Dh = 270,400 > 64^3
+  for (const Dtype dtype : {Dtype::float64, Dtype::float32}) {
+    for (const Case& c : cases) {
+      for (const bool causal : {false, true}) {
+        CAPTURE(str(c.shape));
+        CAPTURE(dtype);
+        CAPTURE(causal);
+        const core::AttentionMask mask = core::AttentionMask::causal_if(causal);
+        const int64_t length = c.shape[c.axis];
+        Generator gen(95);
+        const core::Tensor qkv = core::randn(c.shape, gen, dtype);
+        Shape out_shape = c.shape;
+        out_shape.back() /= 3;
+        const core::Tensor seed = core::randn(out_shape, gen, dtype);
+        auto output_and_grad = [&](bool fused) {
+          Tensor x(qkv.clone());
+          x.set_requires_grad(true);
+          const Tensor zero_bias(core::zeros({length, length}, dtype));
+          const Tensor y = fused ? attention(x, c.axis, c.heads, mask) : attention(x, c.axis, c.heads, mask, zero_bias);
+          y.backward(Tensor(seed));
+          return std::pair{core_tensor(y), core_tensor(x.grad())};
+        };
+        const auto [fused_y, fused_grad] = output_and_grad(true);
+        const auto [plain_y, plain_grad] = output_and_grad(false);
+        check_close(fused_y, values_of(plain_y), matmul_tolerance(dtype, length), "output");
+        check_close(fused_grad, values_of(plain_grad), matmul_tolerance(dtype, length), "d qkv");
+      }
+    }
+  }
+}
