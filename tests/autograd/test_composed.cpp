@@ -112,9 +112,12 @@ TEST_CASE("fused attention on copied lines and on lines in place agrees with att
     Shape shape;  // of qkv
     int64_t axis, heads;
   };
-  const Case cases[] = {{{2, 3, 4, 12}, 1, 2},      // copied into scratch rows
-                        {{2, 4, 3 * 2100}, 1, 2},   // wide: 8 L D floats over 256 KiB in float64 and float32
-                        {{1, 130, 3 * 16}, 1, 1}};  // long: L^2 Dh = 270,400 > 64^3
+  // lines_in_cache: L^2 Dh <= 64^3 and (8 L D + L^2) values in 256 KiB. Every case's lines are
+  // strided (an axis after the attended one); the second and third run in parallel chunks.
+  const Case cases[] = {{{2, 3, 4, 12}, 1, 2},     // copied: 8 lines in one chunk
+                        {{2, 28, 2, 384}, 1, 4},   // copied: 4 lines of 28, 2 a chunk (235,648 bytes in float64)
+                        {{2, 16, 2, 3072}, 1, 4},  // wide, in place: 525,312 bytes in float32; 16 tasks, 4 a chunk
+                        {{1, 130, 2, 48}, 1, 1}};  // long, in place, one task at a time: L^2 Dh = 270,400 > 64^3
   for (const Dtype dtype : {Dtype::float64, Dtype::float32}) {
     for (const Case& c : cases) {
       for (const bool causal : {false, true}) {
