@@ -54,8 +54,9 @@ def figures(command):
 def sides(args, config):
     """The commands of one round for `config`, by side name."""
     commands = {}
-    # both sides in the same precision; "--matmul" is the flag's first name, which older builds know too
-    precision = ["--matmul", args.precision]
+    # both sides in the same precision: float32 is every build's default; "--matmul" is the flag's
+    # first name, which older builds know too
+    precision = [] if args.precision == "float32" else ["--matmul", args.precision]
     if args.before:
         commands["before"] = [args.before, "bench", "train", "--config", config, "--json", "--threads",
                               str(args.threads)] + precision
