@@ -7,7 +7,9 @@
 // Fast path: sum/mean over the leading axes of a contiguous tensor (a bias gradient, say) adds
 // whole rows into a vector of column sums instead of walking down each column.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <type_traits>
 #include <vector>
@@ -136,15 +138,37 @@ void reduce_typed(ReduceOp op, const Tensor& x, const std::vector<int>& axes, co
 
 }  // namespace
 
+namespace {
+
+// How many of x[0..n) are NaN or infinite: those whose exponent bits are all ones. A test on the
+// bits, counted in integers, which the compiler vectorises (a count in double, adding
+// std::isfinite's answers one at a time, took 30 ms over `medium`'s 9.6M weights every step).
+template <typename T>
+int64_t non_finite_in(const T* x, int64_t n) {
+  using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  constexpr Bits kExponent = static_cast<Bits>(sizeof(T) == 4 ? 0x7f800000ull : 0x7ff0000000000000ull);
+  int64_t count = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    Bits bits;
+    std::memcpy(&bits, x + i, sizeof bits);
+    count += (bits & kExponent) == kExponent;
+  }
+  return count;
+}
+
+}  // namespace
+
+// Each tensor counted in chunks on the threads; integer counts, so the order does not matter.
 void CpuBackend::count_non_finite(const std::vector<Tensor>& tensors, const Tensor& out) {
-  double count = 0;
+  std::atomic<int64_t> count{0};
   for (const Tensor& t : tensors) {
     dispatch_floating("count_non_finite", t.dtype(), [&]<typename T>() {
       const T* data = t.data<T>();
-      for (int64_t i = 0; i < t.numel(); ++i) count += std::isfinite(data[i]) ? 0 : 1;
+      parallel_for(t.numel(), kGrain * 4,
+                   [&](int64_t begin, int64_t end) { count += non_finite_in(data + begin, end - begin); });
     });
   }
-  *out.data<double>() = count;
+  *out.data<double>() = static_cast<double>(count.load());
 }
 
 // The sums of core::sum over the leading axes (reduce_leading_rows, the same bits), with each row

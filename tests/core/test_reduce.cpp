@@ -384,3 +384,23 @@ TEST_CASE("count_non_finite counts NaN and infinities over many tensors and refu
   check_error([&] { core::count_non_finite({}); }, {"[count_non_finite] needs at least one tensor"});
   check_error([&] { core::count_non_finite({a, core::from_vector<int64_t>({1})}); }, {"[count_non_finite] ", "int64"});
 }
+
+TEST_CASE("count_non_finite counts NaN and infinities, and nothing finite, in chunks on the threads") {
+  for (const Dtype dtype : {Dtype::float32, Dtype::float64}) {
+    CAPTURE(dtype);
+    const double big = dtype == Dtype::float32 ? std::numeric_limits<float>::max() : std::numeric_limits<double>::max();
+    const double tiny =
+        dtype == Dtype::float32 ? std::numeric_limits<float>::denorm_min() : std::numeric_limits<double>::denorm_min();
+    // 1M elements: many chunks; the non-finite ones scattered, the largest and smallest finite
+    // values (and -0) beside them
+    const Tensor x = core::zeros({1 << 20}, dtype);
+    const std::vector<std::pair<int64_t, double>> values = {
+        {0, NAN},      {1, -NAN},          {7, INFINITY},        {131071, -INFINITY},
+        {131072, NAN}, {500000, INFINITY}, {(1 << 20) - 1, NAN}, {2, big},
+        {3, -big},     {4, tiny},          {5, -tiny},           {6, -0.0}};
+    for (const auto& [at, value] : values) x.set({at}, value);
+    CHECK(core::count_non_finite({x}).item() == 7);
+    CHECK(core::count_non_finite({x, x.narrow(0, 0, 8), core::zeros({0}, dtype)}).item() == 7 + 3);
+    CHECK(core::count_non_finite({x.narrow(0, 2, 5)}).item() == 0);
+  }
+}
