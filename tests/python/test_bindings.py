@@ -395,3 +395,26 @@ def test_a_gradcheck_result_shows_its_worst_error_as_python_does():
     result = axiom.gradcheck(lambda v: (v * v).tanh(), (x,))
     assert repr(result) == f"GradcheckResult(ok=True, worst_error={result.worst_error!r})"
     assert 0 < result.worst_error < 1e-6
+
+
+def test_the_matmul_precision_is_the_processs_and_refused_by_name_where_it_cannot_run():
+    assert axiom.matmul_precision() == "float32"
+    with pytest.raises(axiom.Error, match=r"expected float32, bfloat16 or tf32, got 'fp16'"):
+        axiom.set_matmul_precision("fp16")
+    assert axiom.matmul_precision() == "float32"
+    a, b = axiom.randn([128, 96]), axiom.randn([96, 80])  # 983,040 multiply-adds: over 64^3, so it rounds
+    exact = np.asarray(a @ b)
+    try:
+        axiom.set_matmul_precision("bfloat16")
+    except axiom.Error as refused:  # a CPU without AVX-512 BF16, or a build without oneDNN: the reason
+        assert "bfloat16" in str(refused)
+        assert axiom.matmul_precision() == "float32"
+        return
+    try:
+        assert axiom.matmul_precision() == "bfloat16"
+        rounded = np.asarray(a @ b)
+    finally:
+        axiom.set_matmul_precision("float32")
+    assert not np.array_equal(rounded, exact)
+    np.testing.assert_allclose(rounded, exact, rtol=0, atol=0.5)  # 8 significant bits an operand, 96 terms
+    np.testing.assert_array_equal(np.asarray(a @ b), exact)  # float32 again

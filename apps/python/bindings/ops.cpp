@@ -1,7 +1,9 @@
 // The ops of autograd/ops.h as module functions (axiom.add, axiom.softmax, ...), with the C++
 // names and arguments; numbers may stand in for tensors where an op takes two (axiom.add(x, 1)).
-// Also the factories (zeros, ones, full, arange, rand, randn, ...) and the generators.
+// Also the factories (zeros, ones, full, arange, rand, randn, ...), the generators, and the
+// process's matrix-product precision.
 #include "apps/python/bindings/bindings.h"
+#include "core/matmul_precision.h"
 
 namespace axiom::python {
 
@@ -195,6 +197,16 @@ void bind_factories(py::module_& m) {
       .def_property_readonly("seed", by_reference(&Generator::seed))
       .def_property_readonly("offset", by_reference(&Generator::offset));
   m.def("manual_seed", &manual_seed, py::arg("seed"), "reseeds the generator used when none is passed");
+  m.def(
+      "set_matmul_precision",
+      [](const std::string& word) { core::set_matmul_precision(core::parse_matmul_precision(word)); },
+      py::arg("precision"),
+      "how float32 matrix products multiply, for the whole process (core/matmul_precision.h; the CLI's --precision): "
+      "'float32' (the default), 'bfloat16' (operands rounded to bfloat16, sums in float32; a CPU with AVX-512 BF16 "
+      "and oneDNN, else an error saying why) or 'tf32' (CUDA tensors only)");
+  m.def(
+      "matmul_precision", [] { return core::to_string(core::matmul_precision()); },
+      "the process's matrix-product precision: 'float32', 'bfloat16' or 'tf32'");
   const auto shape = [](const py::object& value, const char* op) { return shape_of(value, op); };
   m.def(
       "zeros",
