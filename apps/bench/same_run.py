@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
-"""The training-step table of apps/bench/README.md, from one run on this CPU.
+"""The training-step and sampling tables of apps/bench/README.md, from one run on this CPU.
 
 Runs `axiom bench train --json` (and optionally an older axiom build and PyTorch's
 torch_reference.py) for each config, the sides alternating, for --rounds rounds, and prints
 a markdown table of the medians: step time, the step's products at the best GEMM rate of
 the same run (OpenBLAS or oneDNN, shape by shape: apps/bench/products.h) and the step's
-share of that limit, named with the CPU model, its ISA and the date.
+share of that limit, named with the CPU model, its ISA and the date. With --sample, the
+same for `axiom bench sample`: the fast sampler's milliseconds per image at batch 1 and 16.
 
     /usr/bin/python3 apps/bench/same_run.py --configs tiny,small,medium --rounds 5 \\
         [--before /tmp/before/build/apps/axiom] [--torch] [--precision bfloat16]
+    /usr/bin/python3 apps/bench/same_run.py --sample --configs tiny --rounds 7 --torch
 """
 import argparse
 import datetime
@@ -53,6 +55,8 @@ def figures(command):
 
 def sides(args, config):
     """The commands of one round for `config`, by side name."""
+    if args.sample:
+        return sample_sides(args, config)
     commands = {}
     # both sides in the same precision: float32 is every build's default; "--matmul" is the flag's
     # first name, which older builds know too
@@ -66,6 +70,19 @@ def sides(args, config):
         autocast = ["--autocast", "bfloat16"] if args.precision == "bfloat16" else []
         commands["pytorch"] = [sys.executable, os.path.join(HERE, "torch_reference.py"), "train", "--config", config,
                                "--threads", str(args.threads), "--json"] + autocast
+    return commands
+
+
+def sample_sides(args, config):
+    """The commands of one round of sampling `config`, by side name (float32: sampling runs no
+    training products)."""
+    commands = {}
+    for side, binary in (("before", args.before), ("axiom", args.axiom)):
+        if binary:
+            commands[side] = [binary, "bench", "sample", "--config", config, "--json"]
+    if args.torch:
+        commands["pytorch"] = [sys.executable, os.path.join(HERE, "torch_reference.py"), "sample", "--config",
+                               config, "--threads", str(args.threads), "--json"]
     return commands
 
 
@@ -88,6 +105,24 @@ def row(config, runs, args):
     return "| " + " | ".join(cells) + " |"
 
 
+SAMPLE_BATCHES = (1, 16)
+
+
+def sample_rows(config, runs, args):
+    """One row a batch size: the fast sampler's median ms/image on each side (and axiom's share of
+    PyTorch's, the medians' ratio)."""
+    lines = []
+    for batch in SAMPLE_BATCHES:
+        case = f"{config}_fast_batch{batch}"
+        cells = [f"sampling {config}, batch {batch}"]
+        cells += [f"{median(runs, side, case):.1f}" for side in ("before", "axiom") if side in runs]
+        if args.torch:
+            cells += [f"{median(runs, 'pytorch', case):.1f}",
+                      f"{median(runs, 'axiom', case) / median(runs, 'pytorch', case):.3f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--axiom", default="build/apps/axiom")
@@ -98,20 +133,26 @@ def main():
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--precision", "--matmul", choices=["float32", "bfloat16"], default="float32",
                         help="axiom's --precision (PyTorch's autocast for bfloat16)")
+    parser.add_argument("--sample", action="store_true",
+                        help="time the fast sampler (axiom bench sample) instead of a training step")
     args = parser.parse_args()
+    if args.sample and args.precision != "float32":
+        parser.error("--sample runs in float32: sampling has no --precision")
 
-    header = ["training step"] + (["before"] if args.before else []) + ["axiom"]
+    header = ["ms/image" if args.sample else "training step"] + (["before"] if args.before else []) + ["axiom"]
     header += ["PyTorch", "axiom / PyTorch"] if args.torch else []
-    header += ["products at the best rate", "limit / step (range)"]
+    header += [] if args.sample else ["products at the best rate", "limit / step (range)"]
     lines = []
     for config in args.configs.split(","):
         runs = {}
         for _ in range(args.rounds):
             for side, command in sides(args, config).items():
                 runs.setdefault(side, []).append(figures(command))
-                print(f"  {config} {side}: {runs[side][-1].get(config + '_step', ('?',))[0]}", file=sys.stderr)
-        lines.append(row(config, runs, args))
-    print(f"{cpu_description()}, {args.threads} threads, {args.precision} products, medians of {args.rounds} "
+                shown = f"{config}_fast_batch16" if args.sample else f"{config}_step"
+                print(f"  {config} {side}: {runs[side][-1].get(shown, ('?',))[0]}", file=sys.stderr)
+        lines += sample_rows(config, runs, args) if args.sample else [row(config, runs, args)]
+    what = "the fast sampler" if args.sample else f"{args.precision} products"
+    print(f"{cpu_description()}, {args.threads} threads, {what}, medians of {args.rounds} "
           f"alternating runs, {datetime.date.today()}:\n")
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))

@@ -66,3 +66,39 @@ def test_both_builds_run_in_the_same_precision(tmp_path):
     for side in ("axiom", "before"):  # the flag's first name, which older builds know too
         assert "--matmul bfloat16" in (tmp_path / f"{side}.args").read_text(), side
     assert "bfloat16 products" in run.stdout.splitlines()[0]
+
+
+# A stand-in for `axiom bench sample --json`: its N-th run's fast sampler takes MS[N] ms per image
+# at batch 1 and a tenth of that at batch 16.
+FAKE_SAMPLER = """#!/bin/sh
+echo "$@" >> "$0.args"
+counter="$0.count"
+n=$(cat "$counter" 2>/dev/null || echo 0)
+echo $((n + 1)) > "$counter"
+ms=$(echo "{ms}" | cut -d' ' -f$((n + 1)))
+config=$4
+echo "{{\\"bench\\": \\"sample\\", \\"case\\": \\"${{config}}_fast_batch1\\", \\"value\\": $ms, \\"unit\\": \\"ms/image\\"}}"
+echo "{{\\"bench\\": \\"sample\\", \\"case\\": \\"${{config}}_fast_batch16\\", \\"value\\": $ms.5, \\"unit\\": \\"ms/image\\"}}"
+"""
+
+
+def test_sampling_medians_of_alternating_runs(tmp_path):
+    for name, ms in (("axiom", [20, 40, 30]), ("before", [50, 10, 60])):
+        path = tmp_path / name
+        path.write_text(FAKE_SAMPLER.format(ms=" ".join(str(m) for m in ms)))
+        path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    run = subprocess.run([sys.executable, SCRIPT, "--sample", "--axiom", str(tmp_path / "axiom"), "--before",
+                          str(tmp_path / "before"), "--configs", "tiny", "--rounds", "3"],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    table = run.stdout.splitlines()
+    assert "the fast sampler, medians of 3 alternating runs" in table[0]
+    assert table[-2:] == ["| sampling tiny, batch 1 | 50.0 | 30.0 |", "| sampling tiny, batch 16 | 50.5 | 30.5 |"]
+    assert (tmp_path / "axiom.args").read_text().splitlines() == ["bench sample --config tiny --json"] * 3
+
+
+def test_sampling_has_no_precision(tmp_path):
+    run = subprocess.run([sys.executable, SCRIPT, "--sample", "--precision", "bfloat16", "--configs", "tiny"],
+                         capture_output=True, text=True)
+    assert run.returncode != 0
+    assert "--sample runs in float32" in run.stderr
