@@ -79,7 +79,7 @@ def sample_sides(args, config):
     commands = {}
     for side, binary in (("before", args.before), ("axiom", args.axiom)):
         if binary:
-            commands[side] = [binary, "bench", "sample", "--config", config, "--json"]
+            commands[side] = [binary, "bench", "sample", "--config", config, "--json", "--threads", str(args.threads)]
     if args.torch:
         commands["pytorch"] = [sys.executable, os.path.join(HERE, "torch_reference.py"), "sample", "--config",
                                config, "--threads", str(args.threads), "--json"]
@@ -127,7 +127,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--axiom", default="build/apps/axiom")
     parser.add_argument("--before", help="an older axiom binary to time beside it")
-    parser.add_argument("--torch", action="store_true", help="PyTorch's step too (torch_reference.py)")
+    parser.add_argument("--torch", action="store_true", help="PyTorch's step (or sampler) too (torch_reference.py)")
     parser.add_argument("--configs", default="tiny,small,medium")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--threads", type=int, default=2)

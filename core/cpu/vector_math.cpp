@@ -141,12 +141,14 @@ HWY_INLINE V tanh_of(D d, V x) {
   return hn::IfThenElse(is_nan, x, hn::Tanh(d, hn::IfThenZeroElse(is_nan, x)));
 }
 
-// 1 / v: the CPU's approximate reciprocal (12 or 14 bits) and one Newton step, r (2 - v r), to
-// about 23 bits; cheaper than a division.
+// 1 / v, divided: the same bits in every lane of every width. (The CPU's approximate reciprocal
+// and a Newton step were cheaper, but under AVX-512 a 512-bit vector's estimate has 14 bits and a
+// 256- or 128-bit one's 12: GELU of the last 1 to 15 floats of a piece of an array, which take
+// narrower vectors, differed in the last bit from the same floats elsewhere, so a result depended
+// on where oneTBB cut the array.)
 template <class D, class V>
 HWY_INLINE V reciprocal_of(D d, V v) {
-  const V r = hn::ApproximateReciprocal(v);
-  return hn::Mul(r, hn::NegMulAdd(v, r, hn::Set(d, 2.0f)));
+  return hn::Div(hn::Set(d, 1.0f), v);
 }
 
 // The activations of core/activations.inc (the formulas the scalar and CUDA kernels compute), here

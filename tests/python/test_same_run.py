@@ -69,7 +69,7 @@ def test_both_builds_run_in_the_same_precision(tmp_path):
 
 
 # A stand-in for `axiom bench sample --json`: its N-th run's fast sampler takes MS[N] ms per image
-# at batch 1 and a tenth of that at batch 16.
+# at batch 1 and MS[N] + 0.5 at batch 16.
 FAKE_SAMPLER = """#!/bin/sh
 echo "$@" >> "$0.args"
 counter="$0.count"
@@ -93,8 +93,10 @@ def test_sampling_medians_of_alternating_runs(tmp_path):
     assert run.returncode == 0, run.stderr
     table = run.stdout.splitlines()
     assert "the fast sampler, medians of 3 alternating runs" in table[0]
-    assert table[-2:] == ["| sampling tiny, batch 1 | 50.0 | 30.0 |", "| sampling tiny, batch 16 | 50.5 | 30.5 |"]
-    assert (tmp_path / "axiom.args").read_text().splitlines() == ["bench sample --config tiny --json"] * 3
+    assert table[-4:] == ["| ms/image | before | axiom |", "|---|---|---|",
+                          "| sampling tiny, batch 1 | 50.0 | 30.0 |", "| sampling tiny, batch 16 | 50.5 | 30.5 |"]
+    for side in ("axiom", "before"):
+        assert (tmp_path / f"{side}.args").read_text().splitlines() == ["bench sample --config tiny --json --threads 2"] * 3
 
 
 def test_sampling_has_no_precision(tmp_path):
