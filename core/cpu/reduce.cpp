@@ -136,10 +136,6 @@ void reduce_typed(ReduceOp op, const Tensor& x, const std::vector<int>& axes, co
   });
 }
 
-}  // namespace
-
-namespace {
-
 // How many of x[0..n) are NaN or infinite: those whose exponent bits are all ones. A test on the
 // bits, counted in integers, which the compiler vectorises (a count in double, adding
 // std::isfinite's answers one at a time, took 30 ms over `medium`'s 9.6M weights every step).

@@ -1,5 +1,5 @@
-"""apps/bench/same_run.py, the script that makes the README's training-step table: it runs each
-side in turn, round after round, and prints medians. Here the sides are stand-ins that print
+"""apps/bench/same_run.py, the script that makes the README's training-step and sampling tables: it
+runs each side in turn, round after round, and prints medians. Here the sides are stand-ins that print
 known figures, one set per run, so that the medians and ratios can be checked exactly."""
 import os
 import stat
@@ -12,25 +12,28 @@ from conftest import SOURCE_DIR
 
 SCRIPT = os.path.join(SOURCE_DIR, "apps", "bench", "same_run.py")
 
-# A stand-in for `axiom bench train --json`: the step of its N-th run is STEPS[N] (a counter
-# file beside it), its products at the best rate always 1.0 s; each run's arguments are appended
-# to a file beside it.
-FAKE_AXIOM = """#!/bin/sh
+# The start of every stand-in: each run's arguments are appended to a file beside it, and its N-th
+# run's figure $value is VALUES[N] (a counter file beside it); $config is the --config.
+FAKE_START = """#!/bin/sh
 echo "$@" >> "$0.args"
 counter="$0.count"
 n=$(cat "$counter" 2>/dev/null || echo 0)
 echo $((n + 1)) > "$counter"
-step=$(echo "{steps}" | cut -d' ' -f$((n + 1)))
+value=$(echo "{values}" | cut -d' ' -f$((n + 1)))
 config=$4
-echo "some text line"
-echo "{{\\"bench\\": \\"train\\", \\"case\\": \\"${{config}}_step\\", \\"value\\": $step, \\"unit\\": \\"s\\"}}"
+"""
+
+# A stand-in for `axiom bench train --json`: the N-th run's step takes VALUES[N] s, its products at
+# the best rate always 1.0 s.
+FAKE_AXIOM = FAKE_START + """echo "some text line"
+echo "{{\\"bench\\": \\"train\\", \\"case\\": \\"${{config}}_step\\", \\"value\\": $value, \\"unit\\": \\"s\\"}}"
 echo "{{\\"bench\\": \\"train\\", \\"case\\": \\"${{config}}_products_at_best_rate\\", \\"value\\": 1.0, \\"unit\\": \\"s\\"}}"
 """
 
 
-def fake(tmp_path, name, steps):
+def fake(tmp_path, name, values, script=FAKE_AXIOM):
     path = tmp_path / name
-    path.write_text(FAKE_AXIOM.format(steps=" ".join(str(s) for s in steps)))
+    path.write_text(script.format(values=" ".join(str(v) for v in values)))
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
     return str(path)
 
@@ -68,27 +71,18 @@ def test_both_builds_run_in_the_same_precision(tmp_path):
     assert "bfloat16 products" in run.stdout.splitlines()[0]
 
 
-# A stand-in for `axiom bench sample --json`: its N-th run's fast sampler takes MS[N] ms per image
-# at batch 1 and MS[N] + 0.5 at batch 16.
-FAKE_SAMPLER = """#!/bin/sh
-echo "$@" >> "$0.args"
-counter="$0.count"
-n=$(cat "$counter" 2>/dev/null || echo 0)
-echo $((n + 1)) > "$counter"
-ms=$(echo "{ms}" | cut -d' ' -f$((n + 1)))
-config=$4
-echo "{{\\"bench\\": \\"sample\\", \\"case\\": \\"${{config}}_fast_batch1\\", \\"value\\": $ms, \\"unit\\": \\"ms/image\\"}}"
-echo "{{\\"bench\\": \\"sample\\", \\"case\\": \\"${{config}}_fast_batch16\\", \\"value\\": $ms.5, \\"unit\\": \\"ms/image\\"}}"
+# A stand-in for `axiom bench sample --json`: its N-th run's fast sampler takes VALUES[N] ms per
+# image at batch 1 and VALUES[N] + 0.5 at batch 16.
+FAKE_SAMPLER = FAKE_START + """echo "{{\\"bench\\": \\"sample\\", \\"case\\": \\"${{config}}_fast_batch1\\", \\"value\\": $value, \\"unit\\": \\"ms/image\\"}}"
+echo "{{\\"bench\\": \\"sample\\", \\"case\\": \\"${{config}}_fast_batch16\\", \\"value\\": $value.5, \\"unit\\": \\"ms/image\\"}}"
 """
 
 
 def test_sampling_medians_of_alternating_runs(tmp_path):
-    for name, ms in (("axiom", [20, 40, 30]), ("before", [50, 10, 60])):
-        path = tmp_path / name
-        path.write_text(FAKE_SAMPLER.format(ms=" ".join(str(m) for m in ms)))
-        path.chmod(path.stat().st_mode | stat.S_IXUSR)
-    run = subprocess.run([sys.executable, SCRIPT, "--sample", "--axiom", str(tmp_path / "axiom"), "--before",
-                          str(tmp_path / "before"), "--configs", "tiny", "--rounds", "3"],
+    axiom = fake(tmp_path, "axiom", [20, 40, 30], FAKE_SAMPLER)
+    before = fake(tmp_path, "before", [50, 10, 60], FAKE_SAMPLER)
+    run = subprocess.run([sys.executable, SCRIPT, "--sample", "--axiom", axiom, "--before", before,
+                          "--configs", "tiny", "--rounds", "3"],
                          capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     table = run.stdout.splitlines()
