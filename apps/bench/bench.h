@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,24 +17,42 @@
 
 namespace axiom::bench {
 
+// Seconds per call of each of `fns`, timed in turns: a trial of each in order, then the next
+// round, so that a slow moment of a shared machine falls on all of them alike. Each trial repeats
+// its fn enough times to last at least `min_seconds` (after one warm-up call of each); each fn's
+// figure is the median of its `trials` trials. Comparing two ways of doing the same work, this is
+// fairer than timing one and then the other.
+inline std::vector<double> seconds_per_call_in_turns(const std::vector<std::function<void()>>& fns, int trials = 5,
+                                                     double min_seconds = 0.05) {
+  using Clock = std::chrono::steady_clock;
+  auto elapsed = [](Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); };
+  std::vector<int> repeats;
+  for (const auto& fn : fns) {
+    const auto start = Clock::now();
+    fn();  // warm-up: caches, page faults, lazy initialisation
+    repeats.push_back(std::max(1, static_cast<int>(min_seconds / std::max(elapsed(start), 1e-9))));
+  }
+  std::vector<std::vector<double>> per_call(fns.size());
+  for (int t = 0; t < trials; ++t) {
+    for (size_t f = 0; f < fns.size(); ++f) {
+      const auto start = Clock::now();
+      for (int r = 0; r < repeats[f]; ++r) fns[f]();
+      per_call[f].push_back(elapsed(start) / repeats[f]);
+    }
+  }
+  std::vector<double> medians;
+  for (std::vector<double>& times : per_call) {
+    std::nth_element(times.begin(), times.begin() + trials / 2, times.end());
+    medians.push_back(times[trials / 2]);
+  }
+  return medians;
+}
+
 // Seconds per call of fn: the median over `trials` timings, each repeating fn enough times to
 // last at least `min_seconds` (after one warm-up call).
 template <typename Fn>
 double seconds_per_call(Fn&& fn, int trials = 5, double min_seconds = 0.05) {
-  using Clock = std::chrono::steady_clock;
-  auto elapsed = [](Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); };
-  auto start = Clock::now();
-  fn();  // warm-up: caches, page faults, lazy initialisation
-  const double once = std::max(elapsed(start), 1e-9);
-  const int repeats = std::max(1, static_cast<int>(min_seconds / once));
-  std::vector<double> per_call;
-  for (int t = 0; t < trials; ++t) {
-    start = Clock::now();
-    for (int r = 0; r < repeats; ++r) fn();
-    per_call.push_back(elapsed(start) / repeats);
-  }
-  std::nth_element(per_call.begin(), per_call.begin() + trials / 2, per_call.end());
-  return per_call[trials / 2];
+  return seconds_per_call_in_turns({std::function<void()>(std::forward<Fn>(fn))}, trials, min_seconds)[0];
 }
 
 // One figure: a value in a unit, and optionally the same-run baseline it should be read against.

@@ -2,6 +2,8 @@
 #include "apps/bench/products.h"
 
 #include <algorithm>
+#include <functional>
+#include <vector>
 
 #include "apps/bench/bench.h"
 #include "core/backend.h"
@@ -24,17 +26,24 @@ core::Tensor operand(int64_t count, int64_t rows, int64_t cols, bool transposed,
   return count == 1 ? x.squeeze(0) : x;
 }
 
-// Seconds per run of `plan` with `library` forced: out = a @ b through the CPU backend, into
-// preallocated memory (as a step's product writes into memory its allocator keeps).
-double seconds_in(GemmLibrary library, const core::ProductPlan& plan) {
+// Seconds per run of `plan` in each of `libraries`, timed in turns (seconds_per_call_in_turns):
+// out = a @ b through the CPU backend with the library forced, into preallocated memory (as a
+// step's product writes into memory its allocator keeps).
+std::vector<double> seconds_in(const std::vector<GemmLibrary>& libraries, const core::ProductPlan& plan) {
   const core::GemmShape& g = plan.gemm;
   Generator gen(7);
   const core::Tensor a = operand(plan.count, g.m, g.k, g.a_transposed, gen);
   const core::Tensor b = operand(plan.count, g.k, g.n, g.b_transposed, gen);
   const core::Tensor out = plan.count == 1 ? core::empty({g.m, g.n}) : core::empty({plan.count, g.m, g.n});
   core::Backend& cpu = core::backend(Device::cpu());
-  const core::cpu::ForcedGemmLibrary forced(library);
-  return seconds_per_call([&] { cpu.matmul(a, b, out, /*accumulate=*/false); }, 5, 0.05);
+  std::vector<std::function<void()>> runs;
+  for (const GemmLibrary library : libraries) {
+    runs.emplace_back([&, library] {
+      const core::cpu::ForcedGemmLibrary forced(library);
+      cpu.matmul(a, b, out, /*accumulate=*/false);
+    });
+  }
+  return seconds_per_call_in_turns(runs, 5, 0.05);
 }
 
 // Seconds per run of `plan` as bfloat16 products whose operands are already in bfloat16 (compact,
@@ -98,8 +107,12 @@ std::string PlanTiming::name() const {
 
 PlanTiming time_plan(const core::ProductPlan& plan, int64_t times) {
   PlanTiming t{.plan = plan, .times = times};
-  t.openblas_seconds = seconds_in(GemmLibrary::openblas, plan);
-  if (core::cpu::onednn_built()) t.onednn_seconds = seconds_in(GemmLibrary::onednn, plan);
+  if (core::cpu::onednn_built()) {  // the two in turns: a slow moment of the machine falls on both
+    const std::vector<double> seconds = seconds_in({GemmLibrary::openblas, GemmLibrary::onednn}, plan);
+    t.openblas_seconds = seconds[0], t.onednn_seconds = seconds[1];
+  } else {
+    t.openblas_seconds = seconds_in({GemmLibrary::openblas}, plan)[0];
+  }
   // attention's own GEMMs are OpenBLAS's (core/cpu/attention.cpp); the others go where matmul sends them
   t.chosen = plan.in_attention ? GemmLibrary::openblas : core::cpu::gemm_library_choice(plan.gemm, plan.count);
   if (takes_bfloat16_operands(plan, t.chosen)) t.bfloat16_operands_seconds = seconds_with_bfloat16_operands(plan);

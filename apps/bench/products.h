@@ -38,9 +38,10 @@ struct PlanTiming {
   std::string name() const;  // "25088x512x128_NT_x1": m x n x k, a and b (N plain, T transposed), count
 };
 
-// Times one run of `plan` in each library: a float32 product of random operands with the plan's
-// shape, transposes and count, through the CPU backend with the library forced (ForcedGemmLibrary);
-// and, under bfloat16 products, oneDNN on operands already in bfloat16.
+// Times one run of `plan` in each library, the two in turns (bench.h, seconds_per_call_in_turns):
+// a float32 product of random operands with the plan's shape, transposes and count, through the
+// CPU backend with the library forced (ForcedGemmLibrary); and, under bfloat16 products, oneDNN on
+// operands already in bfloat16.
 PlanTiming time_plan(const core::ProductPlan& plan, int64_t times = 1);
 std::vector<PlanTiming> time_products(const std::vector<core::MetaProduct>& products);
 
