@@ -28,8 +28,10 @@ core::Tensor operand(int64_t count, int64_t rows, int64_t cols, bool transposed,
 
 // Seconds per run of `plan` in each of `libraries`, timed in turns (seconds_per_call_in_turns):
 // out = a @ b through the CPU backend with the library forced, into preallocated memory (as a
-// step's product writes into memory its allocator keeps).
-std::vector<double> seconds_in(const std::vector<GemmLibrary>& libraries, const core::ProductPlan& plan) {
+// step's product writes into memory its allocator keeps); then `beside`'s, where given, timed in
+// the same turns.
+std::vector<double> seconds_in(const std::vector<GemmLibrary>& libraries, const core::ProductPlan& plan,
+                               const std::function<void()>& beside) {
   const core::GemmShape& g = plan.gemm;
   Generator gen(7);
   const core::Tensor a = operand(plan.count, g.m, g.k, g.a_transposed, gen);
@@ -43,6 +45,7 @@ std::vector<double> seconds_in(const std::vector<GemmLibrary>& libraries, const 
       cpu.matmul(a, b, out, /*accumulate=*/false);
     });
   }
+  if (beside) runs.push_back(beside);
   return seconds_per_call_in_turns(runs, 5, 0.05);
 }
 
@@ -105,14 +108,15 @@ std::string PlanTiming::name() const {
          (g.a_transposed ? "T" : "N") + (g.b_transposed ? "T" : "N") + "_x" + std::to_string(plan.count);
 }
 
-PlanTiming time_plan(const core::ProductPlan& plan, int64_t times) {
+PlanTiming time_plan(const core::ProductPlan& plan, int64_t times, const std::function<void()>& beside) {
   PlanTiming t{.plan = plan, .times = times};
-  if (core::cpu::onednn_built()) {  // the two in turns: a slow moment of the machine falls on both
-    const std::vector<double> seconds = seconds_in({GemmLibrary::openblas, GemmLibrary::onednn}, plan);
-    t.openblas_seconds = seconds[0], t.onednn_seconds = seconds[1];
-  } else {
-    t.openblas_seconds = seconds_in({GemmLibrary::openblas}, plan)[0];
-  }
+  // the libraries (and `beside`) in turns: a slow moment of the machine falls on each of them
+  std::vector<GemmLibrary> libraries{GemmLibrary::openblas};
+  if (core::cpu::onednn_built()) libraries.push_back(GemmLibrary::onednn);
+  const std::vector<double> seconds = seconds_in(libraries, plan, beside);
+  t.openblas_seconds = seconds[0];
+  if (libraries.size() == 2) t.onednn_seconds = seconds[1];
+  if (beside) t.beside_seconds = seconds.back();
   // attention's own GEMMs are OpenBLAS's (core/cpu/attention.cpp); the others go where matmul sends them
   t.chosen = plan.in_attention ? GemmLibrary::openblas : core::cpu::gemm_library_choice(plan.gemm, plan.count);
   if (takes_bfloat16_operands(plan, t.chosen)) t.bfloat16_operands_seconds = seconds_with_bfloat16_operands(plan);

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,7 @@ struct PlanTiming {
   // Under MatmulPrecision::bfloat16, for a product that matmul gives bfloat16 operands: oneDNN on
   // operands already rounded, without the rounding pass (else 0).
   double bfloat16_operands_seconds = 0;
+  double beside_seconds = 0;  // time_plan's `beside`, where given
   core::cpu::GemmLibrary chosen = core::cpu::GemmLibrary::openblas;
 
   double flops() const;  // of one run: 2 m n k count
@@ -41,8 +43,9 @@ struct PlanTiming {
 // Times one run of `plan` in each library, the two in turns (bench.h, seconds_per_call_in_turns):
 // a float32 product of random operands with the plan's shape, transposes and count, through the
 // CPU backend with the library forced (ForcedGemmLibrary); and, under bfloat16 products, oneDNN on
-// operands already in bfloat16.
-PlanTiming time_plan(const core::ProductPlan& plan, int64_t times = 1);
+// operands already in bfloat16. `beside`, another way of running the same product (bench ops:
+// matmul through the tensor API), is timed in the same turns, into beside_seconds.
+PlanTiming time_plan(const core::ProductPlan& plan, int64_t times = 1, const std::function<void()>& beside = {});
 std::vector<PlanTiming> time_products(const std::vector<core::MetaProduct>& products);
 
 // A work's products summed: seconds at the better library's rate and at the chosen library's, and
