@@ -123,14 +123,25 @@ def sample_rows(config, runs, args):
     return lines
 
 
+def at_least_one(text):
+    """--rounds and --threads: a whole number of 1 or more (0 rounds would leave no figure)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return value
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--axiom", default="build/apps/axiom")
     parser.add_argument("--before", help="an older axiom binary to time beside it")
     parser.add_argument("--torch", action="store_true", help="PyTorch's step (or sampler) too (torch_reference.py)")
     parser.add_argument("--configs", default="tiny,small,medium")
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--rounds", type=at_least_one, default=5)
+    parser.add_argument("--threads", type=at_least_one, default=2)
     parser.add_argument("--precision", "--matmul", choices=["float32", "bfloat16"], default="float32",
                         help="axiom's --precision (PyTorch's autocast for bfloat16)")
     parser.add_argument("--sample", action="store_true",

@@ -98,3 +98,13 @@ def test_sampling_has_no_precision(tmp_path):
                          capture_output=True, text=True)
     assert run.returncode != 0
     assert "--sample runs in float32" in run.stderr
+
+
+@pytest.mark.parametrize("flag, value", [("--rounds", "0"), ("--rounds", "-3"), ("--threads", "0"), ("--rounds", "two")])
+def test_rounds_and_threads_are_at_least_one(tmp_path, flag, value):
+    axiom = fake(tmp_path, "axiom", [2.0])
+    run = subprocess.run([sys.executable, SCRIPT, "--axiom", axiom, "--configs", "tiny", flag, value, "--torch"],
+                         capture_output=True, text=True)
+    assert run.returncode == 2, run.stderr  # argparse's usage error, before any side runs
+    assert f"argument {flag}: '{value}' is not a whole number of at least 1" in run.stderr
+    assert not (tmp_path / "axiom.count").exists()
