@@ -31,7 +31,7 @@ std::string join(const std::vector<std::string>& names) {
 }
 
 // matmul through the tensor API next to the better library on the same GEMMs (products.h), both
-// into memory the allocator keeps, the three timed in turns.
+// into memory the allocator keeps, timed in the same turns as the libraries (time_plan's `beside`).
 void report_matmul(const Reporter& reporter, const std::string& name, const Tensor& a, const Tensor& b,
                    const ProductPlan& plan) {
   Tensor c;

@@ -42,8 +42,8 @@ struct PlanTiming {
 
 // Times one run of `plan` in each library, the two in turns (bench.h, seconds_per_call_in_turns):
 // a float32 product of random operands with the plan's shape, transposes and count, through the
-// CPU backend with the library forced (ForcedGemmLibrary); and, under bfloat16 products, oneDNN on
-// operands already in bfloat16. `beside`, another way of running the same product (bench ops:
+// CPU backend with the library forced (ForcedGemmLibrary); and then, on its own, under bfloat16
+// products, oneDNN on operands already in bfloat16. `beside`, another way of running the same product (bench ops:
 // matmul through the tensor API), is timed in the same turns, into beside_seconds.
 PlanTiming time_plan(const core::ProductPlan& plan, int64_t times = 1, const std::function<void()>& beside = {});
 std::vector<PlanTiming> time_products(const std::vector<core::MetaProduct>& products);

@@ -4,9 +4,11 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 #include "apps/bench/bench.h"
 
+using axiom::bench::seconds_per_call;
 using axiom::bench::seconds_per_call_in_turns;
 
 TEST_CASE("seconds_per_call_in_turns warms each function up, then times one trial of each per round") {
@@ -22,9 +24,9 @@ TEST_CASE("seconds_per_call_in_turns warms each function up, then times one tria
   for (const double s : seconds) CHECK(s >= 0);
 }
 
-TEST_CASE("a trial repeats its function to last min_seconds, and seconds_per_call is one function in turns") {
+TEST_CASE("seconds_per_call repeats its function in each trial to last min_seconds") {
   int runs = 0;
-  const double seconds = axiom::bench::seconds_per_call([&] { ++runs; }, /*trials=*/5, /*min_seconds=*/1e-4);
+  const double seconds = seconds_per_call([&] { ++runs; }, /*trials=*/5, /*min_seconds=*/0.01);
   CHECK(runs > 1 + 5);  // the warm-up, and more than one call in each trial
   CHECK(seconds >= 0);
 }

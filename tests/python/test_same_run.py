@@ -100,7 +100,8 @@ def test_sampling_has_no_precision(tmp_path):
     assert "--sample runs in float32" in run.stderr
 
 
-@pytest.mark.parametrize("flag, value", [("--rounds", "0"), ("--rounds", "-3"), ("--threads", "0"), ("--rounds", "two")])
+@pytest.mark.parametrize("flag, value", [("--rounds", "0"), ("--rounds", "-3"), ("--rounds", "two"),
+                                         ("--threads", "0"), ("--threads", "-1")])
 def test_rounds_and_threads_are_at_least_one(tmp_path, flag, value):
     axiom = fake(tmp_path, "axiom", [2.0])
     run = subprocess.run([sys.executable, SCRIPT, "--axiom", axiom, "--configs", "tiny", flag, value, "--torch"],
