@@ -1,6 +1,10 @@
 // Products of operands rounded once to bfloat16, for the fused layers (see bfloat16_products.h).
 #include "autograd/bfloat16_products.h"
 
+#include <algorithm>
+
+#include "autograd/rules.h"
+
 #include "core/gemm_shape.h"
 #include "core/launch.h"
 #include "core/matmul_precision.h"
@@ -38,6 +42,30 @@ core::Tensor input_grad(const core::Tensor& g16, const core::Tensor& w16) {
 core::Tensor weight_grad(const core::Tensor& x16, const core::Tensor& g16) {
   const int64_t k = x16.size(-1), n = g16.size(-1);
   return core::matmul(x16.reshape({-1, k}).transpose(0, 1), g16.reshape({-1, n}));
+}
+
+core::Tensor layer_norm_product(const core::Tensor& x, const core::Tensor& norm_weight, const core::Tensor& norm_bias,
+                                double eps, const core::Tensor& weight, const core::Tensor& bias, Dtype output_dtype,
+                                bool keep_y16, LayerNormProduct& kept) {
+  const core::LayerNormResult r = core::layer_norm(x, norm_weight, norm_bias, eps, Dtype::bfloat16);
+  kept = {x, norm_weight, r.mean, r.rstd, keep_y16 ? r.output : core::Tensor(), rounded(weight)};
+  if (output_dtype == Dtype::float32) return forward(r.output, kept.w16, bias);
+  if (bias.defined()) return core::linear(r.output, kept.w16, bias, output_dtype);
+  return core::matmul(r.output, kept.w16).to(output_dtype);
+}
+
+Grads layer_norm_product_grads(const LayerNormProduct& kept, const core::Tensor& g, const Needs& needs) {
+  Grads grads(5);
+  const auto [g16, bias_grad] = rounded_gradient(g, needs[4]);
+  if (needs[3]) grads[3] = Tensor(weight_grad(kept.y16, g16));
+  if (needs[4]) grads[4] = Tensor(bias_grad);
+  if (needs[0] || needs[1] || needs[2]) {
+    const core::Tensor dy = input_grad(g16, kept.w16);
+    const Grads norm =
+        rules::layer_norm_grads(kept.x, kept.norm_weight, kept.mean, kept.rstd, dy, {needs[0], needs[1], needs[2]});
+    std::copy(norm.begin(), norm.end(), grads.begin());
+  }
+  return grads;
 }
 
 }  // namespace axiom::bfloat16_products

@@ -12,6 +12,7 @@
 //   }
 #pragma once
 
+#include "autograd/tensor.h"
 #include "core/launch.h"
 #include "core/tensor.h"
 
@@ -39,5 +40,27 @@ core::Tensor input_grad(const core::Tensor& g16, const core::Tensor& w16);
 // dL/dw = x16^T @ g16 : [K, rows] x [rows, N] -> [K, N], in float32 (every axis but the last of
 // x16 [..., K] and g16 [..., N] folded into rows: one product for the whole batch).
 core::Tensor weight_grad(const core::Tensor& x16, const core::Tensor& g16);
+
+// --- a layer norm and its product, rounded (layer_norm_linear and layer_norm_attention) --------
+
+// What the backward pass of layer_norm_product keeps: x [..., D] with its mean and rstd, the layer
+// norm's weight [D] (or undefined), y16 (the layer norm's output rounded, [..., D]; undefined when
+// the weight needs no gradient) and w16 (the weight rounded, [D, N]).
+struct LayerNormProduct {
+  core::Tensor x, norm_weight, mean, rstd, y16, w16;
+};
+
+// out = layer_norm(x, norm_weight, norm_bias, eps) @ weight + bias (bias [N] or undefined) ->
+// [..., N], with y and weight rounded once: in float32, or with output_dtype bfloat16 each sum
+// rounded as it is written (the next product's operand). What the backward pass needs goes into
+// `kept`; keep_y16 when the weight needs a gradient.
+core::Tensor layer_norm_product(const core::Tensor& x, const core::Tensor& norm_weight, const core::Tensor& norm_bias,
+                                double eps, const core::Tensor& weight, const core::Tensor& bias, Dtype output_dtype,
+                                bool keep_y16, LayerNormProduct& kept);
+
+// The gradients of x, norm_weight, norm_bias, weight and bias (those `needs` asks for) from the
+// output's gradient g [..., N] (float32): g rounded once for both products, then
+//   dweight = y16^T @ g16,  dbias = g summed over the rows,  dy = g16 @ w16^T -> layer_norm's rule.
+Grads layer_norm_product_grads(const LayerNormProduct& kept, const core::Tensor& g, const Needs& needs);
 
 }  // namespace axiom::bfloat16_products

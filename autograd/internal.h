@@ -11,6 +11,8 @@ namespace axiom {
 // The numbers of x as core's tensor: they share memory, and autograd never sees a change made
 // through them. An Error for an undefined x.
 const core::Tensor& core_tensor(const Tensor& x);
+// The same, or an undefined core tensor for an undefined x (an optional parameter left out).
+inline core::Tensor data_or_undefined(const Tensor& x) { return x.defined() ? core_tensor(x) : core::Tensor(); }
 
 // A gradient summed over the axes that broadcasting added or stretched, back to `shape` (the
 // engine's, for every op's gradients; a custom op's checks use it too).

@@ -92,6 +92,15 @@ Tensor shift(const Tensor& x, int64_t axis, int64_t amount);
 // same from plain ops, differentiated like any composite.
 using core::AttentionMask;
 Tensor attention(const Tensor& qkv, int64_t axis, int64_t heads, const AttentionMask& mask, const Tensor& bias = {});
+// attention(layer_norm_linear(x, norm_weight, norm_bias, eps, weight, bias), axis, heads, mask):
+// an attention layer's input normalized, projected to qkv [..., 3D] (weight [D, 3D]) and attended
+// -> [..., D]. Under MatmulPrecision::bfloat16 (a product that rounds, a mask the device fuses
+// along lines), one fused op: qkv is written, kept and read in bfloat16 (the projection's sums
+// rounded as they are written, half the bytes), and the backward pass goes from qkv's gradient
+// straight into the projection's. Otherwise the two ops themselves.
+Tensor layer_norm_attention(const Tensor& x, const Tensor& norm_weight, const Tensor& norm_bias, double eps,
+                            const Tensor& weight, const Tensor& bias, int64_t axis, int64_t heads,
+                            const AttentionMask& mask);
 // The queries of qkv [..., L (at axis), ..., 3D] split into heads, each line's axis moved next to
 // the features: [..., H, L, Dh], the other axes in their order (the layout of a bias).
 Tensor attention_queries(const Tensor& qkv, int64_t axis, int64_t heads);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "autograd/bfloat16_products.h"
 #include "autograd/ops.h"
 #include "core/error.h"
 #include "core/factory.h"
@@ -156,6 +157,37 @@ Tensor attention(const Tensor& qkv, int64_t axis, int64_t heads, const core::Att
       },
       [axis, heads, mask](const std::vector<Tensor>& in) {
         return attention_composite(in[0], axis, heads, mask, Tensor());
+      });
+}
+
+// Under MatmulPrecision::bfloat16, with qkv16 = layer_norm_product (autograd/bfloat16_products.h)
+// written in bfloat16:
+//   forward   qkv16 = round(layer_norm(x) rounded @ weight rounded + bias)    [..., 3D], bfloat16
+//             out   = attention(qkv16), the kernel widening qkv16 as it reads it
+//   backward  dqkv  = attention's rule from qkv16 and the saved probs         [..., 3D], float32
+//             then layer_norm_linear's bfloat16 rule from dqkv (layer_norm_product_grads)
+// The gradients are those of the two ops with qkv rounded once in between and that rounding passed
+// over (its derivative taken as 1). A graph of the backward pass goes through the two ops.
+Tensor layer_norm_attention(const Tensor& x, const Tensor& norm_weight, const Tensor& norm_bias, double eps,
+                            const Tensor& weight, const Tensor& bias, int64_t axis, int64_t heads,
+                            const AttentionMask& mask) {
+  const bool rounded_qkv = bfloat16_products::wanted(core_tensor(x), core_tensor(weight)) &&
+                           mask.kind() != AttentionMask::Kind::blocks && core::attention_fused(x.device(), mask);
+  if (!rounded_qkv)
+    return attention(layer_norm_linear(x, norm_weight, norm_bias, eps, weight, bias), axis, heads, mask);
+  bfloat16_products::LayerNormProduct kept;
+  const core::Tensor qkv16 = bfloat16_products::layer_norm_product(
+      core_tensor(x), data_or_undefined(norm_weight), data_or_undefined(norm_bias), eps, core_tensor(weight),
+      data_or_undefined(bias), Dtype::bfloat16, weight.requires_grad(), kept);
+  core::AttentionResult r = core::attention(qkv16, axis, heads, mask);
+  return record_fused(
+      "layer_norm_attention", {x, norm_weight, norm_bias, weight, bias}, r.output,
+      [kept, qkv16, probs = r.probs, axis, heads, mask](const Tensor& g, const Needs& needs) {
+        const core::Tensor dqkv = core::attention_backward(qkv16, probs, core_tensor(g), axis, heads, mask);
+        return bfloat16_products::layer_norm_product_grads(kept, dqkv, needs);
+      },
+      [eps, axis, heads, mask](const std::vector<Tensor>& in) {
+        return attention(layer_norm_linear(in[0], in[1], in[2], eps, in[3], in[4]), axis, heads, mask);
       });
 }
 

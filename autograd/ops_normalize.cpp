@@ -56,8 +56,6 @@ Grads rules::layer_norm_grads(const core::Tensor& x, const core::Tensor& w, cons
 }
 
 namespace {
-core::Tensor data_or_undefined(const Tensor& t) { return t.defined() ? core_tensor(t) : core::Tensor(); }
-
 // Layer norm in smaller ops, what the fused kernels compute (the variance divides by D):
 //   (x - mean) / sqrt(var + eps) * w + b
 Tensor layer_norm_composite(const Tensor& x, const Tensor& w, const Tensor& b, double eps) {
@@ -92,25 +90,14 @@ Tensor layer_norm_linear_composite(const std::vector<Tensor>& in, double eps) {
 // backward pass, so y is not recomputed there.
 Tensor layer_norm_linear_bfloat16(const Tensor& x, const Tensor& norm_weight, const Tensor& norm_bias, double eps,
                                   const Tensor& weight, const Tensor& bias) {
-  const core::LayerNormResult r = core::layer_norm(core_tensor(x), data_or_undefined(norm_weight),
-                                                   data_or_undefined(norm_bias), eps, Dtype::bfloat16);
-  const core::Tensor y16 = weight.requires_grad() ? r.output : core::Tensor(),
-                     w16 = bfloat16_products::rounded(core_tensor(weight));
-  core::Tensor out = bfloat16_products::forward(r.output, w16, data_or_undefined(bias));
+  bfloat16_products::LayerNormProduct kept;
+  core::Tensor out = bfloat16_products::layer_norm_product(
+      core_tensor(x), data_or_undefined(norm_weight), data_or_undefined(norm_bias), eps, core_tensor(weight),
+      data_or_undefined(bias), Dtype::float32, weight.requires_grad(), kept);
   return record_fused(
       "layer_norm_linear", {x, norm_weight, norm_bias, weight, bias}, std::move(out),
-      [x = core_tensor(x), nw = data_or_undefined(norm_weight), y16, w16, mean = r.mean, rstd = r.rstd](
-          const Tensor& g, const Needs& needs) {
-        Grads grads(5);
-        const auto [g16, bias_grad] = bfloat16_products::rounded_gradient(core_tensor(g), needs[4]);
-        if (needs[3]) grads[3] = Tensor(bfloat16_products::weight_grad(y16, g16));
-        if (needs[4]) grads[4] = Tensor(bias_grad);
-        if (needs[0] || needs[1] || needs[2]) {
-          const core::Tensor dy = bfloat16_products::input_grad(g16, w16);
-          const Grads norm = rules::layer_norm_grads(x, nw, mean, rstd, dy, {needs[0], needs[1], needs[2]});
-          std::copy(norm.begin(), norm.end(), grads.begin());
-        }
-        return grads;
+      [kept](const Tensor& g, const Needs& needs) {
+        return bfloat16_products::layer_norm_product_grads(kept, core_tensor(g), needs);
       },
       [eps](const std::vector<Tensor>& in) { return layer_norm_linear_composite(in, eps); });
 }

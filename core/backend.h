@@ -124,10 +124,11 @@ class Backend {
   // its line along `axis` that `mask` lets it see (core/attention_mask.h). out [..., D] and probs
   // (the softmax weights, saved for the backward pass: [lines, heads, L, L], or [lines, heads,
   // blocks, P, M] for a block pattern) are written; all three are contiguous. Called only for
-  // masks that attention_fuses accepts.
+  // masks that attention_fuses accepts. On the CPU, qkv may be bfloat16 (out and probs float32).
   virtual void attention(const Tensor& qkv, int axis, int64_t heads, const AttentionMask& mask, const Tensor& out,
                          const Tensor& probs) = 0;
-  // grad_qkv [..., 3D] (written whole) from grad_out [..., D] and the forward's qkv and probs; all contiguous.
+  // grad_qkv [..., 3D] (written whole) from grad_out [..., D] and the forward's qkv and probs; all
+  // contiguous. A bfloat16 qkv (the CPU's alone) comes with float32 probs, grad_out and grad_qkv.
   virtual void attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int axis,
                                   int64_t heads, const AttentionMask& mask, const Tensor& grad_qkv) = 0;
   // Whether attention above takes this kind of mask; this default fuses all and causal only.
@@ -145,7 +146,8 @@ class Backend {
   virtual void matmul(const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate) = 0;
   // out[..., M, N] = a @ b + bias, bias [N] (contiguous) added to every row. This default writes the
   // bias into out and accumulates the product onto it; a backend whose library adds a bias as it
-  // writes the product (the CPU's oneDNN) saves those two passes over out.
+  // writes the product (the CPU's oneDNN) saves those two passes over out. On the CPU, out may be
+  // bfloat16 for bfloat16 a and b (each float32 sum rounded).
   virtual void linear(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out);
   // Over the last axis: out = (x - mean) * rstd * weight + bias; weight and bias ([D], contiguous)
   // may be undefined. On the CPU, out may be bfloat16 for a contiguous float32 x (rounded).

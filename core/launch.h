@@ -144,8 +144,11 @@ struct AttentionResult {
 // the positions of its line along `axis` that `mask` lets it see.
 //   out = softmax(Q K^T / sqrt(Dh), over the keys the mask lets each query see) V, per line and head  -> [..., D]
 // An Error when the backend does not fuse this kind of mask (attention_fused says whether it does).
+// On the CPU, qkv may be bfloat16 (a rounded product's output, half the bytes to read): the kernel
+// widens it to float32 as it reads it, and out and probs are float32.
 AttentionResult attention(const Tensor& qkv, int64_t axis, int64_t heads, const AttentionMask& mask);
-// d loss / d qkv [..., 3D] from grad_out [..., D] and the forward's qkv, mask and probs.
+// d loss / d qkv [..., 3D] from grad_out [..., D] and the forward's qkv, mask and probs (for a
+// bfloat16 qkv: float32 probs and grad_out, and a float32 result).
 Tensor attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int64_t axis, int64_t heads,
                           const AttentionMask& mask);
 // Whether `device`'s backend runs attention with this kind of mask fused (else a caller composes it).
@@ -174,6 +177,10 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 // x [..., K] @ weight [K, N] + bias [N] -> [..., N] (a Dense layer), the bias added by the product
 // itself: out starts as the bias, and BLAS accumulates onto it (no separate pass over out).
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
+// The same with the output in `output_dtype`: the product's own (x's, or float32 for bfloat16
+// operands), or bfloat16 for bfloat16 x and weight on the CPU: each float32 sum, bias added,
+// rounded as it is written (the next product's operand: layer_norm_attention's qkv).
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, Dtype output_dtype);
 
 // (How float32 products multiply, MatmulPrecision: core/matmul_precision.h.)
 

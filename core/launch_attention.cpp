@@ -22,7 +22,13 @@ struct AttentionShapes {
 AttentionShapes checked_attention(const char* name, const Tensor& qkv, int64_t axis, int64_t heads,
                                   const AttentionMask& mask) {
   checks::defined(name, qkv, "qkv");
-  checks::floating(name, qkv);
+  if (qkv.dtype() == Dtype::bfloat16) {
+    const DeviceType device = qkv.device().type;
+    if (device != DeviceType::cpu && device != DeviceType::meta)
+      throw Error(name, "a bfloat16 qkv lives on the CPU only; got a ", qkv.device(), " tensor");
+  } else {
+    checks::floating(name, qkv);
+  }
   if (qkv.dim() < 2) throw Error(name, "qkv must be [..., L, ..., 3D], got ", qkv.shape());
   const int a = normalize_axis(name, axis, qkv.dim());
   if (a == qkv.dim() - 1)
@@ -42,6 +48,10 @@ AttentionShapes checked_attention(const char* name, const Tensor& qkv, int64_t a
   return {a, out, {lines, heads, pattern.blocks(), pattern.block_queries, pattern.block_keys}};
 }
 
+// The dtype attention computes in: qkv's, or float32 for a bfloat16 qkv (stored rounded, widened
+// as the kernel reads it).
+Dtype computed_dtype(const Tensor& qkv) { return qkv.dtype() == Dtype::bfloat16 ? Dtype::float32 : qkv.dtype(); }
+
 }  // namespace
 
 bool attention_fused(Device device, const AttentionMask& mask) { return backend(device).attention_fuses(mask); }
@@ -56,7 +66,8 @@ AttentionResult attention(const Tensor& qkv, int64_t axis, int64_t heads, const 
     throw Error("attention", "the ", qkv.device(),
                 " backend does not fuse attention with a block pattern (autograd's attention composes it)");
   }
-  AttentionResult result{empty(shapes.out, qkv.dtype(), qkv.device()), empty(shapes.probs, qkv.dtype(), qkv.device())};
+  const Dtype dtype = computed_dtype(qkv);
+  AttentionResult result{empty(shapes.out, dtype, qkv.device()), empty(shapes.probs, dtype, qkv.device())};
   if (qkv.numel() > 0)
     backend(qkv.device()).attention(qkv.contiguous(), shapes.axis, heads, mask, result.output, result.probs);
   return result;
@@ -65,16 +76,17 @@ AttentionResult attention(const Tensor& qkv, int64_t axis, int64_t heads, const 
 Tensor attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int64_t axis, int64_t heads,
                           const AttentionMask& mask) {
   const AttentionShapes shapes = checked_attention("attention_backward", qkv, axis, heads, mask);
+  const Dtype dtype = computed_dtype(qkv);
   for (const Tensor* t : {&probs, &grad_out}) {
     checks::defined("attention_backward", *t);
     checks::same_device("attention_backward", qkv, *t);
-    checks::same_dtype("attention_backward", qkv, *t);
+    checks::dtype_is("attention_backward", *t, dtype, t == &probs ? "probs" : "grad_out");
   }
   if (grad_out.shape() != shapes.out || probs.shape() != shapes.probs) {
     throw Error("attention_backward", "for qkv ", qkv.shape(), " expected grad_out ", shapes.out, " and probs ",
                 shapes.probs, "; got ", grad_out.shape(), " and ", probs.shape());
   }
-  Tensor grad_qkv = empty(qkv.shape(), qkv.dtype(), qkv.device());
+  Tensor grad_qkv = empty(qkv.shape(), dtype, qkv.device());
   if (qkv.numel() > 0) {
     backend(qkv.device())
         .attention_backward(qkv.contiguous(), probs.contiguous(), grad_out.contiguous(), shapes.axis, heads, mask,

@@ -92,15 +92,23 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 }
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  return linear(x, weight, bias, product_dtype(x.dtype()));
+}
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, Dtype output_dtype) {
   const Product p = checked_product("linear", x, weight);
   checks::defined("linear", bias, "bias");
   checks::same_device("linear", x, bias);
-  const Dtype out_dtype = product_dtype(x.dtype());
-  checks::dtype_is("linear", bias, out_dtype, "the bias");
+  const Dtype sums = product_dtype(x.dtype());
+  checks::dtype_is("linear", bias, sums, "the bias");
+  if (output_dtype != sums && !(output_dtype == Dtype::bfloat16 && x.dtype() == Dtype::bfloat16)) {
+    throw Error("linear", "a product of ", x.dtype(), " operands is written in ", sums,
+                " (or in bfloat16, for bfloat16 operands); asked for ", output_dtype);
+  }
   if (weight.dim() != 2 || bias.shape() != Shape{weight.size(1)}) {
     throw Error("linear", "needs weight [K, N] and bias [N], got ", weight.shape(), " and ", bias.shape());
   }
-  Tensor out = empty(p.out_shape, out_dtype, x.device());
+  Tensor out = empty(p.out_shape, output_dtype, x.device());
   backend(x.device()).linear(p.a, p.b, bias.contiguous(), out);
   return unvectored(out, p);
 }

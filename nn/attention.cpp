@@ -81,9 +81,14 @@ Tensor AxialAttention::attend_grid(const Tensor& qkv_x) const {
 
 Tensor AxialAttention::forward(const Tensor& x) const { return mix(qkv->forward(x), checked_axis(x)); }
 
+// Without local blocks or relative positions, one op from the normalized input to the heads'
+// output (layer_norm_attention: under bfloat16 products, qkv is kept in bfloat16).
 Tensor AxialAttention::forward(const LayerNorm& norm, const Tensor& x) const {
   const int64_t a = checked_axis(x);
-  return mix(layer_norm_linear(x, norm.weight, norm.bias, norm.eps, qkv->weight, qkv->bias), a);
+  if (local.active() || relative.defined())
+    return mix(layer_norm_linear(x, norm.weight, norm.bias, norm.eps, qkv->weight, qkv->bias), a);
+  return out->forward(layer_norm_attention(x, norm.weight, norm.bias, norm.eps, qkv->weight, qkv->bias, a, heads,
+                                           AttentionMask::causal_if(masked)));
 }
 
 // --- one position at a time ---------------------------------------------------------------------

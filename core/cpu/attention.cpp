@@ -15,11 +15,13 @@
 //             dK = dS^T Q                [L, L] x [L, Dh] -> [L, Dh]
 //
 // A line short enough (lines_in_cache: `small`'s lines of 28) is copied into contiguous scratch
-// rows first, its heads run there one after another, and its output (or its qkv's gradient) is
-// copied back: lines run in parallel on TBB threads, each product on its thread (for L^2 * Dh <=
-// 64^3 OpenBLAS computes a product on the calling thread, core/parallel.h). Longer or wider lines
+// rows first (a bfloat16 qkv widened to float32 as it is copied: half the bytes to read), its
+// heads run there one after another, and its output (or its qkv's gradient) is copied back: lines
+// run in parallel on TBB threads, each product on its thread (for L^2 * Dh <= 64^3 OpenBLAS
+// computes a product on the calling thread, core/parallel.h). Longer or wider lines
 // run on views of the tensors in place (BLAS reads a row stride): in parallel by (line, head) when
-// the products are small, else one at a time, each product threaded by OpenBLAS.
+// the products are small, else one at a time, each product threaded by OpenBLAS (a bfloat16 qkv
+// widened whole first).
 //
 // With a block pattern (core/attention_mask.h: local attention), a task goes block by block: it
 // copies the block's P queries and the M keys and values of its memory into scratch rows, and runs
@@ -35,6 +37,7 @@
 
 #include "core/attention_lines.h"
 #include "core/attention_mask.h"
+#include "core/cpu/bfloat16.h"
 #include "core/cpu/blas.h"
 #include "core/cpu/cpu_backend.h"
 #include "core/cpu/fast_math.h"
@@ -47,22 +50,34 @@ namespace axiom::core::cpu {
 
 namespace {
 
-// The rows of one line of a contiguous tensor [..., width] (core/attention_lines.h): position i
-// of line n at first(n) + i * step, copied to and from L contiguous rows of `width`.
-template <typename T>
-struct LineRows {
-  LineRows(const AttentionLines& lines_, int64_t width_, T* data_)
-      : lines(lines_), width(width_), step(lines_.step(width_)), data(data_) {}
-  T* first(int64_t line) const { return data + lines.start(line, width); }
-  void copy_out(int64_t line, T* rows) const {  // rows [L, width] = the line's rows
-    for (int64_t i = 0; i < lines.length; ++i) std::copy_n(first(line) + i * step, width, rows + i * width);
+// to[0..n) = from[0..n): copied, or widened from bfloat16's bits (S = uint16_t) to float32 (exact).
+template <typename S, typename T>
+void read_row(const S* from, int64_t n, T* to) {
+  if constexpr (std::is_same_v<S, T>) {
+    std::copy_n(from, n, to);
+  } else {
+    static_assert(std::is_same_v<S, uint16_t> && std::is_same_v<T, float>);
+    for (int64_t i = 0; i < n; ++i) to[i] = bfloat16_to_float(from[i]);
   }
-  void copy_in(int64_t line, const T* rows) const {  // the line's rows = rows [L, width]
+}
+
+// The rows of one line of a contiguous tensor [..., width] of S (core/attention_lines.h): position
+// i of line n at first(n) + i * step, copied to and from L contiguous rows of `width`.
+template <typename S>
+struct LineRows {
+  LineRows(const AttentionLines& lines_, int64_t width_, S* data_)
+      : lines(lines_), width(width_), step(lines_.step(width_)), data(data_) {}
+  S* first(int64_t line) const { return data + lines.start(line, width); }
+  template <typename T>
+  void copy_out(int64_t line, T* rows) const {  // rows [L, width] = the line's rows (widened from bfloat16)
+    for (int64_t i = 0; i < lines.length; ++i) read_row(first(line) + i * step, width, rows + i * width);
+  }
+  void copy_in(int64_t line, const S* rows) const {  // the line's rows = rows [L, width]
     for (int64_t i = 0; i < lines.length; ++i) std::copy_n(rows + i * width, width, first(line) + i * step);
   }
   const AttentionLines& lines;
   int64_t width, step;
-  T* data;
+  S* data;
 };
 
 // Whether a line is copied into scratch rows and run on one thread: its qkv, output and their
@@ -313,25 +328,23 @@ void block_attention_backward(const Tensor& qkv, const Tensor& probs, const Tens
   });
 }
 
-}  // namespace
-
-void CpuBackend::attention(const Tensor& qkv, int axis, int64_t heads, const AttentionMask& mask, const Tensor& out,
-                           const Tensor& probs) {
-  dispatch_floating("attention", qkv.dtype(), [&]<typename T>() {
-    const AttentionLines lines(qkv.shape(), axis);
-    if (mask.kind() == AttentionMask::Kind::blocks)
-      return block_attention<T>(qkv, lines, heads, mask.pattern(), out, probs);
-    const bool causal = mask.kind() == AttentionMask::Kind::causal;
-    const int64_t d = out.size(-1), dh = d / heads, l = lines.length;
-    const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(dh)));
-    // One head of one line: q, k, v [L, Dh] with rows `ld` apart, p [L, L], o [L, Dh] with rows `ld_o` apart.
-    auto head = [&](const T* q, int64_t ld, T* p, T* o, int64_t ld_o) {
-      const T *k = q + d, *v = q + 2 * d;
-      gemm<T>(false, true, l, l, dh, scale, q, ld, k, ld, T(0), p, l);  // S = scale * Q K^T
-      softmax_rows(p, l, causal);
-      gemm<T>(false, false, l, dh, l, T(1), p, l, v, ld, T(0), o, ld_o);  // O = P V
-    };
-    LineRows<T> x(lines, 3 * d, qkv.data<T>()), o(lines, d, out.data<T>());
+// Forward along lines (no block pattern) of qkv [..., 3D] stored as S: float or double (T), or
+// bfloat16's bits (uint16_t, T float: only for lines_in_cache, widened as they are copied).
+template <typename S, typename T>
+void line_attention(const Tensor& qkv, const AttentionLines& lines, int64_t heads, bool causal, const Tensor& out,
+                    const Tensor& probs) {
+  const int64_t d = out.size(-1), dh = d / heads, l = lines.length;
+  const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(dh)));
+  // One head of one line: q, k, v [L, Dh] with rows `ld` apart, p [L, L], o [L, Dh] with rows `ld_o` apart.
+  auto head = [&](const T* q, int64_t ld, T* p, T* o, int64_t ld_o) {
+    const T *k = q + d, *v = q + 2 * d;
+    gemm<T>(false, true, l, l, dh, scale, q, ld, k, ld, T(0), p, l);  // S = scale * Q K^T
+    softmax_rows(p, l, causal);
+    gemm<T>(false, false, l, dh, l, T(1), p, l, v, ld, T(0), o, ld_o);  // O = P V
+  };
+  LineRows<const S> x(lines, 3 * d, qkv.data<S>());
+  LineRows<T> o(lines, d, out.data<T>());
+  if constexpr (std::is_same_v<S, T>) {
     if (!lines_in_cache<T>(lines, d, heads)) {  // long or wide lines: on the tensors in place
       return for_each_chunk_of_tasks(lines.count() * heads, l, dh, [&](int64_t begin, int64_t end) {
         for (int64_t t = begin; t < end; ++t) {
@@ -340,16 +353,87 @@ void CpuBackend::attention(const Tensor& qkv, int axis, int64_t heads, const Att
         }
       });
     }
-    parallel_for(lines.count(), lines_per_task(lines, dh, heads), [&](int64_t begin, int64_t end) {
-      std::vector<T> x_line(static_cast<size_t>(l * 3 * d)), o_line(static_cast<size_t>(l * d));
-      for (int64_t line = begin; line < end; ++line) {
-        x.copy_out(line, x_line.data());
-        for (int64_t h = 0; h < heads; ++h) {
-          head(x_line.data() + h * dh, 3 * d, probs.data<T>() + (line * heads + h) * l * l, o_line.data() + h * dh, d);
-        }
-        o.copy_in(line, o_line.data());
+  }
+  parallel_for(lines.count(), lines_per_task(lines, dh, heads), [&](int64_t begin, int64_t end) {
+    std::vector<T> x_line(static_cast<size_t>(l * 3 * d)), o_line(static_cast<size_t>(l * d));
+    for (int64_t line = begin; line < end; ++line) {
+      x.copy_out(line, x_line.data());
+      for (int64_t h = 0; h < heads; ++h) {
+        head(x_line.data() + h * dh, 3 * d, probs.data<T>() + (line * heads + h) * l * l, o_line.data() + h * dh, d);
       }
-    });
+      o.copy_in(line, o_line.data());
+    }
+  });
+}
+
+// Backward along lines (no block pattern), qkv stored as S, as line_attention.
+template <typename S, typename T>
+void line_attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out,
+                             const AttentionLines& lines, int64_t heads, const Tensor& grad_qkv) {
+  const int64_t d = grad_out.size(-1), dh = d / heads, l = lines.length;
+  const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(dh)));
+  // One head of one line: q, k, v and dq, dk, dv [L, Dh] with rows `ld` apart, p [L, L], dout
+  // [L, Dh] with rows `ld_out` apart, ds [L, L] scratch.
+  auto head = [&](const T* q, T* dq, int64_t ld, const T* p, const T* dout, int64_t ld_out, T* ds) {
+    const T *k = q + d, *v = q + 2 * d;
+    T *dk = dq + d, *dv = dq + 2 * d;
+    gemm<T>(true, false, l, dh, l, T(1), p, l, dout, ld_out, T(0), dv, ld);  // dV = P^T dO
+    gemm<T>(false, true, l, l, dh, T(1), dout, ld_out, v, ld, T(0), ds, l);  // dP = dO V^T
+    softmax_backward_rows(p, ds, l, l, scale);                               // dS
+    gemm<T>(false, false, l, dh, l, T(1), ds, l, k, ld, T(0), dq, ld);       // dQ = dS K
+    gemm<T>(true, false, l, dh, l, T(1), ds, l, q, ld, T(0), dk, ld);        // dK = dS^T Q
+  };
+  LineRows<const S> x(lines, 3 * d, qkv.data<S>());
+  LineRows<T> dx(lines, 3 * d, grad_qkv.data<T>());
+  LineRows<const T> dout(lines, d, grad_out.data<T>());
+  const T* p = probs.data<T>();
+  if constexpr (std::is_same_v<S, T>) {
+    if (!lines_in_cache<T>(lines, d, heads)) {  // long or wide lines: on the tensors in place
+      return for_each_chunk_of_tasks(lines.count() * heads, l, dh, [&](int64_t begin, int64_t end) {
+        std::vector<T> ds(static_cast<size_t>(l * l));  // one dS block per chunk, reused by its tasks
+        for (int64_t t = begin; t < end; ++t) {
+          const int64_t line = t / heads, offset = (t % heads) * dh;
+          head(x.first(line) + offset, dx.first(line) + offset, x.step, p + t * l * l, dout.first(line) + offset,
+               dout.step, ds.data());
+        }
+      });
+    }
+  }
+  parallel_for(lines.count(), lines_per_task(lines, dh, heads), [&](int64_t begin, int64_t end) {
+    std::vector<T> x_line(static_cast<size_t>(l * 3 * d)), dx_line(x_line.size());
+    std::vector<T> dout_line(static_cast<size_t>(l * d)), ds(static_cast<size_t>(l * l));
+    for (int64_t line = begin; line < end; ++line) {
+      x.copy_out(line, x_line.data()), dout.copy_out(line, dout_line.data());
+      for (int64_t h = 0; h < heads; ++h) {
+        head(x_line.data() + h * dh, dx_line.data() + h * dh, 3 * d, p + (line * heads + h) * l * l,
+             dout_line.data() + h * dh, d, ds.data());
+      }
+      dx.copy_in(line, dx_line.data());
+    }
+  });
+}
+
+// A bfloat16 qkv is widened line by line where its lines are copied (lines_in_cache, no block
+// pattern); for any other attention, all of it first, into a float32 copy.
+bool widened_by_lines(const Tensor& qkv, const AttentionLines& lines, int64_t heads, const AttentionMask& mask) {
+  return mask.kind() != AttentionMask::Kind::blocks && lines_in_cache<float>(lines, qkv.size(-1) / 3, heads);
+}
+
+}  // namespace
+
+void CpuBackend::attention(const Tensor& qkv, int axis, int64_t heads, const AttentionMask& mask, const Tensor& out,
+                           const Tensor& probs) {
+  const AttentionLines lines(qkv.shape(), axis);
+  const bool causal = mask.kind() == AttentionMask::Kind::causal;
+  if (qkv.dtype() == Dtype::bfloat16) {
+    if (!widened_by_lines(qkv, lines, heads, mask))
+      return attention(qkv.to(Dtype::float32), axis, heads, mask, out, probs);
+    return line_attention<uint16_t, float>(qkv, lines, heads, causal, out, probs);
+  }
+  dispatch_floating("attention", qkv.dtype(), [&]<typename T>() {
+    if (mask.kind() == AttentionMask::Kind::blocks)
+      return block_attention<T>(qkv, lines, heads, mask.pattern(), out, probs);
+    line_attention<T, T>(qkv, lines, heads, causal, out, probs);
   });
 }
 
@@ -396,49 +480,17 @@ void CpuBackend::attention_step(const Tensor& q, const Tensor& keys_t, const Ten
 
 void CpuBackend::attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int axis,
                                     int64_t heads, const AttentionMask& mask, const Tensor& grad_qkv) {
+  const AttentionLines lines(qkv.shape(), axis);
+  if (qkv.dtype() == Dtype::bfloat16) {
+    if (!widened_by_lines(qkv, lines, heads, mask))
+      return attention_backward(qkv.to(Dtype::float32), probs, grad_out, axis, heads, mask, grad_qkv);
+    return line_attention_backward<uint16_t, float>(qkv, probs, grad_out, lines, heads, grad_qkv);
+  }
   dispatch_floating("attention_backward", qkv.dtype(), [&]<typename T>() {
-    const AttentionLines lines(qkv.shape(), axis);
     if (mask.kind() == AttentionMask::Kind::blocks) {
       return block_attention_backward<T>(qkv, probs, grad_out, lines, heads, mask.pattern(), grad_qkv);
     }
-    const int64_t d = grad_out.size(-1), dh = d / heads, l = lines.length;
-    const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(dh)));
-    // One head of one line: q, k, v and dq, dk, dv [L, Dh] with rows `ld` apart, p [L, L], dout
-    // [L, Dh] with rows `ld_out` apart, ds [L, L] scratch.
-    auto head = [&](const T* q, T* dq, int64_t ld, const T* p, const T* dout, int64_t ld_out, T* ds) {
-      const T *k = q + d, *v = q + 2 * d;
-      T *dk = dq + d, *dv = dq + 2 * d;
-      gemm<T>(true, false, l, dh, l, T(1), p, l, dout, ld_out, T(0), dv, ld);  // dV = P^T dO
-      gemm<T>(false, true, l, l, dh, T(1), dout, ld_out, v, ld, T(0), ds, l);  // dP = dO V^T
-      softmax_backward_rows(p, ds, l, l, scale);                               // dS
-      gemm<T>(false, false, l, dh, l, T(1), ds, l, k, ld, T(0), dq, ld);       // dQ = dS K
-      gemm<T>(true, false, l, dh, l, T(1), ds, l, q, ld, T(0), dk, ld);        // dK = dS^T Q
-    };
-    LineRows<T> x(lines, 3 * d, qkv.data<T>()), dx(lines, 3 * d, grad_qkv.data<T>());
-    LineRows<T> dout(lines, d, grad_out.data<T>());
-    const T* p = probs.data<T>();
-    if (!lines_in_cache<T>(lines, d, heads)) {  // long or wide lines: on the tensors in place
-      return for_each_chunk_of_tasks(lines.count() * heads, l, dh, [&](int64_t begin, int64_t end) {
-        std::vector<T> ds(static_cast<size_t>(l * l));  // one dS block per chunk, reused by its tasks
-        for (int64_t t = begin; t < end; ++t) {
-          const int64_t line = t / heads, offset = (t % heads) * dh;
-          head(x.first(line) + offset, dx.first(line) + offset, x.step, p + t * l * l, dout.first(line) + offset,
-               dout.step, ds.data());
-        }
-      });
-    }
-    parallel_for(lines.count(), lines_per_task(lines, dh, heads), [&](int64_t begin, int64_t end) {
-      std::vector<T> x_line(static_cast<size_t>(l * 3 * d)), dx_line(x_line.size());
-      std::vector<T> dout_line(static_cast<size_t>(l * d)), ds(static_cast<size_t>(l * l));
-      for (int64_t line = begin; line < end; ++line) {
-        x.copy_out(line, x_line.data()), dout.copy_out(line, dout_line.data());
-        for (int64_t h = 0; h < heads; ++h) {
-          head(x_line.data() + h * dh, dx_line.data() + h * dh, 3 * d, p + (line * heads + h) * l * l,
-               dout_line.data() + h * dh, d, ds.data());
-        }
-        dx.copy_in(line, dx_line.data());
-      }
-    });
+    line_attention_backward<T, T>(qkv, probs, grad_out, lines, heads, grad_qkv);
   });
 }
 

@@ -18,6 +18,7 @@
 #include "core/cpu/onednn_gemm.h"
 #include "core/cpu/cpu_backend.h"
 #include "core/cpu/loops.h"
+#include "core/factory.h"
 #include "core/matrix_layout.h"
 #include "core/launch.h"
 #include "core/tensor.h"
@@ -123,6 +124,22 @@ void matmul_typed(Tensor a, Tensor b, const Tensor& out, bool accumulate, const 
   }
 }
 
+// out (bfloat16) = a @ b + bias, each float32 sum rounded as oneDNN writes it, for bfloat16 a and b
+// that fold into one product (a [..., M, K] of contiguous rows @ b [K, N] does). False, and nothing
+// written, for any other product.
+bool linear_rounded_as_written(Tensor a, Tensor b, const Tensor& bias, const Tensor& out) {
+  const int64_t m = a.size(-2), k = a.size(-1), n = b.size(-1);
+  const auto a_view = matrix_layout(m, k, a.stride(-2), a.stride(-1)),
+             b_view = matrix_layout(k, n, b.stride(-2), b.stride(-1));
+  if (!a_view || !b_view || k == 0 || out.numel() == 0) return false;
+  const ProductPlan plan = plan_product(a, b);
+  if (plan.count != 1) return false;
+  const int64_t bands = is_large(plan.gemm) ? num_threads() : 1;
+  onednn_gemm_bfloat16(*a_view, *b_view, plan.gemm.m, n, k, a.data<uint16_t>(), b.data<uint16_t>(),
+                       {.c = nullptr, .ldc = n, .bias = bias.data<float>(), .c_bfloat16 = out.data<uint16_t>()}, bands);
+  return true;
+}
+
 }  // namespace
 
 void CpuBackend::matmul(const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate) {
@@ -131,6 +148,12 @@ void CpuBackend::matmul(const Tensor& a, const Tensor& b, const Tensor& out, boo
 }
 
 void CpuBackend::linear(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out) {
+  if (out.dtype() == Dtype::bfloat16) {  // of bfloat16 a and b (core::linear with a bfloat16 output)
+    if (linear_rounded_as_written(a, b, bias, out)) return;
+    const Tensor sums = empty(out.shape(), Dtype::float32, out.device());
+    matmul_typed<uint16_t, float>(a, b, sums, false, bias.data<float>());
+    return copy(sums, out);  // rounded
+  }
   if (a.dtype() == Dtype::bfloat16) return matmul_typed<uint16_t, float>(a, b, out, false, bias.data<float>());
   dispatch_floating("linear", a.dtype(), [&]<typename T>() { matmul_typed<T>(a, b, out, false, bias.data<T>()); });
 }

@@ -100,8 +100,10 @@ class Bfloat16Copy {
 };
 
 // What a compiled product is for: c's [rows, columns] and k, a's and b's strides, c's row stride,
-// whether it adds onto c, whether a and b are bfloat16 (else float32), and whether it adds a bias.
-using ProductKey = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, bool, bool>;
+// whether it adds onto c, whether a and b are bfloat16 (else float32), whether it adds a bias, and
+// whether c is bfloat16 (else float32).
+using ProductKey =
+    std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, bool, bool, bool>;
 
 // A bias of `columns` float32 numbers, added to every row: [1, columns].
 memory::desc bias_desc(int64_t columns) {
@@ -195,17 +197,20 @@ void multiply_part(const Band& part, const Operand& a, const Operand& b, int64_t
   omp_set_num_threads(1);
   CompiledProducts& products = compiled_products();
   const memory::desc a_part = a.desc(part.rows, k), b_part = b.desc(k, part.columns);
-  const memory::desc c_part({part.rows, part.columns}, memory::data_type::f32, memory::dims{out.ldc, 1});
-  const ProductKey key{part.rows,          part.columns, k,       a.row_stride,   a.col_stride,
-                       b.row_stride,       b.col_stride, out.ldc, out.accumulate, a.type == memory::data_type::bf16,
-                       out.bias != nullptr};
+  const bool c_bfloat16 = out.c_bfloat16 != nullptr;
+  const memory::desc c_part({part.rows, part.columns}, c_bfloat16 ? memory::data_type::bf16 : memory::data_type::f32,
+                            memory::dims{out.ldc, 1});
+  const ProductKey key{part.rows,           part.columns, k,       a.row_stride,   a.col_stride,
+                       b.row_stride,        b.col_stride, out.ldc, out.accumulate, a.type == memory::data_type::bf16,
+                       out.bias != nullptr, c_bfloat16};
+  const int64_t c_at = part.row * out.ldc + part.column;
   const CompiledProduct compiled = products.get(key, a_part, b_part, c_part);
   const HostBuffer scratch(compiled.scratchpad.get_size());
   const dnnl::engine& engine = products.engine();
   std::unordered_map<int, memory> arguments = {
       {DNNL_ARG_SRC, memory(a_part, engine, a.at(part.row, 0))},
       {DNNL_ARG_WEIGHTS, memory(b_part, engine, b.at(0, part.column))},
-      {DNNL_ARG_DST, memory(c_part, engine, out.c + part.row * out.ldc + part.column)},
+      {DNNL_ARG_DST, c_bfloat16 ? memory(c_part, engine, out.c_bfloat16 + c_at) : memory(c_part, engine, out.c + c_at)},
       {DNNL_ARG_SCRATCHPAD, memory(compiled.scratchpad, engine, scratch.data())}};
   if (out.bias) {
     arguments.emplace(DNNL_ARG_BIAS,

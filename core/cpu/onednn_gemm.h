@@ -31,11 +31,15 @@ std::string bfloat16_gemm_unavailable_reason();
 
 // Where a product goes: c [m, n] with row stride ldc, replaced by the product or, when
 // `accumulate`, added onto; and a bias [n] (or none) added to every row as the product is written.
+// With c_bfloat16 set (and c null, no accumulating), the product is written there instead, each
+// float32 sum (bias added) rounded to the nearest bfloat16: the next product's operand, made with
+// no float32 copy (core::linear with a bfloat16 output).
 struct GemmOutput {
   float* c;
   int64_t ldc;
   bool accumulate = false;
   const float* bias = nullptr;
+  uint16_t* c_bfloat16 = nullptr;
 };
 
 // out = a @ b; a [m, k] and b [k, n] as BLAS reads them (core/matrix_layout.h). With `bfloat16`,

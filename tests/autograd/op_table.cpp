@@ -499,6 +499,20 @@ void attentions(Table& t) {
   t.add(
       "attention", "a bias [L, L] broadcast", {leaf(uniform64({2, 4, 12}, 93)), leaf(uniform64({4, 4}, 94))},
       [](const In& in) { return attention(in[0], 1, 2, AttentionMask::all(), in[1]); }, "attention(a, 1, 2, bias=b)");
+  // a layer's input normalized, projected to qkv and attended (under bfloat16 products, one fused
+  // op: tests/autograd/test_bfloat16_products.cpp)
+  const auto x = leaf(uniform64({2, 3, 4, 5}, 96)), nw = leaf(uniform64({5}, 97)), nb = leaf(uniform64({5}, 98));
+  const auto w = leaf(uniform64({5, 12}, 99)), b = leaf(uniform64({12}, 100));
+  t.add(
+      "layer_norm_attention", "axis 2, causal", {x, nw, nb, w, b},
+      [](const In& in) {
+        return layer_norm_attention(in[0], in[1], in[2], 1e-5, in[3], in[4], 2, 2, AttentionMask::causal());
+      },
+      "attention(F.layer_norm(a, (5,), b, c) @ d + e, 2, 2, causal=True)");
+  t.add(
+      "layer_norm_attention", "axis 1, without the parameters that may be left out", {x, w},
+      [](const In& in) { return layer_norm_attention(in[0], {}, {}, 1e-5, in[1], {}, 1, 2, AttentionMask::all()); },
+      "attention(F.layer_norm(a, (5,)) @ b, 1, 2)");
   t.add(
       "attention_queries", "along axis 1, two heads", {leaf(uniform64({2, 3, 4, 12}, 95))},
       [](const In& in) { return attention_queries(in[0], 1, 2); }, "queries(a, 1, 2)");

@@ -111,31 +111,35 @@ TEST_CASE("bfloat16 products: the fused layers give the bits of their separate o
   }
 }
 
-// A graph of the backward pass goes through each fused op's composite, whose products round at
-// the product: Hessian-vector products of sum(op(x)^2) within bfloat16's tolerance of float32.
+namespace {
+// A graph of the backward pass goes through a fused op's composite, whose products round at the
+// product: Hessian-vector products of sum(op(x)^2) within bfloat16's tolerance of float32.
+void check_second_derivatives(const Case& c) {
+  CAPTURE(std::string(c.op));
+  In inputs, directions;
+  uint64_t seed = 63;
+  for (const Shape& shape : c.shapes) {
+    inputs.push_back(axiom::Tensor(uniform64(shape, seed++, -2, 2).to(Dtype::float32)));
+    directions.push_back(axiom::Tensor(uniform64(shape, seed++, -1, 1).to(Dtype::float32)));
+  }
+  const TensorFunction f = [&](const In& in) {
+    const axiom::Tensor y = c.fused(in);
+    return sum(mul(y, y));
+  };
+  const std::vector<axiom::Tensor> float32 = hvp(f, inputs, directions);
+  const PrecisionForTest bfloat16(core::MatmulPrecision::bfloat16);
+  const std::vector<axiom::Tensor> rounded = hvp(f, inputs, directions);
+  for (size_t i = 0; i < float32.size(); ++i) {
+    CAPTURE(i);
+    const double largest = core::max(core::abs(core_tensor(float32[i]))).item();
+    check_close(core_tensor(rounded[i]), values_of(core_tensor(float32[i])), 0, 3e-2 * largest, c.op);
+  }
+}
+}  // namespace
+
 TEST_CASE("bfloat16 products: second derivatives through the composites") {
   if (!bfloat16_products_here()) return;
-  for (const Case& c : cases()) {
-    CAPTURE(std::string(c.op));
-    In inputs, directions;
-    uint64_t seed = 63;
-    for (const Shape& shape : c.shapes) {
-      inputs.push_back(axiom::Tensor(uniform64(shape, seed++, -2, 2).to(Dtype::float32)));
-      directions.push_back(axiom::Tensor(uniform64(shape, seed++, -1, 1).to(Dtype::float32)));
-    }
-    const TensorFunction f = [&](const In& in) {
-      const axiom::Tensor y = c.fused(in);
-      return sum(mul(y, y));
-    };
-    const std::vector<axiom::Tensor> float32 = hvp(f, inputs, directions);
-    const PrecisionForTest bfloat16(core::MatmulPrecision::bfloat16);
-    const std::vector<axiom::Tensor> rounded = hvp(f, inputs, directions);
-    for (size_t i = 0; i < float32.size(); ++i) {
-      CAPTURE(i);
-      const double largest = core::max(core::abs(core_tensor(float32[i]))).item();
-      check_close(core_tensor(rounded[i]), values_of(core_tensor(float32[i])), 0, 3e-2 * largest, c.op);
-    }
-  }
+  for (const Case& c : cases()) check_second_derivatives(c);
 }
 
 TEST_CASE("bfloat16 products: the fused layers keep bfloat16 copies, not float32 ones") {
@@ -175,4 +179,75 @@ TEST_CASE("bfloat16 products: a batch of small matrices stays float32") {
     CAPTURE(i);
     CHECK(same_bits(fused[i], separate[i]));
   }
+}
+
+// --- layer_norm_attention: qkv kept in bfloat16 ----------------------------------------------------
+
+namespace {
+
+// x [2, 70, 80] normalized, projected by w [80, 192] (+ b [192]) to qkv of 4 heads of 16, attended
+// along axis 1 (lines of 70, causal): a product of 70 x 80 x 192 per matrix, which rounds. w and b
+// are the leaves ([-2, 2]) / 16, as an initialized layer's are: qkv of about 1, scores of a few
+// units. (Scores in the hundreds would make each softmax one-hot, and rounding qkv would change
+// which key a query picks, not the last bits of the output.)
+const std::vector<Shape> kLayerShapes = {{2, 70, 80}, {80}, {80}, {80, 192}, {192}};
+
+axiom::Tensor projections(const In& in) {
+  return layer_norm_linear(in[0], in[1], in[2], 1e-5, mul(in[3], 1.0 / 16), mul(in[4], 1.0 / 16));
+}
+
+axiom::Tensor attended(const In& in) {
+  return layer_norm_attention(in[0], in[1], in[2], 1e-5, mul(in[3], 1.0 / 16), mul(in[4], 1.0 / 16), 1, 4,
+                              AttentionMask::causal());
+}
+
+// The output and the inputs' gradients of layer_norm_linear, then qkv rounded once to bfloat16
+// (its derivative taken as 1: qkv's gradient is passed on as it is), then attention.
+std::vector<core::Tensor> rounded_between_the_ops(uint64_t seed) {
+  In in;
+  for (const Shape& shape : kLayerShapes) in.push_back(leaf(uniform64(shape, seed++, -2, 2).to(Dtype::float32)));
+  const axiom::Tensor qkv = projections(in);
+  const axiom::Tensor rounded = leaf(core_tensor(qkv).to(Dtype::bfloat16).to(Dtype::float32));
+  const axiom::Tensor y = attention(rounded, 1, 4, AttentionMask::causal());
+  y.backward(axiom::Tensor(uniform64(y.shape(), seed, -1, 1).to(Dtype::float32)));
+  qkv.backward(rounded.grad());
+  std::vector<core::Tensor> out = {core_tensor(y)};
+  for (const axiom::Tensor& x : in) out.push_back(core_tensor(x.grad()));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("bfloat16 products: layer_norm_attention rounds qkv once, between its two ops") {
+  if (!bfloat16_products_here()) return;
+  const Case c{"layer_norm_attention", kLayerShapes, attended, attended};
+  const std::vector<core::Tensor> float32 = output_and_grads(c, c.fused, 65);
+  const PrecisionForTest bfloat16(core::MatmulPrecision::bfloat16);
+  const std::vector<core::Tensor> fused = output_and_grads(c, c.fused, 65), separate = rounded_between_the_ops(65);
+  for (size_t i = 0; i < fused.size(); ++i) {
+    CAPTURE(i);  // 0: the output; then each input's gradient
+    CHECK(same_bits(fused[i], separate[i]));
+    const double largest = core::max(core::abs(float32[i])).item();
+    check_close(fused[i], values_of(float32[i]), 0, 2e-2 * largest, "layer_norm_attention");
+  }
+}
+
+TEST_CASE("bfloat16 products: layer_norm_attention keeps qkv in bfloat16, not float32") {
+  if (!bfloat16_products_here()) return;
+  const PrecisionForTest bfloat16(core::MatmulPrecision::bfloat16);
+  // On the meta device (shapes only), the memory a graph keeps: qkv [140, 192] at 2 bytes each
+  // where attention after layer_norm_linear keeps it at 4.
+  auto kept_by_graph = [](bool fused) {
+    In in;
+    for (const Shape& shape : kLayerShapes) in.push_back(leaf(core::empty(shape, Dtype::float32, Device::meta())));
+    const int64_t before = core::allocation_stats(DeviceType::meta).live_bytes;
+    const axiom::Tensor y = fused ? attended(in) : attention(projections(in), 1, 4, AttentionMask::causal());
+    return core::allocation_stats(DeviceType::meta).live_bytes - before;
+  };
+  CHECK(kept_by_graph(false) - kept_by_graph(true) == 140 * 192 * 2);
+}
+
+TEST_CASE("bfloat16 products: second derivatives of layer_norm_attention, through its two ops") {
+  if (!bfloat16_products_here()) return;
+  check_second_derivatives({"layer_norm_attention", kLayerShapes, attended, attended});
 }

@@ -64,13 +64,19 @@ std::set<std::string> recorded_names(const Tensor& y) {
 
 // A case labelled `tanh` that called gelu would pass the coverage test above; this one runs every
 // case and checks that, for each op, some case's graph holds a Node recorded under the op's name
-// (an operator under its named op's, flatten under reshape's, stack under concat's, attention's
-// queries under narrow's: a view of qkv).
+// (an operator under its named op's, flatten under reshape's, stack under concat's (concat of
+// unsqueezed inputs), attention's queries under narrow's: a view of qkv; layer_norm_attention
+// under attention's: it is its two ops but under bfloat16 products, which
+// tests/autograd/test_bfloat16_products.cpp checks).
 TEST_CASE("every op of the op table is recorded under its own name by at least one of its cases") {
-  const std::map<std::string, std::string> recorded_as = {
-      {"operator+", "add"},   {"operator-", "sub"}, {"operator*", "mul"},           {"operator/", "div"},
-      {"flatten", "reshape"}, {"stack", "concat"},  {"attention_queries", "narrow"}};  // stack is concat of unsqueezed
-                                                                                       // inputs
+  const std::map<std::string, std::string> recorded_as = {{"operator+", "add"},
+                                                          {"operator-", "sub"},
+                                                          {"operator*", "mul"},
+                                                          {"operator/", "div"},
+                                                          {"flatten", "reshape"},
+                                                          {"stack", "concat"},
+                                                          {"attention_queries", "narrow"},
+                                                          {"layer_norm_attention", "attention"}};
   std::map<std::string, std::set<std::string>> names_by_op;
   for (const OpCase& c : op_table()) {
     if (c.op == "composite") continue;

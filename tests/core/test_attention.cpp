@@ -295,3 +295,47 @@ TEST_CASE("attention_step_cached: writes the step's key and value, then attends 
       },
       {"[attention_step] hidden hides every one of the 3 keys"});
 }
+
+namespace {
+// Every element of a and b the same number (float32 results of one shape).
+bool same_bits(const Tensor& a, const Tensor& b) {
+  return a.shape() == b.shape() && a.dtype() == b.dtype() &&
+         core::sum(core::eq(a, b).to(Dtype::float64)).item() == static_cast<double>(a.numel());
+}
+}  // namespace
+
+// A bfloat16 qkv (a product's output rounded as it is written, core/launch.h) is widened as it is
+// read: the bits of attention on the same values in float32, forward and backward, whether its
+// lines are copied (widened line by line as they are) or not (widened whole first), and with a
+// block pattern.
+TEST_CASE("attention of a bfloat16 qkv gives the bits of the same values in float32") {
+  struct Case {
+    const char* what;
+    Shape shape;
+    int64_t axis, heads;
+    core::AttentionMask mask;
+  };
+  const std::vector<Case> cases = {
+      {"lines copied, along axis 1, causal", {2, 5, 7, 24}, 1, 2, core::AttentionMask::causal()},
+      {"lines copied, along axis 2", {2, 5, 7, 24}, 2, 2, core::AttentionMask::all()},
+      {"a line too long to copy (300^2 x 8 > 64^3)", {1, 300, 24}, 1, 1, core::AttentionMask::causal()},
+      {"a block pattern", {2, 7, 3, 12}, 1, 2, core::AttentionMask::blocks(odd_pattern(), "test")}};
+  Generator gen(33);
+  for (const Case& c : cases) {
+    CAPTURE(c.what);
+    const Tensor qkv16 = core::mul(core::randn(c.shape, gen), 2.0).to(Dtype::bfloat16),
+                 qkv32 = qkv16.to(Dtype::float32);
+    const core::AttentionResult r16 = core::attention(qkv16, c.axis, c.heads, c.mask),
+                                r32 = core::attention(qkv32, c.axis, c.heads, c.mask);
+    CHECK(same_bits(r16.output, r32.output));
+    CHECK(same_bits(r16.probs, r32.probs));
+    const Tensor grad = core::randn(r32.output.shape(), gen);
+    CHECK(same_bits(core::attention_backward(qkv16, r16.probs, grad, c.axis, c.heads, c.mask),
+                    core::attention_backward(qkv32, r32.probs, grad, c.axis, c.heads, c.mask)));
+  }
+  const Tensor qkv16 = core::randn({2, 5, 24}, gen).to(Dtype::bfloat16);
+  const core::AttentionResult r = core::attention(qkv16, 1, 2, core::AttentionMask::all());
+  check_error(
+      [&] { core::attention_backward(qkv16, r.probs, r.output.to(Dtype::float64), 1, 2, core::AttentionMask::all()); },
+      {"[attention_backward] grad_out must be float32, got float64"});
+}

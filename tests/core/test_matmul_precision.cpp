@@ -140,6 +140,28 @@ TEST_CASE("onednn_gemm_bfloat16: operands rounded beforehand, in either orientat
   }
 }
 
+// core::linear with a bfloat16 output (layer_norm_attention's qkv): each float32 sum, bias added,
+// rounded as oneDNN writes it, the bits of the float32 output rounded; for one product over the
+// batch and for a batch that does not fold into one (its float32 output rounded after).
+TEST_CASE("linear: a bfloat16 output of bfloat16 operands is their float32 output rounded") {
+  if (!bfloat16_products_here()) return;
+  Generator gen(46);
+  const Tensor w = random_tensor({80, 60}, Dtype::float32, gen).to(Dtype::bfloat16),
+               bias = random_tensor({60}, Dtype::float32, gen);
+  const Tensor folded = random_tensor({2, 70, 80}, Dtype::float32, gen).to(Dtype::bfloat16),
+               strided = random_tensor({2, 80, 70}, Dtype::float32, gen).to(Dtype::bfloat16).transpose(1, 2);
+  for (const Tensor& x : {folded, strided}) {
+    const Tensor out = core::linear(x, w, bias, Dtype::bfloat16);
+    CHECK(out.dtype() == Dtype::bfloat16);
+    const Tensor expected = core::linear(x, w, bias).to(Dtype::bfloat16).to(Dtype::float32);
+    CHECK(core::sum(core::eq(out.to(Dtype::float32), expected).to(Dtype::float64)).item() == 2 * 70 * 60);
+  }
+  const Tensor x32 = random_tensor({70, 80}, Dtype::float32, gen), w32 = random_tensor({80, 60}, Dtype::float32, gen);
+  check_error([&] { core::linear(x32, w32, bias, Dtype::bfloat16); },
+              {"[linear] a product of float32 operands is written in float32 (or in bfloat16, for bfloat16 operands); "
+               "asked for bfloat16"});
+}
+
 TEST_CASE("matmul in bfloat16: small products and float64 stay exact") {
   if (!bfloat16_products_here()) return;
   const PrecisionForTest bfloat16(MatmulPrecision::bfloat16);

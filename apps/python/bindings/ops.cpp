@@ -176,6 +176,16 @@ void bind_attention(py::module_& m) {
       py::arg("x"), py::arg("norm_weight"), py::arg("norm_bias"), py::arg("eps"), py::arg("weight"),
       py::arg("bias") = py::none(), release_gil());
   m.def(
+      "layer_norm_attention",
+      [](const Tensor& x, const std::optional<Tensor>& nw, const std::optional<Tensor>& nb, double eps, const Tensor& w,
+         const std::optional<Tensor>& b, int64_t axis, int64_t heads, const AttentionMask& mask) {
+        return layer_norm_attention(x, optional(nw), optional(nb), eps, w, optional(b), axis, heads, mask);
+      },
+      py::arg("x"), py::arg("norm_weight"), py::arg("norm_bias"), py::arg("eps"), py::arg("weight"), py::arg("bias"),
+      py::arg("axis"), py::arg("heads"), py::arg("mask") = AttentionMask::all(), release_gil(),
+      "attention(layer_norm_linear(x, ...), axis, heads, mask) -> [..., D]; under bfloat16 products one op that "
+      "keeps qkv in bfloat16");
+  m.def(
       "cross_entropy",
       [](const Tensor& logits, const Tensor& targets, double label_smoothing, const std::string& reduction) {
         static const std::map<std::string, Reduction> reductions = {
