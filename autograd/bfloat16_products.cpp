@@ -55,12 +55,15 @@ core::Tensor layer_norm_product(const core::Tensor& x, const core::Tensor& norm_
 }
 
 Grads layer_norm_product_grads(const LayerNormProduct& kept, const core::Tensor& g, const Needs& needs) {
+  return layer_norm_product_grads(kept, rounded_gradient(g, needs[4]), needs);
+}
+
+Grads layer_norm_product_grads(const LayerNormProduct& kept, const core::RoundedWithSums& g, const Needs& needs) {
   Grads grads(5);
-  const auto [g16, bias_grad] = rounded_gradient(g, needs[4]);
-  if (needs[3]) grads[3] = Tensor(weight_grad(kept.y16, g16));
-  if (needs[4]) grads[4] = Tensor(bias_grad);
+  if (needs[3]) grads[3] = Tensor(weight_grad(kept.y16, g.rounded));
+  if (needs[4]) grads[4] = Tensor(g.sums);
   if (needs[0] || needs[1] || needs[2]) {
-    const core::Tensor dy = input_grad(g16, kept.w16);
+    const core::Tensor dy = input_grad(g.rounded, kept.w16);
     const Grads norm =
         rules::layer_norm_grads(kept.x, kept.norm_weight, kept.mean, kept.rstd, dy, {needs[0], needs[1], needs[2]});
     std::copy(norm.begin(), norm.end(), grads.begin());

@@ -62,5 +62,7 @@ core::Tensor layer_norm_product(const core::Tensor& x, const core::Tensor& norm_
 // output's gradient g [..., N] (float32): g rounded once for both products, then
 //   dweight = y16^T @ g16,  dbias = g summed over the rows,  dy = g16 @ w16^T -> layer_norm's rule.
 Grads layer_norm_product_grads(const LayerNormProduct& kept, const core::Tensor& g, const Needs& needs);
+// The same from g already rounded, with its sums over the rows (g.sums: the bias's gradient).
+Grads layer_norm_product_grads(const LayerNormProduct& kept, const core::RoundedWithSums& g, const Needs& needs);
 
 }  // namespace axiom::bfloat16_products

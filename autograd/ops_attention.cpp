@@ -164,10 +164,12 @@ Tensor attention(const Tensor& qkv, int64_t axis, int64_t heads, const core::Att
 // written in bfloat16:
 //   forward   qkv16 = round(layer_norm(x) rounded @ weight rounded + bias)    [..., 3D], bfloat16
 //             out   = attention(qkv16), the kernel widening qkv16 as it reads it
-//   backward  dqkv  = attention's rule from qkv16 and the saved probs         [..., 3D], float32
-//             then layer_norm_linear's bfloat16 rule from dqkv (layer_norm_product_grads)
+//   backward  dqkv  = attention's rule from qkv16 and the saved probs, written rounded to
+//                     bfloat16 [..., 3D] with its sums over the rows [3D] (the bias's gradient)
+//             then layer_norm_linear's bfloat16 rule from them (layer_norm_product_grads)
 // The gradients are those of the two ops with qkv rounded once in between and that rounding passed
-// over (its derivative taken as 1). A graph of the backward pass goes through the two ops.
+// over (its derivative taken as 1), but for the bias's, whose float32 sums add line by line
+// (core::attention_backward_to_bfloat16). A graph of the backward pass goes through the two ops.
 Tensor layer_norm_attention(const Tensor& x, const Tensor& norm_weight, const Tensor& norm_bias, double eps,
                             const Tensor& weight, const Tensor& bias, int64_t axis, int64_t heads,
                             const AttentionMask& mask) {
@@ -183,7 +185,8 @@ Tensor layer_norm_attention(const Tensor& x, const Tensor& norm_weight, const Te
   return record_fused(
       "layer_norm_attention", {x, norm_weight, norm_bias, weight, bias}, r.output,
       [kept, qkv16, probs = r.probs, axis, heads, mask](const Tensor& g, const Needs& needs) {
-        const core::Tensor dqkv = core::attention_backward(qkv16, probs, core_tensor(g), axis, heads, mask);
+        const core::RoundedWithSums dqkv =
+            core::attention_backward_to_bfloat16(qkv16, probs, core_tensor(g), axis, heads, mask);
         return bfloat16_products::layer_norm_product_grads(kept, dqkv, needs);
       },
       [eps, axis, heads, mask](const std::vector<Tensor>& in) {

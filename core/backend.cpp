@@ -72,6 +72,14 @@ void Backend::to_bfloat16_with_sums(const Tensor& g, const Tensor& rounded, cons
   sum_rows_into(*this, g, sums);
 }
 
+void Backend::attention_backward_rounded(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int axis,
+                                         int64_t heads, const AttentionMask& mask, const Tensor& rounded,
+                                         const Tensor& sums) {
+  const Tensor grad_qkv = empty(qkv.shape(), Dtype::float32, qkv.device());
+  attention_backward(qkv, probs, grad_out, axis, heads, mask, grad_qkv);
+  to_bfloat16_with_sums(grad_qkv, rounded, sums);
+}
+
 void Backend::activation_backward(UnaryOp activation, const Tensor& h, const Tensor& grad, const Tensor& activated) {
   unary(activation, h, activated, 0);
   Tensor slope;

@@ -131,6 +131,13 @@ class Backend {
   // contiguous. A bfloat16 qkv (the CPU's alone) comes with float32 probs, grad_out and grad_qkv.
   virtual void attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int axis,
                                   int64_t heads, const AttentionMask& mask, const Tensor& grad_qkv) = 0;
+  // attention_backward of a bfloat16 qkv (the CPU's alone) with its gradient as a bfloat16 product
+  // takes it: rounded (bfloat16, qkv's shape) = grad_qkv rounded, and sums (float32 [3D]) = grad_qkv
+  // summed over every axis but the last, before rounding. This default runs attention_backward
+  // into float32, then to_bfloat16_with_sums; the CPU's rounds and sums each line as it writes it.
+  virtual void attention_backward_rounded(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int axis,
+                                          int64_t heads, const AttentionMask& mask, const Tensor& rounded,
+                                          const Tensor& sums);
   // Whether attention above takes this kind of mask; this default fuses all and causal only.
   virtual bool attention_fuses(const AttentionMask& mask) const { return mask.kind() != AttentionMask::Kind::blocks; }
   // out [..., 1, Dh] = softmax(scale * q keys_t) values per line (core/launch.h attention_step); the

@@ -17,7 +17,8 @@ enum class Dtype : uint8_t {
   uint8,    // pixels as they come from files; also the result of comparisons (0 or 1)
   // 16-bit floats (float32's sign, exponent and top 7 mantissa bits) that hold the operands of
   // matrix products under MatmulPrecision::bfloat16 (core/matmul_precision.h): CPU tensors made by
-  // .to(bfloat16) from float32 and back, copied, and multiplied (matmul, linear: float32 results).
+  // .to(bfloat16) from float32 and back, copied, and multiplied (matmul, linear: float32 results,
+  // or bfloat16 from linear); and an attention layer's qkv, which attention reads (widened).
   // No other op takes them; `dispatch` refuses them.
   bfloat16,
 };

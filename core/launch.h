@@ -151,6 +151,14 @@ AttentionResult attention(const Tensor& qkv, int64_t axis, int64_t heads, const 
 // bfloat16 qkv: float32 probs and grad_out, and a float32 result).
 Tensor attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int64_t axis, int64_t heads,
                           const AttentionMask& mask);
+// The same for a bfloat16 qkv, with d loss / d qkv as the projection's bfloat16 backward products
+// take it (layer_norm_attention): rounded to bfloat16 [..., 3D], and summed over every axis but the
+// last ([3D], float32, from the values before rounding: the projection's bias gradient), in one
+// pass where the kernel writes each line. The sums add per line, then over the lines in order:
+// the same bits on any number of threads, not core::sum's.
+struct RoundedWithSums;  // (below, with the conversions)
+RoundedWithSums attention_backward_to_bfloat16(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out,
+                                               int64_t axis, int64_t heads, const AttentionMask& mask);
 // Whether `device`'s backend runs attention with this kind of mask fused (else a caller composes it).
 bool attention_fused(Device device, const AttentionMask& mask);
 // The Errors attention gives for qkv, axis, heads and mask, alone (for a caller that composes it).

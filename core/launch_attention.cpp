@@ -73,26 +73,51 @@ AttentionResult attention(const Tensor& qkv, int64_t axis, int64_t heads, const 
   return result;
 }
 
-Tensor attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int64_t axis, int64_t heads,
-                          const AttentionMask& mask) {
-  const AttentionShapes shapes = checked_attention("attention_backward", qkv, axis, heads, mask);
+namespace {
+// attention_backward's operands checked: the shapes that follow from qkv.
+AttentionShapes checked_backward(const char* name, const Tensor& qkv, const Tensor& probs, const Tensor& grad_out,
+                                 int64_t axis, int64_t heads, const AttentionMask& mask) {
+  const AttentionShapes shapes = checked_attention(name, qkv, axis, heads, mask);
   const Dtype dtype = computed_dtype(qkv);
   for (const Tensor* t : {&probs, &grad_out}) {
-    checks::defined("attention_backward", *t);
-    checks::same_device("attention_backward", qkv, *t);
-    checks::dtype_is("attention_backward", *t, dtype, t == &probs ? "probs" : "grad_out");
+    checks::defined(name, *t);
+    checks::same_device(name, qkv, *t);
+    checks::dtype_is(name, *t, dtype, t == &probs ? "probs" : "grad_out");
   }
   if (grad_out.shape() != shapes.out || probs.shape() != shapes.probs) {
-    throw Error("attention_backward", "for qkv ", qkv.shape(), " expected grad_out ", shapes.out, " and probs ",
-                shapes.probs, "; got ", grad_out.shape(), " and ", probs.shape());
+    throw Error(name, "for qkv ", qkv.shape(), " expected grad_out ", shapes.out, " and probs ", shapes.probs, "; got ",
+                grad_out.shape(), " and ", probs.shape());
   }
-  Tensor grad_qkv = empty(qkv.shape(), dtype, qkv.device());
+  return shapes;
+}
+}  // namespace
+
+Tensor attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int64_t axis, int64_t heads,
+                          const AttentionMask& mask) {
+  const AttentionShapes shapes = checked_backward("attention_backward", qkv, probs, grad_out, axis, heads, mask);
+  Tensor grad_qkv = empty(qkv.shape(), computed_dtype(qkv), qkv.device());
   if (qkv.numel() > 0) {
     backend(qkv.device())
         .attention_backward(qkv.contiguous(), probs.contiguous(), grad_out.contiguous(), shapes.axis, heads, mask,
                             grad_qkv);
   }
   return grad_qkv;
+}
+
+RoundedWithSums attention_backward_to_bfloat16(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out,
+                                               int64_t axis, int64_t heads, const AttentionMask& mask) {
+  constexpr const char* name = "attention_backward_to_bfloat16";
+  checks::defined(name, qkv, "qkv");
+  checks::dtype_is(name, qkv, Dtype::bfloat16, "qkv");
+  const AttentionShapes shapes = checked_backward(name, qkv, probs, grad_out, axis, heads, mask);
+  RoundedWithSums result{empty(qkv.shape(), Dtype::bfloat16, qkv.device()),
+                         zeros({qkv.size(-1)}, Dtype::float32, qkv.device())};
+  if (qkv.numel() > 0) {
+    backend(qkv.device())
+        .attention_backward_rounded(qkv.contiguous(), probs.contiguous(), grad_out.contiguous(), shapes.axis, heads,
+                                    mask, result.rounded, result.sums);
+  }
+  return result;
 }
 
 namespace {

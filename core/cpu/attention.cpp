@@ -366,10 +366,12 @@ void line_attention(const Tensor& qkv, const AttentionLines& lines, int64_t head
   });
 }
 
-// Backward along lines (no block pattern), qkv stored as S, as line_attention.
-template <typename S, typename T>
+// Backward along lines (no block pattern), qkv stored as S, as line_attention. A copied line's
+// gradient rows [L, 3D] go to write_line(line, rows): into grad_qkv (copy_in), or rounded and
+// summed (RoundedRows); lines that are not copied are written into grad_qkv in place.
+template <typename S, typename T, typename WriteLine>
 void line_attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out,
-                             const AttentionLines& lines, int64_t heads, const Tensor& grad_qkv) {
+                             const AttentionLines& lines, int64_t heads, const Tensor& grad_qkv, WriteLine write_line) {
   const int64_t d = grad_out.size(-1), dh = d / heads, l = lines.length;
   const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(dh)));
   // One head of one line: q, k, v and dq, dk, dv [L, Dh] with rows `ld` apart, p [L, L], dout
@@ -384,11 +386,11 @@ void line_attention_backward(const Tensor& qkv, const Tensor& probs, const Tenso
     gemm<T>(true, false, l, dh, l, T(1), ds, l, q, ld, T(0), dk, ld);        // dK = dS^T Q
   };
   LineRows<const S> x(lines, 3 * d, qkv.data<S>());
-  LineRows<T> dx(lines, 3 * d, grad_qkv.data<T>());
   LineRows<const T> dout(lines, d, grad_out.data<T>());
   const T* p = probs.data<T>();
   if constexpr (std::is_same_v<S, T>) {
     if (!lines_in_cache<T>(lines, d, heads)) {  // long or wide lines: on the tensors in place
+      LineRows<T> dx(lines, 3 * d, grad_qkv.data<T>());
       return for_each_chunk_of_tasks(lines.count() * heads, l, dh, [&](int64_t begin, int64_t end) {
         std::vector<T> ds(static_cast<size_t>(l * l));  // one dS block per chunk, reused by its tasks
         for (int64_t t = begin; t < end; ++t) {
@@ -408,10 +410,26 @@ void line_attention_backward(const Tensor& qkv, const Tensor& probs, const Tenso
         head(x_line.data() + h * dh, dx_line.data() + h * dh, 3 * d, p + (line * heads + h) * l * l,
              dout_line.data() + h * dh, d, ds.data());
       }
-      dx.copy_in(line, dx_line.data());
+      write_line(line, dx_line.data());
     }
   });
 }
+
+// A line's gradient rows written rounded to bfloat16 into `rounded` [..., 3D] (as LineRows finds
+// them), and summed into the line's own row of `partial` [lines, 3D] (rows in order).
+struct RoundedRows {
+  LineRows<uint16_t> rounded;
+  float* partial;
+  void operator()(int64_t line, const float* rows) const {
+    float* sums = partial + line * rounded.width;
+    std::fill_n(sums, rounded.width, 0.0f);
+    for (int64_t i = 0; i < rounded.lines.length; ++i) {
+      const float* row = rows + i * rounded.width;
+      vec::round_to_bfloat16(row, rounded.first(line) + i * rounded.step, rounded.width);
+      for (int64_t c = 0; c < rounded.width; ++c) sums[c] += row[c];
+    }
+  }
+};
 
 // A bfloat16 qkv is widened line by line where its lines are copied (lines_in_cache, no block
 // pattern); for any other attention, all of it first, into a float32 copy.
@@ -484,14 +502,37 @@ void CpuBackend::attention_backward(const Tensor& qkv, const Tensor& probs, cons
   if (qkv.dtype() == Dtype::bfloat16) {
     if (!widened_by_lines(qkv, lines, heads, mask))
       return attention_backward(qkv.to(Dtype::float32), probs, grad_out, axis, heads, mask, grad_qkv);
-    return line_attention_backward<uint16_t, float>(qkv, probs, grad_out, lines, heads, grad_qkv);
+    const LineRows<float> dx(lines, qkv.size(-1), grad_qkv.data<float>());
+    return line_attention_backward<uint16_t, float>(qkv, probs, grad_out, lines, heads, grad_qkv,
+                                                    [&](int64_t line, const float* rows) { dx.copy_in(line, rows); });
   }
   dispatch_floating("attention_backward", qkv.dtype(), [&]<typename T>() {
     if (mask.kind() == AttentionMask::Kind::blocks) {
       return block_attention_backward<T>(qkv, probs, grad_out, lines, heads, mask.pattern(), grad_qkv);
     }
-    line_attention_backward<T, T>(qkv, probs, grad_out, lines, heads, grad_qkv);
+    const LineRows<T> dx(lines, qkv.size(-1), grad_qkv.data<T>());
+    line_attention_backward<T, T>(qkv, probs, grad_out, lines, heads, grad_qkv,
+                                  [&](int64_t line, const T* rows) { dx.copy_in(line, rows); });
   });
+}
+
+// Each line's gradient rounded as it is written, its rows summed per line, then the lines' sums
+// added in order (the same bits on any number of threads).
+void CpuBackend::attention_backward_rounded(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int axis,
+                                            int64_t heads, const AttentionMask& mask, const Tensor& rounded,
+                                            const Tensor& sums) {
+  const AttentionLines lines(qkv.shape(), axis);
+  if (!widened_by_lines(qkv, lines, heads, mask))
+    return Backend::attention_backward_rounded(qkv, probs, grad_out, axis, heads, mask, rounded, sums);
+  const int64_t width = qkv.size(-1);
+  std::vector<float> partial(static_cast<size_t>(lines.count() * width));  // [lines, 3D]
+  const RoundedRows write{LineRows<uint16_t>(lines, width, rounded.data<uint16_t>()), partial.data()};
+  line_attention_backward<uint16_t, float>(qkv, probs, grad_out, lines, heads, Tensor(), write);
+  float* total = sums.data<float>();
+  std::fill_n(total, width, 0.0f);
+  for (int64_t line = 0; line < lines.count(); ++line) {
+    for (int64_t c = 0; c < width; ++c) total[c] += partial[static_cast<size_t>(line * width + c)];
+  }
 }
 
 }  // namespace axiom::core::cpu

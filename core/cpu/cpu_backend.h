@@ -44,6 +44,9 @@ class CpuBackend : public Backend {
                       const std::vector<uint8_t>& hidden, const Tensor& out) override;
   void attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int axis, int64_t heads,
                           const AttentionMask& mask, const Tensor& grad_qkv) override;
+  void attention_backward_rounded(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int axis,
+                                  int64_t heads, const AttentionMask& mask, const Tensor& rounded,
+                                  const Tensor& sums) override;
   void layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps, const Tensor& out,
                   const Tensor& mean, const Tensor& rstd) override;
   void layer_norm_param_grads(const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& grad_out,

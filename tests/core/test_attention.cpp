@@ -330,12 +330,25 @@ TEST_CASE("attention of a bfloat16 qkv gives the bits of the same values in floa
     CHECK(same_bits(r16.output, r32.output));
     CHECK(same_bits(r16.probs, r32.probs));
     const Tensor grad = core::randn(r32.output.shape(), gen);
-    CHECK(same_bits(core::attention_backward(qkv16, r16.probs, grad, c.axis, c.heads, c.mask),
-                    core::attention_backward(qkv32, r32.probs, grad, c.axis, c.heads, c.mask)));
+    const Tensor grad_qkv = core::attention_backward(qkv32, r32.probs, grad, c.axis, c.heads, c.mask);
+    CHECK(same_bits(core::attention_backward(qkv16, r16.probs, grad, c.axis, c.heads, c.mask), grad_qkv));
+    // the gradient rounded as it is written, and summed over the rows: the sums in an order of their own
+    const core::RoundedWithSums rounded =
+        core::attention_backward_to_bfloat16(qkv16, r16.probs, grad, c.axis, c.heads, c.mask);
+    CHECK(same_bits(rounded.rounded.to(Dtype::float32), grad_qkv.to(Dtype::bfloat16).to(Dtype::float32)));
+    const Tensor rows = grad_qkv.reshape({-1, grad_qkv.size(-1)});
+    check_close(rounded.sums, values_of(core::sum(rows.to(Dtype::float64), {0})), 1e-5,
+                1e-6 * static_cast<double>(rows.size(0)), "sums over the rows");
   }
   const Tensor qkv16 = core::randn({2, 5, 24}, gen).to(Dtype::bfloat16);
   const core::AttentionResult r = core::attention(qkv16, 1, 2, core::AttentionMask::all());
   check_error(
       [&] { core::attention_backward(qkv16, r.probs, r.output.to(Dtype::float64), 1, 2, core::AttentionMask::all()); },
       {"[attention_backward] grad_out must be float32, got float64"});
+  check_error(
+      [&] {
+        core::attention_backward_to_bfloat16(qkv16.to(Dtype::float32), r.probs, r.output, 1, 2,
+                                             core::AttentionMask::all());
+      },
+      {"[attention_backward_to_bfloat16] qkv must be bfloat16, got float32"});
 }
