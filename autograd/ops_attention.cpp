@@ -168,7 +168,7 @@ Tensor attention(const Tensor& qkv, int64_t axis, int64_t heads, const core::Att
 //                     bfloat16 [..., 3D] with its sums over the rows [3D] (the bias's gradient)
 //             then layer_norm_linear's bfloat16 rule from them (layer_norm_product_grads)
 // The gradients are those of the two ops with qkv rounded once in between and that rounding passed
-// over (its derivative taken as 1), but for the bias's, whose float32 sums add line by line
+// over (its derivative taken as 1), but for the bias's, whose float32 sums may add line by line
 // (core::attention_backward_to_bfloat16). A graph of the backward pass goes through the two ops.
 Tensor layer_norm_attention(const Tensor& x, const Tensor& norm_weight, const Tensor& norm_bias, double eps,
                             const Tensor& weight, const Tensor& bias, int64_t axis, int64_t heads,

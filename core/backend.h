@@ -134,7 +134,8 @@ class Backend {
   // attention_backward of a bfloat16 qkv (the CPU's alone) with its gradient as a bfloat16 product
   // takes it: rounded (bfloat16, qkv's shape) = grad_qkv rounded, and sums (float32 [3D]) = grad_qkv
   // summed over every axis but the last, before rounding. This default runs attention_backward
-  // into float32, then to_bfloat16_with_sums; the CPU's rounds and sums each line as it writes it.
+  // into float32, then to_bfloat16_with_sums; the CPU's rounds and sums each line as it writes it,
+  // where it copies lines (else this default).
   virtual void attention_backward_rounded(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int axis,
                                           int64_t heads, const AttentionMask& mask, const Tensor& rounded,
                                           const Tensor& sums);

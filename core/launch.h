@@ -144,8 +144,9 @@ struct AttentionResult {
 // the positions of its line along `axis` that `mask` lets it see.
 //   out = softmax(Q K^T / sqrt(Dh), over the keys the mask lets each query see) V, per line and head  -> [..., D]
 // An Error when the backend does not fuse this kind of mask (attention_fused says whether it does).
-// On the CPU, qkv may be bfloat16 (a rounded product's output, half the bytes to read): the kernel
-// widens it to float32 as it reads it, and out and probs are float32.
+// On the CPU, qkv may be bfloat16 (a rounded product's output): the kernel widens each line to
+// float32 as it copies it (half the bytes to read) where it copies lines (short ones, no block
+// pattern: core/cpu/attention.cpp), else the whole qkv first; out and probs are float32.
 AttentionResult attention(const Tensor& qkv, int64_t axis, int64_t heads, const AttentionMask& mask);
 // d loss / d qkv [..., 3D] from grad_out [..., D] and the forward's qkv, mask and probs (for a
 // bfloat16 qkv: float32 probs and grad_out, and a float32 result).
@@ -153,9 +154,10 @@ Tensor attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& 
                           const AttentionMask& mask);
 // The same for a bfloat16 qkv, with d loss / d qkv as the projection's bfloat16 backward products
 // take it (layer_norm_attention): rounded to bfloat16 [..., 3D], and summed over every axis but the
-// last ([3D], float32, from the values before rounding: the projection's bias gradient), in one
-// pass where the kernel writes each line. The sums add per line, then over the lines in order:
-// the same bits on any number of threads, not core::sum's.
+// last ([3D], float32, from the values before rounding: the projection's bias gradient). Where
+// the CPU kernel copies lines, both as it writes each line, the sums per line and then over the
+// lines in order (the same bits on any number of threads, not core::sum's); elsewhere, the float32
+// gradient first, then to_bfloat16_with_sums.
 struct RoundedWithSums;  // (below, with the conversions)
 RoundedWithSums attention_backward_to_bfloat16(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out,
                                                int64_t axis, int64_t heads, const AttentionMask& mask);

@@ -88,6 +88,13 @@ class MetaBackend : public Backend {
     flops += 8 * head_features(qkv, heads) * static_cast<double>(probs.numel());
     record_attention(probs, static_cast<int64_t>(head_features(qkv, heads)), /*backward=*/true);
   }
+  // The CPU's rounds and sums as it writes each copied line: no float32 gradient to count (lines too
+  // long to copy, which go through one, are not told apart here)
+  void attention_backward_rounded(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int axis,
+                                  int64_t heads, const AttentionMask& mask, const Tensor& rounded,
+                                  const Tensor&) override {
+    attention_backward(qkv, probs, grad_out, axis, heads, mask, rounded);
+  }
   bool attention_fuses(const AttentionMask& mask) const override { return backend(stands_for).attention_fuses(mask); }
   // out [..., 1, Dh] from keys_t [..., Dh, S]: S scores and S rows mixed for every output
   void attention_step(const Tensor&, const Tensor& keys_t, const Tensor&, double, const std::vector<uint8_t>&,

@@ -204,9 +204,9 @@ axiom::Tensor attended(const In& in) {
 // The output and the inputs' gradients of layer_norm_linear, then qkv rounded once to bfloat16
 // (its derivative taken as 1: qkv's gradient is passed on as it is), then attention: the bits of
 // layer_norm_attention's, but for the bias's gradient, which sums in another order.
-std::vector<core::Tensor> rounded_between_the_ops(uint64_t seed) {
+std::vector<core::Tensor> rounded_between_the_ops(const std::vector<Shape>& shapes, uint64_t seed) {
   In in;
-  for (const Shape& shape : kLayerShapes) in.push_back(leaf(uniform64(shape, seed++, -2, 2).to(Dtype::float32)));
+  for (const Shape& shape : shapes) in.push_back(leaf(uniform64(shape, seed++, -2, 2).to(Dtype::float32)));
   const axiom::Tensor qkv = projections(in);
   const axiom::Tensor rounded = leaf(core_tensor(qkv).to(Dtype::bfloat16).to(Dtype::float32));
   const axiom::Tensor y = attention(rounded, 1, 4, AttentionMask::causal());
@@ -217,23 +217,38 @@ std::vector<core::Tensor> rounded_between_the_ops(uint64_t seed) {
   return out;
 }
 
-}  // namespace
-
-TEST_CASE("bfloat16 products: layer_norm_attention rounds qkv once, between its two ops") {
-  if (!bfloat16_products_here()) return;
-  const Case c{"layer_norm_attention", kLayerShapes, attended, attended};
+// The output and gradients of layer_norm_attention on leaves of `shapes`: the bits of
+// rounded_between_the_ops (the bias's gradient within float32's rounding of its sums), and within
+// bfloat16's tolerance of float32.
+void check_rounded_once(const std::vector<Shape>& shapes) {
+  const Case c{"layer_norm_attention", shapes, attended, attended};
   const std::vector<core::Tensor> float32 = output_and_grads(c, c.fused, 65);
   const PrecisionForTest bfloat16(core::MatmulPrecision::bfloat16);
-  const std::vector<core::Tensor> fused = output_and_grads(c, c.fused, 65), separate = rounded_between_the_ops(65);
+  const std::vector<core::Tensor> fused = output_and_grads(c, c.fused, 65),
+                                  separate = rounded_between_the_ops(shapes, 65);
   for (size_t i = 0; i < fused.size(); ++i) {
     CAPTURE(i);    // 0: the output; then each input's gradient
-    if (i == 5) {  // the bias's: float32 sums of qkv's gradient, added line by line
+    if (i == 5) {  // the bias's: float32 sums of qkv's gradient, which may add line by line
       check_close(fused[i], values_of(separate[i]), 1e-5, 1e-5, "the bias's gradient");
     } else {
       CHECK(same_bits(fused[i], separate[i]));
     }
     const double largest = core::max(core::abs(float32[i])).item();
     check_close(fused[i], values_of(float32[i]), 0, 2e-2 * largest, "layer_norm_attention");
+  }
+}
+
+}  // namespace
+
+// Lines of 70, which the CPU kernel copies (qkv widened and its gradient rounded line by line), and
+// one line of 300, which it does not (the whole qkv widened first, the gradient rounded after).
+TEST_CASE("bfloat16 products: layer_norm_attention rounds qkv once, between its two ops") {
+  if (!bfloat16_products_here()) return;
+  for (const Shape& x : {kLayerShapes[0], Shape{1, 300, 80}}) {
+    CAPTURE(x);
+    std::vector<Shape> shapes = kLayerShapes;
+    shapes[0] = x;
+    check_rounded_once(shapes);
   }
 }
 
