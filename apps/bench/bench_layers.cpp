@@ -7,6 +7,9 @@
 // number of positions (16 * 28 * 28) and L the attended axis' length (28); backward counts twice
 // the forward.
 //
+// Then the attention kernel alone on qkv [16, 28, 28, 384], in float32 and in bfloat16 (as
+// layer_norm_attention keeps it under --precision bfloat16), forward and backward.
+//
 // Then relative position logits (nn/relative.h) for lines of growing length L, computed directly
 // (an [L, L, Dh] gather) and by skewing ([2L - 1, Dh]): forward + backward time and the peak of
 // the memory they allocate.
@@ -76,6 +79,37 @@ void bench_relative(const Reporter& reporter, Generator& gen) {
     }
   }
 }
+
+// The attention kernel alone (core::attention and its backward), causal along each axis of qkv
+// [16, 28, 28, 384], 4 heads: on a float32 qkv, and on the same values in bfloat16 (as
+// layer_norm_attention keeps qkv under --precision bfloat16: widened as each line is copied; its
+// backward also rounds qkv's gradient as it writes it, and sums it for the bias). FLOPs: 4 N L D
+// forward, twice that backward.
+void bench_attention_kernel(const Reporter& reporter, Generator& gen, double sgemm_gflops) {
+  const core::Tensor qkv32 = core::randn({kBatch, kSide, kSide, 3 * kFeatures}, gen);
+  const core::AttentionMask causal = core::AttentionMask::causal();
+  const double flops = 4.0 * kBatch * kSide * kSide * kSide * kFeatures;
+  for (int64_t axis : {1, 2}) {
+    for (const Dtype dtype : {Dtype::float32, Dtype::bfloat16}) {
+      const core::Tensor qkv = qkv32.to(dtype);
+      const core::AttentionResult r = core::attention(qkv, axis, kHeads, causal);
+      const core::Tensor grad = core::randn(r.output.shape(), gen);
+      const double forward = seconds_per_call([&] { core::attention(qkv, axis, kHeads, causal); }, 5, 0.2);
+      const double backward = seconds_per_call(
+          [&] {
+            if (dtype == Dtype::bfloat16) {
+              core::attention_backward_to_bfloat16(qkv, r.probs, grad, axis, kHeads, causal);
+            } else {
+              core::attention_backward(qkv, r.probs, grad, axis, kHeads, causal);
+            }
+          },
+          5, 0.2);
+      const std::string name = "kernel_attention_axis" + std::to_string(axis) + "_" + std::string(dtype_name(dtype));
+      report(reporter, name + "_forward", forward, flops, sgemm_gflops);
+      report(reporter, name + "_backward", backward, 2 * flops, sgemm_gflops);
+    }
+  }
+}
 }  // namespace
 
 void bench_layers(const Reporter& reporter) {
@@ -125,6 +159,7 @@ void bench_layers(const Reporter& reporter) {
       },
       5, 0.2);
   report(reporter, "dense_qkv_and_out_forward", dense, projection_flops, sgemm_gflops);
+  bench_attention_kernel(reporter, gen, sgemm_gflops);
   bench_relative(reporter, gen);
 }
 
