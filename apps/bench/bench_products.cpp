@@ -4,8 +4,9 @@
 // (core/cpu/gemm_choice.h). Each figure is the chosen library's GFLOP/s against the better one's.
 //
 // --write-table FILE: writes the faster library of every shape into FILE
-// (core/cpu/gemm_choice_table.inc), as the rows of this CPU's SIMD target, keeping the rows of the
-// other targets; a FILE that is not such a table is refused, not overwritten.
+// (core/cpu/gemm_choice_table.inc), as the rows of this CPU's key (its SIMD target and vendor:
+// core::cpu::gemm_table_key), keeping the rows of the other keys; a FILE that is not such a table
+// is refused, not overwritten.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -28,7 +29,8 @@ namespace {
 using core::cpu::GemmLibrary;
 
 // The first line of every table file (core/cpu/gemm_choice_table.inc).
-constexpr std::string_view kTableFirstLine = "// Which library runs each float32 GEMM fastest, per SIMD target";
+constexpr std::string_view kTableFirstLine =
+    "// Which library runs each float32 GEMM fastest, per SIMD target and CPU vendor";
 
 // The plans of `axiom bench ops`' products (products.h).
 std::vector<core::MetaProduct> ops_products() {
@@ -55,20 +57,20 @@ void report(const Reporter& reporter, const std::string& group, const PlanTiming
 }
 
 // One row of the table file.
-std::string table_row(const std::string& target, const PlanTiming& t) {
+std::string table_row(const std::string& key, const PlanTiming& t) {
   const core::GemmShape& g = t.plan.gemm;
   char row[256];
   std::snprintf(row, sizeof row, "{\"%s\", {%lld, %lld, %lld, %s, %s}, %lld, GemmLibrary::%s},  // %.1f, %.1f GFLOP/s",
-                target.c_str(), static_cast<long long>(g.m), static_cast<long long>(g.n), static_cast<long long>(g.k),
+                key.c_str(), static_cast<long long>(g.m), static_cast<long long>(g.n), static_cast<long long>(g.k),
                 g.a_transposed ? "true" : "false", g.b_transposed ? "true" : "false",
                 static_cast<long long>(t.plan.count), t.faster() == GemmLibrary::onednn ? "onednn" : "openblas",
                 gflops(t.flops(), t.openblas_seconds), gflops(t.flops(), t.onednn_seconds));
   return row;
 }
 
-// The rows of `path` for targets other than `target`, and its comment lines; an Error where the
-// file is not a table this command wrote.
-std::vector<std::string> kept_lines(const std::filesystem::path& path, const std::string& target) {
+// The rows of `path` for keys other than `key`, and its comment lines; an Error where the file is
+// not a table this command wrote.
+std::vector<std::string> kept_lines(const std::filesystem::path& path, const std::string& key) {
   std::vector<std::string> kept;
   if (!std::filesystem::exists(path)) return kept;  // a new table
   std::ifstream in(path);
@@ -79,7 +81,7 @@ std::vector<std::string> kept_lines(const std::filesystem::path& path, const std
   }
   kept.push_back(line);
   while (std::getline(in, line)) {
-    if (!line.starts_with("{\"" + target + "\",")) kept.push_back(line);
+    if (!line.starts_with("{\"" + key + "\",")) kept.push_back(line);
   }
   return kept;
 }
@@ -90,25 +92,25 @@ void check_table_writable(const std::filesystem::path& path) {
   if (!core::cpu::onednn_built()) {
     throw Error("bench products", "--write-table needs both libraries, and this build of axiom has no oneDNN");
   }
-  (void)kept_lines(path, core::cpu::vec::target());
+  (void)kept_lines(path, core::cpu::gemm_table_key());
 }
 
 // Writes the faster library of each shape into the table at `path` (see the file comment).
 void write_table(const std::filesystem::path& path, const std::vector<PlanTiming>& timings) {
-  const std::string target = core::cpu::vec::target();
-  std::vector<std::string> lines = kept_lines(path, target);
+  const std::string key = core::cpu::gemm_table_key();
+  std::vector<std::string> lines = kept_lines(path, key);
   if (lines.empty()) {
     lines = {std::string(kTableFirstLine),
              "// (core/cpu/gemm_choice.h). Made by `axiom bench products --write-table FILE`, which replaces the rows",
-             "// of the target it runs on and keeps the others' (apps/bench/README.md says on which CPUs).",
-             "// {target, {m, n, k, a transposed, b transposed}, count, library},  // OpenBLAS, oneDNN GFLOP/s"};
+             "// of the CPU it runs on and keeps the others' (apps/bench/README.md says on which CPUs).",
+             "// {key, {m, n, k, a transposed, b transposed}, count, library},  // OpenBLAS, oneDNN GFLOP/s"};
   }
   // one row per shape and count of matmul's (attention's own GEMMs are OpenBLAS's whatever the table says)
   std::map<std::pair<core::GemmShape, int64_t>, const PlanTiming*> unique;
   for (const PlanTiming& t : timings) {
     if (!t.plan.in_attention) unique.emplace(std::pair{t.plan.gemm, t.plan.count}, &t);
   }
-  for (const auto& [key, t] : unique) lines.push_back(table_row(target, *t));
+  for (const auto& [shape, t] : unique) lines.push_back(table_row(key, *t));
   std::string text;
   for (const std::string& line : lines) text += line + "\n";
   core::write_file_atomically(path.string(), text, "bench products");  // a fresh temporary name, renamed over
@@ -127,8 +129,9 @@ std::vector<std::string> split_commas(const std::string& text) {
 
 void bench_products(const Reporter& reporter, const ProductsBenchOptions& options) {
   (void)core::backend(Device::cpu());  // the CPU backend reads AXIOM_SIMD_TARGET when it is made
-  reporter.note("axiom bench products: " + std::to_string(core::num_threads()) + " threads, SIMD target " +
-                core::cpu::vec::target() + "; each shape's chosen library against the better of OpenBLAS and oneDNN");
+  reporter.note("axiom bench products: " + std::to_string(core::num_threads()) + " threads, table rows \"" +
+                core::cpu::gemm_table_key() +
+                "\"; each shape's chosen library against the better of OpenBLAS and oneDNN");
   if (!options.write_table.empty()) check_table_writable(options.write_table);  // before minutes of timing
   std::vector<PlanTiming> all;
   auto measure = [&](const std::string& group, const std::vector<core::MetaProduct>& products) {
@@ -145,7 +148,7 @@ void bench_products(const Reporter& reporter, const ProductsBenchOptions& option
   }
   if (!options.write_table.empty()) {
     write_table(options.write_table, all);
-    reporter.note("wrote the rows of " + core::cpu::vec::target() + " into " + options.write_table);
+    reporter.note("wrote the rows of \"" + core::cpu::gemm_table_key() + "\" into " + options.write_table);
   }
 }
 

@@ -42,17 +42,17 @@ GemmLibrary size_rule(const GemmShape& gemm) {
   return is_large(gemm) && onednn_built() ? GemmLibrary::onednn : GemmLibrary::openblas;
 }
 
-// The table's choice for this CPU's target, remembered per shape: a search of the table takes
+// The table's choice for this CPU's key, remembered per shape: a search of the table takes
 // microseconds, as long as a small product itself.
 GemmLibrary remembered_choice(const GemmShape& gemm, int64_t count) {
   static std::mutex mutex;
   static std::map<std::tuple<GemmShape, int64_t, std::string>, GemmLibrary> choices;
-  const std::string target = vec::target();
+  const std::string table_key = gemm_table_key();  // (the SIMD target may be changed for a test)
   std::lock_guard lock(mutex);
-  auto key = std::tuple{gemm, count, target};
+  auto key = std::tuple{gemm, count, table_key};
   if (const auto found = choices.find(key); found != choices.end()) return found->second;
   if (choices.size() >= 4096) choices.clear();  // shapes that keep changing: start over
-  const GemmLibrary library = choose_gemm_library(table(), target, gemm, count);
+  const GemmLibrary library = choose_gemm_library(table(), table_key, gemm, count);
   choices.emplace(std::move(key), library);
   return library;
 }
@@ -67,13 +67,23 @@ std::string_view to_string(GemmLibrary library) { return library == GemmLibrary:
 
 std::span<const GemmChoice> gemm_choice_table() { return table(); }
 
-GemmLibrary choose_gemm_library(std::span<const GemmChoice> table, std::string_view target, const GemmShape& gemm,
+std::string gemm_table_key() {
+  static const std::string vendor = [] {
+    __builtin_cpu_init();
+    if (__builtin_cpu_is("amd")) return "AMD";
+    if (__builtin_cpu_is("intel")) return "Intel";
+    return "other CPU";
+  }();
+  return vec::target() + " " + vendor;
+}
+
+GemmLibrary choose_gemm_library(std::span<const GemmChoice> table, std::string_view key, const GemmShape& gemm,
                                 int64_t count) {
   const GemmChoice* nearest = nullptr;
   double nearest_distance = std::numeric_limits<double>::infinity();
   for (const GemmChoice& row : table) {
-    if (row.target != target || row.gemm.a_transposed != gemm.a_transposed ||
-        row.gemm.b_transposed != gemm.b_transposed || is_large(row.gemm) != is_large(gemm)) {
+    if (row.key != key || row.gemm.a_transposed != gemm.a_transposed || row.gemm.b_transposed != gemm.b_transposed ||
+        is_large(row.gemm) != is_large(gemm)) {
       continue;
     }
     const double d = distance(row.gemm, row.count, gemm, count);

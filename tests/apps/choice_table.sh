@@ -7,7 +7,7 @@ axiom=$1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 . "$(dirname "$0")/../support/run_helpers.sh"
-first_line='// Which library runs each float32 GEMM fastest, per SIMD target'
+first_line='// Which library runs each float32 GEMM fastest, per SIMD target and CPU vendor'
 
 # a build without oneDNN (the ThreadSanitizer build) has nothing to compare: refused, nothing written
 if "$axiom" bench products --config "" --write-table "$work/new.inc" > "$work/out.txt" 2>&1; then :; else
@@ -27,10 +27,11 @@ grep -qF "is not a table of GEMM choices" "$work/out.txt" || fail "refusal says:
 ! grep -q "GFLOP/s" "$work/out.txt" || fail "shapes were timed before the refusal: $(cat "$work/out.txt")"
 [ "$(cat "$work/notes.inc")" = "my notes" ] || fail "the refused file was changed"
 
-# an existing table: another target's rows kept, this target's stale row replaced; a file named
-# like a temporary one is left alone
-target=$("$axiom" bench products --config "" | sed -n 's/.*SIMD target \([A-Z0-9_]*\);.*/\1/p')
-[ -n "$target" ] || fail "no SIMD target in the bench's first line"
+# an existing table: another key's rows kept, this CPU's stale row replaced; a file named like a
+# temporary one is left alone. This CPU's key: its SIMD target and vendor, "AVX3 Intel"
+target=$("$axiom" bench products --config "" | sed -n 's/.*table rows "\([^"]*\)";.*/\1/p')
+[ -n "$target" ] || fail "no table key in the bench's first line"
+case "$target" in *" AMD" | *" Intel" | *" other CPU") ;; *) fail "the key names no vendor: $target" ;; esac
 cat > "$work/table.inc" <<TABLE
 $first_line
 {"OTHER", {1, 2, 3, false, false}, 1, GemmLibrary::openblas},  // kept

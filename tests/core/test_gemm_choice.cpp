@@ -1,7 +1,8 @@
 // Which library multiplies a float32 GEMM (core/cpu/gemm_choice.h) and how a product becomes GEMMs
 // (core/matrix_layout.h: plan_product):
-// - the nearest row of the CPU's target and the same transposes decides; no row: the size rule;
-// - core::matmul uses the table of this CPU's SIMD target (gemm_library_calls counts each library);
+// - the nearest row of the CPU's key (SIMD target and vendor) and the same transposes decides; no
+//   row: the size rule;
+// - core::matmul uses the table of this CPU's key (gemm_library_calls counts each library);
 // - both libraries, forced, split a large product into bands of rows or of columns and read
 //   transposed operands in place, and linear adds its bias: each against a plain loop in double;
 // - the shape-only device records the CPU's plans and the fused attention's GEMMs (meta_products).
@@ -50,7 +51,7 @@ void check_product(int64_t m, int64_t n, int64_t k, bool a_transposed, bool b_tr
 // The row of `library` on this CPU's target that the size rule would not choose, the smallest such;
 // else the smallest row of `library`; none where the table has no row of it for this target.
 std::optional<GemmChoice> row_to_try(GemmLibrary library) {
-  const std::string target = core::cpu::vec::target();
+  const std::string key = core::cpu::gemm_table_key();
   std::optional<GemmChoice> found;
   auto work = [](const GemmChoice& row) { return row.gemm.m * row.gemm.n * row.gemm.k * row.count; };
   auto rule_differs = [](const GemmChoice& row) {
@@ -58,7 +59,7 @@ std::optional<GemmChoice> row_to_try(GemmLibrary library) {
     return rule_says_onednn != (row.library == GemmLibrary::onednn);
   };
   for (const GemmChoice& row : core::cpu::gemm_choice_table()) {
-    if (row.target != target || row.library != library) continue;
+    if (row.key != key || row.library != library) continue;
     const bool better = !found || (rule_differs(row) && !rule_differs(*found)) ||
                         (rule_differs(row) == rule_differs(*found) && work(row) < work(*found));
     if (better) found = row;
@@ -96,6 +97,23 @@ TEST_SUITE("gemm_choice") {
       CHECK(choose_gemm_library(table, "AVX3", {100000, 4000, 10, true, false}, 1) == large_rule);        // 15 away
       CHECK(choose_gemm_library(table, "AVX3", {50, 50, 50, false, true}, 64) == GemmLibrary::openblas);  // 6.8
     }
+  }
+
+  TEST_CASE("a key names the SIMD target and the vendor: one vendor's rows never decide for another's") {
+    const std::string key = core::cpu::gemm_table_key(), target = core::cpu::vec::target();
+    CAPTURE(key);
+    REQUIRE(key.starts_with(target + " "));
+    const std::string vendor = key.substr(target.size() + 1);
+    CHECK((vendor == "AMD" || vendor == "Intel" || vendor == "other CPU"));
+    const GemmChoice table[] = {
+        {"AVX3 AMD", {1000, 100, 100, true, false}, 1, GemmLibrary::openblas},
+        {"AVX3 Intel", {1000, 100, 100, true, false}, 1, GemmLibrary::onednn},
+    };
+    const GemmLibrary large_rule = core::cpu::onednn_built() ? GemmLibrary::onednn : GemmLibrary::openblas;
+    CHECK(choose_gemm_library(table, "AVX3 AMD", {1000, 100, 100, true, false}, 1) == GemmLibrary::openblas);
+    CHECK(choose_gemm_library(table, "AVX3 Intel", {1000, 100, 100, true, false}, 1) == large_rule);
+    CHECK(choose_gemm_library(table, "AVX3 other CPU", {1000, 100, 100, true, false}, 1) == large_rule);
+    CHECK(choose_gemm_library(table, "AVX3", {1000, 100, 100, true, false}, 1) == large_rule);
   }
 
   TEST_CASE("core::matmul multiplies in the library of this CPU's table") {
@@ -147,7 +165,7 @@ TEST_SUITE("gemm_choice") {
     const core::cpu::GemmLibraryCalls before = core::cpu::gemm_library_calls();
     check_product(9, 7, 5, false, false);  // no library forced any more: the table's choice
     const GemmLibrary table_says =
-        core::cpu::choose_gemm_library(core::cpu::gemm_choice_table(), core::cpu::vec::target(), {9, 7, 5}, 1);
+        core::cpu::choose_gemm_library(core::cpu::gemm_choice_table(), core::cpu::gemm_table_key(), {9, 7, 5}, 1);
     const core::cpu::GemmLibraryCalls after = core::cpu::gemm_library_calls();
     CHECK((table_says == GemmLibrary::onednn ? after.onednn - before.onednn : after.openblas - before.openblas) == 2);
   }
