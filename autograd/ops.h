@@ -144,6 +144,16 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
 // x [..., D], norm_weight and norm_bias [D] or undefined, weight [D, N], bias [N] or undefined -> [..., N].
 Tensor layer_norm_linear(const Tensor& x, const Tensor& norm_weight, const Tensor& norm_bias, double eps,
                          const Tensor& weight, const Tensor& bias);
+// activation_linear(activation, layer_norm_linear(x, norm_weight, norm_bias, eps, up_weight,
+// up_bias), down_weight, down_bias): a feed-forward layer's input normalized, projected up to h
+// [..., D'] (up_weight [D, D']), activated and projected down (down_weight [D', N]) -> [..., N].
+// Under MatmulPrecision::bfloat16 (products that round), one fused op: h is written, kept and read
+// in bfloat16 (the up projection's sums rounded as they are written, half the bytes), and the
+// activation's backward pass writes h's gradient rounded, with its sums for up_bias. Otherwise the
+// two ops themselves.
+Tensor layer_norm_feedforward(const Tensor& x, const Tensor& norm_weight, const Tensor& norm_bias, double eps,
+                              const Tensor& up_weight, const Tensor& up_bias, Activation activation,
+                              const Tensor& down_weight, const Tensor& down_bias);
 
 enum class Reduction { mean, sum, none };
 struct CrossEntropyOptions {

@@ -1,11 +1,14 @@
-// The matrix products (matmul, linear, activation_linear) and their backward rules. The op functions are
-// core/launch_matmul.cpp; the kernels core/cpu/matmul.cpp and core/cuda/matmul.cpp.
+// The matrix products (matmul, linear, activation_linear, layer_norm_feedforward) and their backward rules. The op
+// functions are core/launch_matmul.cpp; the kernels core/cpu/matmul.cpp and core/cuda/matmul.cpp.
+#include <algorithm>
+
 #include "autograd/bfloat16_products.h"
 #include "autograd/ops.h"
 #include "autograd/rules.h"
 #include "core/backend.h"
 #include "core/error.h"
 #include "core/factory.h"
+#include "core/gemm_shape.h"
 #include "core/launch.h"
 #include "autograd/internal.h"
 
@@ -188,6 +191,77 @@ Tensor activation_linear(Activation activation, const Tensor& h, const Tensor& w
         return grads;
       },
       [activation](const std::vector<Tensor>& in) { return activation_linear_composite(activation, in); });
+}
+
+// layer_norm_feedforward under bfloat16 products: h = layer_norm(x) @ up_weight + up_bias written
+// in bfloat16 (the sums rounded as they are written), a = activation(h) rounded, out = a @ down_weight
+// + down_bias. h16, the rounded weights and what the layer norm's rule needs are kept; a16 is
+// recomputed in backward:
+//   g16, ddown_bias = g rounded, g summed over the rows              : [..., N], [N]
+//   dA    = g16 @ down16^T                                           : [..., N] x [N, D'] -> [..., D'] float32
+//   dh16, dup_bias, a16 = (dA * act'(h16)) rounded, its row sums, act(h16) rounded: one pass
+//   ddown_weight = a16^T @ g16                                       : [D', rows] x [rows, N] -> [D', N]
+//   then layer_norm_linear's bfloat16 rule from dh16 (layer_norm_product_grads)
+// The gradients are those of the two ops with h rounded once in between, that rounding passed over
+// (its derivative taken as 1). A graph of the backward pass goes through the two ops.
+namespace {
+// Whether both products round (bfloat16_products::wanted): x [..., D] @ up_weight [D, D'] and h
+// [..., D'] @ down_weight [D', N], whose matrices have x's rows.
+bool feedforward_rounded(const Tensor& x, const Tensor& up_weight, const Tensor& down_weight) {
+  const core::Tensor &up = core_tensor(up_weight), &down = core_tensor(down_weight);
+  if (!bfloat16_products::wanted(core_tensor(x), up)) return false;
+  if (down.dim() != 2 || down.size(0) != up.size(1) || down.dtype() != Dtype::float32 || down.device() != x.device())
+    return false;  // (the two ops say what is wrong)
+  const int64_t rows = x.dim() == 1 ? 1 : x.size(-2);
+  return rows * down.size(0) * down.size(1) > core::kSmallGemm;
+}
+
+Tensor layer_norm_feedforward_bfloat16(const Tensor& x, const Tensor& norm_weight, const Tensor& norm_bias, double eps,
+                                       const Tensor& up_weight, const Tensor& up_bias, Activation activation,
+                                       const Tensor& down_weight, const Tensor& down_bias) {
+  bfloat16_products::LayerNormProduct kept;
+  const core::Tensor h16 = bfloat16_products::layer_norm_product(
+      core_tensor(x), data_or_undefined(norm_weight), data_or_undefined(norm_bias), eps, core_tensor(up_weight),
+      data_or_undefined(up_bias), Dtype::bfloat16, up_weight.requires_grad(), kept);
+  const core::UnaryOp op = unary_op_of(activation);
+  const core::Tensor down16 = bfloat16_products::rounded(core_tensor(down_weight));
+  core::Tensor out =
+      bfloat16_products::forward(core::activation_to_bfloat16(op, h16), down16, data_or_undefined(down_bias));
+  return record_fused(
+      "layer_norm_feedforward", {x, norm_weight, norm_bias, up_weight, up_bias, down_weight, down_bias}, std::move(out),
+      [kept, h16, down16, op](const Tensor& g, const Needs& needs) {
+        Grads grads(7);
+        const core::RoundedWithSums g16 = bfloat16_products::rounded_gradient(core_tensor(g), needs[6]);
+        const Needs up_needs(needs.begin(), needs.begin() + 5);  // x, the norm's and the up projection's
+        core::Tensor a16;
+        if (std::find(up_needs.begin(), up_needs.end(), true) != up_needs.end()) {
+          const core::ActivationGradRounded dh =
+              core::activation_backward_to_bfloat16(op, h16, bfloat16_products::input_grad(g16.rounded, down16));
+          a16 = dh.activated;
+          const Grads up = bfloat16_products::layer_norm_product_grads(kept, dh.grad, up_needs);
+          std::copy(up.begin(), up.end(), grads.begin());
+        } else if (needs[5]) {
+          a16 = core::activation_to_bfloat16(op, h16);
+        }
+        if (needs[5]) grads[5] = Tensor(bfloat16_products::weight_grad(a16, g16.rounded));
+        if (needs[6]) grads[6] = Tensor(g16.sums);
+        return grads;
+      },
+      [eps, activation](const std::vector<Tensor>& in) {
+        return activation_linear(activation, layer_norm_linear(in[0], in[1], in[2], eps, in[3], in[4]), in[5], in[6]);
+      });
+}
+}  // namespace
+
+Tensor layer_norm_feedforward(const Tensor& x, const Tensor& norm_weight, const Tensor& norm_bias, double eps,
+                              const Tensor& up_weight, const Tensor& up_bias, Activation activation,
+                              const Tensor& down_weight, const Tensor& down_bias) {
+  if (feedforward_rounded(x, up_weight, down_weight)) {
+    return layer_norm_feedforward_bfloat16(x, norm_weight, norm_bias, eps, up_weight, up_bias, activation, down_weight,
+                                           down_bias);
+  }
+  const Tensor h = layer_norm_linear(x, norm_weight, norm_bias, eps, up_weight, up_bias);
+  return activation_linear(activation, h, down_weight, down_bias);
 }
 
 }  // namespace axiom

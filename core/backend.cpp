@@ -72,6 +72,16 @@ void Backend::to_bfloat16_with_sums(const Tensor& g, const Tensor& rounded, cons
   sum_rows_into(*this, g, sums);
 }
 
+void Backend::activation_backward_to_bfloat16(UnaryOp activation, const Tensor& h, const Tensor& grad,
+                                              const Tensor& rounded, const Tensor& sums, const Tensor& activated) {
+  const Tensor h32 = empty(h.shape(), Dtype::float32, h.device());
+  const Tensor slope_times_grad = empty(grad.shape(), Dtype::float32, grad.device());
+  copy(h, h32);
+  copy(grad, slope_times_grad);
+  activation_backward(activation, h32, slope_times_grad, activated);
+  to_bfloat16_with_sums(slope_times_grad, rounded, sums);
+}
+
 void Backend::attention_backward_rounded(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out, int axis,
                                          int64_t heads, const AttentionMask& mask, const Tensor& rounded,
                                          const Tensor& sums) {

@@ -87,7 +87,7 @@ class Backend {
   // converts to and from float32 only, on the CPU: core/checks.h, convertible.)
   virtual void copy(const Tensor& src, const Tensor& dst) = 0;
   // out = op(x); `scalar` is the exponent of pow_scalar. A bfloat16 out (the CPU's alone) takes an
-  // activation of a contiguous float32 x, rounded (core::activation_to_bfloat16).
+  // activation of a contiguous float32 or bfloat16 x, rounded (core::activation_to_bfloat16).
   virtual void unary(UnaryOp op, const Tensor& x, const Tensor& out, double scalar) = 0;
   // The backward pass of activation(h) before a product, in one pass over h: activated =
   // activation(h), and grad *= activation'(h) in place (activation: gelu, gelu_tanh or relu). All
@@ -111,6 +111,14 @@ class Backend {
   // the last, as reduce sums; g [..., N] contiguous float32. This default copies and reduces; the
   // CPU backend does both in one pass over g.
   virtual void to_bfloat16_with_sums(const Tensor& g, const Tensor& rounded, const Tensor& sums);
+  // The backward pass of an activation between two bfloat16 products
+  // (core::activation_backward_to_bfloat16): from h [..., W] (bfloat16 or float32) and grad [..., W]
+  // (float32), both contiguous, rounded (bfloat16) = grad * activation'(h) rounded, sums (float32
+  // [W]) = the same summed over every axis but the last, activated (bfloat16) = activation(h)
+  // rounded; grad unchanged. This default widens h, copies grad, then runs activation_backward and
+  // to_bfloat16_with_sums; the CPU backend does it in one pass over h and grad.
+  virtual void activation_backward_to_bfloat16(UnaryOp activation, const Tensor& h, const Tensor& grad,
+                                               const Tensor& rounded, const Tensor& sums, const Tensor& activated);
   // out = softmax or log_softmax of x along `axis`.
   virtual void softmax(const Tensor& x, int axis, bool log, const Tensor& out) = 0;
   // out (int64 [...], contiguous) = a value drawn from each row of logits [..., V] at `temperature`

@@ -240,8 +240,20 @@ Tensor activation_backward(UnaryOp activation, const Tensor& h, const Tensor& gr
 // h on the CPU (rounded as it is written: the operand of the weight's bfloat16 product).
 Tensor activation_backward(UnaryOp activation, const Tensor& h, const Tensor& grad, Dtype activated_dtype);
 // activation(h) rounded to bfloat16 in one pass, with no float32 copy (activation: gelu,
-// gelu_tanh or relu; h float32, on the CPU): the operand of activation_linear's bfloat16 product.
+// gelu_tanh or relu; h float32, or bfloat16 widened as it is read; on the CPU): the operand of
+// activation_linear's bfloat16 product.
 Tensor activation_to_bfloat16(UnaryOp activation, const Tensor& h);
+
+// The backward pass of an activation between two bfloat16 products (autograd's
+// layer_norm_feedforward), in one pass over h and grad on the CPU: from h [..., W] (bfloat16 or
+// float32) and grad = d loss / d activation(h) [..., W] (float32, the next product's input gradient),
+//   grad.rounded = grad * activation'(h), rounded to bfloat16   (the operand of the products that made h)
+//   grad.sums    = grad * activation'(h) summed over every axis but the last, in float32  [W]  (their bias's gradient)
+//   activated    = activation(h), rounded to bfloat16           (the operand of the next weight's gradient)
+// The bits of activation_backward(h widened, grad, bfloat16) followed by to_bfloat16_with_sums.
+// grad itself is left as it is.
+struct ActivationGradRounded;
+ActivationGradRounded activation_backward_to_bfloat16(UnaryOp activation, const Tensor& h, const Tensor& grad);
 
 // --- conversions -----------------------------------------------------------------------------
 // g [..., N] (float32, on the CPU) rounded to bfloat16, and g summed over every axis but the last
@@ -252,6 +264,10 @@ struct RoundedWithSums {
   Tensor sums;     // float32 [N]
 };
 RoundedWithSums to_bfloat16_with_sums(const Tensor& g);
+struct ActivationGradRounded {  // (core::activation_backward_to_bfloat16)
+  RoundedWithSums grad;
+  Tensor activated;  // bfloat16, h's shape
+};
 // dst[...] = src[...] (converting dtype) for same-shaped tensors on one device; dst may be a view.
 void copy_into(const Tensor& src, const Tensor& dst);
 

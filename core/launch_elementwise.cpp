@@ -95,14 +95,22 @@ void check_activation(std::string_view name, UnaryOp activation) {
     throw Error(name, "the activation must be gelu, gelu_tanh or relu, got ", op_name(activation));
   }
 }
+
+// h of an activation whose output is rounded to bfloat16: float32, or bfloat16 itself (widened as it
+// is read), on a device that holds bfloat16 (the CPU).
+void check_rounded_activation_input(std::string_view name, const Tensor& h) {
+  if (h.dtype() != Dtype::float32 && h.dtype() != Dtype::bfloat16) {
+    throw Error(name, "h must be float32 or bfloat16, got ", h.dtype());
+  }
+  checks::convertible(name, Dtype::float32, Dtype::bfloat16, h.device());
+}
 }  // namespace
 
 Tensor activation_to_bfloat16(UnaryOp activation, const Tensor& h) {
   constexpr std::string_view name = "activation_to_bfloat16";
   checks::defined(name, h, "h");
   check_activation(name, activation);
-  checks::dtype_is(name, h, Dtype::float32, "h");
-  checks::output_dtype(name, h, Dtype::bfloat16);
+  check_rounded_activation_input(name, h);
   Tensor out = empty(h.shape(), Dtype::bfloat16, h.device());
   backend(h.device()).unary(activation, h.contiguous(), out, 0);
   return out;
@@ -129,6 +137,26 @@ Tensor activation_backward(UnaryOp activation, const Tensor& h, const Tensor& gr
   backend(h.device()).activation_backward(activation, h.contiguous(), grad, activated);
   grad.storage()->mark_written();
   return activated;
+}
+
+ActivationGradRounded activation_backward_to_bfloat16(UnaryOp activation, const Tensor& h, const Tensor& grad) {
+  constexpr std::string_view name = "activation_backward_to_bfloat16";
+  checks::defined(name, h, "h");
+  checks::defined(name, grad, "grad");
+  check_activation(name, activation);
+  check_rounded_activation_input(name, h);
+  checks::dtype_is(name, grad, Dtype::float32, "grad");
+  checks::same_device(name, h, grad);
+  if (grad.shape() != h.shape())
+    throw Error(name, "grad's shape ", grad.shape(), " differs from h's shape ", h.shape());
+  if (h.dim() == 0) throw Error(name, "needs at least one axis, got a scalar");
+  ActivationGradRounded result{
+      {empty(h.shape(), Dtype::bfloat16, h.device()), empty({h.size(-1)}, Dtype::float32, h.device())},
+      empty(h.shape(), Dtype::bfloat16, h.device())};
+  backend(h.device())
+      .activation_backward_to_bfloat16(activation, h.contiguous(), grad.contiguous(), result.grad.rounded,
+                                       result.grad.sums, result.activated);
+  return result;
 }
 
 Tensor add(const Tensor& a, double b) { return add(a, like(a, b)); }

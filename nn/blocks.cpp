@@ -29,8 +29,8 @@ FeedforwardBlock::FeedforwardBlock(int64_t features, Generator& gen, const Block
 // Two fused ops, so that the backward pass keeps x and the first Dense's output only: the
 // LayerNorm's output and the nonlinearity's (4 times wider) are recomputed there.
 Tensor FeedforwardBlock::forward(const Tensor& x) const {
-  const Tensor hidden = layer_norm_linear(x, norm->weight, norm->bias, norm->eps, up->weight, up->bias);  // [..., D']
-  return add(x, activation_linear(nonlinearity, hidden, down->weight, down->bias));
+  return add(x, layer_norm_feedforward(x, norm->weight, norm->bias, norm->eps, up->weight, up->bias, nonlinearity,
+                                       down->weight, down->bias));
 }
 
 TransformerBlock::TransformerBlock(int64_t features, int64_t axis, Generator& gen, const BlockOptions& options)

@@ -122,6 +122,27 @@ void bench_memory_bound(const Reporter& reporter) {
                    .value = gbytes(6 * floats, fused_s),
                    .baseline = gbytes(6 * floats, three_ops_s),
                    .baseline_name = "gelu, gelu_derivative, mul_in_place"});
+  // The same between two bfloat16 products (layer_norm_feedforward's backward, rows of 512): h read
+  // in bfloat16, h's gradient rounded with its sums, GELU rounded, in one pass; next to what the two
+  // fused ops around a float32 h do (activation_backward rounding GELU, then to_bfloat16_with_sums).
+  // Both count the one pass's 10 bytes an element (h16 and g read, the gradient and GELU written in
+  // bfloat16), the gradient's fresh copy aside, so that the figures compare as speeds.
+  const Tensor h_rows = x.reshape({n / 512, 512}), h16_rows = h_rows.to(Dtype::bfloat16);
+  const Tensor g_rows = g.reshape({n / 512, 512});
+  const double rounded_s = seconds_per_call(
+      [&] { copy_into(y, g), (void)activation_backward_to_bfloat16(UnaryOp::gelu, h16_rows, g_rows); }, 5, 0.2);
+  const double two_passes_s = seconds_per_call(
+      [&] {
+        copy_into(y, g), out = activation_backward(UnaryOp::gelu, h_rows, g_rows, Dtype::bfloat16);
+        (void)to_bfloat16_with_sums(g_rows);
+      },
+      5, 0.2);
+  reporter.report({.bench = "ops",
+                   .name = "gelu_backward_to_bfloat16_16M",
+                   .unit = "GB/s",
+                   .value = gbytes(2.5 * floats, rounded_s),
+                   .baseline = gbytes(2.5 * floats, two_passes_s),
+                   .baseline_name = "activation_backward, to_bfloat16_with_sums"});
   const Tensor param = x.clone(), exp_avg = zeros({n}), exp_avg_sq = zeros({n});
   report("adam_16M", 7, [&] { adam_update(param, y, exp_avg, exp_avg_sq, AdamStep{}); });
   // random draws (core/random.h): bound by the generator's arithmetic, not by memory

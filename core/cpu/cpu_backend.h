@@ -33,6 +33,8 @@ class CpuBackend : public Backend {
   void reduce(ReduceOp op, const Tensor& x, const std::vector<int>& axes, const Tensor& out, const Tensor& argmax,
               int64_t correction) override;
   void to_bfloat16_with_sums(const Tensor& g, const Tensor& rounded, const Tensor& sums) override;
+  void activation_backward_to_bfloat16(UnaryOp activation, const Tensor& h, const Tensor& grad, const Tensor& rounded,
+                                       const Tensor& sums, const Tensor& activated) override;
   void softmax(const Tensor& x, int axis, bool log, const Tensor& out) override;
   void categorical(const Tensor& logits, const Tensor& uniforms, double temperature, const Tensor& out) override;
   void matmul(const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate) override;

@@ -1,10 +1,13 @@
 // Elementwise kernels: fill, copy (with dtype conversion), unary maps, binary maps on broadcast
 // operands, and where, on tensors of any strides.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 #include "core/cpu/bfloat16.h"
+#include "core/cpu/column_sums.h"
 #include "core/cpu/cpu_backend.h"
 #include "core/cpu/fast_math.h"
 #include "core/cpu/loops.h"
@@ -148,14 +151,32 @@ void binary_typed(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& o
 // relu(v), the float32 loop's value (NaN stays NaN).
 float relu_of(float v) { return v < 0 ? 0.0f : v; }
 
+// h[at, at + n) as float32: a float32 h's own values, or a bfloat16 h's widened into `buffer` (exact).
+const float* floats_at(const Tensor& h, int64_t at, int64_t n, float* buffer) {
+  if (h.dtype() == Dtype::float32) return h.data<float>() + at;
+  const uint16_t* h16 = h.data<uint16_t>() + at;
+  for (int64_t i = 0; i < n; ++i) buffer[i] = bfloat16_to_float(h16[i]);
+  return buffer;
+}
+
+// a[i] = activation(h[i]) and g[i] *= activation'(h[i]) for i in [0, n): gelu and gelu_tanh in
+// SIMD (vec::activation_and_slope), relu as the float32 kernels make it.
+void activation_and_slope(UnaryOp activation, const float* h, float* a, float* g, int64_t n) {
+  if (activation != UnaryOp::relu) return vec::activation_and_slope(activation, h, a, g, n);
+  for (int64_t i = 0; i < n; ++i) {
+    a[i] = relu_of(h[i]);
+    g[i] *= h[i] > 0 ? 1.0f : 0.0f;  // the slope as the default's comparison makes it
+  }
+}
+
 // out16 = activation(x) rounded to bfloat16, made in chunks on the stack (core::activation_to_bfloat16;
-// x contiguous float32): the float32 kernel's values, rounded.
+// x contiguous, float32 or bfloat16): the float32 kernel's values, rounded.
 void activation_rounded(UnaryOp activation, const Tensor& x, const Tensor& out) {
-  const float* h = x.data<float>();
   uint16_t* a16 = out.data<uint16_t>();
   parallel_for(x.numel(), kGrain, [&](int64_t begin, int64_t end) {
+    alignas(64) float widened[kRoundingChunk];
     rounded_in_chunks(end - begin, a16 + begin, [&](int64_t at, int64_t n, float* a) {
-      const float* h_at = h + begin + at;
+      const float* h_at = floats_at(x, begin + at, n, widened);
       if (activation != UnaryOp::relu) return vec::map(activation, h_at, a, n);
       for (int64_t i = 0; i < n; ++i) a[i] = relu_of(h_at[i]);
     });
@@ -170,13 +191,7 @@ void activation_backward_rounded(UnaryOp activation, const Tensor& h, const Tens
   uint16_t* a16 = activated16.data<uint16_t>();
   parallel_for(h.numel(), kGrain, [&](int64_t begin, int64_t end) {
     rounded_in_chunks(end - begin, a16 + begin, [&](int64_t at, int64_t n, float* a) {
-      const float* x_at = x + begin + at;
-      float* g_at = g + begin + at;
-      if (activation != UnaryOp::relu) return vec::activation_and_slope(activation, x_at, a, g_at, n);
-      for (int64_t i = 0; i < n; ++i) {
-        a[i] = relu_of(x_at[i]);
-        g_at[i] *= x_at[i] > 0 ? 1.0f : 0.0f;  // the slope as the default's comparison makes it
-      }
+      activation_and_slope(activation, x + begin + at, a, g + begin + at, n);
     });
   });
 }
@@ -200,6 +215,33 @@ void CpuBackend::activation_backward(UnaryOp activation, const Tensor& h, const 
   parallel_for(h.numel(), kGrain, [&](int64_t begin, int64_t end) {
     vec::activation_and_slope(activation, x + begin, a + begin, g + begin, end - begin);
   });
+}
+
+// Row by row in the blocks of the column sums (column_sums.h: those of core::sum and
+// to_bfloat16_with_sums, so the same bits), each block's grad * activation'(h) made in the block's
+// scratch, rounded, then added to the sums; activation(h) rounded on the way. h and grad are read
+// once, and nothing as large as them is written in float32.
+void CpuBackend::activation_backward_to_bfloat16(UnaryOp activation, const Tensor& h, const Tensor& grad,
+                                                 const Tensor& rounded, const Tensor& sums, const Tensor& activated) {
+  const int64_t cols = h.size(-1), rows = cols == 0 ? 0 : h.numel() / cols;
+  const float* g = grad.data<float>();
+  uint16_t* g16 = rounded.data<uint16_t>();
+  uint16_t* a16 = activated.data<uint16_t>();
+  const std::vector<double> totals =
+      column_totals<float>(rows, cols, [&](int64_t i, int64_t begin, int64_t width, float* slope_times_grad) {
+        const int64_t first = i * cols + begin;
+        std::copy_n(g + first, width, slope_times_grad);
+        for (int64_t at = 0; at < width; at += kRoundingChunk) {
+          const int64_t n = std::min(kRoundingChunk, width - at);
+          alignas(64) float widened[kRoundingChunk], a[kRoundingChunk];
+          activation_and_slope(activation, floats_at(h, first + at, n, widened), a, slope_times_grad + at, n);
+          vec::round_to_bfloat16(a, a16 + first + at, n);
+        }
+        vec::round_to_bfloat16(slope_times_grad, g16 + first, width);
+        return slope_times_grad;
+      });
+  float* out = sums.data<float>();
+  for (int64_t j = 0; j < cols; ++j) out[j] = static_cast<float>(totals[j]);
 }
 
 void CpuBackend::binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {

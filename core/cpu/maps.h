@@ -71,12 +71,13 @@ void map_binary(const Tensor& a, const Tensor& b, const Tensor& out, F f, Run ru
 // bfloat16 (vec::round_to_bfloat16), made a few thousand at a time in a buffer on the stack: the
 // bfloat16 operand of a product made by a float32 kernel, with no float32 copy in memory. On the
 // calling thread.
+constexpr int64_t kRoundingChunk = 2048;  // 8 KiB: stays in the L1 cache between the kernel and the rounding
+
 template <typename Produce>
 void rounded_in_chunks(int64_t n, uint16_t* out16, Produce produce) {
-  constexpr int64_t kChunk = 2048;  // 8 KiB: stays in the L1 cache between the kernel and the rounding
-  alignas(64) float buffer[kChunk];
-  for (int64_t at = 0; at < n; at += kChunk) {
-    const int64_t count = std::min(kChunk, n - at);
+  alignas(64) float buffer[kRoundingChunk];
+  for (int64_t at = 0; at < n; at += kRoundingChunk) {
+    const int64_t count = std::min(kRoundingChunk, n - at);
     produce(at, count, buffer);
     vec::round_to_bfloat16(buffer, out16 + at, count);
   }

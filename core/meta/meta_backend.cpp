@@ -71,6 +71,8 @@ class MetaBackend : public Backend {
   void copy(const Tensor&, const Tensor&) override {}
   void unary(UnaryOp, const Tensor&, const Tensor&, double) override {}
   void activation_backward(UnaryOp, const Tensor&, const Tensor&, const Tensor&) override {}  // fused, as on the CPU
+  void activation_backward_to_bfloat16(UnaryOp, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                                       const Tensor&) override {}  // fused, as on the CPU
   void binary(BinaryOp, const Tensor&, const Tensor&, const Tensor&) override {}
   void where(const Tensor&, const Tensor&, const Tensor&, const Tensor&) override {}
   void count_non_finite(const std::vector<Tensor>&, const Tensor&) override {}

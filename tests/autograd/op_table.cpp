@@ -464,6 +464,24 @@ void fused_linears(Table& t) {
       {leaf(uniform64({2, 5, 3}, 88)), nw, nb, leaf(uniform64({4, 3}, 89)), b2},
       [](const In& in) { return layer_norm_linear(in[0], in[1], in[2], 1e-5, in[3].transpose(0, 1), in[4]); },
       "F.layer_norm(a, (3,), b, c) @ d.T + e");
+  // a feed-forward layer: normalized, projected up, activated, projected down (under bfloat16
+  // products, one fused op: tests/autograd/test_bfloat16_products.cpp)
+  const auto up_w = leaf(uniform64({3, 5}, 90)), up_b = leaf(uniform64({5}, 91));
+  const auto down_w = leaf(uniform64({5, 4}, 92)), down_b = leaf(uniform64({4}, 93));
+  t.add(
+      "layer_norm_feedforward", "gelu, x [2, 5, 3]",
+      {leaf(uniform64({2, 5, 3}, 94)), nw, nb, up_w, up_b, down_w, down_b},
+      [](const In& in) {
+        return layer_norm_feedforward(in[0], in[1], in[2], 1e-5, in[3], in[4], Activation::gelu, in[5], in[6]);
+      },
+      "F.gelu(F.layer_norm(a, (3,), b, c) @ d + e) @ f + g");
+  t.add(
+      "layer_norm_feedforward", "gelu_tanh, x [5, 3], without the parameters that may be left out",
+      {leaf(uniform64({5, 3}, 95)), up_w, down_w},
+      [](const In& in) {
+        return layer_norm_feedforward(in[0], {}, {}, 1e-5, in[1], {}, Activation::gelu_tanh, in[2], {});
+      },
+      "F.gelu(F.layer_norm(a, (3,)) @ b, approximate='tanh') @ c");
 }
 
 void attentions(Table& t) {

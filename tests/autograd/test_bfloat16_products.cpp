@@ -271,3 +271,91 @@ TEST_CASE("bfloat16 products: second derivatives of layer_norm_attention, throug
   if (!bfloat16_products_here()) return;
   check_second_derivatives({"layer_norm_attention", kLayerShapes, attended, attended});
 }
+
+// --- layer_norm_feedforward: h kept in bfloat16 ----------------------------------------------------
+
+namespace {
+
+// x [2, 70, 80] normalized, projected up by [80, 96] (+ [96]) to h, activated, projected down by
+// [96, 64] (+ [64]): products of 70 x 80 x 96 and 70 x 96 x 64 per matrix, which round. The
+// projections' parameters are the leaves ([-2, 2]) / 16, as an initialized layer's are: h of about
+// 1, where GELU bends. (With h in the tens, second derivatives would come from the few h near 0,
+// which the products' rounding moves.)
+const std::vector<Shape> kFeedforwardShapes = {{2, 70, 80}, {80}, {80}, {80, 96}, {96}, {96, 64}, {64}};
+
+In with_projections_scaled(In in) {
+  for (size_t i = 3; i < in.size(); ++i) in[i] = mul(in[i], 1.0 / 16);
+  return in;
+}
+
+Fn feedforward(Activation activation) {
+  return [activation](const In& leaves) {
+    const In in = with_projections_scaled(leaves);
+    return layer_norm_feedforward(in[0], in[1], in[2], 1e-5, in[3], in[4], activation, in[5], in[6]);
+  };
+}
+
+// The output and the inputs' gradients of layer_norm_linear, then h rounded once to bfloat16 (its
+// derivative taken as 1: h's gradient is passed on as it is), then activation_linear: the bits of
+// layer_norm_feedforward's, every gradient included.
+std::vector<core::Tensor> h_rounded_between_the_ops(Activation activation, uint64_t seed) {
+  In leaves;
+  for (const Shape& shape : kFeedforwardShapes)
+    leaves.push_back(leaf(uniform64(shape, seed++, -2, 2).to(Dtype::float32)));
+  const In in = with_projections_scaled(leaves);
+  const axiom::Tensor h = layer_norm_linear(in[0], in[1], in[2], 1e-5, in[3], in[4]);
+  const axiom::Tensor rounded = leaf(core_tensor(h).to(Dtype::bfloat16).to(Dtype::float32));
+  const axiom::Tensor y = activation_linear(activation, rounded, in[5], in[6]);
+  y.backward(axiom::Tensor(uniform64(y.shape(), seed, -1, 1).to(Dtype::float32)));
+  h.backward(rounded.grad());
+  std::vector<core::Tensor> out = {core_tensor(y)};
+  for (const axiom::Tensor& x : leaves) out.push_back(core_tensor(x.grad()));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("bfloat16 products: layer_norm_feedforward rounds h once, between its two ops") {
+  if (!bfloat16_products_here()) return;
+  for (const Activation activation : {Activation::gelu, Activation::gelu_tanh, Activation::relu}) {
+    CAPTURE(static_cast<int>(activation));
+    const Case c{"layer_norm_feedforward", kFeedforwardShapes, feedforward(activation), feedforward(activation)};
+    const std::vector<core::Tensor> float32 = output_and_grads(c, c.fused, 66);
+    const PrecisionForTest bfloat16(core::MatmulPrecision::bfloat16);
+    const std::vector<core::Tensor> fused = output_and_grads(c, c.fused, 66),
+                                    separate = h_rounded_between_the_ops(activation, 66);
+    for (size_t i = 0; i < fused.size(); ++i) {
+      CAPTURE(i);  // 0: the output; then each input's gradient
+      CHECK(same_bits(fused[i], separate[i]));
+      // (relu's gradients jump where the products' rounding moves an h across 0)
+      if (activation == Activation::relu) continue;
+      const double largest = core::max(core::abs(float32[i])).item();
+      check_close(fused[i], values_of(float32[i]), 0, 2e-2 * largest, "layer_norm_feedforward");
+    }
+  }
+}
+
+TEST_CASE("bfloat16 products: layer_norm_feedforward keeps h in bfloat16, not float32") {
+  if (!bfloat16_products_here()) return;
+  const PrecisionForTest bfloat16(core::MatmulPrecision::bfloat16);
+  // On the meta device (shapes only), the memory a graph keeps: h [140, 96] at 2 bytes each where
+  // activation_linear after layer_norm_linear keeps it at 4.
+  auto kept_by_graph = [](bool fused) {
+    In in;
+    for (const Shape& shape : kFeedforwardShapes)
+      in.push_back(leaf(core::empty(shape, Dtype::float32, Device::meta())));
+    const int64_t before = core::allocation_stats(DeviceType::meta).live_bytes;
+    const axiom::Tensor y =
+        fused ? layer_norm_feedforward(in[0], in[1], in[2], 1e-5, in[3], in[4], Activation::gelu, in[5], in[6])
+              : activation_linear(Activation::gelu, layer_norm_linear(in[0], in[1], in[2], 1e-5, in[3], in[4]), in[5],
+                                  in[6]);
+    return core::allocation_stats(DeviceType::meta).live_bytes - before;
+  };
+  CHECK(kept_by_graph(false) - kept_by_graph(true) == 140 * 96 * 2);
+}
+
+TEST_CASE("bfloat16 products: second derivatives of layer_norm_feedforward, through its two ops") {
+  if (!bfloat16_products_here()) return;
+  check_second_derivatives(
+      {"layer_norm_feedforward", kFeedforwardShapes, feedforward(Activation::gelu), feedforward(Activation::gelu)});
+}

@@ -66,8 +66,8 @@ std::set<std::string> recorded_names(const Tensor& y) {
 // case and checks that, for each op, some case's graph holds a Node recorded under the op's name
 // (an operator under its named op's, flatten under reshape's, stack under concat's (concat of
 // unsqueezed inputs), attention's queries under narrow's: a view of qkv; layer_norm_attention
-// under attention's: it is its two ops but under bfloat16 products, which
-// tests/autograd/test_bfloat16_products.cpp checks).
+// under attention's and layer_norm_feedforward under activation_linear's: each is its two ops but
+// under bfloat16 products, which tests/autograd/test_bfloat16_products.cpp checks).
 TEST_CASE("every op of the op table is recorded under its own name by at least one of its cases") {
   const std::map<std::string, std::string> recorded_as = {{"operator+", "add"},
                                                           {"operator-", "sub"},
@@ -76,7 +76,8 @@ TEST_CASE("every op of the op table is recorded under its own name by at least o
                                                           {"flatten", "reshape"},
                                                           {"stack", "concat"},
                                                           {"attention_queries", "narrow"},
-                                                          {"layer_norm_attention", "attention"}};
+                                                          {"layer_norm_attention", "attention"},
+                                                          {"layer_norm_feedforward", "activation_linear"}};
   std::map<std::string, std::set<std::string>> names_by_op;
   for (const OpCase& c : op_table()) {
     if (c.op == "composite") continue;

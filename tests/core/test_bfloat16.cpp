@@ -170,12 +170,60 @@ TEST_CASE("bfloat16 outputs: layer norm, activations and a gradient with its sum
               {"[to_bfloat16_with_sums] needs at least one axis, got a scalar"});
   check_error([&] { (void)core::to_bfloat16_with_sums(x.to(Dtype::bfloat16)); },
               {"[to_bfloat16_with_sums] g must be float32, got bfloat16"});
-  check_error([&] { (void)core::activation_to_bfloat16(core::UnaryOp::gelu, x.to(Dtype::bfloat16)); },
-              {"[activation_to_bfloat16] h must be float32, got bfloat16"});
+  check_error([&] { (void)core::activation_to_bfloat16(core::UnaryOp::gelu, x.to(Dtype::float64)); },
+              {"[activation_to_bfloat16] h must be float32 or bfloat16, got float64"});
   // rows of no columns: mean and rstd are NaN, as in float32
   const core::LayerNormResult empty_rows = core::layer_norm(core::zeros({3, 0}), {}, {}, 1e-5, Dtype::bfloat16);
   CHECK(std::isnan(empty_rows.mean.at({2})));
   CHECK(std::isnan(empty_rows.rstd.at({2})));
+}
+
+// An activation between two bfloat16 products (autograd's layer_norm_feedforward), h read in
+// bfloat16 or float32: forward, activation(h) rounded; backward, in one pass, h's gradient rounded
+// with its sums and activation(h) rounded: the bits of the float32 kernels on h widened, then
+// to_bfloat16_with_sums. Rows in several blocks of the column sums, rows wider than their 4,096
+// columns and than the 2,048 floats rounded at a time, a 1-D h; NaN and infinities.
+TEST_CASE("bfloat16 outputs: an activation between two products, h's gradient rounded with its sums") {
+  Generator gen(11);
+  for (const Shape& shape : {Shape{3, 50, 70}, Shape{300, 1000}, Shape{20, 5000}, Shape{70}}) {
+    const Tensor h = core::mul(core::randn(shape, gen), core::scalar(3));
+    h.set(std::vector<int64_t>(shape.size(), 1), NAN);
+    h.set(std::vector<int64_t>(shape.size(), 2), -INFINITY);
+    for (const bool rounded_h : {true, false}) {
+      const Tensor h_in = rounded_h ? h.to(Dtype::bfloat16) : h, h32 = h_in.to(Dtype::float32);
+      for (const core::UnaryOp op : {core::UnaryOp::gelu, core::UnaryOp::gelu_tanh, core::UnaryOp::relu}) {
+        CAPTURE(shape);
+        CAPTURE(rounded_h);
+        CAPTURE(op_name(op));
+        const Tensor g = core::randn(shape, gen), g_before = g.clone(), g_reference = g.clone();
+        const Tensor a16 = core::activation_backward(op, h32, g_reference, Dtype::bfloat16);
+        const core::RoundedWithSums reference = core::to_bfloat16_with_sums(g_reference);
+        const core::ActivationGradRounded fused = core::activation_backward_to_bfloat16(op, h_in, g);
+        CHECK(bits_of(fused.activated) == bits_of(a16));
+        CHECK(bits_of(fused.grad.rounded) == bits_of(reference.rounded));
+        CHECK(same_values(fused.grad.sums, reference.sums));
+        CHECK(same_values(g, g_before));  // grad is read, not written
+        CHECK(bits_of(core::activation_to_bfloat16(op, h_in)) == bits_of(a16));
+      }
+    }
+  }
+  const Tensor h = core::ones({4, 3}), g = core::ones({4, 3});
+  const auto gelu = core::UnaryOp::gelu;
+  check_error([&] { (void)core::activation_backward_to_bfloat16(core::UnaryOp::exp, h, g); },
+              {"[activation_backward_to_bfloat16] the activation must be gelu, gelu_tanh or relu, got exp"});
+  check_error([&] { (void)core::activation_backward_to_bfloat16(gelu, h.to(Dtype::float64), g); },
+              {"[activation_backward_to_bfloat16] h must be float32 or bfloat16, got float64"});
+  check_error([&] { (void)core::activation_backward_to_bfloat16(gelu, h, g.to(Dtype::bfloat16)); },
+              {"[activation_backward_to_bfloat16] grad must be float32, got bfloat16"});
+  check_error(
+      [&] {
+        (void)core::activation_backward_to_bfloat16(gelu, h, core::ones({3, 4}));
+      },
+      {"[activation_backward_to_bfloat16] grad's shape [3, 4] differs from h's shape [4, 3]"});
+  check_error([&] { (void)core::activation_backward_to_bfloat16(gelu, core::scalar(1), core::scalar(1)); },
+              {"[activation_backward_to_bfloat16] needs at least one axis, got a scalar"});
+  check_error([&] { (void)core::activation_backward_to_bfloat16(gelu, h, Tensor()); },
+              {"activation_backward_to_bfloat16", "grad"});
 }
 
 TEST_CASE("bfloat16: every other use is refused, naming the op") {
@@ -222,6 +270,10 @@ TEST_CASE("bfloat16: CUDA tensors are refused" * doctest::test_suite("cuda-emula
   const Tensor a16 = core::empty({2, 3}, Dtype::bfloat16, Device::cuda(0));
   check_error([&] { (void)core::matmul(a16, a16.transpose(0, 1)); },
               {"[matmul] bfloat16 tensors live on the CPU only; got cuda:0 tensors"});
+  check_error([&] { (void)core::activation_to_bfloat16(core::UnaryOp::gelu, a); },
+              {"[activation_to_bfloat16] bfloat16 tensors live on the CPU only; got one on cuda:0"});
+  check_error([&] { (void)core::activation_backward_to_bfloat16(core::UnaryOp::gelu, a, a); },
+              {"[activation_backward_to_bfloat16] bfloat16 tensors live on the CPU only; got one on cuda:0"});
 }
 
 }  // namespace axiom::test

@@ -92,7 +92,7 @@ class Case:
 
 def from_the_op_table(case):
     def theirs(inputs, ours):
-        names = dict(zip("abcde", inputs), ours=ours)
+        names = dict(zip("abcdefg", inputs), ours=ours)
         return eval(case.pytorch, {"torch": torch, "F": F, "math": math, **HELPERS}, names)  # noqa: S307
     return Case(case.op, case.what, list(case.inputs), case, theirs)
 
@@ -249,6 +249,9 @@ def python_spellings():
                 lambda v, y: axiom.cross_entropy(v, y, reduction="none"), lambda v, y: cross_entropy(v, y, reduction="none")),
         spelled("activation_linear with axiom.Activation", [rand(2, 3, 4), rand(4, 5), rand(5)],
                 lambda h, w, c: axiom.activation_linear(axiom.Activation.gelu, h, w, c), lambda h, w, c: F.gelu(h) @ w + c),
+        spelled("layer_norm_feedforward, the norm's parameters None", [rand(2, 3, 4), rand(4, 6), rand(6), rand(6, 5)],
+                lambda x, w, c, v: axiom.layer_norm_feedforward(x, None, None, 1e-5, w, c, axiom.Activation.gelu_tanh, v),
+                lambda x, w, c, v: F.gelu(F.layer_norm(x, (4,)) @ w + c, approximate="tanh") @ v),
         spelled("attention with AttentionMask.causal()", [rand(2, 3, 4, 12)],
                 lambda x: axiom.attention(x, 1, 2, axiom.AttentionMask.causal()), lambda x: attention(x, 1, 2, True)),
         spelled("dropout not training: the identity", [a], lambda x: axiom.dropout(x, 0.4, False), lambda x: x),

@@ -186,6 +186,19 @@ void bind_attention(py::module_& m) {
       "attention(layer_norm_linear(x, ...), axis, heads, mask) -> [..., D]; under bfloat16 products one op that "
       "keeps qkv in bfloat16");
   m.def(
+      "layer_norm_feedforward",
+      [](const Tensor& x, const std::optional<Tensor>& nw, const std::optional<Tensor>& nb, double eps,
+         const Tensor& up_w, const std::optional<Tensor>& up_b, Activation activation, const Tensor& down_w,
+         const std::optional<Tensor>& down_b) {
+        return layer_norm_feedforward(x, optional(nw), optional(nb), eps, up_w, optional(up_b), activation, down_w,
+                                      optional(down_b));
+      },
+      py::arg("x"), py::arg("norm_weight"), py::arg("norm_bias"), py::arg("eps"), py::arg("up_weight"),
+      py::arg("up_bias"), py::arg("activation"), py::arg("down_weight"), py::arg("down_bias") = py::none(),
+      release_gil(),
+      "activation_linear(activation, layer_norm_linear(x, ...), down_weight, down_bias) -> [..., N]; under "
+      "bfloat16 products one op that keeps h in bfloat16");
+  m.def(
       "cross_entropy",
       [](const Tensor& logits, const Tensor& targets, double label_smoothing, const std::string& reduction) {
         static const std::map<std::string, Reduction> reductions = {
