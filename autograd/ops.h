@@ -148,7 +148,7 @@ Tensor layer_norm_linear(const Tensor& x, const Tensor& norm_weight, const Tenso
 // up_bias), down_weight, down_bias): a feed-forward layer's input normalized, projected up to h
 // [..., D'] (up_weight [D, D']), activated and projected down (down_weight [D', N]) -> [..., N].
 // Under MatmulPrecision::bfloat16 (products that round), one fused op: h is written, kept and read
-// in bfloat16 (the up projection's sums rounded as they are written, half the bytes), and the
+// in bfloat16 (half the bytes; with an up_bias, its sums rounded as they are written), and the
 // activation's backward pass writes h's gradient rounded, with its sums for up_bias. Otherwise the
 // two ops themselves.
 Tensor layer_norm_feedforward(const Tensor& x, const Tensor& norm_weight, const Tensor& norm_bias, double eps,

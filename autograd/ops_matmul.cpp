@@ -194,12 +194,12 @@ Tensor activation_linear(Activation activation, const Tensor& h, const Tensor& w
 }
 
 // layer_norm_feedforward under bfloat16 products: h = layer_norm(x) @ up_weight + up_bias written
-// in bfloat16 (the sums rounded as they are written), a = activation(h) rounded, out = a @ down_weight
-// + down_bias. h16, the rounded weights and what the layer norm's rule needs are kept; a16 is
-// recomputed in backward:
+// in bfloat16 (with a bias, the sums rounded as oneDNN writes them; without, rounded after), a =
+// activation(h) rounded, out = a @ down_weight + down_bias. h16, the rounded weights and what the layer norm's rule
+// needs are kept; a16 is recomputed in backward:
 //   g16, ddown_bias = g rounded, g summed over the rows              : [..., N], [N]
 //   dA    = g16 @ down16^T                                           : [..., N] x [N, D'] -> [..., D'] float32
-//   dh16, dup_bias, a16 = (dA * act'(h16)) rounded, its row sums, act(h16) rounded: one pass
+//   dh16, dup_bias, a16 = (dA * act'(h16)) rounded, it summed over the rows, act(h16) rounded: one pass
 //   ddown_weight = a16^T @ g16                                       : [D', rows] x [rows, N] -> [D', N]
 //   then layer_norm_linear's bfloat16 rule from dh16 (layer_norm_product_grads)
 // The gradients are those of the two ops with h rounded once in between, that rounding passed over
@@ -219,11 +219,11 @@ bool feedforward_rounded(const Tensor& x, const Tensor& up_weight, const Tensor&
 Tensor layer_norm_feedforward_bfloat16(const Tensor& x, const Tensor& norm_weight, const Tensor& norm_bias, double eps,
                                        const Tensor& up_weight, const Tensor& up_bias, Activation activation,
                                        const Tensor& down_weight, const Tensor& down_bias) {
+  const core::UnaryOp op = unary_op_of(activation);  // (an unknown kind refused before any work)
   bfloat16_products::LayerNormProduct kept;
   const core::Tensor h16 = bfloat16_products::layer_norm_product(
       core_tensor(x), data_or_undefined(norm_weight), data_or_undefined(norm_bias), eps, core_tensor(up_weight),
       data_or_undefined(up_bias), Dtype::bfloat16, up_weight.requires_grad(), kept);
-  const core::UnaryOp op = unary_op_of(activation);
   const core::Tensor down16 = bfloat16_products::rounded(core_tensor(down_weight));
   core::Tensor out =
       bfloat16_products::forward(core::activation_to_bfloat16(op, h16), down16, data_or_undefined(down_bias));

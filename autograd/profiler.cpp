@@ -95,8 +95,14 @@ int64_t bytes_of(const std::vector<Tensor>& inputs, const core::Tensor& output) 
 }
 
 // 2 M N K for the matrix products: the output's elements times twice the inner size K (the last
-// size of the first input in each of them); -1 (not known) for the other ops.
+// size of the first input in each of them); layer_norm_feedforward's two products, 2 rows (D D' +
+// D' N) for x [rows, D], up_weight [D, D'], down_weight [D', N]; -1 (not known) for the other ops.
 int64_t flops_of(std::string_view name, const std::vector<Tensor>& inputs, const core::Tensor& output) {
+  if (name == "layer_norm_feedforward") {
+    if (inputs.size() != 7 || inputs[0].dim() == 0 || inputs[3].dim() != 2 || inputs[5].dim() != 2) return -1;
+    const int64_t rows = output.dim() == 0 || output.size(-1) == 0 ? 0 : output.numel() / output.size(-1);
+    return 2 * rows * (inputs[0].size(-1) * inputs[3].size(1) + inputs[5].size(0) * inputs[5].size(1));
+  }
   static constexpr std::string_view products[] = {"matmul", "linear", "layer_norm_linear", "activation_linear"};
   if (std::find(std::begin(products), std::end(products), name) == std::end(products)) return -1;
   if (inputs.empty() || !inputs[0].defined() || inputs[0].dim() == 0) return -1;

@@ -16,7 +16,7 @@
 //     it is in) to the moment it records, so its checks, its output's allocation and its kernels.
 //     A program's own work between two ops counts toward the second: put a ProfileRange around it
 //     to see it apart. Its bytes (inputs and output; 0 for a view) and, for the matrix products
-//     (matmul, linear, layer_norm_linear, activation_linear), its FLOPs.
+//     (matmul, linear, layer_norm_linear, activation_linear, layer_norm_feedforward), its FLOPs.
 //   - a backward rule ("matmul", pass backward): the whole rule, the ops it calls inside it.
 //   - a ProfileRange: its own time is what no op inside it took (an optimizer's update, say).
 // Events nest (an op inside a rule inside a range), as the Chrome trace shows them; the table's

@@ -158,7 +158,12 @@ Tensor attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& 
 // the CPU kernel copies lines, both as it writes each line, the sums per line and then over the
 // lines in order (the same bits on any number of threads, not core::sum's); elsewhere, the float32
 // gradient first, then to_bfloat16_with_sums.
-struct RoundedWithSums;  // (below, with the conversions)
+// A gradient rounded to bfloat16, with its sums over every axis but the last (a bias's gradient):
+// what a layer's bfloat16 backward products take (to_bfloat16_with_sums, with the conversions).
+struct RoundedWithSums {
+  Tensor rounded;  // bfloat16, the gradient's shape [..., N]
+  Tensor sums;     // float32 [N]
+};
 RoundedWithSums attention_backward_to_bfloat16(const Tensor& qkv, const Tensor& probs, const Tensor& grad_out,
                                                int64_t axis, int64_t heads, const AttentionMask& mask);
 // Whether `device`'s backend runs attention with this kind of mask fused (else a caller composes it).
@@ -247,27 +252,23 @@ Tensor activation_to_bfloat16(UnaryOp activation, const Tensor& h);
 // The backward pass of an activation between two bfloat16 products (autograd's
 // layer_norm_feedforward), in one pass over h and grad on the CPU: from h [..., W] (bfloat16 or
 // float32) and grad = d loss / d activation(h) [..., W] (float32, the next product's input gradient),
-//   grad.rounded = grad * activation'(h), rounded to bfloat16   (the operand of the products that made h)
-//   grad.sums    = grad * activation'(h) summed over every axis but the last, in float32  [W]  (their bias's gradient)
-//   activated    = activation(h), rounded to bfloat16           (the operand of the next weight's gradient)
-// The bits of activation_backward(h widened, grad, bfloat16) followed by to_bfloat16_with_sums.
-// grad itself is left as it is.
-struct ActivationGradRounded;
+//   result.grad.rounded = grad * activation'(h), rounded to bfloat16   (the operand of the products that made h)
+//   result.grad.sums    = grad * activation'(h) summed over every axis but the last, float32 [W]  (their bias's
+//   gradient) result.activated    = activation(h), rounded to bfloat16           (the operand of the next weight's
+//   gradient)
+// The bits of activation_backward(h widened, a copy of grad, bfloat16) followed by
+// to_bfloat16_with_sums of that copy. grad itself is left as it is.
+struct ActivationGradRounded {
+  RoundedWithSums grad;  // h's gradient
+  Tensor activated;      // bfloat16, h's shape
+};
 ActivationGradRounded activation_backward_to_bfloat16(UnaryOp activation, const Tensor& h, const Tensor& grad);
 
 // --- conversions -----------------------------------------------------------------------------
 // g [..., N] (float32, on the CPU) rounded to bfloat16, and g summed over every axis but the last
 // ([N], float32, the bits of core::sum), in one pass over g: a layer's gradient as its bfloat16
 // backward products take it, and its bias's gradient (autograd/bfloat16_products.h).
-struct RoundedWithSums {
-  Tensor rounded;  // bfloat16, g's shape
-  Tensor sums;     // float32 [N]
-};
 RoundedWithSums to_bfloat16_with_sums(const Tensor& g);
-struct ActivationGradRounded {  // (core::activation_backward_to_bfloat16)
-  RoundedWithSums grad;
-  Tensor activated;  // bfloat16, h's shape
-};
 // dst[...] = src[...] (converting dtype) for same-shaped tensors on one device; dst may be a view.
 void copy_into(const Tensor& src, const Tensor& dst);
 

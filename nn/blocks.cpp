@@ -26,8 +26,9 @@ FeedforwardBlock::FeedforwardBlock(int64_t features, Generator& gen, const Block
                                       DenseOptions{.init_scale = options.output_init_scale, .init = options.init}));
 }
 
-// Two fused ops, so that the backward pass keeps x and the first Dense's output only: the
-// LayerNorm's output and the nonlinearity's (4 times wider) are recomputed there.
+// Two fused ops in one call (autograd/ops.h), so that the backward pass keeps x and the first
+// Dense's output h only: the LayerNorm's output and the nonlinearity's (4 times wider) are
+// recomputed there. Under bfloat16 products it is one op that keeps h in bfloat16.
 Tensor FeedforwardBlock::forward(const Tensor& x) const {
   return add(x, layer_norm_feedforward(x, norm->weight, norm->bias, norm->eps, up->weight, up->bias, nonlinearity,
                                        down->weight, down->bias));

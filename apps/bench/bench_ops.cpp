@@ -126,7 +126,8 @@ void bench_memory_bound(const Reporter& reporter) {
   // in bfloat16, h's gradient rounded with its sums, GELU rounded, in one pass; next to what the two
   // fused ops around a float32 h do (activation_backward rounding GELU, then to_bfloat16_with_sums).
   // Both count the one pass's 10 bytes an element (h16 and g read, the gradient and GELU written in
-  // bfloat16), the gradient's fresh copy aside, so that the figures compare as speeds.
+  // bfloat16; the gradient's fresh copy is timed in both, not counted), so that the figures compare
+  // as speeds.
   const Tensor h_rows = x.reshape({n / 512, 512}), h16_rows = h_rows.to(Dtype::bfloat16);
   const Tensor g_rows = g.reshape({n / 512, 512});
   const double rounded_s = seconds_per_call(

@@ -67,12 +67,12 @@ void map_binary(const Tensor& a, const Tensor& b, const Tensor& out, F f, Run ru
   });
 }
 
+constexpr int64_t kRoundingChunk = 2048;  // 8 KiB: stays in the L1 cache between the kernel and the rounding
+
 // out16[0, n) = the float32 values produce(at, count, buffer) writes for [at, at + count), rounded to
 // bfloat16 (vec::round_to_bfloat16), made a few thousand at a time in a buffer on the stack: the
 // bfloat16 operand of a product made by a float32 kernel, with no float32 copy in memory. On the
 // calling thread.
-constexpr int64_t kRoundingChunk = 2048;  // 8 KiB: stays in the L1 cache between the kernel and the rounding
-
 template <typename Produce>
 void rounded_in_chunks(int64_t n, uint16_t* out16, Produce produce) {
   alignas(64) float buffer[kRoundingChunk];

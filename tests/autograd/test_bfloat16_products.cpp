@@ -359,3 +359,44 @@ TEST_CASE("bfloat16 products: second derivatives of layer_norm_feedforward, thro
   check_second_derivatives(
       {"layer_norm_feedforward", kFeedforwardShapes, feedforward(Activation::gelu), feedforward(Activation::gelu)});
 }
+
+// The branches of the fused backward pass that the cases above do not take: x, the layer norm and
+// the up projection frozen (no gradient wanted there: only GELU is recomputed for the down
+// projection's weight), and no biases. The same bits as the two ops with h rounded in between.
+TEST_CASE("bfloat16 products: layer_norm_feedforward with only the down projection learning, no biases") {
+  if (!bfloat16_products_here()) return;
+  const PrecisionForTest bfloat16(core::MatmulPrecision::bfloat16);
+  auto output_and_down_grad = [](bool fused) {
+    const axiom::Tensor x(uniform64({2, 70, 80}, 69, -2, 2).to(Dtype::float32));
+    const axiom::Tensor up(core::mul(uniform64({80, 96}, 70, -1, 1).to(Dtype::float32), core::scalar(1.0 / 16)));
+    const axiom::Tensor down = leaf(uniform64({96, 64}, 71, -1, 1).to(Dtype::float32));
+    axiom::Tensor y;
+    if (fused) {
+      y = layer_norm_feedforward(x, {}, {}, 1e-5, up, {}, Activation::gelu, down, {});
+    } else {
+      const core::Tensor h = core_tensor(layer_norm_linear(x, {}, {}, 1e-5, up, {}));
+      y = activation_linear(Activation::gelu, axiom::Tensor(h.to(Dtype::bfloat16).to(Dtype::float32)), down, {});
+    }
+    y.backward(axiom::Tensor(uniform64(y.shape(), 72, -1, 1).to(Dtype::float32)));
+    return std::vector<core::Tensor>{core_tensor(y), core_tensor(down.grad())};
+  };
+  const std::vector<core::Tensor> fused = output_and_down_grad(true), separate = output_and_down_grad(false);
+  CHECK(same_bits(fused[0], separate[0]));
+  CHECK(same_bits(fused[1], separate[1]));
+}
+
+// Under bfloat16 products, what the two ops would refuse is refused by name: a down projection that
+// does not fit h (the fused op leaves it to activation_linear), an activation of no known kind.
+TEST_CASE("bfloat16 products: layer_norm_feedforward refuses what its two ops refuse") {
+  if (!bfloat16_products_here()) return;
+  const PrecisionForTest bfloat16(core::MatmulPrecision::bfloat16);
+  In in;
+  for (const Shape& shape : kFeedforwardShapes) in.push_back(leaf(uniform64(shape, 67, -2, 2).to(Dtype::float32)));
+  const axiom::Tensor misfit = leaf(uniform64({95, 64}, 68, -2, 2).to(Dtype::float32));
+  check_error(
+      [&] { (void)layer_norm_feedforward(in[0], in[1], in[2], 1e-5, in[3], in[4], Activation::gelu, misfit, in[6]); },
+      {"[linear] shapes [2, 70, 96] and [95, 64] cannot be multiplied (96 != 95)"});
+  check_error(
+      [&] { (void)layer_norm_feedforward(in[0], in[1], in[2], 1e-5, in[3], in[4], Activation(9), in[5], in[6]); },
+      {"[activation] unknown kind 9"});
+}

@@ -181,11 +181,12 @@ TEST_CASE("bfloat16 outputs: layer norm, activations and a gradient with its sum
 // An activation between two bfloat16 products (autograd's layer_norm_feedforward), h read in
 // bfloat16 or float32: forward, activation(h) rounded; backward, in one pass, h's gradient rounded
 // with its sums and activation(h) rounded: the bits of the float32 kernels on h widened, then
-// to_bfloat16_with_sums. Rows in several blocks of the column sums, rows wider than their 4,096
-// columns and than the 2,048 floats rounded at a time, a 1-D h; NaN and infinities.
+// to_bfloat16_with_sums. Rows in several blocks of the column sums, rows longer than the 2,048
+// floats rounded at a time (3,000) and wider than the sums' 4,096 columns (5,000: blocks of 256), a
+// 1-D h; NaN and infinities. Then no rows, no columns, and transposed (strided) inputs.
 TEST_CASE("bfloat16 outputs: an activation between two products, h's gradient rounded with its sums") {
   Generator gen(11);
-  for (const Shape& shape : {Shape{3, 50, 70}, Shape{300, 1000}, Shape{20, 5000}, Shape{70}}) {
+  for (const Shape& shape : {Shape{3, 50, 70}, Shape{300, 1000}, Shape{4, 3000}, Shape{20, 5000}, Shape{70}}) {
     const Tensor h = core::mul(core::randn(shape, gen), core::scalar(3));
     h.set(std::vector<int64_t>(shape.size(), 1), NAN);
     h.set(std::vector<int64_t>(shape.size(), 2), -INFINITY);
@@ -207,8 +208,23 @@ TEST_CASE("bfloat16 outputs: an activation between two products, h's gradient ro
       }
     }
   }
-  const Tensor h = core::ones({4, 3}), g = core::ones({4, 3});
   const auto gelu = core::UnaryOp::gelu;
+  for (const Shape& shape : {Shape{0, 70}, Shape{5, 0}}) {
+    CAPTURE(shape);
+    const core::ActivationGradRounded none =
+        core::activation_backward_to_bfloat16(gelu, core::ones(shape), core::ones(shape));
+    CHECK(none.grad.rounded.shape() == shape);
+    CHECK(none.activated.shape() == shape);
+    CHECK(same_values(none.grad.sums, core::zeros({shape[1]})));
+  }
+  const Tensor h_t = core::randn({40, 30}, gen).transpose(0, 1), g_t = core::randn({40, 30}, gen).transpose(0, 1);
+  const Tensor g_copy = g_t.contiguous();
+  const Tensor a16 = core::activation_backward(gelu, h_t.contiguous(), g_copy, Dtype::bfloat16);
+  const core::ActivationGradRounded strided = core::activation_backward_to_bfloat16(gelu, h_t, g_t);
+  CHECK(bits_of(strided.activated) == bits_of(a16));
+  CHECK(bits_of(strided.grad.rounded) == bits_of(g_copy.to(Dtype::bfloat16)));
+  CHECK(same_values(strided.grad.sums, core::sum(g_copy, {0})));
+  const Tensor h = core::ones({4, 3}), g = core::ones({4, 3});
   check_error([&] { (void)core::activation_backward_to_bfloat16(core::UnaryOp::exp, h, g); },
               {"[activation_backward_to_bfloat16] the activation must be gelu, gelu_tanh or relu, got exp"});
   check_error([&] { (void)core::activation_backward_to_bfloat16(gelu, h.to(Dtype::float64), g); },

@@ -11,6 +11,7 @@
 #include "autograd/factory.h"
 #include "autograd/profiler.h"
 #include "models/models.h"
+#include "tests/support/matmul_precision.h"
 #include "tests/support/reference.h"
 #include "tests/support/tiny_models.h"
 
@@ -72,6 +73,21 @@ TEST_CASE("the profiler times each op forward and each rule backward, with a pro
   Profiler next;
   (void)sum(x);
   CHECK(next.stop().events().size() == 1);
+}
+
+// Under bfloat16 products a feed-forward layer is one op, layer_norm_feedforward: its FLOPs are its
+// two products', 2 rows (D D' + D' N).
+TEST_CASE("the profiler counts layer_norm_feedforward's two products") {
+  if (!axiom::test::bfloat16_products_here()) return;
+  const axiom::test::PrecisionForTest bfloat16(core::MatmulPrecision::bfloat16);
+  Generator gen(3);
+  auto leaf = [&](const Shape& shape) { return uniform(shape, -1, 1, gen).set_requires_grad(true); };
+  const Tensor x = leaf({2, 70, 80}), up = leaf({80, 96}), down = leaf({96, 64});
+  Profiler profiler;
+  (void)layer_norm_feedforward(x, {}, {}, 1e-5, up, {}, Activation::gelu, down, {});
+  const std::vector<ProfileRow> rows = profiler.stop().rows();
+  REQUIRE(row_of(rows, "layer_norm_feedforward", "forward"));
+  CHECK(row_of(rows, "layer_norm_feedforward", "forward")->flops == 2 * 140 * (80 * 96 + 96 * 64));
 }
 
 TEST_CASE("a custom op is one row under its name, a range's own time is a row, a view moves no bytes") {

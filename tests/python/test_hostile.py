@@ -768,6 +768,9 @@ each(["axiom.linear(x, w, axiom.ones([7], dtype=axiom.float64))", "axiom.linear(
       "axiom.activation_linear(axiom.Activation.relu, i, w)", "axiom.layer_norm(x, axiom.ones([2], dtype=axiom.float64))",
       "axiom.layer_norm(x, axiom.ones([3]), axiom.ones([3]))", "axiom.layer_norm_linear(x, None, None, 1e-5, axiom.ones([4, 2], dtype=axiom.float64))",
       "axiom.layer_norm_linear(x, axiom.ones([5], dtype=axiom.float64), None, 1e-5, w)", "x @ w.transpose(0, 1)",
+      "axiom.layer_norm_feedforward(x, None, None, 1e-5, w, None, axiom.Activation.gelu, w)",
+      "axiom.layer_norm_feedforward(x, None, None, 1e-5, axiom.ones([4, 2], dtype=axiom.float64), None, axiom.Activation.gelu, w)",
+      "axiom.layer_norm_feedforward(x, None, None, 1e-5, w, None, axiom.Activation(9), w.transpose(0, 1))",
       "axiom.matmul(axiom.ones([2, 1, 3, 4]), axiom.ones([3, 4, 5]))", "axiom.matmul(axiom.ones([3]), axiom.ones([3]))",
       "axiom.matmul(axiom.ones([]), axiom.ones([]))", "axiom.matmul(axiom.ones([2, 3]), axiom.ones([3], dtype=axiom.float64))"])
 r = t("nn_drop = axiom.nn.Dropout(1.0); nn_drop(axiom.ones([4])).tolist()")
