@@ -195,12 +195,12 @@ Tensor activation_linear(Activation activation, const Tensor& h, const Tensor& w
 
 // layer_norm_feedforward under bfloat16 products: h = layer_norm(x) @ up_weight + up_bias written
 // in bfloat16 (with a bias, the sums rounded as oneDNN writes them; without, rounded after), a =
-// activation(h) rounded, out = a @ down_weight + down_bias. h16, the rounded weights and what the layer norm's rule
-// needs are kept; a16 is recomputed in backward:
-//   g16, ddown_bias = g rounded, g summed over the rows              : [..., N], [N]
-//   dA    = g16 @ down16^T                                           : [..., N] x [N, D'] -> [..., D'] float32
-//   dh16, dup_bias, a16 = (dA * act'(h16)) rounded, it summed over the rows, act(h16) rounded: one pass
-//   ddown_weight = a16^T @ g16                                       : [D', rows] x [rows, N] -> [D', N]
+// activation(h) rounded, out = a @ down_weight + down_bias. h16, the rounded weights and what the
+// layer norm's rule needs are kept; a16 is recomputed in backward:
+//   g16, ddown_bias = g rounded, g summed over the rows   : [..., N], [N]
+//   dA = g16 @ down16^T                                   : [..., N] x [N, D'] -> [..., D'] float32
+//   dh16, dup_bias, a16 = (dA * act'(h16)) rounded, that summed over the rows, act(h16) rounded: one pass
+//   ddown_weight = a16^T @ g16                            : [D', rows] x [rows, N] -> [D', N]
 //   then layer_norm_linear's bfloat16 rule from dh16 (layer_norm_product_grads)
 // The gradients are those of the two ops with h rounded once in between, that rounding passed over
 // (its derivative taken as 1). A graph of the backward pass goes through the two ops.

@@ -251,11 +251,11 @@ Tensor activation_to_bfloat16(UnaryOp activation, const Tensor& h);
 
 // The backward pass of an activation between two bfloat16 products (autograd's
 // layer_norm_feedforward), in one pass over h and grad on the CPU: from h [..., W] (bfloat16 or
-// float32) and grad = d loss / d activation(h) [..., W] (float32, the next product's input gradient),
-//   result.grad.rounded = grad * activation'(h), rounded to bfloat16   (the operand of the products that made h)
-//   result.grad.sums    = grad * activation'(h) summed over every axis but the last, float32 [W]  (their bias's
-//   gradient) result.activated    = activation(h), rounded to bfloat16           (the operand of the next weight's
-//   gradient)
+// float32) and grad = d loss / d activation(h) [..., W] (float32, the next product's input
+// gradient), with s = grad * activation'(h):
+//   result.grad.rounded = s rounded to bfloat16                      (the products that made h take it)
+//   result.grad.sums    = s summed over every axis but the last [W]  (their bias's gradient, float32)
+//   result.activated    = activation(h) rounded to bfloat16          (the next weight's gradient takes it)
 // The bits of activation_backward(h widened, a copy of grad, bfloat16) followed by
 // to_bfloat16_with_sums of that copy. grad itself is left as it is.
 struct ActivationGradRounded {
